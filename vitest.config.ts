@@ -1,0 +1,14 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    globalSetup: ["test/helpers/global-setup.ts"],
+    pool: "forks",
+    fileParallelism: true,
+    maxWorkers: 2,
+    reporters: ["default"],
+  },
+});
