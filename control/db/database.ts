@@ -1,0 +1,78 @@
+/**
+ * Control's connection to PostgreSQL: MikroORM for entities and migrations, plus a plain
+ * `pg` pool for the few hot paths that write many rows in one statement (`unnest`), where
+ * an identity map would only cost time.
+ */
+import { MikroORM } from "@mikro-orm/postgresql";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { Migrator } from "@mikro-orm/migrations";
+import pg from "pg";
+import type { Logger } from "../log.js";
+import { ENTITIES } from "./entities/index.js";
+import { MIGRATIONS } from "./migrations/index.js";
+
+/** An open database: the ORM and a raw pool over the same server. */
+export interface Database {
+  readonly orm: MikroORM;
+  /** For batched statements with `$n` parameters; no identity map. */
+  readonly pool: pg.Pool;
+  /** A fresh EntityManager for one unit of work. */
+  em(): EntityManager;
+  /** True when a trivial query succeeds within a second. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Options of {@link openDatabase}. */
+export interface OpenDatabaseOptions {
+  readonly url: string;
+  readonly log: Logger;
+  /** Apply pending migrations (default true). */
+  readonly migrate?: boolean;
+  readonly poolSize?: number;
+}
+
+/** Connects, applies pending migrations, and returns the open database. */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  const log = options.log.child({ component: "db" });
+  const orm = await MikroORM.init({
+    clientUrl: options.url,
+    entities: ENTITIES,
+    extensions: [Migrator],
+    migrations: { migrationsList: MIGRATIONS, transactional: true, allOrNothing: true },
+    discovery: { warnWhenNoEntities: false },
+    allowGlobalContext: false,
+    forceUtcTimezone: true,
+    pool: { min: 0, max: options.poolSize ?? 10 },
+    debug: false,
+    logger: (message) => log.debug(message),
+  });
+  if (options.migrate ?? true) {
+    const applied = await orm.getMigrator().up();
+    if (applied.length > 0) log.info({ migrations: applied.map((m) => m.name) }, "migrations applied");
+  }
+  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+  pool.on("error", (error) => log.warn({ err: error.message }, "idle database connection failed"));
+  return {
+    orm,
+    pool,
+    em: () => orm.em.fork(),
+    async ping() {
+      try {
+        const client = await pool.connect();
+        try {
+          await client.query({ text: "SELECT 1", query_timeout: 1000 } as pg.QueryConfig);
+          return true;
+        } finally {
+          client.release();
+        }
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await pool.end();
+      await orm.close(true);
+    },
+  };
+}

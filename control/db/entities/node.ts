@@ -1,0 +1,62 @@
+/**
+ * The node registry: one row per node that ever enrolled.
+ *
+ * Liveness (`online`, `lastSeen`) is owned by the agent hub in memory and flushed in
+ * batches, so heartbeats never cost a row write each; these columns are therefore at most
+ * one flush interval behind the hub.
+ */
+import { BigIntType, EntitySchema } from "@mikro-orm/core";
+
+/** A node as stored. */
+export interface NodeRecord {
+  id: string;
+  labels: Record<string, string>;
+  pool: string;
+  platform: string;
+  agentVersion: string;
+  previousVersion: string;
+  bootId: string;
+  capabilities: string[];
+  confirmedSequence: number;
+  firstSeen: Date | null;
+  lastSeen: Date | null;
+  online: boolean;
+  enabled: boolean;
+  disabledReason: string;
+  /** Hex SHA-256 of the node token's secret part; null before enrollment completes. */
+  tokenHash: string | null;
+  tokenIssuedAt: Date | null;
+  joinTokenId: string | null;
+  /** Bumped by every write that could race with another writer. */
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** MikroORM schema of {@link NodeRecord} (table `nodes`). */
+export const NodeEntity = new EntitySchema<NodeRecord>({
+  name: "NodeRecord",
+  tableName: "nodes",
+  properties: {
+    id: { type: "string", primary: true, columnType: "text" },
+    labels: { type: "json" },
+    pool: { type: "string", columnType: "text" },
+    platform: { type: "string", columnType: "text" },
+    agentVersion: { type: "string", columnType: "text" },
+    previousVersion: { type: "string", columnType: "text" },
+    bootId: { type: "string", columnType: "text" },
+    capabilities: { type: "json" },
+    confirmedSequence: { type: new BigIntType("number") },
+    firstSeen: { type: "Date", nullable: true, columnType: "timestamptz" },
+    lastSeen: { type: "Date", nullable: true, columnType: "timestamptz" },
+    online: { type: "boolean" },
+    enabled: { type: "boolean" },
+    disabledReason: { type: "string", columnType: "text" },
+    tokenHash: { type: "string", nullable: true, columnType: "text" },
+    tokenIssuedAt: { type: "Date", nullable: true, columnType: "timestamptz" },
+    joinTokenId: { type: "string", nullable: true, columnType: "text" },
+    version: { type: "integer", version: true },
+    createdAt: { type: "Date", columnType: "timestamptz" },
+    updatedAt: { type: "Date", columnType: "timestamptz" },
+  },
+});

@@ -1,0 +1,12 @@
+/**
+ * Every migration, in order. Listed explicitly (not discovered from disk) so Control runs
+ * the same schema from TypeScript sources or a bundle. Never edit a migration that has
+ * landed: add the next one.
+ */
+import type { MigrationObject } from "@mikro-orm/core";
+import { Migration0001Foundation } from "./0001-foundation.js";
+
+/** The migrations applied at start, oldest first. */
+export const MIGRATIONS: MigrationObject[] = [
+  { name: "0001-foundation", class: Migration0001Foundation },
+];

@@ -1,0 +1,85 @@
+/**
+ * One error type with a closed set of codes, mapped in one table to a Connect code and a
+ * gRPC status. Anything that is not a {@link ControlError} is `internal`: its detail is
+ * logged by the caller, never sent to a client.
+ */
+import { Code, ConnectError } from "@connectrpc/connect";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+
+/** Every error code Control sends to a client. */
+export type ErrorCode =
+  | "invalid_argument"
+  | "unauthenticated"
+  | "permission_denied"
+  | "node_not_found"
+  | "token_not_found"
+  | "release_not_found"
+  | "campaign_not_found"
+  | "release_rejected"
+  | "release_conflict"
+  | "node_busy"
+  | "no_eligible_nodes"
+  | "invalid_plan"
+  | "campaign_state"
+  | "not_leader"
+  | "unavailable"
+  | "resource_exhausted"
+  | "internal";
+
+interface Mapping {
+  readonly connect: Code;
+  readonly grpc: GrpcStatus;
+}
+
+/** The one table from error code to wire status. */
+export const ERROR_MAPPING: Readonly<Record<ErrorCode, Mapping>> = {
+  invalid_argument: { connect: Code.InvalidArgument, grpc: GrpcStatus.INVALID_ARGUMENT },
+  unauthenticated: { connect: Code.Unauthenticated, grpc: GrpcStatus.UNAUTHENTICATED },
+  permission_denied: { connect: Code.PermissionDenied, grpc: GrpcStatus.PERMISSION_DENIED },
+  node_not_found: { connect: Code.NotFound, grpc: GrpcStatus.NOT_FOUND },
+  token_not_found: { connect: Code.NotFound, grpc: GrpcStatus.NOT_FOUND },
+  release_not_found: { connect: Code.NotFound, grpc: GrpcStatus.NOT_FOUND },
+  campaign_not_found: { connect: Code.NotFound, grpc: GrpcStatus.NOT_FOUND },
+  release_rejected: { connect: Code.InvalidArgument, grpc: GrpcStatus.INVALID_ARGUMENT },
+  release_conflict: { connect: Code.AlreadyExists, grpc: GrpcStatus.ALREADY_EXISTS },
+  node_busy: { connect: Code.AlreadyExists, grpc: GrpcStatus.ALREADY_EXISTS },
+  no_eligible_nodes: { connect: Code.FailedPrecondition, grpc: GrpcStatus.FAILED_PRECONDITION },
+  invalid_plan: { connect: Code.InvalidArgument, grpc: GrpcStatus.INVALID_ARGUMENT },
+  campaign_state: { connect: Code.FailedPrecondition, grpc: GrpcStatus.FAILED_PRECONDITION },
+  not_leader: { connect: Code.Unavailable, grpc: GrpcStatus.UNAVAILABLE },
+  unavailable: { connect: Code.Unavailable, grpc: GrpcStatus.UNAVAILABLE },
+  resource_exhausted: { connect: Code.ResourceExhausted, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
+  internal: { connect: Code.Internal, grpc: GrpcStatus.INTERNAL },
+};
+
+/** An error whose message is safe and useful to show the client. */
+export class ControlError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Readonly<Record<string, unknown>> = {},
+  ) {
+    super(message);
+    this.name = "ControlError";
+  }
+}
+
+/** The message clients see for errors that are not {@link ControlError}s. */
+export const INTERNAL_MESSAGE = "internal error; the detail is in Control's log";
+
+/** Converts any thrown value to a ConnectError with a client-safe message. */
+export function toConnectError(error: unknown): ConnectError {
+  if (error instanceof ConnectError) return error;
+  if (error instanceof ControlError) {
+    return new ConnectError(error.message, ERROR_MAPPING[error.code].connect);
+  }
+  return new ConnectError(INTERNAL_MESSAGE, Code.Internal);
+}
+
+/** The gRPC status and client-safe message for any thrown value. */
+export function toGrpcStatus(error: unknown): { code: GrpcStatus; details: string } {
+  if (error instanceof ControlError) {
+    return { code: ERROR_MAPPING[error.code].grpc, details: error.message };
+  }
+  return { code: GrpcStatus.INTERNAL, details: INTERNAL_MESSAGE };
+}
