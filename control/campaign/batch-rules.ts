@@ -1,0 +1,110 @@
+/**
+ * Arithmetic of batches: elapsed time, slots, budgets, failures and breach. Pure functions of
+ * records and `now`, shared by the engine, the API's views and the tests.
+ */
+
+import type { BatchRecord, CampaignNode } from "./model.js";
+import { isFailure, isFinal } from "./model.js";
+
+/**
+ * Time the batch has run at `now`, paused time excluded: closed pauses (`pausedMs`) and the open
+ * one (`pausedAt`, the campaign's, counted from the later of it and the batch start). 0 before start.
+ */
+export function elapsedMs(batch: BatchRecord, pausedAt: number | undefined, now: number): number {
+  if (batch.startedAt === undefined) return 0;
+  const end = batch.endedAt ?? now;
+  const open = pausedAt === undefined ? 0 : Math.max(0, end - Math.max(pausedAt, batch.startedAt));
+  return Math.max(0, end - batch.startedAt - batch.pausedMs - open);
+}
+
+/**
+ * True while the node occupies a slot (concurrency and pool budget): offered, applying,
+ * restarting, or verifying within its config grace. A node verifying past its grace is only
+ * watched; it holds no slot.
+ */
+export function inFlight(n: CampaignNode, now: number): boolean {
+  switch (n.state) {
+    case "offered":
+    case "applying":
+    case "restarting":
+      return true;
+    case "verifying":
+      return n.graceEndsAt === undefined || n.graceEndsAt > now;
+    default:
+      return false;
+  }
+}
+
+/** True when a node no longer needs anything for its batch to pass: final, or past its grace. */
+export function isSettled(n: CampaignNode, now: number): boolean {
+  if (isFinal(n.state)) return true;
+  return n.state === "verifying" && n.graceEndsAt !== undefined && n.graceEndsAt <= now;
+}
+
+/** When a settled node settled (final: finishedAt; verifying: end of grace). */
+export function settledAt(n: CampaignNode): number | undefined {
+  if (isFinal(n.state)) return n.finishedAt ?? n.stateChangedAt;
+  return n.state === "verifying" ? n.graceEndsAt : undefined;
+}
+
+/** Slots of a batch: `concurrency`, or the whole batch when 0. */
+export function concurrencyLimit(concurrency: number): number {
+  return concurrency === 0 ? Number.POSITIVE_INFINITY : concurrency;
+}
+
+/**
+ * How many nodes of a pool may be in flight at once: floor(poolSize × budget / 100), at least 1.
+ * The pool size is the number of the campaign's nodes in that pool (all batches), so the budget
+ * is stable over the campaign and does not depend on nodes outside it.
+ */
+export function poolLimit(poolSize: number, budgetPercent: number): number {
+  return Math.max(1, Math.floor((poolSize * budgetPercent) / 100));
+}
+
+/** A batch's failure ratio terms. */
+export interface BatchCounts {
+  /** Nodes that failed or timed out. */
+  readonly failed: number;
+  /** Nodes not skipped (the denominator). */
+  readonly offerable: number;
+}
+
+/** Counts a batch's failures and offerable nodes. */
+export function countBatch(nodes: readonly CampaignNode[]): BatchCounts {
+  let failed = 0;
+  let offerable = 0;
+  for (const n of nodes) {
+    if (isFailure(n.state)) failed++;
+    if (n.state !== "skipped") offerable++;
+  }
+  return { failed, offerable };
+}
+
+/**
+ * True when failures exceed `threshold %` of the offerable nodes (strictly: 5 of 100 at 5 % is no
+ * breach, 6 is) and exceed the failures an operator accepted by resuming after a pause.
+ */
+export function isBreached(
+  counts: BatchCounts,
+  thresholdPercent: number,
+  accepted: number,
+): boolean {
+  return counts.failed > accepted && counts.failed * 100 > thresholdPercent * counts.offerable;
+}
+
+/**
+ * The node whose failure breached the batch: failures in the order they happened (then canary
+ * order), the first one past both the threshold and the accepted failures.
+ */
+export function breachingNode(
+  nodes: readonly CampaignNode[],
+  thresholdPercent: number,
+  accepted: number,
+): CampaignNode | undefined {
+  const { offerable } = countBatch(nodes);
+  const failures = nodes
+    .filter((n) => isFailure(n.state))
+    .sort((a, b) => (a.finishedAt ?? 0) - (b.finishedAt ?? 0) || a.order - b.order);
+  const allowed = Math.max(accepted, Math.floor((thresholdPercent * offerable) / 100));
+  return failures[allowed] ?? failures[failures.length - 1];
+}

@@ -1,0 +1,90 @@
+import type { BatchRecord, CampaignNode, CampaignState, Target } from "./model.js";
+import type { Plan } from "./plan.js";
+import type { CampaignSpec } from "./spec.js";
+
+/** What a start needs. */
+export interface CreateCampaignInput {
+  readonly id: string;
+  readonly spec: CampaignSpec;
+  readonly plan: Plan;
+  readonly target: Target;
+  readonly now: number;
+  readonly retryOf?: string | undefined;
+}
+
+/**
+ * The initial state of a campaign from its plan: phase running, batch 0 running from `now`,
+ * every other batch pending, every node waiting. Persist both in the start transaction, then
+ * call `decide` (it makes the first offers).
+ */
+export function createCampaign(input: CreateCampaignInput): {
+  campaign: CampaignState;
+  nodes: CampaignNode[];
+} {
+  const { plan, now } = input;
+  const batches: BatchRecord[] = plan.batches.map((b) => ({
+    index: b.index,
+    percent: b.percent,
+    minDurationMs: b.minDurationMs,
+    nodeCount: b.nodeIds.length,
+    state: b.index === 0 ? "running" : "pending",
+    startedAt: b.index === 0 ? now : undefined,
+    pausedMs: 0,
+    settledAt: undefined,
+    endedAt: undefined,
+    acceptedFailures: 0,
+  }));
+  const campaign: CampaignState = {
+    id: input.id,
+    spec: input.spec,
+    targetSequence: input.target.sequence,
+    phase: "running",
+    currentBatch: 0,
+    batches,
+    createdAt: now,
+    pausedAt: undefined,
+    code: undefined,
+    message: undefined,
+    stoppedByNodeId: undefined,
+    rollbackCause: undefined,
+    finishedAt: undefined,
+    retryOf: input.retryOf,
+  };
+  const nodes = plan.nodes.map((n) => newNode(n.nodeId, n.batch, n.order, n.pool, now));
+  return { campaign, nodes };
+}
+
+/** A waiting node record with nothing else known. */
+export function newNode(
+  nodeId: string,
+  batch: number,
+  order: number,
+  pool: string,
+  now: number,
+): CampaignNode {
+  return {
+    nodeId,
+    batch,
+    order,
+    pool,
+    state: "waiting",
+    code: undefined,
+    message: undefined,
+    previousVersion: undefined,
+    version: undefined,
+    upgradeOperationId: undefined,
+    rollbackOperationId: undefined,
+    confirmOperationId: undefined,
+    offeredAt: undefined,
+    offerBootId: undefined,
+    reconnectDeadline: undefined,
+    backAt: undefined,
+    backBootId: undefined,
+    graceEndsAt: undefined,
+    rollbackAt: undefined,
+    rollbackBootId: undefined,
+    rollbackDeadline: undefined,
+    stateChangedAt: now,
+    finishedAt: undefined,
+  };
+}

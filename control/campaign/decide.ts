@@ -1,0 +1,147 @@
+/**
+ * The campaign engine's one decision: a pure, level-based function of the stored campaign, its
+ * nodes, the live facts, the pending admin commands and the time.
+ */
+import { inFlight } from "./batch-rules.js";
+import { applyCommand } from "./commands.js";
+import type { Draft } from "./draft.js";
+import { allNodes, createDraft, currentBatch, node } from "./draft.js";
+import { judgeBreach, judgeFinish, judgePass, judgeRollbackEnd } from "./judge-batch.js";
+import { judgeRollback, judgeUpgrade, judgeVerifying } from "./judge-node.js";
+import type {
+  Action,
+  AdminCommand,
+  CampaignEvent,
+  CampaignNode,
+  CampaignState,
+  NodeFacts,
+  Target,
+} from "./model.js";
+import { offerNext, settleWithoutOffer } from "./offer.js";
+
+/** Everything a decision reads. */
+export interface DecideInput {
+  readonly campaign: CampaignState;
+  /** Every node of the campaign. */
+  readonly nodes: readonly CampaignNode[];
+  /** Live facts by node id; a node without facts counts as offline with nothing known. */
+  readonly facts: ReadonlyMap<string, NodeFacts>;
+  readonly now: number;
+  readonly target: Target;
+  /** Admin commands to apply first, in order (see `commandError`). */
+  readonly commands?: readonly AdminCommand[] | undefined;
+}
+
+/** What changed: the new campaign record if it changed, and the new records of changed nodes. */
+export interface DecisionChanges {
+  readonly campaign: CampaignState | undefined;
+  readonly nodes: readonly CampaignNode[];
+}
+
+/** A decision's outcome: persist `changes` and `actions` in one transaction, then send. */
+export interface Decision {
+  readonly changes: DecisionChanges;
+  /** Operations to send, each at most once per node, kind and campaign (ids are deterministic). */
+  readonly actions: readonly Action[];
+  /** Campaign-level happenings, for the audit log and watchers. */
+  readonly events: readonly CampaignEvent[];
+  /** The next time-based deadline after `now`, if any: run again then (or on the next event). */
+  readonly wakeAt: number | undefined;
+  /** One line per change, for the log. */
+  readonly reasons: readonly string[];
+}
+
+function judgeNodes(d: Draft): void {
+  for (const id of d.batchNodeIds.flat()) {
+    const n = node(d, id);
+    switch (n.state) {
+      case "offered":
+      case "applying":
+      case "restarting":
+        judgeUpgrade(d, n);
+        break;
+      case "verifying":
+        judgeVerifying(d, n);
+        break;
+      case "rolling_back":
+        judgeRollback(d, n);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+function step(d: Draft): void {
+  judgeNodes(d);
+  judgeBreach(d);
+  judgeRollbackEnd(d);
+  const c = d.campaign;
+  if ((c.phase === "running" || c.phase === "paused") && currentBatch(d).state === "running") {
+    settleWithoutOffer(d);
+  }
+  judgeBreach(d);
+  if (d.campaign.phase === "running" && currentBatch(d).state === "running") offerNext(d);
+  judgePass(d);
+  judgeFinish(d);
+}
+
+function nextWake(d: Draft): number | undefined {
+  const times: number[] = [];
+  for (const n of allNodes(d)) {
+    if (inFlight(n, d.now) && n.state !== "verifying" && n.reconnectDeadline !== undefined)
+      times.push(n.reconnectDeadline);
+    if (n.state === "verifying" && n.graceEndsAt !== undefined) times.push(n.graceEndsAt);
+    if (n.state === "rolling_back" && n.rollbackDeadline !== undefined)
+      times.push(n.rollbackDeadline);
+  }
+  const c = d.campaign;
+  const b = currentBatch(d);
+  if (c.phase === "running" && b.state === "running" && b.startedAt !== undefined) {
+    times.push(b.startedAt + b.pausedMs + b.minDurationMs);
+    if (b.settledAt !== undefined) times.push(b.settledAt + c.spec.soakMs);
+  }
+  const future = times.filter((t) => t > d.now);
+  return future.length === 0 ? undefined : Math.min(...future);
+}
+
+/**
+ * Decides what the campaign does now. Pure: no I/O, no clock, no randomness. Level-based: it
+ * reads only stored state, facts and `now`, and runs its rules to a fixpoint, so applying its
+ * changes and deciding again with the same input yields no change and no action. Final node
+ * states never change. Actions appear only on the transition that needs them (offer, rollback,
+ * batch pass); resending an unacknowledged operation is the delivery layer's job (outbox).
+ */
+export function decide(input: DecideInput): Decision {
+  const d = createDraft(input.campaign, input.nodes, input.facts, input.now, input.target);
+  for (const command of input.commands ?? []) applyCommand(d, command);
+  const limit = 4 * (d.campaign.batches.length + 2);
+  for (let round = 0; round < limit; round++) {
+    const before = d.revision;
+    step(d);
+    if (d.revision === before) break;
+  }
+  return {
+    changes: {
+      campaign: d.campaignChanged ? d.campaign : undefined,
+      nodes: [...d.changedNodeIds].map((id) => node(d, id)),
+    },
+    actions: d.actions,
+    events: d.events,
+    wakeAt: nextWake(d),
+    reasons: d.reasons,
+  };
+}
+
+/** The records after a decision: what the worker's transaction writes, for callers and tests. */
+export function applyDecision(
+  campaign: CampaignState,
+  nodes: readonly CampaignNode[],
+  decision: Decision,
+): { campaign: CampaignState; nodes: CampaignNode[] } {
+  const changed = new Map(decision.changes.nodes.map((n) => [n.nodeId, n]));
+  return {
+    campaign: decision.changes.campaign ?? campaign,
+    nodes: nodes.map((n) => changed.get(n.nodeId) ?? n),
+  };
+}

@@ -1,0 +1,318 @@
+/**
+ * Judging one node from its facts and the time (internal to decide). Each function moves a
+ * non-final node at most one step per call; the decision loop calls them until nothing changes.
+ */
+import { assertNever } from "./assert-never.js";
+import type { Draft } from "./draft.js";
+import { currentBatch, factsOf, updateNode } from "./draft.js";
+import type { CampaignNode, NodeFacts, ObservedReport } from "./model.js";
+import { CAP_CONFIG } from "./model.js";
+
+const minutes = (ms: number): string => {
+  const m = ms / 60_000;
+  return Number.isInteger(m)
+    ? `${m} minute${m === 1 ? "" : "s"}`
+    : `${Math.round(ms / 1000)} seconds`;
+};
+
+function reportFor(
+  facts: NodeFacts | undefined,
+  operationId: string | undefined,
+): ObservedReport | undefined {
+  if (facts === undefined || operationId === undefined) return undefined;
+  return facts.reports.find((r) => r.operationId === operationId);
+}
+
+function sendFailureFor(facts: NodeFacts | undefined, operationId: string | undefined) {
+  if (facts === undefined || operationId === undefined) return undefined;
+  return facts.sendFailures.find((f) => f.operationId === operationId);
+}
+
+const detail = (r: ObservedReport): string =>
+  [r.code, r.message].filter((s) => s !== "").join(": ") || r.phase;
+
+/**
+ * Judges a node that was offered the upgrade (offered, applying, restarting), in this order:
+ * send failure → failed/offer_failed; REFUSED → failed/rejected; FAILED → failed/apply_failed;
+ * REINSTATED → failed/reverted; a new boot id on the target → verifying (config grace from now,
+ * none without config.v1); a new boot id on another version → failed/reverted; progress reports
+ * (ACCEPTED, DOWNLOADING, VERIFYING, APPLYING → applying; RESTARTING → restarting; never backwards);
+ * then, at the reconnect deadline: timed_out when the node is offline and never announced a
+ * restart (it stopped heartbeating while running), failed/reconnect_timeout otherwise.
+ */
+export function judgeUpgrade(d: Draft, n: CampaignNode): void {
+  const f = factsOf(d, n.nodeId);
+  const sent = sendFailureFor(f, n.upgradeOperationId);
+  if (sent !== undefined) {
+    updateNode(
+      d,
+      n.nodeId,
+      {
+        state: "failed",
+        code: "offer_failed",
+        message: `could not send the offer: ${sent.message}`,
+      },
+      "offer not delivered",
+    );
+    return;
+  }
+  const r = reportFor(f, n.upgradeOperationId);
+  if (r !== undefined) {
+    switch (r.phase) {
+      case "REFUSED":
+        updateNode(
+          d,
+          n.nodeId,
+          { state: "failed", code: "rejected", message: `refused the upgrade: ${detail(r)}` },
+          "refused",
+        );
+        return;
+      case "FAILED":
+        updateNode(
+          d,
+          n.nodeId,
+          {
+            state: "failed",
+            code: "apply_failed",
+            message: `failed to apply the upgrade: ${detail(r)}`,
+          },
+          "apply failed",
+        );
+        return;
+      case "REINSTATED":
+        updateNode(
+          d,
+          n.nodeId,
+          {
+            state: "failed",
+            code: "reverted",
+            message: `reinstated its previous release: ${detail(r)}`,
+          },
+          "reverted by the agent",
+        );
+        return;
+      case "ACCEPTED":
+      case "DOWNLOADING":
+      case "VERIFYING":
+      case "APPLYING":
+      case "RESTARTING":
+      case "CONFIRMED":
+        break;
+      default:
+        assertNever(r.phase, "observed phase");
+    }
+  }
+  if (f?.bootId !== undefined && f.bootId !== n.offerBootId) {
+    if (f.agentVersion === d.target.version) {
+      const grace = f.capabilities.includes(CAP_CONFIG) ? d.campaign.spec.configGraceMs : 0;
+      updateNode(
+        d,
+        n.nodeId,
+        {
+          state: "verifying",
+          version: f.agentVersion,
+          backAt: d.now,
+          backBootId: f.bootId,
+          graceEndsAt: d.now + grace,
+        },
+        `back on ${f.agentVersion} with a new boot id`,
+      );
+    } else {
+      updateNode(
+        d,
+        n.nodeId,
+        {
+          state: "failed",
+          code: "reverted",
+          version: f.agentVersion,
+          message: `came back on ${f.agentVersion ?? "an unknown version"}, not ${d.target.version}`,
+        },
+        "came back on another version",
+      );
+    }
+    return;
+  }
+  if (r !== undefined) {
+    const next =
+      r.phase === "RESTARTING" ? "restarting" : r.phase === "CONFIRMED" ? undefined : "applying";
+    if (next === "restarting" && n.state !== "restarting") {
+      updateNode(d, n.nodeId, { state: "restarting" }, "restarting");
+      return;
+    }
+    if (next === "applying" && n.state === "offered") {
+      updateNode(d, n.nodeId, { state: "applying" }, `reported ${r.phase}`);
+      return;
+    }
+  }
+  if (n.reconnectDeadline !== undefined && d.now >= n.reconnectDeadline) {
+    const within = minutes(d.campaign.spec.reconnectTimeoutMs);
+    if (f?.online !== true && n.state !== "restarting") {
+      updateNode(
+        d,
+        n.nodeId,
+        {
+          state: "timed_out",
+          code: "reconnect_timeout",
+          message: `stopped heartbeating while upgrading and was not back within ${within}`,
+        },
+        "timed out",
+      );
+    } else {
+      updateNode(
+        d,
+        n.nodeId,
+        {
+          state: "failed",
+          code: "reconnect_timeout",
+          message: `did not reconnect with ${d.target.version} within ${within}`,
+        },
+        "reconnect timeout",
+      );
+    }
+  }
+}
+
+/**
+ * True while a verifying node is watched beyond its grace: its batch is the running (or
+ * breached-and-paused) current batch of a running or paused campaign.
+ */
+function watched(d: Draft, n: CampaignNode): boolean {
+  const c = d.campaign;
+  if (c.phase !== "running" && c.phase !== "paused") return false;
+  const b = currentBatch(d);
+  return n.batch === b.index && (b.state === "running" || b.state === "breached");
+}
+
+/**
+ * Judges a node back on the target. A config failure from a boot after the offer, while in its
+ * grace or while its batch is still watched → failed/config_apply_failed; another new boot on a
+ * version other than the target → failed/reverted. Past its grace in a campaign whose batch can
+ * no longer pass (aborted, stopped) → succeeded, unconfirmed. Otherwise it waits for its batch
+ * to pass (the batch makes it succeeded and confirms it).
+ */
+export function judgeVerifying(d: Draft, n: CampaignNode): void {
+  const f = factsOf(d, n.nodeId);
+  const inGrace = n.graceEndsAt === undefined || d.now < n.graceEndsAt;
+  const isWatched = inGrace || watched(d, n);
+  const failure = f?.configFailures.find(
+    (c) => c.bootId !== n.offerBootId && (n.offeredAt === undefined || c.at >= n.offeredAt),
+  );
+  if (failure !== undefined && isWatched) {
+    updateNode(
+      d,
+      n.nodeId,
+      {
+        state: "failed",
+        code: "config_apply_failed",
+        message: `configuration failed on ${d.target.version}: ${failure.message}`,
+      },
+      "config failed",
+    );
+    return;
+  }
+  if (
+    f?.bootId !== undefined &&
+    f.bootId !== n.backBootId &&
+    f.bootId !== n.offerBootId &&
+    f.agentVersion !== d.target.version
+  ) {
+    updateNode(
+      d,
+      n.nodeId,
+      {
+        state: "failed",
+        code: "reverted",
+        version: f.agentVersion,
+        message: `restarted on ${f.agentVersion ?? "an unknown version"} after reaching ${d.target.version}`,
+      },
+      "reverted after success",
+    );
+    return;
+  }
+  if (!isWatched && d.campaign.phase !== "rolling_back") {
+    updateNode(
+      d,
+      n.nodeId,
+      {
+        state: "succeeded",
+        message: `on ${d.target.version}; the campaign ended before its batch passed, not confirmed`,
+      },
+      "settled after the campaign ended",
+    );
+  }
+}
+
+/**
+ * Judges a node told to roll back: REINSTATED (or CONFIRMED) on the rollback operation, or a new
+ * boot id on its previous version, or its upgrade refused/failed while still on the previous
+ * version → rolled_back; the rollback refused/failed or not deliverable → rollback_failed
+ * (rollback_failed); not back by the deadline → rollback_failed (rollback_unconfirmed).
+ */
+export function judgeRollback(d: Draft, n: CampaignNode): void {
+  const f = factsOf(d, n.nodeId);
+  const sent = sendFailureFor(f, n.rollbackOperationId);
+  if (sent !== undefined) {
+    updateNode(
+      d,
+      n.nodeId,
+      {
+        state: "rollback_failed",
+        code: "rollback_failed",
+        message: `could not send the rollback: ${sent.message}`,
+      },
+      "rollback not delivered",
+    );
+    return;
+  }
+  const r = reportFor(f, n.rollbackOperationId);
+  if (r?.phase === "REINSTATED" || r?.phase === "CONFIRMED") {
+    updateNode(
+      d,
+      n.nodeId,
+      {
+        state: "rolled_back",
+        version: n.previousVersion,
+        message: `reinstated ${n.previousVersion ?? "its previous release"}`,
+      },
+      "rolled back",
+    );
+    return;
+  }
+  if (r?.phase === "REFUSED" || r?.phase === "FAILED") {
+    updateNode(
+      d,
+      n.nodeId,
+      {
+        state: "rollback_failed",
+        code: "rollback_failed",
+        message: `rollback ${r.phase === "REFUSED" ? "refused" : "failed"}: ${detail(r)}`,
+      },
+      "rollback failed",
+    );
+    return;
+  }
+  const onPrevious = f?.agentVersion !== undefined && f.agentVersion === n.previousVersion;
+  const upgrade = reportFor(f, n.upgradeOperationId);
+  const neverApplied = upgrade?.phase === "REFUSED" || upgrade?.phase === "FAILED";
+  if (onPrevious && ((f?.bootId !== undefined && f.bootId !== n.rollbackBootId) || neverApplied)) {
+    updateNode(
+      d,
+      n.nodeId,
+      { state: "rolled_back", version: f?.agentVersion, message: `back on ${n.previousVersion}` },
+      "back on the previous version",
+    );
+    return;
+  }
+  if (n.rollbackDeadline !== undefined && d.now >= n.rollbackDeadline) {
+    updateNode(
+      d,
+      n.nodeId,
+      {
+        state: "rollback_failed",
+        code: "rollback_unconfirmed",
+        message: `not confirmed back on ${n.previousVersion ?? "its previous release"} within ${minutes(d.campaign.spec.reconnectTimeoutMs)}`,
+      },
+      "rollback unconfirmed",
+    );
+  }
+}

@@ -1,0 +1,323 @@
+/**
+ * The campaign engine's data: plain readonly records that map one-to-one onto stored rows
+ * (times are epoch milliseconds; `undefined` is SQL NULL), and the tagged unions of what flows
+ * in (facts, commands) and out (actions, events) of {@link decide}.
+ */
+import { assertNever } from "./assert-never.js";
+import type { CampaignSpec } from "./spec.js";
+
+/** Where one node of a campaign stands (proto `NodeState`). */
+export type NodeState =
+  | "waiting"
+  | "offered"
+  | "applying"
+  | "restarting"
+  | "verifying"
+  | "succeeded"
+  | "failed"
+  | "timed_out"
+  | "skipped"
+  | "canceled"
+  | "rolling_back"
+  | "rolled_back"
+  | "rollback_failed";
+
+/** Every node state, in lifecycle order. */
+export const NODE_STATES: readonly NodeState[] = [
+  "waiting",
+  "offered",
+  "applying",
+  "restarting",
+  "verifying",
+  "succeeded",
+  "failed",
+  "timed_out",
+  "skipped",
+  "canceled",
+  "rolling_back",
+  "rolled_back",
+  "rollback_failed",
+];
+
+/** True for the states that never change once set. */
+export function isFinal(state: NodeState): boolean {
+  switch (state) {
+    case "waiting":
+    case "offered":
+    case "applying":
+    case "restarting":
+    case "verifying":
+    case "rolling_back":
+      return false;
+    case "succeeded":
+    case "failed":
+    case "timed_out":
+    case "skipped":
+    case "canceled":
+    case "rolled_back":
+    case "rollback_failed":
+      return true;
+    default:
+      return assertNever(state, "node state");
+  }
+}
+
+/** True while the node holds or held the upgrade: offered up to verifying (not yet final). */
+export function isUpgrading(state: NodeState): boolean {
+  return (
+    state === "offered" || state === "applying" || state === "restarting" || state === "verifying"
+  );
+}
+
+/** True for the states that count as a node failure toward a batch's threshold. */
+export function isFailure(state: NodeState): boolean {
+  return state === "failed" || state === "timed_out";
+}
+
+/** Where a campaign stands (proto `CampaignPhase`); changes at the moment of the decision. */
+export type CampaignPhase =
+  | "running"
+  | "paused"
+  | "rolling_back"
+  | "completed"
+  | "rolled_back"
+  | "aborted"
+  | "failed";
+
+/** True for phases after which no offer, batch or rollback is started again. */
+export function isEndedPhase(phase: CampaignPhase): boolean {
+  switch (phase) {
+    case "running":
+    case "paused":
+    case "rolling_back":
+      return false;
+    case "completed":
+    case "rolled_back":
+    case "aborted":
+    case "failed":
+      return true;
+    default:
+      return assertNever(phase, "campaign phase");
+  }
+}
+
+/** Where one batch stands (proto `BatchState`). */
+export type BatchState = "pending" | "running" | "passed" | "breached" | "rolled_back" | "canceled";
+
+/** Why a node ended as it did (empty while it is on its way). */
+export type NodeCode =
+  | "already_current"
+  | "rejected"
+  | "apply_failed"
+  | "reverted"
+  | "config_apply_failed"
+  | "offer_failed"
+  | "reconnect_timeout"
+  | "node_offline"
+  | "upgrade_unsupported"
+  | "batch_failed"
+  | "aborted"
+  | "rollback_failed"
+  | "rollback_unconfirmed";
+
+/** Why a campaign stopped (empty while it runs or after it completed). */
+export type CampaignCode = "batch_failed" | "rollback_failed" | "rollback_unconfirmed" | "aborted";
+
+/** One batch of a campaign as stored. */
+export interface BatchRecord {
+  readonly index: number;
+  readonly percent: number;
+  readonly minDurationMs: number;
+  readonly nodeCount: number;
+  readonly state: BatchState;
+  readonly startedAt: number | undefined;
+  /** Paused time of this batch already closed by a resume (open pause: campaign `pausedAt`). */
+  readonly pausedMs: number;
+  /** When its last node settled (final, or verifying past its config grace). */
+  readonly settledAt: number | undefined;
+  readonly endedAt: number | undefined;
+  /** Failures an operator accepted by resuming after an on_breach=pause; a breach needs more. */
+  readonly acceptedFailures: number;
+}
+
+/** Why the campaign is rolling back (or rolled back). */
+export type RollbackCause = "breach" | "abort";
+
+/** A campaign as stored (its batches may be a JSON column or rows of their own). */
+export interface CampaignState {
+  readonly id: string;
+  readonly spec: CampaignSpec;
+  readonly targetSequence: number;
+  readonly phase: CampaignPhase;
+  /** Index of the batch being run, or of the last one run. */
+  readonly currentBatch: number;
+  readonly batches: readonly BatchRecord[];
+  readonly createdAt: number;
+  /** Set while paused; the open pause is excluded from the current batch's elapsed time. */
+  readonly pausedAt: number | undefined;
+  readonly code: CampaignCode | undefined;
+  readonly message: string | undefined;
+  /** The node whose failure breached the batch, if any. */
+  readonly stoppedByNodeId: string | undefined;
+  readonly rollbackCause: RollbackCause | undefined;
+  /** Set only when every node is final. */
+  readonly finishedAt: number | undefined;
+  /** The campaign this one retries, if any. */
+  readonly retryOf: string | undefined;
+}
+
+/** One node of a campaign as stored. Fields about a stage stay set after it, as history. */
+export interface CampaignNode {
+  readonly nodeId: string;
+  readonly batch: number;
+  /** Position in canary order, over the whole campaign. */
+  readonly order: number;
+  /** Its pool ("" for none) for the disruption budget. */
+  readonly pool: string;
+  readonly state: NodeState;
+  readonly code: NodeCode | undefined;
+  readonly message: string | undefined;
+  /** The version it ran when offered (or when judged already current); rollback target. */
+  readonly previousVersion: string | undefined;
+  /** The version it last came back on, once seen. */
+  readonly version: string | undefined;
+  readonly upgradeOperationId: string | undefined;
+  readonly rollbackOperationId: string | undefined;
+  readonly confirmOperationId: string | undefined;
+  readonly offeredAt: number | undefined;
+  /** Its boot id when offered: success needs a different one. */
+  readonly offerBootId: string | undefined;
+  /** offeredAt + reconnect timeout. */
+  readonly reconnectDeadline: number | undefined;
+  /** When it was first seen back on the target with a new boot id. */
+  readonly backAt: number | undefined;
+  readonly backBootId: string | undefined;
+  /** backAt + config grace (backAt itself without config.v1). */
+  readonly graceEndsAt: number | undefined;
+  readonly rollbackAt: number | undefined;
+  readonly rollbackBootId: string | undefined;
+  /** rollbackAt + reconnect timeout. */
+  readonly rollbackDeadline: number | undefined;
+  readonly stateChangedAt: number;
+  /** When it reached a final state. */
+  readonly finishedAt: number | undefined;
+}
+
+/** Operation phases an Agent reports in `ObservedState` (proto `OperationPhase`). */
+export type ObservedPhase =
+  | "ACCEPTED"
+  | "REFUSED"
+  | "DOWNLOADING"
+  | "VERIFYING"
+  | "APPLYING"
+  | "RESTARTING"
+  | "FAILED"
+  | "REINSTATED"
+  | "CONFIRMED";
+
+/** The latest `ObservedState` an Agent sent for one operation. */
+export interface ObservedReport {
+  readonly operationId: string;
+  readonly phase: ObservedPhase;
+  readonly version: string;
+  readonly code: string;
+  readonly message: string;
+  readonly at: number;
+}
+
+/** A `ConfigStatus { ok: false }` received from the node. */
+export interface ConfigFailure {
+  readonly at: number;
+  /** The boot id of the session it arrived on. */
+  readonly bootId: string | undefined;
+  readonly message: string;
+}
+
+/** An operation the worker could not deliver and gave up on. */
+export interface SendFailure {
+  readonly operationId: string;
+  readonly at: number;
+  readonly message: string;
+}
+
+/**
+ * What the worker knows live about one node. `bootId`, `agentVersion` and `capabilities` are
+ * those of its latest Hello (kept while it is offline); reports, config failures and send
+ * failures are those concerning this campaign (at least since the node was offered).
+ * A node without facts is treated as offline with nothing known.
+ */
+export interface NodeFacts {
+  readonly nodeId: string;
+  readonly online: boolean;
+  readonly bootId: string | undefined;
+  readonly agentVersion: string | undefined;
+  /** The negotiated set (Welcome), e.g. "upgrade.v1", "config.v1". */
+  readonly capabilities: readonly string[];
+  readonly lastHeartbeatAt: number | undefined;
+  /** The latest report per operation id of this campaign. */
+  readonly reports: readonly ObservedReport[];
+  readonly configFailures: readonly ConfigFailure[];
+  readonly sendFailures: readonly SendFailure[];
+}
+
+/** The capability that makes a node upgradable. */
+export const CAP_UPGRADE = "upgrade.v1";
+/** The capability that makes a node report ConfigStatus. */
+export const CAP_CONFIG = "config.v1";
+
+/** The release a campaign pushes. */
+export interface Target {
+  readonly version: string;
+  readonly sequence: number;
+}
+
+/** An operation to put in the outbox and send to one Agent. */
+export type Action =
+  | {
+      readonly kind: "upgrade";
+      readonly nodeId: string;
+      readonly operationId: string;
+      readonly version: string;
+      readonly sequence: number;
+    }
+  | {
+      readonly kind: "rollback";
+      readonly nodeId: string;
+      readonly operationId: string;
+      /** The version the Agent is expected to come back on. */
+      readonly version: string | undefined;
+      readonly reason: string;
+    }
+  | {
+      readonly kind: "confirm";
+      readonly nodeId: string;
+      readonly operationId: string;
+      readonly version: string;
+      readonly sequence: number;
+    };
+
+/** Kinds of operation a campaign sends. */
+export type ActionKind = Action["kind"];
+
+/** An administrator's command, applied at the start of a decision. */
+export type AdminCommand =
+  | { readonly kind: "pause"; readonly reason?: string | undefined }
+  | { readonly kind: "resume"; readonly reason?: string | undefined }
+  | { readonly kind: "abort"; readonly rollback: boolean; readonly reason?: string | undefined };
+
+/** Campaign-level happenings of one decision, for the audit log and watchers. */
+export type CampaignEvent =
+  | { readonly kind: "phase_changed"; readonly from: CampaignPhase; readonly to: CampaignPhase }
+  | { readonly kind: "batch_started"; readonly batch: number }
+  | { readonly kind: "batch_passed"; readonly batch: number }
+  | {
+      readonly kind: "breached";
+      readonly batch: number;
+      readonly failed: number;
+      readonly offerable: number;
+      readonly stoppedByNodeId: string | undefined;
+    }
+  | { readonly kind: "rollback_started"; readonly batch: number; readonly cause: RollbackCause }
+  | { readonly kind: "command_applied"; readonly command: AdminCommand }
+  | { readonly kind: "command_ignored"; readonly command: AdminCommand; readonly why: string }
+  | { readonly kind: "finished"; readonly phase: CampaignPhase };

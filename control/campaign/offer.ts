@@ -1,0 +1,123 @@
+/**
+ * Offering the upgrade within the current batch (internal to decide).
+ */
+import { concurrencyLimit, inFlight, poolLimit } from "./batch-rules.js";
+import type { Draft } from "./draft.js";
+import { batchNodes, currentBatch, emit, factsOf, updateNode } from "./draft.js";
+import type { NodeFacts } from "./model.js";
+import { CAP_UPGRADE } from "./model.js";
+import { operationId } from "./operation-id.js";
+
+/**
+ * Settles the current batch's waiting nodes that need no offer: already on the target →
+ * succeeded (already_current); known to lack upgrade.v1 → skipped (upgrade_unsupported).
+ * Nodes without facts are left waiting (nothing is known about them).
+ */
+export function settleWithoutOffer(d: Draft): void {
+  const b = currentBatch(d);
+  for (const n of batchNodes(d, b.index)) {
+    if (n.state !== "waiting") continue;
+    const f = factsOf(d, n.nodeId);
+    if (f === undefined) continue;
+    if (f.agentVersion === d.target.version) {
+      updateNode(
+        d,
+        n.nodeId,
+        {
+          state: "succeeded",
+          code: "already_current",
+          previousVersion: f.agentVersion,
+          version: f.agentVersion,
+          message: `already on ${d.target.version}`,
+        },
+        "already current",
+      );
+    } else if (!f.capabilities.includes(CAP_UPGRADE)) {
+      updateNode(
+        d,
+        n.nodeId,
+        {
+          state: "skipped",
+          code: "upgrade_unsupported",
+          previousVersion: f.agentVersion,
+          message: `the agent did not negotiate ${CAP_UPGRADE}`,
+        },
+        "upgrade unsupported",
+      );
+    }
+  }
+}
+
+/** True when an offer could reach the node now: online, with a known boot id. */
+function reachable(f: NodeFacts | undefined): f is NodeFacts & { bootId: string } {
+  return f?.online === true && f.bootId !== undefined;
+}
+
+/**
+ * Offers the upgrade to the current batch's waiting nodes in canary order while slots are free:
+ * at most `concurrency` in flight in the batch and at most the pool's budget in flight in each
+ * pool. Offline nodes and nodes whose pool is full are passed over (a later node may still go).
+ * When afterwards nothing is in flight and every node still waiting is offline, those are
+ * skipped (node_offline): they could only wait forever.
+ */
+export function offerNext(d: Draft): void {
+  const b = currentBatch(d);
+  const spec = d.campaign.spec;
+  const nodes = batchNodes(d, b.index);
+  let batchInFlight = nodes.filter((n) => inFlight(n, d.now)).length;
+  const poolInFlight = new Map<string, number>();
+  for (const n of d.nodes.values()) {
+    if (inFlight(n, d.now)) poolInFlight.set(n.pool, (poolInFlight.get(n.pool) ?? 0) + 1);
+  }
+  const limit = concurrencyLimit(spec.concurrency);
+  for (const n of nodes) {
+    if (batchInFlight >= limit) break;
+    if (n.state !== "waiting") continue;
+    const f = factsOf(d, n.nodeId);
+    if (!reachable(f)) continue;
+    const poolMax = poolLimit(d.poolSizes.get(n.pool) ?? 1, spec.disruptionBudgetPercent);
+    const inPool = poolInFlight.get(n.pool) ?? 0;
+    if (inPool >= poolMax) continue;
+    const id = operationId(d.campaign.id, n.nodeId, "upgrade");
+    updateNode(
+      d,
+      n.nodeId,
+      {
+        state: "offered",
+        upgradeOperationId: id,
+        offeredAt: d.now,
+        offerBootId: f.bootId,
+        previousVersion: f.agentVersion,
+        reconnectDeadline: d.now + spec.reconnectTimeoutMs,
+        message: undefined,
+      },
+      `offered ${d.target.version}`,
+    );
+    emit(d, {
+      kind: "upgrade",
+      nodeId: n.nodeId,
+      operationId: id,
+      version: d.target.version,
+      sequence: d.target.sequence,
+    });
+    batchInFlight++;
+    poolInFlight.set(n.pool, inPool + 1);
+  }
+  const after = batchNodes(d, b.index);
+  if (after.some((n) => inFlight(n, d.now))) return;
+  const waiting = after.filter((n) => n.state === "waiting");
+  if (waiting.length === 0) return;
+  if (waiting.some((n) => reachable(factsOf(d, n.nodeId)))) return;
+  for (const n of waiting) {
+    updateNode(
+      d,
+      n.nodeId,
+      {
+        state: "skipped",
+        code: "node_offline",
+        message: "offline whenever a slot was free, and nothing else was left to do",
+      },
+      "skipped offline",
+    );
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * Planning: which nodes a campaign takes, in which canary order, in which batches.
+ * Pure and deterministic (SHA-256 is a function of the node id, nothing else).
+ */
+import { createHash } from "node:crypto";
+import { CAP_UPGRADE } from "./model.js";
+import type { BatchSpec, CampaignSpec } from "./spec.js";
+
+/** A node as the store knows it, before any campaign. */
+export interface Candidate {
+  readonly id: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** "" when the node belongs to no pool. */
+  readonly pool: string;
+  readonly enabled: boolean;
+  /** Has it ever completed a Hello? */
+  readonly everConnected: boolean;
+  /** Its last negotiated capabilities. */
+  readonly capabilities: readonly string[];
+  /** Its last reported agent version, if any. */
+  readonly agentVersion: string | undefined;
+}
+
+/** One planned batch: its nodes in canary order (possibly none, see {@link batchBounds}). */
+export interface PlannedBatch {
+  readonly index: number;
+  readonly percent: number;
+  readonly minDurationMs: number;
+  readonly nodeIds: readonly string[];
+}
+
+/** A campaign's plan (the `PlanCampaign` answer). */
+export interface Plan {
+  readonly batches: readonly PlannedBatch[];
+  /** Every node in canary order. */
+  readonly nodes: readonly PlannedNode[];
+  readonly totalNodes: number;
+  /** Nodes lacking upgrade.v1: they will be skipped (`upgrade_unsupported`). */
+  readonly unsupportedNodeIds: readonly string[];
+  /** Nodes already on the target: they succeed at once (`already_current`). */
+  readonly upToDateNodeIds: readonly string[];
+  /** Nodes that will actually be offered the upgrade; 0 means "no node can be upgraded". */
+  readonly upgradableCount: number;
+}
+
+/** One node of a plan. */
+export interface PlannedNode {
+  readonly nodeId: string;
+  readonly batch: number;
+  readonly order: number;
+  readonly pool: string;
+}
+
+/** The hex SHA-256 of a node id: its place in canary order, the same in every campaign. */
+export function orderKey(nodeId: string): string {
+  return createHash("sha256").update(nodeId, "utf8").digest("hex");
+}
+
+/** True when the node carries the label pair canary=true. */
+export function isCanary(labels: Readonly<Record<string, string>>): boolean {
+  return labels.canary === "true";
+}
+
+/**
+ * True when the spec's selector takes the candidate and its exclusions do not: every selector
+ * label pair present, pool among `pools` (when given), id among `nodeIds` (when given); not an
+ * excluded id, and carrying none of the excluded label pairs. Enabled and ever-connected nodes only.
+ */
+export function selects(spec: CampaignSpec, node: Candidate): boolean {
+  if (!node.enabled || !node.everConnected) return false;
+  const { selector, exclude } = spec;
+  for (const [k, v] of Object.entries(selector.labels)) if (node.labels[k] !== v) return false;
+  if (selector.pools.length > 0 && !selector.pools.includes(node.pool)) return false;
+  if (selector.nodeIds.length > 0 && !selector.nodeIds.includes(node.id)) return false;
+  if (exclude.nodeIds.includes(node.id)) return false;
+  for (const [k, v] of Object.entries(exclude.tags)) if (node.labels[k] === v) return false;
+  return true;
+}
+
+/**
+ * Sorts nodes into canary order: `canary=true` first, then by ascending {@link orderKey}
+ * (ties, impossible in practice, by id). Returns a new array.
+ */
+export function canaryOrder<
+  T extends { readonly id: string; readonly labels: Readonly<Record<string, string>> },
+>(nodes: readonly T[]): T[] {
+  const keyed = nodes.map((n) => ({ n, canary: isCanary(n.labels) ? 0 : 1, key: orderKey(n.id) }));
+  keyed.sort(
+    (a, b) =>
+      a.canary - b.canary ||
+      (a.key < b.key ? -1 : a.key > b.key ? 1 : 0) ||
+      (a.n.id < b.n.id ? -1 : a.n.id > b.n.id ? 1 : 0),
+  );
+  return keyed.map((k) => k.n);
+}
+
+/**
+ * Cumulative end index of each batch: `ceil(total × percent / 100)`, capped at total, so the
+ * canary batch has at least one node when there is any. Batch i takes [bounds[i-1], bounds[i]).
+ * When rounding makes two cumulative counts equal, the later batch is EMPTY; it is kept so batch
+ * indexes match the spec, and the engine passes an empty batch at once (no minimum duration).
+ */
+export function batchBounds(total: number, batches: readonly BatchSpec[]): number[] {
+  let prev = 0;
+  return batches.map((b) => {
+    const end = Math.min(total, Math.max(prev, Math.ceil((total * b.percent) / 100)));
+    prev = end;
+    return end;
+  });
+}
+
+/**
+ * Plans a campaign over the candidates (the spec must be valid: {@link validateSpec}).
+ * Unsupported and up-to-date nodes keep their place in the order and in their batch; they are
+ * also listed apart because the engine settles them without an offer.
+ */
+export function planCampaign(spec: CampaignSpec, candidates: readonly Candidate[]): Plan {
+  const ordered = canaryOrder(candidates.filter((c) => selects(spec, c)));
+  const bounds = batchBounds(ordered.length, spec.batches);
+  const batches: PlannedBatch[] = [];
+  const nodes: PlannedNode[] = [];
+  let start = 0;
+  spec.batches.forEach((b, index) => {
+    const end = bounds[index] ?? start;
+    const slice = ordered.slice(start, end);
+    slice.forEach((c, i) => {
+      nodes.push({ nodeId: c.id, batch: index, order: start + i, pool: c.pool });
+    });
+    batches.push({
+      index,
+      percent: b.percent,
+      minDurationMs: b.minDurationMs,
+      nodeIds: slice.map((c) => c.id),
+    });
+    start = end;
+  });
+  const upToDate = ordered.filter((c) => c.agentVersion === spec.targetVersion);
+  const unsupported = ordered.filter(
+    (c) => c.agentVersion !== spec.targetVersion && !c.capabilities.includes(CAP_UPGRADE),
+  );
+  return {
+    batches,
+    nodes,
+    totalNodes: ordered.length,
+    unsupportedNodeIds: unsupported.map((c) => c.id),
+    upToDateNodeIds: upToDate.map((c) => c.id),
+    upgradableCount: ordered.length - upToDate.length - unsupported.length,
+  };
+}

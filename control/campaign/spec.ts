@@ -1,0 +1,205 @@
+/**
+ * A campaign's settings: the policy that bounds them, their defaults, and their validation.
+ */
+
+/** What a campaign does when a batch breaches its failure threshold. */
+export type OnBreach = "rollback" | "pause" | "stop";
+
+/** Which nodes a campaign considers. Empty fields match everything; non-empty fields are AND-ed. */
+export interface Selector {
+  /** Every pair must be among the node's labels. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** The node's pool must be one of these. */
+  readonly pools: readonly string[];
+  /** The node's id must be one of these. */
+  readonly nodeIds: readonly string[];
+}
+
+/** Which candidates a campaign leaves out. */
+export interface Exclude {
+  readonly nodeIds: readonly string[];
+  /** A node carrying ANY of these label pairs is left out. */
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+/** One cumulative step: the nodes up to `percent` of the campaign, for at least `minDurationMs`. */
+export interface BatchSpec {
+  readonly percent: number;
+  readonly minDurationMs: number;
+}
+
+/** A campaign spec with every default resolved; the engine only ever sees this form. */
+export interface CampaignSpec {
+  readonly targetVersion: string;
+  readonly selector: Selector;
+  readonly exclude: Exclude;
+  readonly batches: readonly BatchSpec[];
+  readonly failureThresholdPercent: number;
+  /** At most this many nodes in flight at once; 0 = the whole batch. */
+  readonly concurrency: number;
+  readonly onBreach: OnBreach;
+  readonly reconnectTimeoutMs: number;
+  readonly configGraceMs: number;
+  readonly soakMs: number;
+  /** At most this share of each pool in flight at once, and always at least one node. */
+  readonly disruptionBudgetPercent: number;
+  readonly reason: string;
+}
+
+/** What an administrator may leave out of a spec (the API's optional and zero fields). */
+export interface CampaignSpecInput {
+  readonly targetVersion: string;
+  readonly selector?: Partial<Selector> | undefined;
+  readonly exclude?: Partial<Exclude> | undefined;
+  readonly batches?: readonly BatchSpec[] | undefined;
+  readonly failureThresholdPercent?: number | undefined;
+  readonly concurrency?: number | undefined;
+  readonly onBreach?: OnBreach | undefined;
+  readonly reconnectTimeoutMs?: number | undefined;
+  readonly configGraceMs?: number | undefined;
+  readonly soakMs?: number | undefined;
+  readonly disruptionBudgetPercent?: number | undefined;
+  readonly reason?: string | undefined;
+}
+
+/** Operator policy (config file `policy.*` and `timeouts.*`), bounding and defaulting specs. */
+export interface Policy {
+  readonly minBatchDurationMs: number;
+  readonly firstBatchMaxPercent: number;
+  readonly maxBatches: number;
+  /** Default reconnect timeout of a spec that names none. */
+  readonly reconnectTimeoutMs: number;
+  /** Default config grace of a spec that names none. */
+  readonly configGraceMs: number;
+}
+
+/** The policy of SPEC §7's defaults (agentupgrade's H19 rules). */
+export const DEFAULT_POLICY: Policy = {
+  minBatchDurationMs: 30 * 60_000,
+  firstBatchMaxPercent: 5,
+  maxBatches: 10,
+  reconnectTimeoutMs: 10 * 60_000,
+  configGraceMs: 60_000,
+};
+
+/** Default failure threshold, in percent of a batch's offerable nodes. */
+export const DEFAULT_FAILURE_THRESHOLD_PERCENT = 5;
+/** Default per-pool disruption budget, in percent of the pool. */
+export const DEFAULT_DISRUPTION_BUDGET_PERCENT = 5;
+/** Default cumulative batch percentages. */
+export const DEFAULT_BATCH_PERCENTS: readonly number[] = [5, 25, 100];
+
+/**
+ * Fills every field the input leaves out. Batches default to 5/25/100 % lasting the policy
+ * minimum each; threshold 5 %; concurrency 0; on_breach rollback; reconnect timeout and config
+ * grace from the policy; soak 0; disruption budget 5 %. Never validates: see {@link validateSpec}.
+ */
+export function resolveSpec(
+  input: CampaignSpecInput,
+  policy: Policy = DEFAULT_POLICY,
+): CampaignSpec {
+  const batches =
+    input.batches !== undefined && input.batches.length > 0
+      ? input.batches
+      : DEFAULT_BATCH_PERCENTS.map((percent) => ({
+          percent,
+          minDurationMs: policy.minBatchDurationMs,
+        }));
+  return {
+    targetVersion: input.targetVersion,
+    selector: {
+      labels: input.selector?.labels ?? {},
+      pools: input.selector?.pools ?? [],
+      nodeIds: input.selector?.nodeIds ?? [],
+    },
+    exclude: { nodeIds: input.exclude?.nodeIds ?? [], tags: input.exclude?.tags ?? {} },
+    batches,
+    failureThresholdPercent: input.failureThresholdPercent ?? DEFAULT_FAILURE_THRESHOLD_PERCENT,
+    concurrency: input.concurrency ?? 0,
+    onBreach: input.onBreach ?? "rollback",
+    reconnectTimeoutMs: input.reconnectTimeoutMs || policy.reconnectTimeoutMs,
+    configGraceMs: input.configGraceMs ?? policy.configGraceMs,
+    soakMs: input.soakMs ?? 0,
+    disruptionBudgetPercent: input.disruptionBudgetPercent ?? DEFAULT_DISRUPTION_BUDGET_PERCENT,
+    reason: input.reason ?? "",
+  };
+}
+
+/** One thing wrong with a spec: the field (API path) and a sentence a person can act on. */
+export interface Violation {
+  readonly field: string;
+  readonly message: string;
+}
+
+const isInt = (n: number): boolean => Number.isSafeInteger(n);
+const minutes = (ms: number): string => `${Math.round((ms / 60_000) * 100) / 100} min`;
+
+/**
+ * Every violation of the policy and of the field ranges, in field order; empty when valid.
+ * Batches: 1..maxBatches, integer percents 1..100, strictly increasing, the last 100, the first at
+ * most firstBatchMaxPercent, each lasting at least the policy minimum.
+ */
+export function validateSpec(spec: CampaignSpec, policy: Policy = DEFAULT_POLICY): Violation[] {
+  const out: Violation[] = [];
+  const add = (field: string, message: string): void => {
+    out.push({ field, message });
+  };
+  if (spec.targetVersion.trim() === "") add("target_version", "a target version is required");
+  const { batches } = spec;
+  if (batches.length < 1 || batches.length > policy.maxBatches) {
+    add("batches", `a campaign has 1 to ${policy.maxBatches} batches, not ${batches.length}`);
+  }
+  batches.forEach((b, i) => {
+    const field = `batches[${i}]`;
+    if (!isInt(b.percent) || b.percent < 1 || b.percent > 100) {
+      add(
+        `${field}.percent`,
+        `batch ${i + 1}: percent must be an integer from 1 to 100, not ${b.percent}`,
+      );
+    }
+    const prev = batches[i - 1];
+    if (prev !== undefined && b.percent <= prev.percent) {
+      add(
+        `${field}.percent`,
+        `batch ${i + 1}: percentages must strictly increase (${prev.percent} then ${b.percent})`,
+      );
+    }
+    if (!(b.minDurationMs >= policy.minBatchDurationMs)) {
+      add(
+        `${field}.min_duration`,
+        `batch ${i + 1}: lasts at least ${minutes(policy.minBatchDurationMs)}, not ${minutes(b.minDurationMs)}`,
+      );
+    }
+  });
+  const first = batches[0];
+  if (first !== undefined && first.percent > policy.firstBatchMaxPercent) {
+    add(
+      "batches[0].percent",
+      `the first (canary) batch is at most ${policy.firstBatchMaxPercent} %, not ${first.percent} %`,
+    );
+  }
+  const last = batches[batches.length - 1];
+  if (last !== undefined && last.percent !== 100) {
+    add(
+      `batches[${batches.length - 1}].percent`,
+      `the last batch must be 100 %, not ${last.percent} %`,
+    );
+  }
+  const percent = (field: string, v: number): void => {
+    if (!isInt(v) || v < 0 || v > 100)
+      add(field, `${field} must be an integer from 0 to 100, not ${v}`);
+  };
+  percent("failure_threshold_percent", spec.failureThresholdPercent);
+  percent("disruption_budget_percent", spec.disruptionBudgetPercent);
+  if (!isInt(spec.concurrency) || spec.concurrency < 0) {
+    add(
+      "concurrency",
+      `concurrency must be a whole number ≥ 0 (0 = the whole batch), not ${spec.concurrency}`,
+    );
+  }
+  if (!(spec.reconnectTimeoutMs > 0))
+    add("reconnect_timeout", "the reconnect timeout must be positive");
+  if (!(spec.configGraceMs >= 0)) add("config_grace", "the config grace must not be negative");
+  if (!(spec.soakMs >= 0)) add("soak", "the soak must not be negative");
+  return out;
+}
