@@ -1,0 +1,345 @@
+/**
+ * One simulated Agent: who it is, what it keeps, how it answers Control. Its connect /
+ * backoff / restart loop is {@link AgentLifecycle}; operations are handled by
+ * `handleOperation`; heartbeats come from the fleet's shared ticker.
+ */
+import type { status as GrpcStatus } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import {
+  type AgentMessage,
+  type Operation,
+  OperationPhase,
+  type Welcome,
+} from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { AgentBehaviour } from "./behaviours.js";
+import type { DurableState, ReportedState } from "./durable-state.js";
+import { AgentLifecycle, type LifecycleHost } from "./lifecycle.js";
+import {
+  configStatusMessage,
+  heartbeatMessage,
+  helloMessage,
+  observedMessage,
+} from "./messages.js";
+import { handleOperation, type OperationHost, type RestartKind } from "./operations.js";
+import { createPrng, intBetween, type Prng } from "./prng.js";
+import type { AgentRuntime } from "./runtime.js";
+import type { Tickable } from "./ticker.js";
+
+/** The capabilities a simulated agent offers unless told otherwise. */
+export const DEFAULT_CAPABILITIES: readonly string[] = Object.freeze(["upgrade.v1", "config.v1"]);
+
+const DEFAULT_HEARTBEAT_MS = 10_000;
+
+/** Who an agent is; `state` (loaded or fresh) holds what it keeps across restarts. */
+export interface AgentSpec {
+  readonly nodeId: string;
+  readonly platform: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly capabilities: readonly string[];
+  readonly behaviour: AgentBehaviour;
+  /** Seeds the agent's own PRNG (restart delays, flap periods). */
+  readonly seed: number;
+  readonly state: DurableState;
+}
+
+interface WelcomeInfo {
+  sessionId: string;
+  capabilities: readonly string[];
+  heartbeatMs: number;
+}
+
+/** A simulated Agent. Made by `startFleet`; every method is safe to call at any time. */
+export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
+  /** The node id it introduces itself with. */
+  readonly nodeId: string;
+  /** Its platform, e.g. `linux-amd64`. */
+  readonly platform: string;
+  /** Its labels (sent in Hello). */
+  readonly labels: Readonly<Record<string, string>>;
+  /** The capabilities it offers before negotiation (upgrade.v1 is withheld by no-upgrade-cap). */
+  readonly offeredCapabilities: readonly string[];
+  /** @internal Durable state; read it through the getters. */
+  readonly state: DurableState;
+  /** @internal */
+  readonly runtime: AgentRuntime;
+  /** @internal An upgrade is in progress. */
+  busy = false;
+  /** Welcomes received since start. */
+  welcomes = 0;
+  /** Heartbeats sent since start. */
+  heartbeats = 0;
+  /** Redelivered operations answered from memory instead of applied again. */
+  duplicates = 0;
+  #behaviour: AgentBehaviour;
+  #welcome: WelcomeInfo | undefined;
+  #write: ((message: AgentMessage) => void) | undefined;
+  #nextHeartbeatAt = 0;
+  #flapAt: number | undefined;
+  #configAt: number | undefined;
+  readonly #applications = new Map<string, number>();
+  readonly #rng: Prng;
+  readonly #lifecycle: AgentLifecycle;
+  #saveChain: Promise<void> = Promise.resolve();
+  #saveQueued: Promise<void> | undefined;
+  #log: Logger | undefined;
+
+  /** @internal Use `startFleet`. */
+  constructor(spec: AgentSpec, runtime: AgentRuntime) {
+    this.nodeId = spec.nodeId;
+    this.platform = spec.platform;
+    this.labels = spec.labels;
+    this.offeredCapabilities = spec.capabilities;
+    this.state = spec.state;
+    this.runtime = runtime;
+    this.#behaviour = { ...spec.behaviour };
+    this.#rng = createPrng(spec.seed);
+    this.#lifecycle = new AgentLifecycle(this, runtime, this.#rng, !spec.behaviour.offline);
+  }
+
+  /** The version it runs (or is restarting into). */
+  get version(): string {
+    return this.state.version;
+  }
+  /** The version a rollback would reinstate ("" when none). */
+  get previousVersion(): string {
+    return this.state.previousVersion;
+  }
+  /** The durable confirmed sequence: releases below it are refused. */
+  get confirmedSequence(): bigint {
+    return BigInt(this.state.confirmedSequence);
+  }
+  /** Changes at every simulated start and restart. */
+  get bootId(): string {
+    return this.#lifecycle.bootId;
+  }
+  /** A stream is open (Hello sent). */
+  get connected(): boolean {
+    return this.#write !== undefined;
+  }
+  /** The current stream has been welcomed. */
+  get welcomed(): boolean {
+    return this.#welcome !== undefined;
+  }
+  /** The current stream's session id ("" when not welcomed). */
+  get sessionId(): string {
+    return this.#welcome?.sessionId ?? "";
+  }
+  /** The capabilities negotiated on the current stream (empty when not welcomed). */
+  get capabilities(): readonly string[] {
+    return this.#welcome?.capabilities ?? [];
+  }
+  /** The heartbeat period it follows on the current stream, in ms (after heartbeatScale). */
+  get heartbeatMs(): number | undefined {
+    return this.#welcome?.heartbeatMs;
+  }
+  /** It holds a node token (it has enrolled). */
+  get hasNodeToken(): boolean {
+    return this.state.nodeToken !== undefined;
+  }
+  /** It means to be connected (not offline, not gone after a no-return restart, not stopped). */
+  get online(): boolean {
+    return this.#lifecycle.online;
+  }
+  /** It is between RESTARTING and its next start. */
+  get restarting(): boolean {
+    return this.#lifecycle.restarting;
+  }
+  /** Streams opened since start. */
+  get connects(): number {
+    return this.#lifecycle.connects;
+  }
+  /** The gRPC status code its last stream ended with, if any. */
+  get lastStatus(): GrpcStatus | undefined {
+    return this.#lifecycle.lastStatus;
+  }
+  /** Its scripted behaviour (read-only view; change it with {@link setBehaviour}). */
+  get behaviour(): Readonly<AgentBehaviour> {
+    return this.#behaviour;
+  }
+  /** @internal Aborted when the agent stops. */
+  get signal(): AbortSignal {
+    return this.#lifecycle.signal;
+  }
+
+  /** How many times operation `opId` took effect; idempotent delivery keeps it ≤ 1. */
+  applyCount(opId: string): number {
+    return this.#applications.get(opId) ?? 0;
+  }
+  /** Extra applications over all operations (0 unless idempotency is broken). */
+  duplicateApplications(): number {
+    let extra = 0;
+    for (const count of this.#applications.values()) extra += Math.max(0, count - 1);
+    return extra;
+  }
+  /** The last ObservedState it reported for `opId`, if it handled it. */
+  lastReport(opId: string): Readonly<ReportedState> | undefined {
+    const report = this.state.handled[opId];
+    return report?.phase === OperationPhase.UNSPECIFIED ? undefined : report;
+  }
+
+  /** Changes its behaviour from now on (the offered capabilities change at the next Hello). */
+  setBehaviour(change: Partial<AgentBehaviour>): void {
+    this.#behaviour = { ...this.#behaviour, ...change };
+  }
+  /** Drops the stream at once, as a network failure would; it reconnects with backoff. */
+  disconnect(): void {
+    this.#lifecycle.disconnect();
+  }
+  /** Connects if offline (or gone after a no-return restart). */
+  goOnline(): void {
+    this.#lifecycle.goOnline();
+  }
+  /** Drops the stream and stays away until {@link goOnline}. */
+  goOffline(): void {
+    this.#lifecycle.goOffline();
+  }
+  /** Closes its stream and channel cleanly and ends it for good. */
+  stop(): Promise<void> {
+    return this.#lifecycle.stop();
+  }
+  /** @internal Starts it; aborting `signal` stops it. */
+  start(signal: AbortSignal): void {
+    this.#lifecycle.start(signal);
+  }
+
+  /** @internal */
+  neverReturns(kind: RestartKind): boolean {
+    return kind === "upgrade" && this.#behaviour.upgrade === "no-return";
+  }
+
+  /** @internal */
+  hello(): AgentMessage {
+    const offered = this.offeredCapabilities;
+    return helloMessage({
+      nodeId: this.nodeId,
+      agentVersion: this.state.version,
+      platform: this.platform,
+      bootId: this.bootId,
+      capabilities:
+        this.#behaviour.upgrade === "no-upgrade-cap"
+          ? offered.filter((c) => c !== "upgrade.v1")
+          : [...offered],
+      labels: { ...this.labels },
+      confirmedSequence: BigInt(this.state.confirmedSequence),
+      previousVersion: this.state.previousVersion,
+    });
+  }
+
+  /** @internal */
+  opened(write: (message: AgentMessage) => void): void {
+    this.#write = write;
+  }
+
+  /** @internal */
+  onWelcome(welcome: Welcome): void {
+    const { settings } = this.runtime;
+    const interval = welcome.heartbeatInterval;
+    const welcomedMs = interval ? Number(interval.seconds) * 1000 + interval.nanos / 1e6 : 0;
+    const heartbeatMs = Math.max(1, (welcomedMs || DEFAULT_HEARTBEAT_MS) * settings.heartbeatScale);
+    this.#welcome = {
+      sessionId: welcome.sessionId,
+      capabilities: welcome.capabilities,
+      heartbeatMs,
+    };
+    this.welcomes++;
+    if (welcome.nodeToken !== "" && welcome.nodeToken !== this.state.nodeToken) {
+      this.state.nodeToken = welcome.nodeToken;
+      void this.persist();
+    }
+    const now = Date.now();
+    this.#nextHeartbeatAt = now + Math.random() * heartbeatMs;
+    if (this.#behaviour.flap) this.#flapAt = now + intBetween(this.#rng, ...settings.flapMs);
+    if (welcome.capabilities.includes("config.v1")) {
+      if (this.state.configBroken) this.#configAt = now + settings.configFailDelayMs;
+      else this.#write?.(configStatusMessage(true, "configuration applied"));
+    }
+    const reinstated = this.state.pendingReinstate;
+    if (reinstated !== undefined) {
+      delete this.state.pendingReinstate;
+      const report = {
+        phase: OperationPhase.REINSTATED,
+        version: this.state.version,
+        code: "",
+        message: "",
+      };
+      this.state.handled[reinstated] = report;
+      void this.persist().then(() => this.send(reinstated, report));
+    }
+    this.runtime.ticker.add(this);
+    this.log.debug({ sessionId: welcome.sessionId }, "welcomed");
+  }
+
+  /** @internal */
+  onOperation(operation: Operation): void {
+    this.log.debug({ opId: operation.id, kind: operation.kind.case }, "operation received");
+    void handleOperation(this, operation);
+  }
+
+  /** @internal */
+  closed(): void {
+    this.#write = undefined;
+    this.#welcome = undefined;
+    this.#flapAt = undefined;
+    this.#configAt = undefined;
+    this.runtime.ticker.remove(this);
+  }
+
+  /** @internal Called by the fleet's ticker: due heartbeat, late ConfigStatus, flap. */
+  onTick(now: number): void {
+    const welcome = this.#welcome;
+    if (welcome === undefined) return;
+    if (!this.#behaviour.silent && now >= this.#nextHeartbeatAt) {
+      this.#write?.(heartbeatMessage());
+      this.heartbeats++;
+      this.#nextHeartbeatAt += welcome.heartbeatMs;
+      if (this.#nextHeartbeatAt <= now) this.#nextHeartbeatAt = now + welcome.heartbeatMs;
+    }
+    if (this.#configAt !== undefined && now >= this.#configAt) {
+      this.#configAt = undefined;
+      this.#write?.(configStatusMessage(false, "configuration does not apply (simulated)"));
+    }
+    if (this.#flapAt !== undefined && now >= this.#flapAt) {
+      this.#flapAt = undefined;
+      this.log.debug("flapping: dropping the stream");
+      this.disconnect();
+    }
+  }
+
+  /** @internal */
+  send(opId: string, report: ReportedState): void {
+    this.#write?.(observedMessage(opId, report));
+  }
+
+  /** @internal Saves the durable state; calls made while a save waits share it. */
+  persist(): Promise<void> {
+    if (this.#saveQueued !== undefined) return this.#saveQueued;
+    const queued = this.#saveChain
+      .then(() => {
+        this.#saveQueued = undefined;
+        return this.runtime.store.save(this.state);
+      })
+      .catch((error: unknown) => this.log.error({ err: error }, "could not save agent state"));
+    this.#saveQueued = queued;
+    this.#saveChain = queued;
+    return queued;
+  }
+
+  /** @internal */
+  countApplication(opId: string): void {
+    this.#applications.set(opId, (this.#applications.get(opId) ?? 0) + 1);
+  }
+  /** @internal */
+  countDuplicate(): void {
+    this.duplicates++;
+  }
+  /** @internal */
+  restart(kind: RestartKind): void {
+    this.#lifecycle.restart(kind);
+  }
+
+  /** @internal A child logger carrying the node id, made on first use. */
+  get log(): Logger {
+    this.#log ??= this.runtime.log.child({ nodeId: this.nodeId });
+    return this.#log;
+  }
+}

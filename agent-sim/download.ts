@@ -1,0 +1,172 @@
+/**
+ * Downloads an artifact as a careful Agent would: at most `size` bytes (aborting as soon
+ * as more arrive), with a stall timeout, and shares one download per sha256 among all the
+ * agents of the process so ten thousand agents do not fetch the same URL at once.
+ */
+import { sha256Hex } from "../control/shared/release/digest.js";
+
+/** Why a download failed; the codes agents report in FAILED. */
+export type DownloadFailure = "download_failed" | "artifact_too_large";
+
+/** A fetched body with its digest, computed once from exactly these bytes. */
+export interface FetchedArtifact {
+  readonly bytes: Uint8Array;
+  readonly sha256: string;
+}
+
+/** The outcome of one download. */
+export type DownloadResult =
+  | { ok: true; artifact: FetchedArtifact }
+  | { ok: false; code: DownloadFailure; message: string };
+
+/** What to fetch and how much may arrive. */
+export interface DownloadRequest {
+  url: string;
+  /** Exact expected size: more bytes than this abort the download. */
+  size: number;
+  /** Expected lower-case hex sha256 (the cache key). */
+  sha256: string;
+}
+
+/**
+ * GETs `url`, reading at most `maxBytes`; fails with `artifact_too_large` when more
+ * arrive (or Content-Length announces more), `download_failed` on an HTTP error, a
+ * network error, a short body or no progress for `stallMs`.
+ */
+export async function fetchArtifact(
+  url: string,
+  maxBytes: number,
+  stallMs: number,
+  signal: AbortSignal,
+): Promise<DownloadResult> {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  signal.addEventListener("abort", abort, { once: true });
+  let stalled = false;
+  let timer = setTimeout(onStall, stallMs);
+  function onStall() {
+    stalled = true;
+    controller.abort();
+  }
+  const progress = () => {
+    clearTimeout(timer);
+    timer = setTimeout(onStall, stallMs);
+  };
+  try {
+    const response = await fetch(url, { signal: controller.signal, redirect: "error" });
+    if (!response.ok || response.body === null) {
+      await response.body?.cancel();
+      return { ok: false, code: "download_failed", message: `GET ${url}: HTTP ${response.status}` };
+    }
+    const announced = Number(response.headers.get("content-length") ?? Number.NaN);
+    if (announced > maxBytes) {
+      await response.body.cancel();
+      return tooLarge(url, maxBytes);
+    }
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    const reader = response.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      progress();
+      total += value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel();
+        return tooLarge(url, maxBytes);
+      }
+      chunks.push(value);
+    }
+    if (total < maxBytes) {
+      return {
+        ok: false,
+        code: "download_failed",
+        message: `GET ${url}: body ended after ${total} of ${maxBytes} bytes`,
+      };
+    }
+    const bytes = Buffer.concat(chunks, total);
+    return { ok: true, artifact: { bytes, sha256: sha256Hex(bytes) } };
+  } catch (error) {
+    const reason = stalled
+      ? `no data for ${stallMs} ms`
+      : signal.aborted
+        ? "aborted"
+        : (error as Error).message;
+    return { ok: false, code: "download_failed", message: `GET ${url}: ${reason}` };
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", abort);
+  }
+}
+
+function tooLarge(url: string, maxBytes: number): DownloadResult {
+  return {
+    ok: false,
+    code: "artifact_too_large",
+    message: `GET ${url}: more than the ${maxBytes} bytes the release allows`,
+  };
+}
+
+/**
+ * Per-process artifact cache keyed by expected sha256. Concurrent requests for the same
+ * artifact share one download; only a body whose digest and size matched is kept, so a
+ * failed or tampered download is retried by the next agent that asks. Callers still
+ * compare the returned bytes' size and digest with what they were told to expect.
+ */
+export class ArtifactCache {
+  readonly #verified = new Map<string, FetchedArtifact>();
+  readonly #inflight = new Map<string, Promise<DownloadResult>>();
+  readonly #stallMs: number;
+  readonly #signal: AbortSignal;
+  /** Downloads actually started (for tests and stats). */
+  downloads = 0;
+
+  /**
+   * @param stallMs abort a download that makes no progress for this long.
+   * @param signal aborts every shared download (the fleet's lifetime).
+   */
+  constructor(stallMs: number, signal: AbortSignal) {
+    this.#stallMs = stallMs;
+    this.#signal = signal;
+  }
+
+  /** The artifact for `request`, downloaded or shared. `signal` cancels only the caller's wait. */
+  async get(request: DownloadRequest, signal: AbortSignal): Promise<DownloadResult> {
+    const cached = this.#verified.get(request.sha256);
+    if (cached !== undefined) return { ok: true, artifact: cached };
+    const key = `${request.sha256} ${request.size} ${request.url}`;
+    let pending = this.#inflight.get(key);
+    if (pending === undefined) {
+      this.downloads++;
+      pending = fetchArtifact(request.url, request.size, this.#stallMs, this.#signal);
+      this.#inflight.set(key, pending);
+      void pending.then((result) => {
+        this.#inflight.delete(key);
+        if (
+          result.ok &&
+          result.artifact.sha256 === request.sha256 &&
+          result.artifact.bytes.byteLength === request.size
+        ) {
+          this.#verified.set(request.sha256, result.artifact);
+        }
+      });
+    }
+    return raceAbort(pending, signal);
+  }
+}
+
+function raceAbort(pending: Promise<DownloadResult>, signal: AbortSignal): Promise<DownloadResult> {
+  if (signal.aborted) return Promise.resolve(abortedResult());
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(abortedResult());
+    signal.addEventListener("abort", onAbort, { once: true });
+    void pending.then((result) => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(result);
+    });
+  });
+}
+
+function abortedResult(): DownloadResult {
+  return { ok: false, code: "download_failed", message: "download aborted" };
+}

@@ -1,0 +1,102 @@
+/**
+ * What an agent keeps across restarts, and where: in memory (the default), or as one
+ * JSON file per agent under `--state-dir`, so a restarted simulator process keeps each
+ * agent's identity, token, versions, confirmed sequence and handled operations.
+ */
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+/** The last ObservedState an agent reported for an operation (re-sent on redelivery). */
+export interface ReportedState {
+  phase: number;
+  version: string;
+  code: string;
+  message: string;
+}
+
+/** One agent's durable state. */
+export interface DurableState {
+  nodeId: string;
+  /** The node token Control issued at enrollment, if any. */
+  nodeToken?: string;
+  version: string;
+  previousVersion: string;
+  /** Decimal string of the uint64 confirmed sequence. */
+  confirmedSequence: string;
+  /** Operation id → last state reported for it, oldest first (bounded). */
+  handled: Record<string, ReportedState>;
+  /** A rollback operation whose REINSTATED is due once the agent is back. */
+  pendingReinstate?: string;
+  /** The agent came back from an upgrade whose configuration does not apply. */
+  configBroken?: boolean;
+}
+
+/** How many handled operation ids an agent remembers. */
+export const MAX_HANDLED_OPERATIONS = 256;
+
+/** Loads and saves agents' durable state. */
+export interface StateStore {
+  /** The saved state of `nodeId`, or undefined when there is none. */
+  load(nodeId: string): Promise<DurableState | undefined>;
+  /** Saves `state` durably before resolving (atomic per agent). */
+  save(state: DurableState): Promise<void>;
+}
+
+/** A store that keeps nothing: state lives only in the agent objects. */
+export const memoryStateStore: StateStore = {
+  load: async () => undefined,
+  save: async () => {},
+};
+
+/** A store writing `<dir>/<nodeId>.json` atomically (temp file + rename). */
+export function fileStateStore(dir: string): StateStore {
+  let made: Promise<unknown> | undefined;
+  return {
+    async load(nodeId) {
+      try {
+        const text = await readFile(join(dir, `${safeName(nodeId)}.json`), "utf8");
+        return parseState(text, nodeId);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw error;
+      }
+    },
+    async save(state) {
+      made ??= mkdir(dir, { recursive: true });
+      await made;
+      const file = join(dir, `${safeName(state.nodeId)}.json`);
+      const temp = `${file}.${process.pid}.tmp`;
+      await writeFile(temp, `${JSON.stringify(state)}\n`, { mode: 0o600 });
+      await rename(temp, file);
+    },
+  };
+}
+
+function safeName(nodeId: string): string {
+  return nodeId.replace(/[^A-Za-z0-9._-]/g, "_");
+}
+
+function parseState(text: string, nodeId: string): DurableState {
+  const value = JSON.parse(text) as Partial<DurableState>;
+  if (
+    value.nodeId !== nodeId ||
+    typeof value.version !== "string" ||
+    typeof value.previousVersion !== "string" ||
+    typeof value.confirmedSequence !== "string" ||
+    !/^\d+$/.test(value.confirmedSequence) ||
+    typeof value.handled !== "object" ||
+    value.handled === null
+  ) {
+    throw new Error(`state file of ${nodeId} is not a valid agent state`);
+  }
+  return value as DurableState;
+}
+
+/** Records `reported` for `opId`, keeping at most {@link MAX_HANDLED_OPERATIONS} ids. */
+export function rememberReport(state: DurableState, opId: string, reported: ReportedState): void {
+  if (!(opId in state.handled)) {
+    const ids = Object.keys(state.handled);
+    for (let i = 0; i <= ids.length - MAX_HANDLED_OPERATIONS; i++) delete state.handled[ids[i]!];
+  }
+  state.handled[opId] = reported;
+}

@@ -1,0 +1,57 @@
+/**
+ * Builders of the AgentMessages a simulated agent sends. Pure: no state, no I/O.
+ */
+import { create } from "@bufbuild/protobuf";
+import {
+  type AgentMessage,
+  AgentMessageSchema,
+  ConfigStatusSchema,
+  HeartbeatSchema,
+  type Hello,
+  HelloSchema,
+  ObservedStateSchema,
+} from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { ReportedState } from "./durable-state.js";
+
+/** The fields of a Hello, as plain values. */
+export type HelloFields = Pick<
+  Hello,
+  | "nodeId"
+  | "agentVersion"
+  | "platform"
+  | "bootId"
+  | "capabilities"
+  | "labels"
+  | "confirmedSequence"
+  | "previousVersion"
+>;
+
+/** A Hello message. */
+export function helloMessage(fields: HelloFields): AgentMessage {
+  return create(AgentMessageSchema, {
+    body: { case: "hello", value: create(HelloSchema, fields) },
+  });
+}
+
+const HEARTBEAT: AgentMessage = create(AgentMessageSchema, {
+  body: { case: "heartbeat", value: create(HeartbeatSchema) },
+});
+
+/** A Heartbeat message (one shared immutable instance: it has no fields). */
+export function heartbeatMessage(): AgentMessage {
+  return HEARTBEAT;
+}
+
+/** A ConfigStatus message. */
+export function configStatusMessage(ok: boolean, message: string): AgentMessage {
+  return create(AgentMessageSchema, {
+    body: { case: "configStatus", value: create(ConfigStatusSchema, { ok, message }) },
+  });
+}
+
+/** An ObservedState message reporting `report` for operation `operationId`. */
+export function observedMessage(operationId: string, report: ReportedState): AgentMessage {
+  return create(AgentMessageSchema, {
+    body: { case: "observed", value: create(ObservedStateSchema, { operationId, ...report }) },
+  });
+}
