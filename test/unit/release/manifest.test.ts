@@ -127,6 +127,14 @@ describe("parseManifest", () => {
           .replace('"sequence": 7,', '"sequence": 7, "sequence": 8,'),
       ),
     ],
+    [
+      "a key repeated under a JSON escape",
+      new TextEncoder().encode(
+        new TextDecoder()
+          .decode(fixtureBytes("manifest.json"))
+          .replace('"sequence": 7,', '"sequence": 7, "\\u0073equence": 8,'),
+      ),
+    ],
   ])("refuses %s as malformed_manifest", (_name, bytes) => {
     expect(() => parseManifest(bytes)).toThrow(
       expect.objectContaining({ reason: "malformed_manifest" }),
