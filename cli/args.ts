@@ -1,0 +1,260 @@
+/**
+ * Flag parsing shared by every agentctl command: a strict wrapper around `node:util`
+ * parseArgs that turns every mistake into a one-line {@link UsageError}, and the value
+ * parsers (durations, percentages, `k=v` pairs, batch specs) whose messages say what to
+ * type instead.
+ */
+import { parseArgs } from "node:util";
+
+/** A mistake in how agentctl was called. `main` prints it as one line and exits 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** One flag a command accepts; `description` and `value` feed its `--help`. */
+export interface FlagSpec {
+  readonly type: "string" | "boolean";
+  readonly short?: string;
+  /** The flag may repeat; its value is then always an array. */
+  readonly multiple?: boolean;
+  readonly description: string;
+  /** Placeholder shown in help for a string flag, such as `DURATION`. */
+  readonly value?: string;
+}
+
+/** Flags by long name (without the leading dashes). */
+export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
+
+/** Parsed flag values by long name: a string, a boolean, or an array for repeatable flags. */
+export type FlagValues = Readonly<
+  Record<string, string | boolean | (string | boolean)[] | undefined>
+>;
+
+/** The result of {@link parseFlags}. */
+export interface ParsedArgs {
+  readonly values: FlagValues;
+  readonly positionals: readonly string[];
+}
+
+/**
+ * Parses `argv` strictly against `flags`. An unknown flag, a missing value or a value
+ * given to a boolean flag throws a {@link UsageError} naming the flag.
+ */
+export function parseFlags(argv: readonly string[], flags: FlagSpecs): ParsedArgs {
+  const options: Record<
+    string,
+    { type: "string" | "boolean"; short?: string; multiple?: boolean }
+  > = {};
+  for (const [name, spec] of Object.entries(flags)) {
+    options[name] = {
+      type: spec.type,
+      ...(spec.short === undefined ? {} : { short: spec.short }),
+      ...(spec.multiple === true ? { multiple: true } : {}),
+    };
+  }
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...argv],
+      options,
+      strict: true,
+      allowPositionals: true,
+    });
+    return { values: values as FlagValues, positionals };
+  } catch (error) {
+    throw new UsageError(describeParseError(error));
+  }
+}
+
+function describeParseError(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  const flag = /'([^']+)'/.exec(message)?.[1];
+  switch (code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown flag ${flag?.split(" ")[0] ?? message}`;
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      if (message.includes("argument missing")) return `flag ${flagName(flag)} needs a value`;
+      if (message.includes("ambiguous")) {
+        return `flag ${flagName(flag)} needs a value (write ${flagName(flag)}=VALUE for a value starting with "-")`;
+      }
+      return `flag ${flagName(flag)} does not take a value`;
+    default:
+      return message.split("\n")[0] ?? message;
+  }
+}
+
+function flagName(fragment: string | undefined): string {
+  // parseArgs quotes "-s, --server <value>" or "--json"; keep the long form.
+  const long = fragment?.match(/--[\w-]+/)?.[0];
+  return long ?? fragment ?? "?";
+}
+
+/** The value of a string flag, or undefined when absent. */
+export function stringFlag(values: FlagValues, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/** The values of a repeatable string flag, in order (empty when absent). */
+export function listFlag(values: FlagValues, name: string): string[] {
+  const value = values[name];
+  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === "string");
+  return typeof value === "string" ? [value] : [];
+}
+
+/** True when a boolean flag was given. */
+export function boolFlag(values: FlagValues, name: string): boolean {
+  return values[name] === true;
+}
+
+/** The value of a flag that must be given. */
+export function requiredFlag(values: FlagValues, name: string): string {
+  const value = stringFlag(values, name);
+  if (value === undefined || value === "") throw new UsageError(`missing required flag --${name}`);
+  return value;
+}
+
+/**
+ * Checks the positional arguments against the names a command expects (`names` in
+ * order; all required unless `optional` says how many trailing ones may be left out).
+ */
+export function expectPositionals(
+  positionals: readonly string[],
+  names: readonly string[],
+  optional = 0,
+): string[] {
+  if (positionals.length > names.length) {
+    throw new UsageError(`unexpected argument "${positionals[names.length]}"`);
+  }
+  if (positionals.length < names.length - optional) {
+    throw new UsageError(`missing argument ${names[positionals.length]}`);
+  }
+  return [...positionals];
+}
+
+const DURATION = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
+
+/**
+ * Parses a duration such as `30m`, `1h30m`, `45s`, `720h` or `0s` into milliseconds.
+ * Only the units h, m and s in that order are accepted, so `1.5h`, `90` or `1d` are refused
+ * rather than guessed at.
+ */
+export function parseDuration(text: string, flag: string): number {
+  const match = DURATION.exec(text);
+  if (text === "" || match === null) {
+    throw new UsageError(
+      `invalid duration "${text}" for --${flag}: use hours, minutes and seconds such as 30m, 1h30m, 45s or 0s`,
+    );
+  }
+  const [, h = "0", m = "0", s = "0"] = match;
+  const ms = ((Number(h) * 60 + Number(m)) * 60 + Number(s)) * 1000;
+  if (!Number.isSafeInteger(ms))
+    throw new UsageError(`duration "${text}" for --${flag} is too long`);
+  return ms;
+}
+
+/** Formats milliseconds the way {@link parseDuration} reads them (`1h30m`, `45s`, `0s`). */
+export function formatDuration(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const text = `${h > 0 ? `${h}h` : ""}${m > 0 ? `${m}m` : ""}${s > 0 ? `${s}s` : ""}`;
+  return text === "" ? "0s" : text;
+}
+
+/** Parses an integer flag within `[min, max]`; anything else is a {@link UsageError}. */
+export function parseInteger(text: string, flag: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new UsageError(`invalid value "${text}" for --${flag}: expected a whole number`);
+  }
+  const value = Number(text);
+  if (value < min || value > max) {
+    throw new UsageError(`invalid value "${text}" for --${flag}: expected ${min} to ${max}`);
+  }
+  return value;
+}
+
+/** Parses a percentage flag: an integer from 0 to 100. */
+export function parsePercent(text: string, flag: string): number {
+  if (!/^\d+$/.test(text) || Number(text) > 100) {
+    throw new UsageError(
+      `invalid percentage "${text}" for --${flag}: expected a whole number 0 to 100`,
+    );
+  }
+  return Number(text);
+}
+
+/**
+ * Parses repeated `k=v` flags into a record. The key must be non-empty; a key given twice
+ * with different values is refused.
+ */
+export function parseKeyValues(items: readonly string[], flag: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of items) {
+    const eq = item.indexOf("=");
+    if (eq <= 0) throw new UsageError(`invalid --${flag} "${item}": expected key=value`);
+    const key = item.slice(0, eq);
+    const value = item.slice(eq + 1);
+    if (out[key] !== undefined && out[key] !== value) {
+      throw new UsageError(`--${flag} gives ${key} twice ("${out[key]}" and "${value}")`);
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+/** One step of a parsed `--batches` spec; `minDurationMs` is undefined for the server default. */
+export interface BatchArg {
+  readonly percent: number;
+  readonly minDurationMs: number | undefined;
+}
+
+/**
+ * Parses `--batches 5:30m,25:30m,100:30m`: cumulative percentages (1 to 100, strictly
+ * increasing, the last one 100), each with an optional minimum duration.
+ */
+export function parseBatches(text: string): BatchArg[] {
+  const hint = "expected PERCENT[:DURATION],… such as 5:30m,25:30m,100:30m";
+  const batches: BatchArg[] = [];
+  for (const part of text.split(",")) {
+    const [percentText = "", duration, extra] = part.split(":");
+    if (extra !== undefined || !/^\d+$/.test(percentText)) {
+      throw new UsageError(`invalid --batches "${text}": ${hint}`);
+    }
+    const percent = Number(percentText);
+    if (percent < 1 || percent > 100) {
+      throw new UsageError(`invalid --batches "${text}": each percentage must be 1 to 100`);
+    }
+    const previous = batches.at(-1);
+    if (previous !== undefined && percent <= previous.percent) {
+      throw new UsageError(
+        `invalid --batches "${text}": percentages are cumulative and must increase (${previous.percent} then ${percent})`,
+      );
+    }
+    batches.push({
+      percent,
+      minDurationMs: duration === undefined ? undefined : parseDuration(duration, "batches"),
+    });
+  }
+  if (batches.at(-1)?.percent !== 100) {
+    throw new UsageError(`invalid --batches "${text}": the last batch must be 100`);
+  }
+  return batches;
+}
+
+/** Parses a flag whose value must be one of `choices`. */
+export function parseChoice<T extends string>(
+  text: string,
+  flag: string,
+  choices: readonly T[],
+): T {
+  const found = choices.find((c) => c === text);
+  if (found === undefined) {
+    throw new UsageError(`invalid value "${text}" for --${flag}: expected ${choices.join(", ")}`);
+  }
+  return found;
+}

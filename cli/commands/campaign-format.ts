@@ -1,0 +1,237 @@
+/**
+ * How campaigns read in a terminal: plans, lists, details and per-batch progress lines.
+ * Pure functions of the messages (and `now` where time matters), shared by `campaign`
+ * and `campaign watch`.
+ */
+import { durationMs } from "@bufbuild/protobuf/wkt";
+import {
+  BatchStateSchema,
+  type BatchStatus,
+  type Campaign,
+  type CampaignNode,
+  CampaignPhase,
+  CampaignPhaseSchema,
+  NodeState,
+  type NodeStateCount,
+  NodeStateSchema,
+  OnBreachSchema,
+  type PlanCampaignResponse,
+} from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { formatDuration } from "../args.js";
+import { enumName, formatFields, formatLabels, formatTable, formatTime } from "../output.js";
+
+/** The default failure threshold Control applies when a campaign does not set one. */
+export const DEFAULT_THRESHOLD_PERCENT = 5;
+
+/** Phases after which a campaign never changes phase again. */
+export const FINAL_PHASES: ReadonlySet<CampaignPhase> = new Set([
+  CampaignPhase.COMPLETED,
+  CampaignPhase.ROLLED_BACK,
+  CampaignPhase.ABORTED,
+  CampaignPhase.FAILED,
+]);
+
+/** Node states that never change once set. */
+export const FINAL_NODE_STATES: ReadonlySet<NodeState> = new Set([
+  NodeState.SUCCEEDED,
+  NodeState.FAILED,
+  NodeState.TIMED_OUT,
+  NodeState.SKIPPED,
+  NodeState.CANCELED,
+  NodeState.ROLLED_BACK,
+  NodeState.ROLLBACK_FAILED,
+]);
+
+/** `running`, `rolled_back`, … */
+export const phaseName = (phase: CampaignPhase): string => enumName(CampaignPhaseSchema, phase);
+/** `waiting`, `timed_out`, … */
+export const stateName = (state: NodeState): string => enumName(NodeStateSchema, state);
+
+/** The count for one node state (0 when absent). */
+export function countOf(counts: readonly NodeStateCount[], state: NodeState): number {
+  return counts.filter((c) => c.state === state).reduce((sum, c) => sum + c.count, 0);
+}
+
+/** Nodes in a final state. */
+export function settledCount(counts: readonly NodeStateCount[]): number {
+  return counts.filter((c) => FINAL_NODE_STATES.has(c.state)).reduce((sum, c) => sum + c.count, 0);
+}
+
+/** Non-zero counts as `succeeded=3 applying=1`, in the order of the node states. */
+export function formatCounts(counts: readonly NodeStateCount[]): string {
+  const text = [...counts]
+    .filter((c) => c.count > 0)
+    .sort((a, b) => a.state - b.state)
+    .map((c) => `${stateName(c.state)}=${c.count}`)
+    .join(" ");
+  return text === "" ? "-" : text;
+}
+
+/** The failure threshold a campaign runs with. */
+export function thresholdOf(campaign: Campaign): number {
+  return campaign.spec?.failureThresholdPercent ?? DEFAULT_THRESHOLD_PERCENT;
+}
+
+/** `1 of 20 failed (5.0%, threshold 5%)`, flagged when the batch breached. */
+export function formatFailures(batch: BatchStatus, threshold: number): string {
+  const ratio = batch.offerable > 0 ? (100 * batch.failed) / batch.offerable : 0;
+  const breached = ratio > threshold;
+  return `${batch.failed}/${batch.offerable} failed (${ratio.toFixed(1)}%${breached ? " >" : " ≤"} ${threshold}%)`;
+}
+
+/** The minimum duration left for a batch, counting `sinceUpdateMs` when it is still running. */
+export function timeLeftMs(batch: BatchStatus, sinceUpdateMs: number): number | undefined {
+  if (batch.minDuration === undefined) return undefined;
+  const elapsed = (batch.elapsed === undefined ? 0 : durationMs(batch.elapsed)) + sinceUpdateMs;
+  return Math.max(0, durationMs(batch.minDuration) - elapsed);
+}
+
+/** Formats a plan: one row per batch, then skipped and up-to-date nodes. */
+export function formatPlan(version: string, plan: PlanCampaignResponse, wide: boolean): string {
+  const rows = plan.batches.map((b, i) => {
+    const ids = wide || b.nodeIds.length <= 3 ? b.nodeIds : [...b.nodeIds.slice(0, 3), "…"];
+    return [
+      String(i + 1),
+      `${b.percent}%`,
+      String(b.nodeIds.length),
+      b.minDuration === undefined ? "default" : formatDuration(durationMs(b.minDuration)),
+      ids.join(",") || "-",
+    ];
+  });
+  const lines = [
+    `Plan for agent ${version}: ${plan.totalNodes} node(s) in ${plan.batches.length} batch(es)\n`,
+    formatTable(["BATCH", "PERCENT", "NODES", "MIN DURATION", "NODES IN ORDER"], rows),
+  ];
+  if (plan.unsupportedNodeIds.length > 0) {
+    lines.push(
+      `${plan.unsupportedNodeIds.length} node(s) lack upgrade.v1 and will be skipped: ${plan.unsupportedNodeIds.join(",")}\n`,
+    );
+  }
+  if (plan.upToDateNodeIds.length > 0) {
+    lines.push(
+      `${plan.upToDateNodeIds.length} node(s) already run ${version}: ${plan.upToDateNodeIds.join(",")}\n`,
+    );
+  }
+  return lines.join("");
+}
+
+/** `2/3` for the batch being run, by position among the campaign's batches. */
+export function batchPosition(campaign: Campaign): string {
+  const position = campaign.batches.findIndex((b) => b.index === campaign.currentBatch);
+  return `${position < 0 ? "-" : position + 1}/${campaign.batches.length}`;
+}
+
+/** Formats campaigns as the `campaign list` table. */
+export function formatCampaignTable(campaigns: readonly Campaign[]): string {
+  return formatTable(
+    ["ID", "PHASE", "VERSION", "BATCH", "NODES", "SUCCEEDED", "FAILED", "CREATED", "BY"],
+    campaigns.map((c) => [
+      c.id,
+      phaseName(c.phase),
+      c.spec?.targetVersion ?? "-",
+      batchPosition(c),
+      String(c.nodeCount),
+      String(countOf(c.counts, NodeState.SUCCEEDED)),
+      String(countOf(c.counts, NodeState.FAILED) + countOf(c.counts, NodeState.TIMED_OUT)),
+      formatTime(c.createdAt),
+      c.createdBy || "-",
+    ]),
+  );
+}
+
+/** Why a campaign stopped, as one line, or undefined while nothing stopped it. */
+export function stopReason(campaign: Campaign): string | undefined {
+  if (campaign.code === "" && campaign.message === "") return undefined;
+  const by =
+    campaign.stoppedByNodeId === "" ? "" : ` (stopped by node ${campaign.stoppedByNodeId})`;
+  const text = [campaign.code, campaign.message].filter((s) => s !== "").join(": ");
+  return `${text}${by}`;
+}
+
+/** Formats the batches of a campaign as a table. */
+export function formatBatchTable(campaign: Campaign): string {
+  const threshold = thresholdOf(campaign);
+  return formatTable(
+    ["BATCH", "PERCENT", "STATE", "NODES", "FAILURES", "ELAPSED/MIN", "COUNTS"],
+    campaign.batches.map((b, i) => [
+      String(i + 1),
+      `${b.percent}%`,
+      enumName(BatchStateSchema, b.state),
+      String(b.nodeCount),
+      formatFailures(b, threshold),
+      `${b.elapsed === undefined ? "-" : formatDuration(durationMs(b.elapsed))}/${b.minDuration === undefined ? "-" : formatDuration(durationMs(b.minDuration))}`,
+      formatCounts(b.counts),
+    ]),
+  );
+}
+
+/** Formats the node rows of a campaign; `wide` adds pool, times and operation ids. */
+export function formatCampaignNodes(nodes: readonly CampaignNode[], wide: boolean): string {
+  const header = ["NODE", "BATCH", "STATE", "VERSION", "CODE", "MESSAGE"];
+  if (wide) header.push("PREVIOUS", "POOL", "OFFERED", "FINISHED", "OPERATION");
+  return formatTable(
+    header,
+    nodes.map((n) => {
+      const row = [
+        n.nodeId,
+        String(n.batch),
+        stateName(n.state),
+        n.version || "-",
+        n.code || "-",
+        n.message || "-",
+      ];
+      if (wide) {
+        row.push(
+          n.previousVersion || "-",
+          n.pool || "-",
+          formatTime(n.offeredAt),
+          formatTime(n.finishedAt),
+          n.operationId || "-",
+        );
+      }
+      return row;
+    }),
+  );
+}
+
+/** The summary block of `campaign show`. */
+export function formatCampaignSummary(campaign: Campaign): string {
+  const spec = campaign.spec;
+  const selector = spec?.selector;
+  const exclude = spec?.exclude;
+  return formatFields([
+    ["Campaign", campaign.id],
+    ["Phase", phaseName(campaign.phase)],
+    ["Target", `${spec?.targetVersion ?? "-"} (sequence ${campaign.targetSequence})`],
+    ["Batch", batchPosition(campaign)],
+    ["Nodes", `${campaign.nodeCount}: ${formatCounts(campaign.counts)}`],
+    [
+      "Threshold",
+      `${thresholdOf(campaign)}%, on breach ${spec === undefined ? "-" : enumName(OnBreachSchema, spec.onBreach)}`,
+    ],
+    [
+      "Selector",
+      selector === undefined
+        ? ""
+        : describeSelector(selector.labels, selector.pools, selector.nodeIds),
+    ],
+    ["Exclude", exclude === undefined ? "" : describeSelector(exclude.tags, [], exclude.nodeIds)],
+    ["Stopped", stopReason(campaign) ?? ""],
+    ["Reason", spec?.reason ?? ""],
+    ["Created", `${formatTime(campaign.createdAt)} by ${campaign.createdBy || "-"}`],
+    ["Finished", formatTime(campaign.finishedAt)],
+    ["Retry of", campaign.retryOf],
+  ]);
+}
+
+function describeSelector(
+  labels: Record<string, string>,
+  pools: string[],
+  nodeIds: string[],
+): string {
+  const parts: string[] = [];
+  if (Object.keys(labels).length > 0) parts.push(`labels ${formatLabels(labels)}`);
+  if (pools.length > 0) parts.push(`pools ${pools.join(",")}`);
+  if (nodeIds.length > 0) parts.push(`nodes ${nodeIds.join(",")}`);
+  return parts.join("; ");
+}

@@ -1,0 +1,223 @@
+/**
+ * `agentctl campaign watch ID`: follows the WatchCampaign stream. On a terminal it redraws
+ * one progress bar per batch in place, ticking the current batch's time left every second;
+ * otherwise it prints one line per update. Exits 0 when the campaign completed, 3 when it
+ * ended rolled back, aborted or failed, 130 on Ctrl-C.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  BatchState,
+  BatchStateSchema,
+  type BatchStatus,
+  type Campaign,
+  CampaignPhase,
+  NodeState,
+  WatchCampaignResponseSchema,
+} from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { expectPositionals, formatDuration } from "../args.js";
+import { type Command, type Context, ExitError } from "../command.js";
+import {
+  ESC,
+  enumName,
+  messageJsonLine,
+  type Painter,
+  stripAnsi,
+  visibleLength,
+} from "../output.js";
+import {
+  batchPosition,
+  countOf,
+  FINAL_PHASES,
+  formatCounts,
+  formatFailures,
+  phaseName,
+  settledCount,
+  stopReason,
+  thresholdOf,
+  timeLeftMs,
+} from "./campaign-format.js";
+
+/** Exit code of a watch whose campaign ended rolled back, aborted or failed. */
+export const EXIT_UNSUCCESSFUL = 3;
+const BAR_WIDTH = 20;
+const MAX_RECONNECTS = 5;
+
+/** A bar of `width` cells: succeeded green, failed red, otherwise settled yellow, the rest dim. */
+export function progressBar(batch: BatchStatus, paint: Painter, width = BAR_WIDTH): string {
+  const total = Math.max(1, batch.nodeCount);
+  const failed =
+    countOf(batch.counts, NodeState.FAILED) +
+    countOf(batch.counts, NodeState.TIMED_OUT) +
+    countOf(batch.counts, NodeState.ROLLBACK_FAILED);
+  const succeeded = countOf(batch.counts, NodeState.SUCCEEDED);
+  const other = Math.max(0, settledCount(batch.counts) - failed - succeeded);
+  const cells = (n: number): number => Math.round((n / total) * width);
+  const s = cells(succeeded);
+  const f = Math.min(width - s, cells(failed));
+  const o = Math.min(width - s - f, cells(other));
+  return `[${paint("green", "#".repeat(s))}${paint("red", "x".repeat(f))}${paint("yellow", "~".repeat(o))}${paint("dim", "-".repeat(width - s - f - o))}]`;
+}
+
+function batchTimeLeft(campaign: Campaign, batch: BatchStatus, sinceUpdateMs: number): string {
+  if (batch.state !== BatchState.RUNNING) return "";
+  const running = campaign.phase === CampaignPhase.RUNNING;
+  const left = timeLeftMs(batch, running ? sinceUpdateMs : 0);
+  if (left === undefined) return "";
+  return left > 0
+    ? `${formatDuration(left)} left${running ? "" : " (paused)"}`
+    : "min duration reached";
+}
+
+/**
+ * The lines of one terminal frame: a header, one line per batch, and why the campaign
+ * stopped when something stopped it. `sinceUpdateMs` is the time since the update arrived.
+ */
+export function renderFrame(campaign: Campaign, sinceUpdateMs: number, paint: Painter): string[] {
+  const threshold = thresholdOf(campaign);
+  const lines = [
+    `${paint("bold", `campaign ${campaign.id}`)}  agent ${campaign.spec?.targetVersion ?? "?"}  ${phaseName(campaign.phase)}  batch ${batchPosition(campaign)}  ${campaign.nodeCount} node(s)`,
+  ];
+  campaign.batches.forEach((b, i) => {
+    const current = b.index === campaign.currentBatch ? ">" : " ";
+    const settled = `${settledCount(b.counts)}/${b.nodeCount}`.padStart(9);
+    const parts = [
+      `${current} batch ${String(i + 1).padStart(2)} ${`${b.percent}%`.padStart(4)} ${progressBar(b, paint)}${settled}`,
+      enumName(BatchStateSchema, b.state).padEnd(11),
+      formatFailures(b, threshold),
+      batchTimeLeft(campaign, b, sinceUpdateMs),
+      formatCounts(b.counts),
+    ];
+    lines.push(parts.filter((p) => p !== "").join("  "));
+  });
+  const reason = stopReason(campaign);
+  if (reason !== undefined) lines.push(paint("red", `stopped: ${reason}`));
+  return lines;
+}
+
+/** The one line printed per update when stdout is not a terminal. */
+export function renderLine(campaign: Campaign, now: Date): string {
+  const threshold = thresholdOf(campaign);
+  const current = campaign.batches.find((b) => b.index === campaign.currentBatch);
+  const parts = [
+    now.toISOString(),
+    `campaign ${campaign.id}`,
+    phaseName(campaign.phase),
+    `batch ${batchPosition(campaign)}`,
+    formatCounts(campaign.counts),
+  ];
+  if (current !== undefined) {
+    const left = batchTimeLeft(campaign, current, 0);
+    parts.push(
+      `current batch ${formatFailures(current, threshold)}${left === "" ? "" : `, ${left}`}`,
+    );
+  }
+  const reason = stopReason(campaign);
+  if (reason !== undefined) parts.push(`stopped: ${reason}`);
+  return parts.join("  ");
+}
+
+/** 0 for a completed campaign; {@link EXIT_UNSUCCESSFUL} for any other final phase. */
+export function exitCodeFor(phase: CampaignPhase): number {
+  return phase === CampaignPhase.COMPLETED ? 0 : EXIT_UNSUCCESSFUL;
+}
+
+function transient(error: unknown): boolean {
+  if (!(error instanceof ConnectError)) return false;
+  return [Code.Unavailable, Code.Aborted, Code.Unknown, Code.DeadlineExceeded].includes(error.code);
+}
+
+/** Draws frames in place on a terminal (cursor up, clear below), never wider than it. */
+function createTerminalDrawer(ctx: Context): (lines: string[]) => void {
+  let drawn = 0;
+  return (lines) => {
+    const width = ctx.stdout.columns ?? 120;
+    const fitted = lines.map((l) => (visibleLength(l) > width - 1 ? truncate(l, width - 1) : l));
+    const up = drawn > 0 ? `${ESC}[${drawn}F` : "";
+    ctx.stdout.write(`${up}${ESC}[J${fitted.join("\n")}\n`);
+    drawn = fitted.length;
+  };
+}
+
+function truncate(line: string, width: number): string {
+  // Drop colour before cutting so no escape sequence is split; a cut line is plain.
+  const plain = stripAnsi(line);
+  return `${plain.slice(0, Math.max(0, width - 1))}…`;
+}
+
+/**
+ * Follows a campaign until it is finished (final phase and every node final), reconnecting
+ * after transient failures. Resolves to the exit code; throws {@link ExitError} (code 3)
+ * with the stop reason when the campaign did not complete.
+ */
+export async function watchCampaign(ctx: Context, id: string): Promise<number> {
+  const tty = ctx.stdout.isTTY === true && ctx.output !== "json";
+  const draw = createTerminalDrawer(ctx);
+  let last: Campaign | undefined;
+  let receivedAt = 0;
+  let status = "";
+  const redraw = (): void => {
+    if (last === undefined) return;
+    const frame = renderFrame(last, Date.now() - receivedAt, ctx.paint);
+    draw(status === "" ? frame : [...frame, ctx.paint("yellow", status)]);
+  };
+  const ticker = tty ? setInterval(redraw, 1000) : undefined;
+  let reconnects = 0;
+  try {
+    for (;;) {
+      try {
+        for await (const update of ctx
+          .clients()
+          .campaigns.watchCampaign({ id }, { signal: ctx.signal })) {
+          reconnects = 0;
+          status = "";
+          if (update.campaign === undefined) continue;
+          last = update.campaign;
+          receivedAt = Date.now();
+          if (ctx.output === "json")
+            ctx.stdout.write(messageJsonLine(WatchCampaignResponseSchema, update));
+          else if (tty) redraw();
+          else ctx.stdout.write(`${renderLine(last, ctx.now())}\n`);
+          if (FINAL_PHASES.has(last.phase) && last.finishedAt !== undefined) break;
+        }
+        if (last !== undefined && FINAL_PHASES.has(last.phase)) break;
+        throw new ConnectError(
+          "the watch stream ended before the campaign finished",
+          Code.Unavailable,
+        );
+      } catch (error) {
+        if (ctx.signal.aborted || !transient(error) || ++reconnects > MAX_RECONNECTS) throw error;
+        const waitMs = Math.min(10_000, 500 * 2 ** reconnects);
+        status = `connection lost (${error instanceof Error ? error.message : String(error)}); reconnecting in ${formatDuration(waitMs)}`;
+        if (tty) redraw();
+        else ctx.stderr.write(`${status}\n`);
+        await sleep(waitMs, undefined, { signal: ctx.signal });
+      }
+    }
+  } finally {
+    if (ticker !== undefined) clearInterval(ticker);
+  }
+  if (last === undefined) throw new Error("the watch ended without any update");
+  const code = exitCodeFor(last.phase);
+  if (code !== 0) {
+    throw new ExitError(
+      code,
+      `campaign ${id} ended ${phaseName(last.phase)}${stopReason(last) === undefined ? "" : `: ${stopReason(last)}`}`,
+    );
+  }
+  return 0;
+}
+
+/** The `campaign watch` command. */
+export const watchCommand: Command = {
+  summary: "Follow a campaign's progress live until it finishes",
+  args: "ID",
+  flags: {},
+  details:
+    "Exit codes: 0 completed, 3 rolled_back/aborted/failed, 130 interrupted (Ctrl-C).\n" +
+    "Not on a terminal it prints one line per update; with --json one WatchCampaignResponse per line.",
+  async run(ctx, { positionals }) {
+    const [id = ""] = expectPositionals(positionals, ["ID"]);
+    return await watchCampaign(ctx, id);
+  },
+};

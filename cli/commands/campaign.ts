@@ -1,0 +1,287 @@
+/**
+ * `agentctl campaign …`: plan, start and steer campaigns through CampaignService.
+ */
+
+import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
+import {
+  AbortCampaignResponseSchema,
+  type Campaign,
+  CampaignPhaseSchema,
+  GetCampaignResponseSchema,
+  ListCampaignsResponseSchema,
+  PauseCampaignResponseSchema,
+  PlanCampaignResponseSchema,
+  ResumeCampaignResponseSchema,
+  RetryCampaignResponseSchema,
+  StartCampaignResponseSchema,
+} from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import {
+  boolFlag,
+  expectPositionals,
+  type FlagSpecs,
+  listFlag,
+  type ParsedArgs,
+  parseInteger,
+  stringFlag,
+  UsageError,
+} from "../args.js";
+import { type Command, type CommandGroup, type Context, ExitError } from "../command.js";
+import { enumNames, enumValue, messageJson } from "../output.js";
+import {
+  formatBatchTable,
+  formatCampaignNodes,
+  formatCampaignSummary,
+  formatCampaignTable,
+  formatPlan,
+  phaseName,
+} from "./campaign-format.js";
+import { SPEC_FLAGS, specFromFlags } from "./campaign-spec.js";
+import { watchCommand } from "./campaign-watch.js";
+
+function reportStarted(ctx: Context, campaign: Campaign | undefined, verb: string): void {
+  if (campaign === undefined) throw new Error("Control answered without a campaign");
+  ctx.stdout.write(`${campaign.id}\n`);
+  ctx.stderr.write(
+    `campaign ${campaign.id} ${verb}: agent ${campaign.spec?.targetVersion ?? "?"} to ${campaign.nodeCount} node(s) in ${campaign.batches.length} batch(es); follow it with: agentctl campaign watch ${campaign.id}\n`,
+  );
+}
+
+const plan: Command = {
+  summary: "Show the batches a campaign would run, without starting anything",
+  flags: SPEC_FLAGS,
+  details: "With --json the output is a PlanCampaignResponse. --output wide lists every node.",
+  async run(ctx, { values, positionals }) {
+    expectPositionals(positionals, []);
+    const spec = specFromFlags(values);
+    const response = await ctx.clients().campaigns.planCampaign({ spec }, { signal: ctx.signal });
+    ctx.stdout.write(
+      ctx.output === "json"
+        ? messageJson(PlanCampaignResponseSchema, response)
+        : formatPlan(spec.targetVersion, response, ctx.output === "wide"),
+    );
+    return 0;
+  },
+};
+
+const start: Command = {
+  summary: "Start a campaign; prints its id",
+  flags: {
+    ...SPEC_FLAGS,
+    yes: { type: "boolean", short: "y", description: "do not ask for confirmation on a terminal" },
+  },
+  details:
+    "On a terminal, the plan is shown and a y/N confirmation asked unless --yes is given;\n" +
+    "without a terminal (scripts, CI) the campaign starts at once.\n" +
+    "Prints the campaign id alone on stdout; with --json a StartCampaignResponse.",
+  async run(ctx, { values, positionals }) {
+    expectPositionals(positionals, []);
+    const spec = specFromFlags(values);
+    const campaigns = ctx.clients().campaigns;
+    if (ctx.interactive && !boolFlag(values, "yes")) {
+      const planned = await campaigns.planCampaign({ spec }, { signal: ctx.signal });
+      ctx.stderr.write(formatPlan(spec.targetVersion, planned, false));
+      if (
+        !(await ctx.confirm(
+          `Start upgrading ${planned.totalNodes} node(s) to ${spec.targetVersion}?`,
+        ))
+      ) {
+        throw new ExitError(1, "not started: the campaign was not confirmed");
+      }
+    }
+    const response = await campaigns.startCampaign({ spec }, { signal: ctx.signal });
+    if (ctx.output === "json") {
+      ctx.stdout.write(messageJson(StartCampaignResponseSchema, response));
+    } else {
+      reportStarted(ctx, response.campaign, "started");
+    }
+    return 0;
+  },
+};
+
+const list: Command = {
+  summary: "List campaigns, newest first",
+  flags: {
+    phase: {
+      type: "string",
+      multiple: true,
+      value: "PHASE",
+      description: `only campaigns in this phase (repeatable): ${enumNames(CampaignPhaseSchema).join(", ")}`,
+    },
+    node: { type: "string", value: "ID", description: "only campaigns that include this node" },
+    "page-size": { type: "string", value: "N", description: "campaigns per page" },
+    "page-token": { type: "string", value: "TOKEN", description: "continue from a previous page" },
+  },
+  details: "With --json the output is a ListCampaignsResponse.",
+  async run(ctx, { values, positionals }) {
+    expectPositionals(positionals, []);
+    const phases = listFlag(values, "phase").map((p) => {
+      const value = enumValue(CampaignPhaseSchema, p);
+      if (value === undefined || value === 0) {
+        throw new UsageError(
+          `invalid value "${p}" for --phase: expected ${enumNames(CampaignPhaseSchema).join(", ")}`,
+        );
+      }
+      return value;
+    });
+    const pageSize = stringFlag(values, "page-size");
+    const response = await ctx.clients().campaigns.listCampaigns(
+      {
+        phases,
+        nodeId: stringFlag(values, "node") ?? "",
+        pageSize: pageSize === undefined ? 0 : parseInteger(pageSize, "page-size", 1, 1000),
+        pageToken: stringFlag(values, "page-token") ?? "",
+      },
+      { signal: ctx.signal },
+    );
+    if (ctx.output === "json") {
+      ctx.stdout.write(messageJson(ListCampaignsResponseSchema, response));
+      return 0;
+    }
+    if (response.campaigns.length === 0) {
+      ctx.stderr.write("No campaigns.\n");
+      return 0;
+    }
+    ctx.stdout.write(formatCampaignTable(response.campaigns));
+    if (response.nextPageToken !== "") {
+      ctx.stderr.write(`more with --page-token ${response.nextPageToken}\n`);
+    }
+    return 0;
+  },
+};
+
+const show: Command = {
+  summary: "Show a campaign: summary, batches and a row per node",
+  args: "ID",
+  flags: { summary: { type: "boolean", description: "leave out the node rows" } },
+  details:
+    "--output wide adds pool, times and operation ids to node rows. With --json a GetCampaignResponse.",
+  async run(ctx, { values, positionals }) {
+    const [id = ""] = expectPositionals(positionals, ["ID"]);
+    const summaryOnly = boolFlag(values, "summary");
+    const response = await ctx
+      .clients()
+      .campaigns.getCampaign({ id, summaryOnly }, { signal: ctx.signal });
+    if (ctx.output === "json") {
+      ctx.stdout.write(messageJson(GetCampaignResponseSchema, response));
+      return 0;
+    }
+    const campaign = response.campaign;
+    if (campaign === undefined) throw new Error("Control answered without a campaign");
+    ctx.stdout.write(`${formatCampaignSummary(campaign)}\n${formatBatchTable(campaign)}`);
+    if (!summaryOnly && response.nodes.length > 0) {
+      ctx.stdout.write(`\n${formatCampaignNodes(response.nodes, ctx.output === "wide")}`);
+    }
+    return 0;
+  },
+};
+
+const REASON = {
+  reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
+} as const;
+
+type Values = ParsedArgs["values"];
+
+/** A command that acts on one campaign and prints its new phase (or the response as JSON). */
+function control<S extends DescMessage>(
+  summary: string,
+  verb: string,
+  schema: S,
+  call: (
+    ctx: Context,
+    id: string,
+    values: Values,
+  ) => Promise<MessageShape<S> & { campaign?: Campaign | undefined }>,
+  extraFlags: FlagSpecs = {},
+): Command {
+  return {
+    summary,
+    args: "ID",
+    flags: { ...REASON, ...extraFlags },
+    details: `With --json the output is a ${schema.name}.`,
+    async run(ctx, { values, positionals }) {
+      const [id = ""] = expectPositionals(positionals, ["ID"]);
+      const response = await call(ctx, id, values);
+      const phase = response.campaign === undefined ? "?" : phaseName(response.campaign.phase);
+      ctx.stdout.write(
+        ctx.output === "json"
+          ? messageJson(schema, response)
+          : `campaign ${id} ${verb}; phase ${phase}\n`,
+      );
+      return 0;
+    },
+  };
+}
+
+const reasonOf = (values: Values): string => stringFlag(values, "reason") ?? "";
+
+const retry: Command = {
+  summary: "Start a new campaign over the nodes that failed, timed out, were skipped or canceled",
+  args: "ID",
+  flags: {
+    ...REASON,
+    "exclude-node": {
+      type: "string",
+      multiple: true,
+      value: "ID",
+      description: "leave this node out (repeatable)",
+    },
+  },
+  details: "Prints the new campaign's id; with --json a RetryCampaignResponse.",
+  async run(ctx, { values, positionals }) {
+    const [id = ""] = expectPositionals(positionals, ["ID"]);
+    const response = await ctx
+      .clients()
+      .campaigns.retryCampaign(
+        { id, excludeNodeIds: listFlag(values, "exclude-node"), reason: reasonOf(values) },
+        { signal: ctx.signal },
+      );
+    if (ctx.output === "json") ctx.stdout.write(messageJson(RetryCampaignResponseSchema, response));
+    else reportStarted(ctx, response.campaign, `started (retry of ${id})`);
+    return 0;
+  },
+};
+
+/** The `campaign` command group. */
+export const campaignGroup: CommandGroup = {
+  name: "campaign",
+  summary: "Plan, start, watch and steer upgrade campaigns",
+  commands: {
+    plan,
+    start,
+    list,
+    show,
+    watch: watchCommand,
+    pause: control(
+      "Stop new offers and new batches (in-flight nodes are still judged)",
+      "paused",
+      PauseCampaignResponseSchema,
+      (ctx, id, values) =>
+        ctx
+          .clients()
+          .campaigns.pauseCampaign({ id, reason: reasonOf(values) }, { signal: ctx.signal }),
+    ),
+    resume: control(
+      "Continue a paused campaign (paused time does not count toward a batch)",
+      "resumed",
+      ResumeCampaignResponseSchema,
+      (ctx, id, values) =>
+        ctx
+          .clients()
+          .campaigns.resumeCampaign({ id, reason: reasonOf(values) }, { signal: ctx.signal }),
+    ),
+    abort: control(
+      "End a campaign; with --rollback its current batch is rolled back first",
+      "aborted",
+      AbortCampaignResponseSchema,
+      (ctx, id, values) =>
+        ctx
+          .clients()
+          .campaigns.abortCampaign(
+            { id, rollback: boolFlag(values, "rollback"), reason: reasonOf(values) },
+            { signal: ctx.signal },
+          ),
+      { rollback: { type: "boolean", description: "roll the current batch back first" } },
+    ),
+    retry,
+  },
+};

@@ -1,0 +1,248 @@
+/**
+ * `agentctl node list|show|disable|enable`: the node registry.
+ */
+import { create } from "@bufbuild/protobuf";
+import {
+  DisableNodeResponseSchema,
+  EnableNodeResponseSchema,
+  GetNodeResponseSchema,
+  type ListNodesRequest,
+  ListNodesRequestSchema,
+  type ListNodesResponse,
+  ListNodesResponseSchema,
+  type Node,
+} from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
+import {
+  boolFlag,
+  expectPositionals,
+  listFlag,
+  parseInteger,
+  parseKeyValues,
+  stringFlag,
+  UsageError,
+} from "../args.js";
+import type { CommandGroup, Context } from "../command.js";
+import {
+  formatAge,
+  formatFields,
+  formatLabels,
+  formatTable,
+  formatTime,
+  messageJson,
+} from "../output.js";
+
+/** Column headers of `node list`; `wide` adds the rest. */
+export const NODE_COLUMNS = [
+  "NODE",
+  "STATUS",
+  "VERSION",
+  "PLATFORM",
+  "POOL",
+  "CAMPAIGN",
+  "LAST SEEN",
+];
+const WIDE_COLUMNS = [
+  "LABELS",
+  "CAPABILITIES",
+  "PREVIOUS",
+  "CONFIRMED SEQ",
+  "BOOT ID",
+  "FIRST SEEN",
+];
+
+/** `online`, `offline`, with `,disabled` appended when the node is excluded from campaigns. */
+export function nodeStatus(node: Node): string {
+  return `${node.online ? "online" : "offline"}${node.enabled ? "" : ",disabled"}`;
+}
+
+/** The rows of a node table, one per node, in the order given. */
+export function nodeRows(nodes: readonly Node[], wide: boolean, now: Date): string[][] {
+  return nodes.map((n) => {
+    const row = [
+      n.nodeId,
+      nodeStatus(n),
+      n.agentVersion || "-",
+      n.platform || "-",
+      n.pool || "-",
+      n.activeCampaignId || "-",
+      formatAge(n.lastSeen, now),
+    ];
+    if (wide) {
+      row.push(
+        formatLabels(n.labels),
+        n.capabilities.length > 0 ? n.capabilities.join(",") : "-",
+        n.previousVersion || "-",
+        n.confirmedSequence.toString(),
+        n.bootId || "-",
+        formatTime(n.firstSeen),
+      );
+    }
+    return row;
+  });
+}
+
+/** Formats nodes as the `node list` table. */
+export function formatNodeTable(nodes: readonly Node[], wide: boolean, now: Date): string {
+  return formatTable(
+    wide ? [...NODE_COLUMNS, ...WIDE_COLUMNS] : NODE_COLUMNS,
+    nodeRows(nodes, wide, now),
+  );
+}
+
+function nodeFields(node: Node, now: Date): string {
+  return formatFields([
+    ["Node", node.nodeId],
+    ["Status", nodeStatus(node)],
+    ["Version", node.agentVersion],
+    ["Previous version", node.previousVersion],
+    ["Confirmed sequence", node.confirmedSequence.toString()],
+    ["Platform", node.platform],
+    ["Pool", node.pool],
+    ["Labels", formatLabels(node.labels)],
+    ["Capabilities", node.capabilities.join(", ")],
+    ["Boot id", node.bootId],
+    ["First seen", formatTime(node.firstSeen)],
+    ["Last seen", `${formatTime(node.lastSeen)} (${formatAge(node.lastSeen, now)})`],
+    ["Active campaign", node.activeCampaignId],
+  ]);
+}
+
+async function listAllPages(
+  ctx: Context,
+  request: ListNodesRequest,
+  all: boolean,
+): Promise<ListNodesResponse> {
+  const first = await ctx.clients().nodes.listNodes(request, { signal: ctx.signal });
+  if (!all) return first;
+  const seen = new Set<string>();
+  let page = first;
+  while (page.nextPageToken !== "" && !seen.has(page.nextPageToken)) {
+    seen.add(page.nextPageToken);
+    page = await ctx
+      .clients()
+      .nodes.listNodes({ ...request, pageToken: page.nextPageToken }, { signal: ctx.signal });
+    first.nodes.push(...page.nodes);
+  }
+  first.nextPageToken = "";
+  return first;
+}
+
+/** The `node` command group. */
+export const nodeGroup: CommandGroup = {
+  name: "node",
+  summary: "List and inspect nodes, exclude them from campaigns",
+  commands: {
+    list: {
+      summary: "List nodes, ordered by id",
+      flags: {
+        label: {
+          type: "string",
+          multiple: true,
+          value: "K=V",
+          description: "only nodes with this label (repeatable; all must match)",
+        },
+        online: { type: "boolean", description: "only online nodes" },
+        offline: { type: "boolean", description: "only offline nodes" },
+        pool: { type: "string", value: "POOL", description: "only nodes of this pool" },
+        "agent-version": {
+          type: "string",
+          value: "V",
+          description: "only nodes running this agent version",
+        },
+        "page-size": {
+          type: "string",
+          value: "N",
+          description: "nodes per page (1-1000, server default 100)",
+        },
+        "page-token": {
+          type: "string",
+          value: "TOKEN",
+          description: "continue from a previous page",
+        },
+        all: { type: "boolean", description: "fetch every page" },
+      },
+      details:
+        "With --json the output is a ListNodesResponse; with --all it holds every node and no next page token.",
+      async run(ctx, { values, positionals }) {
+        expectPositionals(positionals, []);
+        if (boolFlag(values, "online") && boolFlag(values, "offline")) {
+          throw new UsageError("--online and --offline cannot be used together");
+        }
+        const pageSize = stringFlag(values, "page-size");
+        const request = create(ListNodesRequestSchema, {
+          labels: parseKeyValues(listFlag(values, "label"), "label"),
+          pool: stringFlag(values, "pool") ?? "",
+          agentVersion: stringFlag(values, "agent-version") ?? "",
+          pageSize: pageSize === undefined ? 0 : parseInteger(pageSize, "page-size", 1, 1000),
+          pageToken: stringFlag(values, "page-token") ?? "",
+        });
+        if (boolFlag(values, "online")) request.online = true;
+        if (boolFlag(values, "offline")) request.online = false;
+        const response = await listAllPages(ctx, request, boolFlag(values, "all"));
+        if (ctx.output === "json") {
+          ctx.stdout.write(messageJson(ListNodesResponseSchema, response));
+          return 0;
+        }
+        if (response.nodes.length === 0) {
+          ctx.stderr.write("No nodes match.\n");
+          return 0;
+        }
+        ctx.stdout.write(formatNodeTable(response.nodes, ctx.output === "wide", ctx.now()));
+        if (response.nextPageToken !== "") {
+          ctx.stderr.write(
+            `${response.nodes.length} of ${response.totalSize} nodes shown; more with --page-token ${response.nextPageToken} or --all\n`,
+          );
+        }
+        return 0;
+      },
+    },
+    show: {
+      summary: "Show one node",
+      args: "ID",
+      flags: {},
+      async run(ctx, { positionals }) {
+        const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
+        const response = await ctx.clients().nodes.getNode({ nodeId }, { signal: ctx.signal });
+        if (ctx.output === "json") {
+          ctx.stdout.write(messageJson(GetNodeResponseSchema, response));
+        } else if (response.node !== undefined) {
+          ctx.stdout.write(nodeFields(response.node, ctx.now()));
+        }
+        return 0;
+      },
+    },
+    disable: {
+      summary: "Exclude a node from future campaigns (its stream stays open)",
+      args: "ID",
+      flags: { reason: { type: "string", value: "TEXT", description: "why, for the audit log" } },
+      async run(ctx, { values, positionals }) {
+        const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
+        const reason = stringFlag(values, "reason") ?? "";
+        const response = await ctx
+          .clients()
+          .nodes.disableNode({ nodeId, reason }, { signal: ctx.signal });
+        ctx.stdout.write(
+          ctx.output === "json"
+            ? messageJson(DisableNodeResponseSchema, response)
+            : `node ${nodeId} disabled\n`,
+        );
+        return 0;
+      },
+    },
+    enable: {
+      summary: "Make a disabled node eligible for campaigns again",
+      args: "ID",
+      flags: {},
+      async run(ctx, { positionals }) {
+        const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
+        const response = await ctx.clients().nodes.enableNode({ nodeId }, { signal: ctx.signal });
+        ctx.stdout.write(
+          ctx.output === "json"
+            ? messageJson(EnableNodeResponseSchema, response)
+            : `node ${nodeId} enabled\n`,
+        );
+        return 0;
+      },
+    },
+  },
+};

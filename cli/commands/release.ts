@@ -1,0 +1,179 @@
+/**
+ * `agentctl release …`: the offline signing commands plus `register`, `list` and `show`,
+ * which talk to Control's ReleaseService.
+ */
+import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { parseEnvelope, parseManifest, sha256Hex } from "../../control/shared/release/index.js";
+import {
+  type ArtifactFile,
+  ArtifactFileSchema,
+  GetReleaseResponseSchema,
+  ListReleasesResponseSchema,
+  RegisterReleaseResponseSchema,
+  type Release,
+} from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import { expectPositionals, stringFlag, UsageError } from "../args.js";
+import type { CommandGroup } from "../command.js";
+import { formatFields, formatTable, formatTime, messageJson } from "../output.js";
+import { offlineReleaseCommands } from "./release-offline.js";
+
+/**
+ * Reads the artifact files an envelope's manifest names by `file` from `dir`, checking
+ * each against the manifest's size and sha256 before anything is uploaded.
+ */
+export async function artifactFilesFor(
+  envelopeBytes: Uint8Array,
+  dir: string,
+): Promise<ArtifactFile[]> {
+  const manifest = parseManifest(parseEnvelope(envelopeBytes).payload);
+  const files: ArtifactFile[] = [];
+  for (const [platform, artifact] of Object.entries(manifest.artifacts)) {
+    if (artifact.file === undefined) continue;
+    const path = join(dir, artifact.file);
+    const content = await readFile(path).catch((error: unknown) => {
+      if ((error as { code?: unknown }).code === "ENOENT") {
+        throw new UsageError(
+          `artifact ${platform}: ${path} not found; pass --artifacts DIR with the files the manifest names`,
+        );
+      }
+      throw error;
+    });
+    if (content.length !== artifact.size || sha256Hex(content) !== artifact.sha256) {
+      throw new UsageError(
+        `artifact ${platform}: ${path} does not match the manifest (size ${content.length}, manifest ${artifact.size}; sha256 differs: ${sha256Hex(content) !== artifact.sha256})`,
+      );
+    }
+    files.push(create(ArtifactFileSchema, { platform, content }));
+  }
+  return files;
+}
+
+/** Formats releases as the `release list` table. */
+export function formatReleaseTable(releases: readonly Release[]): string {
+  return formatTable(
+    ["VERSION", "SEQUENCE", "EXPIRES", "REGISTERED", "PLATFORMS", "SIGNERS"],
+    releases.map((r) => [
+      r.version,
+      r.sequence.toString(),
+      formatTime(r.expiresAt),
+      formatTime(r.registeredAt),
+      r.artifacts.map((a) => a.platform).join(",") || "-",
+      r.signerKeyIds.join(",") || "-",
+    ]),
+  );
+}
+
+function releaseDetails(release: Release): string {
+  const fields = formatFields([
+    ["Version", release.version],
+    ["Sequence", release.sequence.toString()],
+    ["Expires", formatTime(release.expiresAt)],
+    ["Registered", `${formatTime(release.registeredAt)} by ${release.registeredBy || "-"}`],
+    ["Signers", release.signerKeyIds.join(", ")],
+    ["Envelope sha256", release.envelopeSha256],
+  ]);
+  const artifacts = formatTable(
+    ["PLATFORM", "SIZE", "SHA256", "SERVED BY", "URL"],
+    release.artifacts.map((a) => [
+      a.platform,
+      a.size.toString(),
+      a.sha256,
+      a.servedByControl ? "control" : "external",
+      a.url,
+    ]),
+  );
+  return `${fields}\n${artifacts}`;
+}
+
+/** The `release` command group: offline signing and the ReleaseService calls. */
+export const releaseGroup: CommandGroup = {
+  name: "release",
+  summary: "Sign releases offline, register them with Control, list them",
+  commands: {
+    ...offlineReleaseCommands,
+    register: {
+      summary: "Register a signed envelope with Control, uploading the artifact files it names",
+      args: "ENVELOPE",
+      flags: {
+        artifacts: {
+          type: "string",
+          value: "DIR",
+          description:
+            "directory holding the files the manifest names (default: the envelope's directory)",
+        },
+      },
+      details: "With --json the output is a RegisterReleaseResponse.",
+      async run(ctx, { values, positionals }) {
+        const [path = ""] = expectPositionals(positionals, ["ENVELOPE"]);
+        const envelope = await readFile(path);
+        const artifacts = await artifactFilesFor(
+          envelope,
+          stringFlag(values, "artifacts") ?? dirname(path),
+        );
+        const response = await ctx
+          .clients()
+          .releases.registerRelease({ envelope, artifacts }, { signal: ctx.signal });
+        if (ctx.output === "json") {
+          ctx.stdout.write(messageJson(RegisterReleaseResponseSchema, response));
+        } else {
+          const r = response.release;
+          ctx.stdout.write(
+            response.created
+              ? `registered release ${r?.version} (sequence ${r?.sequence}), signed by ${r?.signerKeyIds.join(", ")}\n`
+              : `release ${r?.version} (sequence ${r?.sequence}) was already registered; nothing changed\n`,
+          );
+        }
+        return 0;
+      },
+    },
+    list: {
+      summary: "List registered releases, newest sequence first",
+      flags: {},
+      details: "With --json the output is a ListReleasesResponse holding every release.",
+      async run(ctx, { positionals }) {
+        expectPositionals(positionals, []);
+        const client = ctx.clients().releases;
+        const first = await client.listReleases({}, { signal: ctx.signal });
+        const seen = new Set<string>();
+        let page = first;
+        while (page.nextPageToken !== "" && !seen.has(page.nextPageToken)) {
+          seen.add(page.nextPageToken);
+          page = await client.listReleases(
+            { pageToken: page.nextPageToken },
+            { signal: ctx.signal },
+          );
+          first.releases.push(...page.releases);
+        }
+        first.nextPageToken = "";
+        if (ctx.output === "json") {
+          ctx.stdout.write(messageJson(ListReleasesResponseSchema, first));
+        } else if (first.releases.length === 0) {
+          ctx.stderr.write("No releases registered.\n");
+        } else {
+          ctx.stdout.write(formatReleaseTable(first.releases));
+        }
+        return 0;
+      },
+    },
+    show: {
+      summary: "Show one release with its artifacts",
+      args: "VERSION",
+      flags: {},
+      details: "With --json the output is a GetReleaseResponse (the envelope as base64).",
+      async run(ctx, { positionals }) {
+        const [version = ""] = expectPositionals(positionals, ["VERSION"]);
+        const response = await ctx
+          .clients()
+          .releases.getRelease({ version }, { signal: ctx.signal });
+        if (ctx.output === "json") {
+          ctx.stdout.write(messageJson(GetReleaseResponseSchema, response));
+        } else if (response.release !== undefined) {
+          ctx.stdout.write(releaseDetails(response.release));
+        }
+        return 0;
+      },
+    },
+  },
+};

@@ -1,0 +1,193 @@
+/**
+ * agentctl's entry point: finds the command, parses its flags strictly, runs it, and turns
+ * any failure into one line on stderr and a non-zero exit code (2 for usage mistakes,
+ * 1 for everything else unless the command chose another, 130 on Ctrl-C).
+ */
+import { createInterface } from "node:readline/promises";
+import { pathToFileURL } from "node:url";
+import { parseFlags, stringFlag, UsageError } from "./args.js";
+import {
+  type AdminClients,
+  type CallState,
+  type Connection,
+  createAdminClients,
+  describeError,
+  resolveConnection,
+} from "./client.js";
+import {
+  type Command,
+  type CommandGroup,
+  type Context,
+  ExitError,
+  type OutputMode,
+} from "./command.js";
+import { auditGroup } from "./commands/audit.js";
+import { campaignGroup } from "./commands/campaign.js";
+import { createCompletionGroup } from "./commands/completion.js";
+import { nodeGroup } from "./commands/node.js";
+import { releaseGroup } from "./commands/release.js";
+import { tokenGroup } from "./commands/token.js";
+import { commandHelp, GLOBAL_FLAGS, groupHelp, rootHelp } from "./help.js";
+import { createPainter, type Sink } from "./output.js";
+
+/** Every command group, in the order help lists them. */
+export const GROUPS: readonly CommandGroup[] = [
+  nodeGroup,
+  tokenGroup,
+  releaseGroup,
+  campaignGroup,
+  auditGroup,
+  createCompletionGroup(() => GROUPS),
+];
+
+/** What agentctl reads and writes; `process` in production, fakes in tests. */
+export interface Io {
+  readonly stdout: Sink;
+  readonly stderr: Sink;
+  readonly stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly signal?: AbortSignal;
+  readonly now?: () => Date;
+}
+
+/** Global flags that take a value, so the command finder can skip over their values. */
+const VALUE_FLAGS = new Set(["--server", "--token", "--data-dir", "--output", "-o"]);
+
+/** Splits argv into the command words (group, subcommand) and everything else. */
+export function findCommand(argv: readonly string[]): { words: string[]; rest: string[] } {
+  const words: string[] = [];
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i] ?? "";
+    if (token === "--") {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (words.length < 2 && !token.startsWith("-")) {
+      words.push(token);
+    } else {
+      rest.push(token);
+      if (VALUE_FLAGS.has(token) && i + 1 < argv.length) rest.push(argv[++i] ?? "");
+    }
+  }
+  return { words, rest };
+}
+
+/** Runs agentctl with `argv` (without node and script) and resolves to its exit code. */
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  const signal = io.signal ?? new AbortController().signal;
+  let connection: Connection | undefined;
+  const calls: CallState = { method: undefined };
+  try {
+    const { words, rest } = findCommand(argv);
+    const [groupName, commandName] = words;
+    const wantsHelp = rest.includes("--help") || rest.includes("-h");
+    if (groupName === undefined || groupName === "help") {
+      if (groupName === undefined && !wantsHelp)
+        throw new UsageError('missing command; run "agentctl --help"');
+      io.stdout.write(rootHelp(GROUPS));
+      return 0;
+    }
+    const group = GROUPS.find((g) => g.name === groupName);
+    if (group === undefined) {
+      throw new UsageError(`unknown command "${groupName}"; run "agentctl --help"`);
+    }
+    if (commandName === undefined) {
+      if (!wantsHelp)
+        throw new UsageError(`missing subcommand; run "agentctl ${group.name} --help"`);
+      io.stdout.write(groupHelp(group));
+      return 0;
+    }
+    const command: Command | undefined = Object.hasOwn(group.commands, commandName)
+      ? group.commands[commandName]
+      : undefined;
+    if (command === undefined) {
+      throw new UsageError(
+        `unknown command "${group.name} ${commandName}"; run "agentctl ${group.name} --help"`,
+      );
+    }
+    if (wantsHelp) {
+      io.stdout.write(commandHelp(group.name, commandName, command));
+      return 0;
+    }
+    const parsed = parseFlags(rest, { ...GLOBAL_FLAGS, ...command.flags });
+    const output = outputMode(parsed.values.json === true, stringFlag(parsed.values, "output"));
+    let clients: AdminClients | undefined;
+    const resolve = (): Connection => {
+      connection ??= resolveConnection({
+        server: stringFlag(parsed.values, "server"),
+        token: stringFlag(parsed.values, "token"),
+        dataDir: stringFlag(parsed.values, "data-dir"),
+        env: io.env,
+      });
+      return connection;
+    };
+    const interactive = io.stdin?.isTTY === true && io.stderr.isTTY === true;
+    const ctx: Context = {
+      stdout: io.stdout,
+      stderr: io.stderr,
+      env: io.env,
+      signal,
+      output,
+      paint: createPainter(io.stdout.isTTY === true && (io.env.NO_COLOR ?? "") === ""),
+      now: io.now ?? (() => new Date()),
+      connection: resolve,
+      clients: () => {
+        clients ??= createAdminClients(resolve(), calls);
+        return clients;
+      },
+      calls,
+      interactive,
+      confirm: (question) => confirm(io, question, signal),
+    };
+    return (await command.run(ctx, parsed)) ?? 0;
+  } catch (error) {
+    if (signal.aborted) {
+      io.stderr.write("agentctl: interrupted\n");
+      return 130;
+    }
+    io.stderr.write(`agentctl: ${describeError(error, { connection, method: calls.method })}\n`);
+    if (error instanceof ExitError) return error.exitCode;
+    return error instanceof UsageError ? 2 : 1;
+  }
+}
+
+function outputMode(json: boolean, output: string | undefined): OutputMode {
+  if (output === undefined) return json ? "json" : "table";
+  if (output !== "table" && output !== "wide" && output !== "json") {
+    throw new UsageError(`invalid value "${output}" for --output: expected table, wide or json`);
+  }
+  if (json && output !== "json") throw new UsageError(`--json and --output ${output} disagree`);
+  return output;
+}
+
+async function confirm(io: Io, question: string, signal: AbortSignal): Promise<boolean> {
+  if (io.stdin === undefined) return false;
+  const rl = createInterface({ input: io.stdin, output: process.stderr, terminal: true });
+  try {
+    const answer = await rl.question(`${question} [y/N] `, { signal });
+    return /^(y|yes)$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+/** Runs agentctl on process.argv and exits; Ctrl-C aborts the running command (exit 130). */
+export async function main(): Promise<void> {
+  const controller = new AbortController();
+  process.once("SIGINT", () => controller.abort());
+  const code = await run(process.argv.slice(2), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    signal: controller.signal,
+  });
+  process.exitCode = code;
+  // Exit once stdout has drained: an idle keep-alive socket must not hold the process open.
+  process.stdout.write("", () => process.exit(code));
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await main();
+}

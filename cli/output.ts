@@ -1,0 +1,139 @@
+/**
+ * How agentctl writes: aligned tables for people, protobuf JSON for scripts, and the
+ * small formatters (enum names, times, ages) every command shares. Colour is used only
+ * on a terminal and never when `NO_COLOR` is set.
+ */
+import type { DescEnum, DescMessage, MessageShape } from "@bufbuild/protobuf";
+import { toJson } from "@bufbuild/protobuf";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+
+/** A stream agentctl writes to: process.stdout in production, a buffer in tests. */
+export interface Sink {
+  write(text: string): unknown;
+  readonly isTTY?: boolean | undefined;
+  readonly columns?: number | undefined;
+}
+
+/** Pads each column to its widest cell; the last column is never padded. */
+export function formatTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+): string {
+  const widths = header.map((h, i) =>
+    Math.max(visibleLength(h), ...rows.map((r) => visibleLength(r[i] ?? ""))),
+  );
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, i) =>
+        i === cells.length - 1 ? cell : cell + " ".repeat((widths[i] ?? 0) - visibleLength(cell)),
+      )
+      .join("  ")
+      .trimEnd();
+  return `${[line(header), ...rows.map(line)].join("\n")}\n`;
+}
+
+/** Formats `key: value` pairs with the values aligned; empty values are shown as "-". */
+export function formatFields(fields: readonly (readonly [string, string])[]): string {
+  const width = Math.max(...fields.map(([k]) => k.length)) + 1;
+  return fields.map(([k, v]) => `${`${k}:`.padEnd(width)} ${v === "" ? "-" : v}\n`).join("");
+}
+
+/** The escape character that starts an ANSI control sequence. */
+export const ESC = String.fromCharCode(27);
+const ANSI = new RegExp(`${ESC}\\[[0-9;]*[A-Za-z]`, "g");
+
+/** `text` without ANSI colour or cursor sequences. */
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, "");
+}
+
+/** The printed width of `text`, ignoring ANSI colour sequences. */
+export function visibleLength(text: string): number {
+  return stripAnsi(text).length;
+}
+
+/** Serialises a message as indented protobuf JSON (proto field names in lowerCamelCase). */
+export function messageJson<Desc extends DescMessage>(
+  schema: Desc,
+  message: MessageShape<Desc>,
+): string {
+  return `${JSON.stringify(toJson(schema, message), null, 2)}\n`;
+}
+
+/** Serialises a message as protobuf JSON on one line (for streams: one message per line). */
+export function messageJsonLine<Desc extends DescMessage>(
+  schema: Desc,
+  message: MessageShape<Desc>,
+): string {
+  return `${JSON.stringify(toJson(schema, message))}\n`;
+}
+
+/** Serialises a plain value as indented JSON (for the documented non-protobuf shapes). */
+export function plainJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/**
+ * The short lower-case name of an enum value: `CAMPAIGN_PHASE_ROLLED_BACK` → `rolled_back`.
+ * Unknown numbers print as their number.
+ */
+export function enumName(desc: DescEnum, value: number): string {
+  const found = desc.values.find((v) => v.number === value);
+  if (found === undefined) return String(value);
+  const name = found.name.toLowerCase();
+  const prefix = desc.sharedPrefix;
+  return prefix !== undefined && name.startsWith(prefix) ? name.slice(prefix.length) : name;
+}
+
+/** The enum number whose short name (see {@link enumName}) is `name`, if any. */
+export function enumValue(desc: DescEnum, name: string): number | undefined {
+  return desc.values.find((v) => enumName(desc, v.number) === name.toLowerCase())?.number;
+}
+
+/** The names {@link enumName} prints for every value except the unspecified zero. */
+export function enumNames(desc: DescEnum): string[] {
+  return desc.values.filter((v) => v.number !== 0).map((v) => enumName(desc, v.number));
+}
+
+/** A timestamp as `2025-01-31 12:00:00Z` (UTC, seconds), or "-" when unset. */
+export function formatTime(ts: Timestamp | undefined): string {
+  if (ts === undefined) return "-";
+  return `${timestampDate(ts).toISOString().slice(0, 19).replace("T", " ")}Z`;
+}
+
+/** How long ago `ts` was, relative to `now`: `12s ago`, `5m ago`, `3h ago`, `2d ago`. */
+export function formatAge(ts: Timestamp | undefined, now: Date): string {
+  if (ts === undefined) return "-";
+  const seconds = Math.max(0, Math.round((now.getTime() - timestampDate(ts).getTime()) / 1000));
+  if (seconds < 60) return `${seconds}s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)}h ago`;
+  return `${Math.floor(seconds / 86400)}d ago`;
+}
+
+/** Formats labels as `k=v,k2=v2`, sorted by key; "-" when there are none. */
+export function formatLabels(labels: Readonly<Record<string, string>>): string {
+  const keys = Object.keys(labels).sort();
+  return keys.length === 0 ? "-" : keys.map((k) => `${k}=${labels[k]}`).join(",");
+}
+
+/** Colour names {@link Painter} knows. */
+export type Colour = "red" | "green" | "yellow" | "cyan" | "dim" | "bold";
+
+const CODES: Record<Colour, string> = {
+  red: "31",
+  green: "32",
+  yellow: "33",
+  cyan: "36",
+  dim: "2",
+  bold: "1",
+};
+
+/** Wraps text in ANSI colour when enabled, and returns it unchanged otherwise. */
+export type Painter = (colour: Colour, text: string) => string;
+
+/** A {@link Painter} that colours only when `enabled` (a TTY without `NO_COLOR`). */
+export function createPainter(enabled: boolean): Painter {
+  return (colour, text) => (enabled ? `${ESC}[${CODES[colour]}m${text}${ESC}[0m` : text);
+}
