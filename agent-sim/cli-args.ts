@@ -1,0 +1,233 @@
+/**
+ * The simulator's command line (SPEC §7 names the flags), parsed strictly into
+ * {@link FleetOptions}: an unknown flag or a bad value gives one line naming it.
+ */
+import { parseArgs } from "node:util";
+import type { BehaviourRates } from "./behaviours.js";
+import { type FleetOptions, validateFleetOptions } from "./fleet-options.js";
+
+/** What the command line asks for. */
+export type CliCommand =
+  | { kind: "help" }
+  | {
+      kind: "run";
+      options: FleetOptions;
+      /** pino level for the logs on stderr. */
+      logLevel: string;
+      /** Print a status line this often (0: never). */
+      statusEveryMs: number;
+    };
+
+/** The parse result: a command, or the one-line problem. */
+export type CliParse = { ok: true; command: CliCommand } | { ok: false; message: string };
+
+const RATE_FLAGS: Record<string, keyof BehaviourRates> = {
+  "refuse-rate": "refuse",
+  "fail-rate": "fail",
+  "no-return-rate": "noReturn",
+  "revert-rate": "revert",
+  "config-fail-rate": "configFail",
+  "no-upgrade-cap-rate": "noUpgradeCap",
+  "offline-rate": "offline",
+  "flap-rate": "flap",
+  "silent-rate": "silent",
+};
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+const s = { type: "string" } as const;
+const FLAGS = {
+  help: { type: "boolean", short: "h" },
+  server: s,
+  "join-token": s,
+  count: s,
+  seed: s,
+  "id-prefix": s,
+  labels: s,
+  platform: s,
+  version: s,
+  "restart-ms": s,
+  "flap-ms": s,
+  "fail-versions": s,
+  pins: s,
+  threshold: s,
+  "state-dir": s,
+  "pool-count": s,
+  "canary-count": s,
+  "heartbeat-scale": s,
+  "connect-rate": s,
+  "step-ms": s,
+  "config-fail-delay-ms": s,
+  "no-download": { type: "boolean" },
+  "download-stall-ms": s,
+  "status-every-ms": s,
+  "log-level": s,
+  ...Object.fromEntries(Object.keys(RATE_FLAGS).map((flag) => [flag, s])),
+} as const;
+
+/** The `--help` text. */
+export const USAGE = `Usage: npm run sim -- --count N --server HOST:PORT --join-token TOKEN [flags]
+
+Runs N simulated Agents, each with its own gRPC channel and stream to Control.
+
+Connection:
+  --server HOST:PORT        Control's agent endpoint (default 127.0.0.1:7443)
+  --join-token TOKEN        enrollment token (default: $AGENT_SIM_JOIN_TOKEN)
+  --count N                 number of agents (default 1)
+  --connect-rate R          max new connections per second (default 500)
+  --heartbeat-scale X       multiply the welcomed heartbeat interval (default 1)
+  --state-dir DIR           keep each agent's identity and durable state in DIR/<node>.json
+Identity:
+  --id-prefix P             node ids P-00001… (default sim)
+  --platform P              platform of every agent (default linux-amd64)
+  --version V               version agents start on (default 1.0.0)
+  --labels k=v,…            labels of every agent
+  --pool-count N            label agent i pool=pool-<i mod N + 1>
+  --canary-count K          label the first K agents canary=true
+Releases:
+  --pins PIN,…              release pins the agents trust (none: every upgrade refused)
+  --threshold K             distinct pinned signatures required (default 1)
+  --no-download             trust the operation's sha256/size instead of downloading
+  --download-stall-ms MS    abort a download without progress (default 30000)
+Behaviours (seeded by --seed S, default 1; rates 0–1, reactions add up to ≤ 1):
+  --refuse-rate R  --fail-rate R  --no-return-rate R  --revert-rate R
+  --config-fail-rate R  --no-upgrade-cap-rate R     how agents react to upgrades
+  --offline-rate R          offline at start
+  --flap-rate R             drop the stream every --flap-ms MIN-MAX (default 5000-30000)
+  --silent-rate R           never heartbeat (stream stays open)
+  --fail-versions V,…       every agent fails to apply these versions
+  --restart-ms MIN-MAX      restart delay (default 1000-3000)
+  --step-ms MS              pause between upgrade phases (default 0)
+  --config-fail-delay-ms MS delay of the failing ConfigStatus (default 500)
+Output:
+  --status-every-ms MS      status line period (default 5000, 0: none)
+  --log-level LEVEL         ${LOG_LEVELS.join("|")} (default warn), logs on stderr
+  -h, --help                this text
+`;
+
+/** Parses `argv` (without node and script). Never throws. */
+export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): CliParse {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false })
+      .values as Record<string, string | boolean | undefined>;
+  } catch (error) {
+    return { ok: false, message: (error as Error).message.split("\n")[0] ?? "bad arguments" };
+  }
+  if (values.help === true) return { ok: true, command: { kind: "help" } };
+  try {
+    return { ok: true, command: toCommand(values, env) };
+  } catch (error) {
+    return { ok: false, message: (error as Error).message };
+  }
+}
+
+function toCommand(
+  v: Record<string, string | boolean | undefined>,
+  env: NodeJS.ProcessEnv,
+): CliCommand {
+  const str = (flag: string) => {
+    const value = v[flag];
+    return typeof value === "string" ? value : undefined;
+  };
+  const int = (flag: string, min = 0) => {
+    const text = str(flag);
+    if (text === undefined) return undefined;
+    if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) {
+      throw new Error(`--${flag} must be an integer ≥ ${min}, got ${JSON.stringify(text)}`);
+    }
+    return Number(text);
+  };
+  const positive = (flag: string) => {
+    const text = str(flag);
+    if (text === undefined) return undefined;
+    const value = Number(text);
+    if (text.trim() === "" || !Number.isFinite(value) || value <= 0) {
+      throw new Error(`--${flag} must be a number > 0, got ${JSON.stringify(text)}`);
+    }
+    return value;
+  };
+  const range = (flag: string): [number, number] | undefined => {
+    const text = str(flag);
+    if (text === undefined) return undefined;
+    const match = /^(\d+)(?:-(\d+))?$/.exec(text);
+    const min = Number(match?.[1]);
+    const max = Number(match?.[2] ?? match?.[1]);
+    if (match === null || max < min) {
+      throw new Error(
+        `--${flag} must be MIN-MAX milliseconds (e.g. 1000-5000), got ${JSON.stringify(text)}`,
+      );
+    }
+    return [min, max];
+  };
+  const list = (flag: string) =>
+    str(flag)
+      ?.split(",")
+      .map((item) => item.trim())
+      .filter((item) => item !== "");
+  const rates: BehaviourRates = {};
+  for (const [flag, key] of Object.entries(RATE_FLAGS)) {
+    const text = str(flag);
+    if (text === undefined) continue;
+    const value = Number(text);
+    if (text.trim() === "" || !Number.isFinite(value) || value < 0 || value > 1) {
+      throw new Error(`--${flag} must be a number from 0 to 1, got ${JSON.stringify(text)}`);
+    }
+    rates[key] = value;
+  }
+  const logLevel = str("log-level") ?? "warn";
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new Error(
+      `--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(logLevel)}`,
+    );
+  }
+  const options: FleetOptions = {
+    server: str("server") ?? "127.0.0.1:7443",
+    count: int("count", 1) ?? 1,
+    connectRate: positive("connect-rate") ?? 500,
+    rates,
+    download: v["no-download"] !== true,
+  };
+  const joinToken = str("join-token") ?? env.AGENT_SIM_JOIN_TOKEN;
+  if (joinToken !== undefined) options.joinToken = joinToken;
+  const optional: { [K in keyof FleetOptions]?: FleetOptions[K] | undefined } = {
+    seed: int("seed"),
+    idPrefix: str("id-prefix"),
+    labels: parseLabels(str("labels")),
+    platform: str("platform"),
+    version: str("version"),
+    restartMs: range("restart-ms"),
+    flapMs: range("flap-ms"),
+    failVersions: list("fail-versions"),
+    pins: list("pins"),
+    threshold: int("threshold", 1),
+    stateDir: str("state-dir"),
+    poolCount: int("pool-count"),
+    canaryCount: int("canary-count"),
+    heartbeatScale: positive("heartbeat-scale"),
+    stepMs: int("step-ms"),
+    configFailDelayMs: int("config-fail-delay-ms"),
+    downloadStallMs: int("download-stall-ms", 1),
+  };
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined) (options as unknown as Record<string, unknown>)[key] = value;
+  }
+  const problem = validateFleetOptions(options);
+  if (problem !== undefined) throw new Error(problem);
+  return { kind: "run", options, logLevel, statusEveryMs: int("status-every-ms") ?? 5000 };
+}
+
+function parseLabels(text: string | undefined): Record<string, string> | undefined {
+  if (text === undefined) return undefined;
+  const labels: Record<string, string> = {};
+  for (const pair of text.split(",")) {
+    if (pair.trim() === "") continue;
+    const eq = pair.indexOf("=");
+    const key = pair.slice(0, eq).trim();
+    if (eq <= 0 || key === "") {
+      throw new Error(`--labels must be k=v,… pairs, got ${JSON.stringify(pair)}`);
+    }
+    labels[key] = pair.slice(eq + 1).trim();
+  }
+  return labels;
+}

@@ -1,0 +1,148 @@
+import { describe, expect, it } from "vitest";
+import { parseCliArgs } from "../../../agent-sim/cli-args.js";
+
+function run(argv: string[]) {
+  const parsed = parseCliArgs(argv);
+  if (!parsed.ok) throw new Error(parsed.message);
+  if (parsed.command.kind !== "run") throw new Error("expected run");
+  return parsed.command;
+}
+
+describe("simulator flags", () => {
+  it("maps every SPEC §7 flag to fleet options", () => {
+    const command = run([
+      "--count",
+      "50",
+      "--server",
+      "10.0.0.1:7443",
+      "--join-token",
+      "J",
+      "--seed",
+      "7",
+      "--labels",
+      "region=eu, tier=web",
+      "--platform",
+      "linux-arm64",
+      "--version",
+      "1.2.0",
+      "--restart-ms",
+      "100-200",
+      "--refuse-rate",
+      "0.1",
+      "--fail-rate",
+      "0.05",
+      "--no-return-rate",
+      "0.01",
+      "--revert-rate",
+      "0.02",
+      "--config-fail-rate",
+      "0.03",
+      "--offline-rate",
+      "0.2",
+      "--flap-rate",
+      "0.1",
+      "--no-upgrade-cap-rate",
+      "0.04",
+      "--silent-rate",
+      "0.05",
+      "--fail-versions",
+      "2.0.0,2.1.0",
+      "--pins",
+      "ed25519:a,ed25519:b",
+      "--threshold",
+      "2",
+      "--state-dir",
+      "/tmp/x",
+      "--id-prefix",
+      "edge",
+      "--pool-count",
+      "4",
+      "--canary-count",
+      "3",
+      "--heartbeat-scale",
+      "0.5",
+      "--connect-rate",
+      "100",
+      "--no-download",
+      "--log-level",
+      "debug",
+      "--status-every-ms",
+      "0",
+    ]);
+    expect(command.logLevel).toBe("debug");
+    expect(command.statusEveryMs).toBe(0);
+    expect(command.options).toEqual({
+      server: "10.0.0.1:7443",
+      joinToken: "J",
+      count: 50,
+      seed: 7,
+      labels: { region: "eu", tier: "web" },
+      platform: "linux-arm64",
+      version: "1.2.0",
+      restartMs: [100, 200],
+      rates: {
+        refuse: 0.1,
+        fail: 0.05,
+        noReturn: 0.01,
+        revert: 0.02,
+        configFail: 0.03,
+        offline: 0.2,
+        flap: 0.1,
+        noUpgradeCap: 0.04,
+        silent: 0.05,
+      },
+      failVersions: ["2.0.0", "2.1.0"],
+      pins: ["ed25519:a", "ed25519:b"],
+      threshold: 2,
+      stateDir: "/tmp/x",
+      idPrefix: "edge",
+      poolCount: 4,
+      canaryCount: 3,
+      heartbeatScale: 0.5,
+      connectRate: 100,
+      download: false,
+    });
+  });
+
+  it("has defaults for everything but the token, which may come from the environment", () => {
+    const parsed = parseCliArgs([], { AGENT_SIM_JOIN_TOKEN: "from-env" });
+    expect(parsed).toMatchObject({
+      ok: true,
+      command: {
+        kind: "run",
+        logLevel: "warn",
+        statusEveryMs: 5000,
+        options: { server: "127.0.0.1:7443", count: 1, joinToken: "from-env", download: true },
+      },
+    });
+  });
+
+  it("answers --help", () => {
+    expect(parseCliArgs(["--help"])).toEqual({ ok: true, command: { kind: "help" } });
+  });
+
+  it.each([
+    [["--bogus"], /bogus/],
+    [["--count"], /count/],
+    [["--count", "0"], /--count must be an integer ≥ 1/],
+    [["--count", "1.5"], /--count/],
+    [["--count", "200000"], /count must be an integer from 1 to 100000/],
+    [["--refuse-rate", "1.5"], /--refuse-rate must be a number from 0 to 1/],
+    [["--flap-rate", "abc"], /--flap-rate/],
+    [["--refuse-rate", "0.6", "--fail-rate", "0.6"], /add up to 1.2/],
+    [["--restart-ms", "500-100"], /--restart-ms must be MIN-MAX/],
+    [["--restart-ms", "fast"], /--restart-ms/],
+    [["--labels", "novalue"], /--labels must be k=v/],
+    [["--server", "nope"], /server must be HOST:PORT/],
+    [["--heartbeat-scale", "0"], /--heartbeat-scale must be a number > 0/],
+    [["--log-level", "loud"], /--log-level must be one of/],
+    [["--pins", "ed25519:a", "--threshold", "2"], /threshold 2 exceeds the 1 pins/],
+    [["positional"], /positional/i],
+  ])("refuses %j with one line naming the problem", (argv, message) => {
+    const parsed = parseCliArgs(argv);
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.message).toMatch(message);
+    expect(parsed.message).not.toContain("\n");
+  });
+});
