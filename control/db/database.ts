@@ -3,9 +3,10 @@
  * `pg` pool for the few hot paths that write many rows in one statement (`unnest`), where
  * an identity map would only cost time.
  */
-import { MikroORM } from "@mikro-orm/postgresql";
-import type { EntityManager } from "@mikro-orm/postgresql";
+
 import { Migrator } from "@mikro-orm/migrations";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { MikroORM } from "@mikro-orm/postgresql";
 import pg from "pg";
 import type { Logger } from "../log.js";
 import { ENTITIES } from "./entities/index.js";
@@ -49,7 +50,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   });
   if (options.migrate ?? true) {
     const applied = await orm.getMigrator().up();
-    if (applied.length > 0) log.info({ migrations: applied.map((m) => m.name) }, "migrations applied");
+    if (applied.length > 0)
+      log.info({ migrations: applied.map((m) => m.name) }, "migrations applied");
   }
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
   pool.on("error", (error) => log.warn({ err: error.message }, "idle database connection failed"));

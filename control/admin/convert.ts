@@ -1,0 +1,49 @@
+/** Conversions from stored records to admin API messages. */
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import {
+  type JoinToken,
+  JoinTokenSchema,
+  type Node,
+  NodeSchema,
+} from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
+import type { JoinTokenRecord, NodeRecord } from "../db/entities/index.js";
+
+/** Live facts the hub knows better than the row (which lags by up to one flush). */
+export interface LiveOverlay {
+  readonly online: boolean;
+  readonly lastSeen: Date | undefined;
+}
+
+/** A node row as the API shows it, with the hub's live facts when the node is connected here. */
+export function nodeMessage(record: NodeRecord, live?: LiveOverlay, activeCampaignId = ""): Node {
+  const lastSeen = live?.lastSeen ?? record.lastSeen;
+  return create(NodeSchema, {
+    nodeId: record.id,
+    labels: record.labels,
+    pool: record.pool,
+    platform: record.platform,
+    agentVersion: record.agentVersion,
+    previousVersion: record.previousVersion,
+    bootId: record.bootId,
+    capabilities: record.capabilities,
+    confirmedSequence: BigInt(record.confirmedSequence),
+    ...(record.firstSeen ? { firstSeen: timestampFromDate(record.firstSeen) } : {}),
+    ...(lastSeen ? { lastSeen: timestampFromDate(lastSeen) } : {}),
+    online: live?.online ?? record.online,
+    enabled: record.enabled,
+    activeCampaignId,
+  });
+}
+
+/** A join token without its secret. */
+export function joinTokenMessage(record: JoinTokenRecord): JoinToken {
+  return create(JoinTokenSchema, {
+    id: record.id,
+    description: record.description,
+    createdAt: timestampFromDate(record.createdAt),
+    expiresAt: timestampFromDate(record.expiresAt),
+    revoked: record.revokedAt !== null,
+    uses: record.uses,
+  });
+}

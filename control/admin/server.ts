@@ -1,0 +1,104 @@
+/**
+ * The admin HTTP server: the Connect admin API (Connect, gRPC-Web and gRPC protocols) plus
+ * `/healthz`, `/readyz`, `/metrics` and any extra routes (artifact downloads) on one port.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ConnectError, type ConnectRouter, createContextValues } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { ListenAddress } from "../config.js";
+import { ControlError, toConnectError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { authInterceptor, peerKey, type TokenEntry } from "./auth.js";
+import type { Metrics } from "./metrics.js";
+
+/** A plain HTTP route served next to the API; returns false to pass the request on. */
+export type HttpRoute = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
+
+/** Options of {@link startAdminServer}. */
+export interface AdminServerOptions {
+  readonly address: ListenAddress;
+  readonly tokens: readonly TokenEntry[];
+  readonly routes: (router: ConnectRouter) => void;
+  readonly metrics: Metrics;
+  /** True when Control can serve (database reachable, servers up). */
+  readonly ready: () => Promise<boolean>;
+  readonly extraRoutes?: readonly HttpRoute[];
+  readonly log: Logger;
+}
+
+/** A listening admin server. */
+export interface AdminServer {
+  readonly port: number;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the admin server. */
+export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
+  const log = options.log.child({ component: "admin" });
+  const api = connectNodeAdapter({
+    routes: options.routes,
+    interceptors: [
+      authInterceptor(options.tokens),
+      (next) => async (req) => {
+        try {
+          return await next(req);
+        } catch (error) {
+          if (!(error instanceof ControlError) && !(error instanceof ConnectError)) {
+            log.error({ err: error, method: req.method.name }, "admin call failed");
+          }
+          throw toConnectError(error);
+        }
+      },
+    ],
+    contextValues: (req) => createContextValues().set(peerKey, req.socket.remoteAddress ?? ""),
+  });
+  const server = createServer(async (req, res) => {
+    try {
+      const path = (req.url ?? "/").split("?")[0];
+      if (path === "/healthz") return text(res, 200, "ok\n");
+      if (path === "/readyz") {
+        const ready = await options.ready();
+        return text(res, ready ? 200 : 503, ready ? "ready\n" : "not ready\n");
+      }
+      if (path === "/metrics") {
+        res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
+        res.end(options.metrics.render());
+        return;
+      }
+      for (const route of options.extraRoutes ?? []) {
+        if (await route(req, res)) return;
+      }
+      api(req, res);
+    } catch (error) {
+      log.error({ err: error }, "admin request failed");
+      if (!res.headersSent) text(res, 500, "internal error\n");
+      else res.destroy();
+    }
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.address.port, options.address.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.address.host.includes(":")
+    ? `[${options.address.host}]`
+    : options.address.host;
+  const urlHost = host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host;
+  return {
+    port,
+    url: `http://${urlHost}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function text(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
+  res.end(body);
+}

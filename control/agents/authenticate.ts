@@ -1,0 +1,67 @@
+/**
+ * Who is on the other end of an agent stream: a node with its node token, or a new node
+ * enrolling with a join token. The node id comes from the credential, never from Hello
+ * alone.
+ */
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { bearerToken, parseCredential, secretMatches } from "../auth/secrets.js";
+import type { Clock } from "../clock.js";
+import { checkJoinToken } from "../db/join-token-store.js";
+import type { NodeStore } from "../db/node-store.js";
+import { ControlError } from "../errors.js";
+
+/** An authenticated stream credential. */
+export type StreamIdentity =
+  | { readonly kind: "node"; readonly nodeId: string }
+  | { readonly kind: "join"; readonly joinTokenId: string };
+
+/** Dependencies of {@link authenticateStream}. */
+export interface AuthenticateDeps {
+  readonly em: () => EntityManager;
+  readonly nodes: NodeStore;
+  readonly clock: Clock;
+}
+
+/**
+ * Checks the `authorization` metadata of a stream.
+ * @throws ControlError `unauthenticated` saying what is missing or wrong.
+ */
+export async function authenticateStream(
+  authorization: string | undefined,
+  deps: AuthenticateDeps,
+): Promise<StreamIdentity> {
+  const token = bearerToken(authorization);
+  if (!token) {
+    throw new ControlError(
+      "unauthenticated",
+      "missing credential: send metadata 'authorization: Bearer <join token or node token>'",
+    );
+  }
+  const credential = parseCredential(token);
+  if (!credential) throw new ControlError("unauthenticated", "malformed credential");
+  if (credential.kind === "ajt") {
+    const check = await checkJoinToken(
+      deps.em(),
+      credential.id,
+      credential.secret,
+      deps.clock.now(),
+    );
+    if (!check.ok) {
+      const reason = {
+        unknown: "unknown join token",
+        expired: "join token has expired",
+        revoked: "join token has been revoked",
+      }[check.problem];
+      throw new ControlError("unauthenticated", reason);
+    }
+    return { kind: "join", joinTokenId: credential.id };
+  }
+  const row = await deps.nodes.credential(credential.id);
+  if (!row?.tokenHash || !secretMatches(credential.secret, row.tokenHash)) {
+    throw new ControlError(
+      "unauthenticated",
+      "node token is not valid: enroll again with a join token",
+    );
+  }
+  return { kind: "node", nodeId: row.id };
+}

@@ -1,0 +1,60 @@
+/**
+ * What the agent hub tells the rest of Control. The campaign worker subscribes to these;
+ * the hub knows nothing about campaigns.
+ */
+import type { ObservedState, Operation } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+
+/** A node whose stream completed its Hello/Welcome exchange. */
+export interface ConnectedNode {
+  readonly nodeId: string;
+  readonly sessionId: string;
+  readonly bootId: string;
+  readonly agentVersion: string;
+  readonly previousVersion: string;
+  readonly platform: string;
+  readonly pool: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** The negotiated capabilities. */
+  readonly capabilities: readonly string[];
+  readonly confirmedSequence: number;
+  readonly connectedAt: Date;
+}
+
+/** Events of the agent hub, delivered synchronously; listeners must not throw or block. */
+export type AgentEvent =
+  | { readonly kind: "connected"; readonly node: ConnectedNode }
+  | {
+      readonly kind: "disconnected";
+      readonly nodeId: string;
+      readonly sessionId: string;
+      readonly reason: string;
+    }
+  | {
+      readonly kind: "observed";
+      readonly nodeId: string;
+      readonly observed: ObservedState;
+      readonly at: Date;
+    }
+  | {
+      readonly kind: "config_status";
+      readonly nodeId: string;
+      readonly ok: boolean;
+      readonly message: string;
+      readonly at: Date;
+    };
+
+/** Receives hub events. */
+export type AgentEventListener = (event: AgentEvent) => void;
+
+/**
+ * The port through which Control sends operations to Agents. `send` is fire-and-forget
+ * over the stream: durability comes from the caller's outbox, which re-sends on reconnect.
+ */
+export interface AgentGateway {
+  /** True when the operation was queued on the node's open stream. */
+  send(nodeId: string, operation: Operation): boolean;
+  /** The node's current stream, if it has one here. */
+  connected(nodeId: string): ConnectedNode | undefined;
+  /** Subscribes to hub events; returns the unsubscribe function. */
+  subscribe(listener: AgentEventListener): () => void;
+}

@@ -1,0 +1,183 @@
+/**
+ * The hub of live agent streams: at most one session per node (the newest wins), the
+ * node's liveness in memory, and the batched writes that keep the registry in step.
+ *
+ * Liveness costs no database write per heartbeat: a heartbeat only stamps the session in
+ * memory; every `flushIntervalMs` the nodes heard from are written in one `unnest`
+ * statement, and stream ends are written (also batched) within `endFlushDelayMs`.
+ */
+import type { Operation } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { Clock } from "../clock.js";
+import type { NodeStore, Sighting, StreamEnd } from "../db/node-store.js";
+import type { Logger } from "../log.js";
+import type { AgentEvent, AgentEventListener, AgentGateway, ConnectedNode } from "./events.js";
+
+/** What the hub needs of a session. */
+export interface HubSession {
+  readonly node: ConnectedNode;
+  /** Milliseconds (clock time) of the last message from the Agent. */
+  lastSeenMs: number;
+  /** Queues an operation; false when the stream is closed or its queue is full. */
+  send(operation: Operation): boolean;
+  /** Ends the stream with a gRPC status; idempotent. */
+  close(code: number, message: string): void;
+}
+
+/** Options of {@link AgentHub}. */
+export interface AgentHubOptions {
+  readonly clock: Clock;
+  readonly store: NodeStore;
+  readonly log: Logger;
+  /** A node silent this long is offline and its stream is closed. */
+  readonly offlineAfterMs: number;
+  /** How often `last_seen` is flushed (default 5 s). */
+  readonly flushIntervalMs?: number;
+  /** How soon ended streams are written (default 100 ms). */
+  readonly endFlushDelayMs?: number;
+}
+
+/** Live sessions, liveness, and the gateway operations go through. */
+export class AgentHub implements AgentGateway {
+  private readonly sessions = new Map<string, HubSession>();
+  private readonly listeners = new Set<AgentEventListener>();
+  private readonly heard = new Set<string>();
+  private readonly ended: StreamEnd[] = [];
+  private endTimer: NodeJS.Timeout | undefined;
+  private readonly ticker: NodeJS.Timeout;
+  private flushing: Promise<void> = Promise.resolve();
+  private lastFlushMs: number;
+  private stopped = false;
+
+  constructor(private readonly options: AgentHubOptions) {
+    this.lastFlushMs = options.clock.now().getTime();
+    const sweepMs = Math.max(50, Math.min(1000, options.offlineAfterMs / 4));
+    this.ticker = setInterval(() => this.tick(), sweepMs);
+    this.ticker.unref();
+  }
+
+  /** Number of live sessions. */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** Node ids with a live session. */
+  nodeIds(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  /** Registers a session after its Welcome; a previous session of the node is closed. */
+  register(session: HubSession): void {
+    const previous = this.sessions.get(session.node.nodeId);
+    this.sessions.set(session.node.nodeId, session);
+    if (previous) previous.close(10 /* ABORTED */, "replaced by a newer stream of the same node");
+    this.emit({ kind: "connected", node: session.node });
+  }
+
+  /** Removes a session when its stream ended; stale sessions (already replaced) are ignored. */
+  unregister(session: HubSession, reason: string): void {
+    const { nodeId, sessionId } = session.node;
+    if (this.sessions.get(nodeId) !== session) return;
+    this.sessions.delete(nodeId);
+    this.heard.delete(nodeId);
+    this.ended.push({ nodeId, sessionId, lastSeen: new Date(session.lastSeenMs) });
+    this.endTimer ??= setTimeout(() => {
+      this.endTimer = undefined;
+      this.queueFlush();
+    }, this.options.endFlushDelayMs ?? 100);
+    this.emit({ kind: "disconnected", nodeId, sessionId, reason });
+  }
+
+  /** Stamps a node as heard from now. */
+  touch(session: HubSession): void {
+    session.lastSeenMs = this.options.clock.now().getTime();
+    this.heard.add(session.node.nodeId);
+  }
+
+  /** Delivers an event to every listener; a throwing listener is logged, never propagated. */
+  emit(event: AgentEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.options.log.error({ err: error, event: event.kind }, "agent event listener failed");
+      }
+    }
+  }
+
+  send(nodeId: string, operation: Operation): boolean {
+    return this.sessions.get(nodeId)?.send(operation) ?? false;
+  }
+
+  connected(nodeId: string): ConnectedNode | undefined {
+    return this.sessions.get(nodeId)?.node;
+  }
+
+  /** Last time (ms) the node was heard from on its live stream. */
+  lastSeenMs(nodeId: string): number | undefined {
+    return this.sessions.get(nodeId)?.lastSeenMs;
+  }
+
+  subscribe(listener: AgentEventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Closes every session with `code`; used when Control shuts down. */
+  closeAll(code: number, message: string): void {
+    for (const session of [...this.sessions.values()]) session.close(code, message);
+  }
+
+  /** Stops timers and writes what is pending. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.ticker);
+    if (this.endTimer) clearTimeout(this.endTimer);
+    this.endTimer = undefined;
+    this.queueFlush();
+    await this.flushing;
+  }
+
+  /** Writes pending sightings and stream ends now; resolves when written. */
+  async flush(): Promise<void> {
+    this.queueFlush();
+    await this.flushing;
+  }
+
+  private tick(): void {
+    const nowMs = this.options.clock.now().getTime();
+    for (const session of this.sessions.values()) {
+      if (nowMs - session.lastSeenMs > this.options.offlineAfterMs) {
+        const seconds = Math.round(this.options.offlineAfterMs / 1000);
+        session.close(
+          4 /* DEADLINE_EXCEEDED */,
+          `no heartbeat for ${seconds} s: node marked offline`,
+        );
+      }
+    }
+    if (!this.stopped && nowMs - this.lastFlushMs >= (this.options.flushIntervalMs ?? 5000)) {
+      this.queueFlush();
+    }
+  }
+
+  private queueFlush(): void {
+    this.lastFlushMs = this.options.clock.now().getTime();
+    const sightings: Sighting[] = [];
+    for (const nodeId of this.heard) {
+      const ms = this.sessions.get(nodeId)?.lastSeenMs;
+      if (ms !== undefined) sightings.push({ nodeId, lastSeen: new Date(ms) });
+    }
+    this.heard.clear();
+    const ends = this.ended.splice(0);
+    if (sightings.length === 0 && ends.length === 0) return;
+    this.flushing = this.flushing
+      .then(async () => {
+        await this.options.store.flushStreamEnds(ends);
+        await this.options.store.flushSightings(sightings);
+      })
+      .catch((error: unknown) => {
+        // The next flush writes fresher values; stream ends are retried once.
+        this.ended.push(...ends);
+        this.options.log.warn({ err: (error as Error).message }, "liveness flush failed");
+      });
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * The Agent Control gRPC server: `agentcontrol.v1.AgentControlService/Connect` on
+ * grpc-js, with the channel options chosen for tens of thousands of long-lived streams.
+ */
+import { fromBinary } from "@bufbuild/protobuf";
+import * as grpc from "@grpc/grpc-js";
+import {
+  AgentControlService,
+  AgentMessageSchema,
+} from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { formatAddress, type ListenAddress } from "../config.js";
+import { grpcServiceDefinition } from "../shared/grpc-service.js";
+import { type IncomingMessage, MALFORMED, type SessionDeps, serveAgentStream } from "./session.js";
+
+/** Options of {@link startAgentServer}. */
+export interface AgentServerOptions {
+  readonly address: ListenAddress;
+  readonly maxMessageBytes: number;
+  readonly credentials?: grpc.ServerCredentials;
+  readonly session: SessionDeps;
+}
+
+/** A listening agent server. */
+export interface AgentServer {
+  /** The bound port (useful with port 0). */
+  readonly port: number;
+  /**
+   * Stops accepting streams, asks every open stream to end (UNAVAILABLE: agents reconnect
+   * with backoff), and waits up to `graceMs` for them to close before forcing.
+   */
+  drain(graceMs: number): Promise<void>;
+}
+
+/**
+ * grpc-js options, each chosen deliberately:
+ * - message size limits bound memory per message (RESOURCE_EXHAUSTED beyond them);
+ * - keepalive pings detect half-open connections even when an Agent's heartbeats stop;
+ * - channelz off: it keeps per-call bookkeeping we never read;
+ * - one stream per connection is all an Agent needs; a few more allow overlap on reconnect.
+ */
+export function agentServerOptions(maxMessageBytes: number): grpc.ServerOptions {
+  return {
+    "grpc.max_receive_message_length": maxMessageBytes,
+    "grpc.max_send_message_length": maxMessageBytes,
+    "grpc.keepalive_time_ms": 30_000,
+    "grpc.keepalive_timeout_ms": 10_000,
+    "grpc.keepalive_permit_without_calls": 1,
+    "grpc.http2.min_ping_interval_without_data_ms": 10_000,
+    "grpc.enable_channelz": 0,
+    "grpc.max_concurrent_streams": 8,
+  };
+}
+
+/** Binds the agent server and starts serving. */
+export async function startAgentServer(options: AgentServerOptions): Promise<AgentServer> {
+  const server = new grpc.Server(agentServerOptions(options.maxMessageBytes));
+  const definition = grpcServiceDefinition(AgentControlService);
+  const connect = definition.connect as grpc.MethodDefinition<IncomingMessage, unknown>;
+  // Decode here so a malformed message ends its stream with a status that says so,
+  // instead of grpc-js's generic INTERNAL.
+  const tolerant: grpc.ServiceDefinition = {
+    connect: {
+      ...connect,
+      requestDeserialize: (bytes: Buffer): IncomingMessage => {
+        try {
+          return fromBinary(AgentMessageSchema, bytes);
+        } catch (error) {
+          return { [MALFORMED]: (error as Error).message.slice(0, 200) };
+        }
+      },
+    },
+  };
+  server.addService(tolerant, {
+    connect: (call: grpc.ServerDuplexStream<IncomingMessage, never>) =>
+      serveAgentStream(call, options.session),
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(
+      formatAddress(options.address),
+      options.credentials ?? grpc.ServerCredentials.createInsecure(),
+      (error, bound) => (error ? reject(error) : resolve(bound)),
+    );
+  });
+  return {
+    port,
+    async drain(graceMs) {
+      const { hub } = options.session;
+      const closed = new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      hub.closeAll(grpc.status.UNAVAILABLE, "Control is shutting down: reconnect with backoff");
+      const timer = new Promise<"timeout">((resolve) =>
+        setTimeout(() => resolve("timeout"), graceMs).unref(),
+      );
+      if ((await Promise.race([closed, timer])) === "timeout") server.forceShutdown();
+    },
+  };
+}

@@ -1,0 +1,312 @@
+/**
+ * One agent stream, from its first byte to its status: authenticate, wait for Hello,
+ * enroll or recognise the node, negotiate capabilities, Welcome, then heartbeats, reports
+ * and outgoing operations until the stream ends.
+ *
+ * Nothing an Agent sends can throw out of here: every failure ends this stream alone with
+ * a gRPC status that says what was wrong.
+ */
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { type ServerDuplexStream, status } from "@grpc/grpc-js";
+import {
+  type AgentMessage,
+  type ControlMessage,
+  ControlMessageSchema,
+  type Hello,
+  type Operation,
+} from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { formatCredential, newSecret, sha256OfText } from "../auth/secrets.js";
+import type { Clock } from "../clock.js";
+import type { NodeStore } from "../db/node-store.js";
+import { ControlError, toGrpcStatus } from "../errors.js";
+import type { Logger } from "../log.js";
+import type { StreamIdentity } from "./authenticate.js";
+import type { ConnectedNode } from "./events.js";
+import type { AgentHub, HubSession } from "./hub.js";
+import { TokenBucket } from "./rate-limit.js";
+import { checkHello, checkObserved } from "./validate.js";
+
+/** A message that failed to decode; the stream ends with INVALID_ARGUMENT. */
+export const MALFORMED = Symbol("malformed");
+
+/** What arrives on the stream: a decoded message or the malformed marker. */
+export type IncomingMessage = AgentMessage | { readonly [MALFORMED]: string };
+
+/** Shared dependencies of every session. */
+export interface SessionDeps {
+  readonly hub: AgentHub;
+  readonly nodes: NodeStore;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly authenticate: (authorization: string | undefined) => Promise<StreamIdentity>;
+  /** Capabilities this Control offers. */
+  readonly capabilities: readonly string[];
+  readonly heartbeatIntervalMs: number;
+  readonly helloTimeoutMs: number;
+  readonly sendQueueLength: number;
+  readonly messagesPerSecond: number;
+  /** Limits streams between connect and Welcome; false = refuse this one. */
+  readonly handshakes: { tryAcquire(): boolean; release(): void };
+}
+
+type Stage = "handshake" | "live" | "closed";
+
+/** Serves one Connect stream. Returns at once; the session lives until the stream ends. */
+export function serveAgentStream(
+  call: ServerDuplexStream<IncomingMessage, ControlMessage>,
+  deps: SessionDeps,
+): void {
+  new AgentSession(call, deps).start();
+}
+
+class AgentSession implements HubSession {
+  readonly sessionId = randomUUID();
+  node!: ConnectedNode;
+  lastSeenMs: number;
+  private stage: Stage = "handshake";
+  private log: Logger;
+  private firstMessage: ((message: IncomingMessage | Error) => void) | undefined;
+  private readonly queue: ControlMessage[] = [];
+  private writable = true;
+  private readonly bucket: TokenBucket;
+
+  constructor(
+    private readonly call: ServerDuplexStream<IncomingMessage, ControlMessage>,
+    private readonly deps: SessionDeps,
+  ) {
+    this.lastSeenMs = deps.clock.now().getTime();
+    this.log = deps.log.child({ sessionId: this.sessionId, peer: call.getPeer() });
+    const rate = deps.messagesPerSecond;
+    this.bucket = new TokenBucket(rate, Math.max(20, rate * 2), this.lastSeenMs);
+  }
+
+  start(): void {
+    this.call.on("data", (message: IncomingMessage) => this.onMessage(message));
+    this.call.on("end", () => this.close(status.OK, "agent closed the stream"));
+    this.call.on("cancelled", () => this.ended("stream cancelled by the agent"));
+    this.call.on("close", () => this.ended("stream closed"));
+    this.call.on("drain", () => this.drain());
+    this.handshake().catch((error: unknown) => this.fail(error));
+  }
+
+  send(operation: Operation): boolean {
+    if (this.stage !== "live") return false;
+    return this.write(
+      create(ControlMessageSchema, { body: { case: "operation", value: operation } }),
+    );
+  }
+
+  close(code: number, message: string): void {
+    if (this.stage === "closed") return;
+    const wasLive = this.stage === "live";
+    this.stage = "closed";
+    this.abandonHandshake();
+    if (code === status.OK) this.call.end();
+    else this.call.emit("error", { code, details: message });
+    if (wasLive) this.deps.hub.unregister(this, message);
+    this.log.debug({ code, reason: message }, "agent stream closed");
+  }
+
+  private ended(reason: string): void {
+    if (this.stage === "closed") return;
+    const wasLive = this.stage === "live";
+    this.stage = "closed";
+    this.abandonHandshake();
+    if (wasLive) this.deps.hub.unregister(this, reason);
+  }
+
+  /** Releases a handshake still waiting for Hello on a stream that ended. */
+  private abandonHandshake(): void {
+    const pending = this.firstMessage;
+    this.firstMessage = undefined;
+    pending?.(new ControlError("unavailable", "stream ended before Hello"));
+  }
+
+  private fail(error: unknown): void {
+    if (this.stage === "closed") return;
+    if (!(error instanceof ControlError)) {
+      this.log.error({ err: error }, "agent stream failed");
+    }
+    const { code, details } = toGrpcStatus(error);
+    this.close(code, details);
+  }
+
+  private async handshake(): Promise<void> {
+    if (!this.deps.handshakes.tryAcquire()) {
+      throw new ControlError(
+        "resource_exhausted",
+        "too many agents are connecting at once: retry with backoff",
+      );
+    }
+    try {
+      const first = this.awaitFirstMessage();
+      // Observed below once authentication succeeds; never left to reject unobserved.
+      first.catch(() => undefined);
+      const authorization = this.call.metadata.get("authorization")[0];
+      const identity = await this.deps.authenticate(
+        typeof authorization === "string" ? authorization : undefined,
+      );
+      const message = await first;
+      if (this.stage === "closed") return;
+      if (MALFORMED in message) throw malformed(message[MALFORMED]);
+      if (message.body.case !== "hello") {
+        throw new ControlError("invalid_argument", "the first message must be Hello");
+      }
+      await this.welcome(identity, message.body.value);
+    } finally {
+      this.deps.handshakes.release();
+    }
+  }
+
+  private awaitFirstMessage(): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new ControlError("invalid_argument", "no Hello within the handshake timeout"));
+      }, this.deps.helloTimeoutMs);
+      timer.unref();
+      this.firstMessage = (message) => {
+        clearTimeout(timer);
+        if (message instanceof Error) reject(message);
+        else resolve(message);
+      };
+    });
+  }
+
+  private async welcome(identity: StreamIdentity, hello: Hello): Promise<void> {
+    const checked = checkHello(hello);
+    if (!checked.ok) throw new ControlError("invalid_argument", checked.message);
+    const { offered, ...facts } = checked.value;
+    if (identity.kind === "node" && identity.nodeId !== facts.nodeId) {
+      throw new ControlError(
+        "permission_denied",
+        `this node token belongs to node "${identity.nodeId}", not "${facts.nodeId}"`,
+      );
+    }
+    const capabilities = this.deps.capabilities.filter((c) => offered.includes(c));
+    const nodeHello = { ...facts, capabilities };
+    const now = this.deps.clock.now();
+    let nodeToken = "";
+    if (identity.kind === "join") {
+      const secret = newSecret();
+      nodeToken = formatCredential("ant", facts.nodeId, secret);
+      const { created } = await this.deps.nodes.enroll(
+        nodeHello,
+        this.sessionId,
+        identity.joinTokenId,
+        sha256OfText(secret),
+        now,
+      );
+      this.log.info(
+        { nodeId: facts.nodeId, created },
+        created ? "node enrolled" : "node re-enrolled",
+      );
+    } else {
+      await this.deps.nodes.recordHello(nodeHello, this.sessionId, now);
+    }
+    if (this.stage === "closed") return;
+    this.node = { ...nodeHello, sessionId: this.sessionId, connectedAt: now };
+    this.log = this.log.child({ nodeId: facts.nodeId });
+    this.lastSeenMs = now.getTime();
+    this.stage = "live";
+    this.write(
+      create(ControlMessageSchema, {
+        body: {
+          case: "welcome",
+          value: {
+            sessionId: this.sessionId,
+            capabilities,
+            heartbeatInterval: durationFromMs(this.deps.heartbeatIntervalMs),
+            nodeToken,
+            nodeId: facts.nodeId,
+          },
+        },
+      }),
+    );
+    this.deps.hub.register(this);
+  }
+
+  private onMessage(message: IncomingMessage): void {
+    if (this.stage === "closed") return;
+    const nowMs = this.deps.clock.now().getTime();
+    if (!this.bucket.take(nowMs)) {
+      this.close(status.RESOURCE_EXHAUSTED, "message rate limit exceeded");
+      return;
+    }
+    if (this.stage === "handshake") {
+      const deliver = this.firstMessage;
+      this.firstMessage = undefined;
+      if (deliver) deliver(message);
+      else this.close(status.INVALID_ARGUMENT, "send nothing after Hello until Welcome arrives");
+      return;
+    }
+    if (MALFORMED in message) {
+      const error = malformed(message[MALFORMED]);
+      this.close(status.INVALID_ARGUMENT, error.message);
+      return;
+    }
+    this.deps.hub.touch(this);
+    const at = new Date(nowMs);
+    const body = message.body;
+    switch (body.case) {
+      case "heartbeat":
+        return;
+      case "observed": {
+        const checked = checkObserved(body.value);
+        if (!checked.ok) {
+          this.close(status.INVALID_ARGUMENT, checked.message);
+          return;
+        }
+        this.deps.hub.emit({
+          kind: "observed",
+          nodeId: this.node.nodeId,
+          observed: checked.value,
+          at,
+        });
+        return;
+      }
+      case "configStatus":
+        this.deps.hub.emit({
+          kind: "config_status",
+          nodeId: this.node.nodeId,
+          ok: body.value.ok,
+          message: body.value.message.slice(0, 1024),
+          at,
+        });
+        return;
+      case "hello":
+        this.close(status.INVALID_ARGUMENT, "Hello may only be the first message");
+        return;
+      case undefined:
+        this.close(status.INVALID_ARGUMENT, "empty AgentMessage");
+        return;
+    }
+  }
+
+  private write(message: ControlMessage): boolean {
+    if (this.stage === "closed") return false;
+    if (!this.writable) {
+      if (this.queue.length >= this.deps.sendQueueLength) {
+        this.close(status.RESOURCE_EXHAUSTED, "agent is not reading its stream: send queue full");
+        return false;
+      }
+      this.queue.push(message);
+      return true;
+    }
+    this.writable = this.call.write(message);
+    return true;
+  }
+
+  private drain(): void {
+    this.writable = true;
+    while (this.writable && this.queue.length > 0 && this.stage !== "closed") {
+      const next = this.queue.shift() as ControlMessage;
+      this.writable = this.call.write(next);
+    }
+  }
+}
+
+function malformed(detail: string): ControlError {
+  return new ControlError("invalid_argument", `malformed AgentMessage: ${detail}`);
+}

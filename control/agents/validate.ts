@@ -1,0 +1,121 @@
+/**
+ * Validation of what Agents send. Every check names the field and the rule, because the
+ * message ends the stream as an INVALID_ARGUMENT status an operator will read.
+ */
+import type { Hello, ObservedState } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { OperationPhase } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { NodeHello } from "../db/node-store.js";
+
+/** Limits on what one Hello may carry. */
+export const HELLO_LIMITS = {
+  nodeIdLength: 128,
+  labels: 64,
+  labelKeyLength: 63,
+  labelValueLength: 256,
+  capabilities: 32,
+  capabilityLength: 64,
+} as const;
+
+/** A semantic version (2.0.0), build metadata allowed. */
+export const SEMVER =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
+const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+const PLATFORM = /^[a-z0-9]+-[a-z0-9_]+$/;
+const LABEL_KEY = /^[A-Za-z0-9]([A-Za-z0-9._/-]*[A-Za-z0-9])?$/;
+const TOKEN_LIKE = /^[A-Za-z0-9._:-]+$/;
+
+/** The outcome of a validation: the value, or a message naming what is wrong. */
+export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/** Validates a Hello; `capabilities` here are still the Agent's offer. */
+export function checkHello(
+  hello: Hello,
+): Checked<Omit<NodeHello, "capabilities"> & { offered: string[] }> {
+  const problems: string[] = [];
+  if (
+    !hello.nodeId ||
+    hello.nodeId.length > HELLO_LIMITS.nodeIdLength ||
+    !NODE_ID.test(hello.nodeId)
+  ) {
+    problems.push(
+      `node_id must be 1-${HELLO_LIMITS.nodeIdLength} characters of letters, digits, '.', '_', ':' or '-'`,
+    );
+  }
+  if (!SEMVER.test(hello.agentVersion) || hello.agentVersion.length > 64) {
+    problems.push(`agent_version "${clip(hello.agentVersion)}" is not a semantic version`);
+  }
+  if (
+    hello.previousVersion &&
+    (!SEMVER.test(hello.previousVersion) || hello.previousVersion.length > 64)
+  ) {
+    problems.push(`previous_version "${clip(hello.previousVersion)}" is not a semantic version`);
+  }
+  if (!PLATFORM.test(hello.platform) || hello.platform.length > 32) {
+    problems.push(`platform "${clip(hello.platform)}" must look like linux-amd64`);
+  }
+  if (!hello.bootId || hello.bootId.length > 128 || !TOKEN_LIKE.test(hello.bootId)) {
+    problems.push("boot_id must be 1-128 characters of letters, digits, '.', '_', ':' or '-'");
+  }
+  if (hello.capabilities.length > HELLO_LIMITS.capabilities) {
+    problems.push(`at most ${HELLO_LIMITS.capabilities} capabilities`);
+  }
+  if (hello.capabilities.some((c) => c.length > HELLO_LIMITS.capabilityLength)) {
+    problems.push(`capabilities must be at most ${HELLO_LIMITS.capabilityLength} characters`);
+  }
+  const labelEntries = Object.entries(hello.labels);
+  if (labelEntries.length > HELLO_LIMITS.labels)
+    problems.push(`at most ${HELLO_LIMITS.labels} labels`);
+  for (const [key, value] of labelEntries) {
+    if (!LABEL_KEY.test(key) || key.length > HELLO_LIMITS.labelKeyLength) {
+      problems.push(`label key "${clip(key)}" is not valid`);
+      break;
+    }
+    if (value.length > HELLO_LIMITS.labelValueLength) {
+      problems.push(`label "${key}" is longer than ${HELLO_LIMITS.labelValueLength} characters`);
+      break;
+    }
+  }
+  if (hello.confirmedSequence > BigInt(Number.MAX_SAFE_INTEGER)) {
+    problems.push("confirmed_sequence is too large");
+  }
+  if (problems.length > 0) return { ok: false, message: `invalid Hello: ${problems.join("; ")}` };
+  return {
+    ok: true,
+    value: {
+      nodeId: hello.nodeId,
+      labels: { ...hello.labels },
+      pool: hello.labels.pool || "default",
+      platform: hello.platform,
+      agentVersion: hello.agentVersion,
+      previousVersion: hello.previousVersion,
+      bootId: hello.bootId,
+      confirmedSequence: Number(hello.confirmedSequence),
+      offered: [...new Set(hello.capabilities)],
+    },
+  };
+}
+
+/** Validates an ObservedState report. */
+export function checkObserved(observed: ObservedState): Checked<ObservedState> {
+  if (
+    !observed.operationId ||
+    observed.operationId.length > 128 ||
+    !TOKEN_LIKE.test(observed.operationId)
+  ) {
+    return { ok: false, message: "invalid ObservedState: operation_id must be 1-128 characters" };
+  }
+  if (!(observed.phase in OperationPhase) || observed.phase === OperationPhase.UNSPECIFIED) {
+    return { ok: false, message: `invalid ObservedState: unknown phase ${observed.phase}` };
+  }
+  if (observed.code.length > 64 || observed.version.length > 64) {
+    return {
+      ok: false,
+      message: "invalid ObservedState: code and version are at most 64 characters",
+    };
+  }
+  return { ok: true, value: { ...observed, message: observed.message.slice(0, 1024) } };
+}
+
+function clip(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}

@@ -1,0 +1,163 @@
+/**
+ * Control as one object with a lifecycle: open the database (embedded or `DATABASE_URL`),
+ * start the agent and admin servers, and stop them in order. `main.ts` runs it as a
+ * process; tests run it in-process on port 0.
+ */
+import { randomUUID } from "node:crypto";
+import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
+import { resolveOperatorToken, tokenEntries } from "./admin/auth.js";
+import { Metrics } from "./admin/metrics.js";
+import { createNodeService } from "./admin/node-service.js";
+import { type AdminServer, startAdminServer } from "./admin/server.js";
+import { authenticateStream } from "./agents/authenticate.js";
+import { AgentHub } from "./agents/hub.js";
+import { type AgentServer, startAgentServer } from "./agents/server.js";
+import { type Clock, systemClock } from "./clock.js";
+import type { ControlConfig } from "./config.js";
+import { type Database, openDatabase } from "./db/database.js";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
+import { NodeStore } from "./db/node-store.js";
+import type { Logger } from "./log.js";
+
+/** Capabilities this Control offers Agents. */
+export const CONTROL_CAPABILITIES = ["upgrade.v1", "config.v1"] as const;
+
+/** Options of {@link startControl}. */
+export interface StartControlOptions {
+  readonly config: ControlConfig;
+  readonly log: Logger;
+  readonly clock?: Clock;
+}
+
+/** A running Control. */
+export interface Control {
+  /** A unique id of this process's run, in logs and leases. */
+  readonly instanceId: string;
+  readonly agentPort: number;
+  readonly adminUrl: string;
+  /** The operator token and where it came from. */
+  readonly operatorToken: string;
+  readonly operatorTokenPath: string;
+  readonly db: Database;
+  readonly hub: AgentHub;
+  /** Drains streams (within the configured grace), stops servers, closes the database. */
+  stop(): Promise<void>;
+}
+
+/** Starts every part of Control; on failure, stops what already started and rethrows. */
+export async function startControl(options: StartControlOptions): Promise<Control> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const log = options.log;
+  const instanceId = randomUUID();
+  const cleanup: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const step of cleanup.reverse()) {
+      await step().catch((error: unknown) => log.error({ err: error }, "shutdown step failed"));
+    }
+    cleanup.length = 0;
+  };
+  try {
+    let databaseUrl = config.databaseUrl;
+    if (!databaseUrl) {
+      const embedded: EmbeddedDatabase = await startEmbeddedPostgres({
+        dataDir: config.dataDir,
+        onLog: (line) => log.debug({ component: "postgres" }, line),
+      });
+      cleanup.push(() => embedded.stop());
+      databaseUrl = embedded.url;
+      log.info({ dataDir: config.dataDir }, "embedded PostgreSQL started");
+    }
+    const db = await openDatabase({ url: databaseUrl, log });
+    cleanup.push(() => db.close());
+    const nodes = new NodeStore(db.pool);
+    await nodes.markAllOfflineExcept([]);
+
+    const hub = new AgentHub({
+      clock,
+      store: nodes,
+      log,
+      offlineAfterMs: config.timeouts.offlineAfterSeconds * 1000,
+      flushIntervalMs: Math.min(5000, config.timeouts.heartbeatSeconds * 1000),
+    });
+    cleanup.push(() => hub.stop());
+
+    let handshaking = 0;
+    const agentServer: AgentServer = await startAgentServer({
+      address: config.agentAddr,
+      maxMessageBytes: config.limits.maxMessageBytes,
+      session: {
+        hub,
+        nodes,
+        clock,
+        log: log.child({ component: "agents" }),
+        authenticate: (authorization) =>
+          authenticateStream(authorization, { em: () => db.em(), nodes, clock }),
+        capabilities: CONTROL_CAPABILITIES,
+        heartbeatIntervalMs: config.timeouts.heartbeatSeconds * 1000,
+        helloTimeoutMs: 10_000,
+        sendQueueLength: config.limits.sendQueueLength,
+        messagesPerSecond: config.limits.agentMessagesPerSecond,
+        handshakes: {
+          tryAcquire: () => {
+            if (handshaking >= config.limits.maxConcurrentHandshakes) return false;
+            handshaking += 1;
+            return true;
+          },
+          release: () => {
+            handshaking -= 1;
+          },
+        },
+      },
+    });
+    cleanup.push(() => agentServer.drain(config.limits.shutdownGraceSeconds * 1000));
+
+    const operator = await resolveOperatorToken(config.adminToken, config.dataDir);
+    if (operator.source === "generated") {
+      log.info({ path: operator.path }, "generated the operator admin token");
+    }
+    const metrics = new Metrics();
+    metrics.gauge("agent_control_streams", "Agent streams open on this Control.", () => hub.size);
+    metrics.gauge(
+      "agent_control_handshakes",
+      "Agent streams between connect and Welcome.",
+      () => handshaking,
+    );
+    metrics.gauge("process_resident_memory_bytes", "Resident set size.", () =>
+      process.memoryUsage.rss(),
+    );
+    metrics.gauge(
+      "nodejs_heap_used_bytes",
+      "V8 heap in use.",
+      () => process.memoryUsage().heapUsed,
+    );
+    const adminServer: AdminServer = await startAdminServer({
+      address: config.adminAddr,
+      tokens: tokenEntries(operator.token, config.adminTokens),
+      metrics,
+      ready: () => db.ping(),
+      log,
+      routes: (router) => {
+        router.service(NodeService, createNodeService({ db, hub, clock }));
+      },
+    });
+    cleanup.push(() => adminServer.close());
+    log.info(
+      { agentPort: agentServer.port, adminUrl: adminServer.url, instanceId },
+      "Control is serving",
+    );
+    return {
+      instanceId,
+      agentPort: agentServer.port,
+      adminUrl: adminServer.url,
+      operatorToken: operator.token,
+      operatorTokenPath: operator.path,
+      db,
+      hub,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

@@ -1,0 +1,70 @@
+/** Join tokens: issue, list, revoke, and check one presented by an enrolling Agent. */
+
+import { randomBytes } from "node:crypto";
+import type { EntityManager } from "@mikro-orm/postgresql";
+import { formatCredential, newSecret, secretMatches, sha256OfText } from "../auth/secrets.js";
+import { ControlError } from "../errors.js";
+import { JoinTokenEntity, type JoinTokenRecord } from "./entities/index.js";
+
+/** A freshly issued join token: its record and the full credential, shown once. */
+export interface IssuedJoinToken {
+  readonly record: JoinTokenRecord;
+  readonly credential: string;
+}
+
+/** Why a presented join token is not valid. */
+export type JoinTokenProblem = "unknown" | "expired" | "revoked";
+
+/** Issues a join token valid for `ttlMs` from `now`. */
+export async function issueJoinToken(
+  em: EntityManager,
+  input: { ttlMs: number; description: string; createdBy: string; now: Date },
+): Promise<IssuedJoinToken> {
+  const id = randomBytes(8).toString("hex");
+  const secret = newSecret();
+  const record = em.create(JoinTokenEntity, {
+    id,
+    secretHash: sha256OfText(secret),
+    description: input.description,
+    createdAt: input.now,
+    expiresAt: new Date(input.now.getTime() + input.ttlMs),
+    revokedAt: null,
+    uses: 0,
+    createdBy: input.createdBy,
+  });
+  await em.flush();
+  return { record, credential: formatCredential("ajt", id, secret) };
+}
+
+/** Lists join tokens, newest first. */
+export async function listJoinTokens(em: EntityManager): Promise<JoinTokenRecord[]> {
+  return await em.find(JoinTokenEntity, {}, { orderBy: { createdAt: "desc" } });
+}
+
+/** Revokes a join token at `now`; revoking twice keeps the first time. */
+export async function revokeJoinToken(
+  em: EntityManager,
+  id: string,
+  now: Date,
+): Promise<JoinTokenRecord> {
+  const record = await em.findOne(JoinTokenEntity, { id });
+  if (!record) throw new ControlError("token_not_found", `no join token with id "${id}"`);
+  record.revokedAt ??= now;
+  await em.flush();
+  return record;
+}
+
+/** Checks a presented join token's id and secret; returns the record or the problem. */
+export async function checkJoinToken(
+  em: EntityManager,
+  id: string,
+  secret: string,
+  now: Date,
+): Promise<{ ok: true; record: JoinTokenRecord } | { ok: false; problem: JoinTokenProblem }> {
+  const record = await em.findOne(JoinTokenEntity, { id });
+  if (!record || !secretMatches(secret, record.secretHash))
+    return { ok: false, problem: "unknown" };
+  if (record.revokedAt) return { ok: false, problem: "revoked" };
+  if (record.expiresAt.getTime() <= now.getTime()) return { ok: false, problem: "expired" };
+  return { ok: true, record };
+}

@@ -1,0 +1,80 @@
+/**
+ * `npm start`: runs one Control process until SIGTERM or SIGINT, then drains.
+ *
+ * Usage: npm start [-- --config FILE]
+ */
+import { parseArgs } from "node:util";
+import { startControl } from "./app.js";
+import { ConfigError, loadConfig } from "./config.js";
+import { createLogger } from "./log.js";
+
+const USAGE = `Usage: npm start [-- --config FILE]
+
+Runs Agent Control. Settings come from the config file (--config or AGENT_CONTROL_CONFIG)
+and the environment (DATABASE_URL, AGENT_CONTROL_DATA_DIR, AGENT_CONTROL_AGENT_ADDR,
+AGENT_CONTROL_ADMIN_ADDR, AGENT_CONTROL_ADMIN_TOKEN, AGENT_CONTROL_RELEASE_PINS,
+AGENT_CONTROL_RELEASE_THRESHOLD); the environment wins. See README.md.`;
+
+async function main(): Promise<number> {
+  let file: string | undefined;
+  try {
+    const { values } = parseArgs({
+      options: { config: { type: "string" }, help: { type: "boolean", short: "h" } },
+      strict: true,
+    });
+    if (values.help) {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    file = values.config;
+  } catch (error) {
+    process.stderr.write(`control: ${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig({ file });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`control: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  const log = createLogger({ level: config.log.level });
+  const control = await startControl({ config, log });
+  process.stdout.write(
+    `Agent Control is serving agents on :${control.agentPort} and the admin API on ${control.adminUrl}\n` +
+      `operator token: ${control.operatorTokenPath}\n`,
+  );
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        log.warn({ signal }, "second signal: exiting now");
+        process.exit(130);
+      }
+      stopping = true;
+      log.info({ signal }, "shutting down: draining agent streams");
+      control
+        .stop()
+        .catch((error: unknown) => log.error({ err: error }, "shutdown failed"))
+        .finally(resolve);
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  });
+  log.info("stopped");
+  log.flush();
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`control: failed to start: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);
