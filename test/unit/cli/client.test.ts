@@ -1,0 +1,113 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { UsageError } from "../../../cli/args.js";
+import { type Connection, describeError, resolveConnection } from "../../../cli/client.js";
+
+describe("resolveConnection", () => {
+  const readToken = (path: string): string | undefined =>
+    path === "/srv/data/admin-token" || path === ".data/admin-token" ? "file-token" : undefined;
+
+  it("defaults to the local admin API and the token file in .data", () => {
+    expect(resolveConnection({ env: {}, readToken })).toEqual({
+      server: "http://127.0.0.1:7080",
+      dataDir: ".data",
+      token: "file-token",
+      tokenSource: "file",
+    });
+  });
+
+  it("prefers --token over AGENTCTL_TOKEN over the file", () => {
+    const env = { AGENTCTL_TOKEN: "env-token" };
+    expect(resolveConnection({ env, readToken, token: "flag-token" }).token).toBe("flag-token");
+    expect(resolveConnection({ env, readToken }).tokenSource).toBe("env");
+  });
+
+  it("reads the token file of --data-dir or AGENT_CONTROL_DATA_DIR", () => {
+    const env = { AGENT_CONTROL_DATA_DIR: "/srv/data" };
+    expect(resolveConnection({ env, readToken }).token).toBe("file-token");
+    expect(resolveConnection({ env, readToken, dataDir: "/elsewhere" }).tokenSource).toBe("none");
+  });
+
+  it.each(["http://localhost:7080", "http://[::1]:7080", "127.0.0.1:9000"])(
+    "uses the token file for the local server %s",
+    (server) => {
+      expect(resolveConnection({ env: {}, readToken, server }).tokenSource).toBe("file");
+    },
+  );
+
+  it("never sends the local token file to another host", () => {
+    const c = resolveConnection({
+      env: { AGENTCTL_SERVER: "https://control.example:7080" },
+      readToken,
+    });
+    expect(c).toMatchObject({
+      server: "https://control.example:7080",
+      token: undefined,
+      tokenSource: "none",
+    });
+  });
+
+  it("refuses a server that is not an http(s) URL", () => {
+    expect(() => resolveConnection({ env: {}, server: "ftp://x" })).toThrow(
+      new UsageError('invalid server "ftp://x": use http:// or https://'),
+    );
+  });
+});
+
+describe("describeError", () => {
+  const connection: Connection = {
+    server: "http://127.0.0.1:7080",
+    dataDir: "/srv/data",
+    token: undefined,
+    tokenSource: "none",
+  };
+
+  it.each([
+    [
+      new ConnectError("no token", Code.Unauthenticated),
+      "not authenticated: pass --token or set AGENTCTL_TOKEN (the operator token is in /srv/data/admin-token)",
+    ],
+    [
+      new ConnectError("viewer", Code.PermissionDenied),
+      "permission denied: this token's role cannot disable nodes (viewer)",
+    ],
+    [
+      new ConnectError("connect ECONNREFUSED 127.0.0.1:7080", Code.Unavailable),
+      "cannot reach Control at http://127.0.0.1:7080: connect ECONNREFUSED 127.0.0.1:7080",
+    ],
+    [new ConnectError("node n1 not found", Code.NotFound), "node n1 not found"],
+    [
+      new ConnectError("nodes n1, n2 are in campaign c1", Code.AlreadyExists),
+      "nodes n1, n2 are in campaign c1",
+    ],
+    [new ConnectError("boom", Code.Internal), "Control failed: boom"],
+    [new UsageError("unknown flag --x"), "unknown flag --x"],
+    [new Error("first\nsecond"), "first; second"],
+  ])("maps %s to one actionable line", (error, line) => {
+    expect(describeError(error, { connection, method: "DisableNode" })).toBe(line);
+  });
+
+  it("says which token was rejected", () => {
+    const withEnv: Connection = { ...connection, token: "t", tokenSource: "env" };
+    expect(
+      describeError(new ConnectError("bad", Code.Unauthenticated), { connection: withEnv }),
+    ).toBe(
+      "not authenticated: the token in AGENTCTL_TOKEN was rejected; pass --token or set AGENTCTL_TOKEN (the operator token is in /srv/data/admin-token)",
+    );
+  });
+
+  it("treats a refused connection hidden in the cause chain as unreachable", () => {
+    const cause = Object.assign(new Error("connect ECONNREFUSED ::1:7080"), {
+      code: "ECONNREFUSED",
+    });
+    const error = new ConnectError("", Code.Internal, undefined, undefined, cause);
+    expect(describeError(error, { connection })).toBe(
+      "cannot reach Control at http://127.0.0.1:7080: ECONNREFUSED",
+    );
+  });
+
+  it("names the file of a file-system error", () => {
+    const error = Object.assign(new Error("ENOENT: open"), { code: "ENOENT", path: "/x/key" });
+    expect(describeError(error)).toBe("no such file or directory: /x/key");
+  });
+});

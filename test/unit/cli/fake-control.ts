@@ -1,0 +1,132 @@
+/**
+ * A stand-in admin API for agentctl's unit tests: real Connect over HTTP/1.1 on a loopback
+ * port, with scripted answers, so the client, output and error paths are exercised without
+ * PostgreSQL. Tokens: `operator-token` may do everything, `viewer-token` only read.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import {
+  type Campaign,
+  CampaignService,
+} from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { type Node, NodeService } from "../../../proto/gen/agentcontrol/admin/v1/node_pb.js";
+
+/** What the fake serves; tests change these between calls. */
+export interface FakeState {
+  nodes: Node[];
+  /** Updates WatchCampaign streams, in order, before the stream ends. */
+  watchUpdates: Campaign[];
+  /** Milliseconds between streamed updates. */
+  watchDelayMs: number;
+  /** Keep the watch stream open after the updates (until the client cancels). */
+  watchHang: boolean;
+  /** Every request's method and authorization header, in order. */
+  calls: { method: string; authorization: string | null }[];
+}
+
+/** A running fake admin API. */
+export interface FakeControl {
+  readonly url: string;
+  readonly state: FakeState;
+  stop(): Promise<void>;
+}
+
+function role(ctx: HandlerContext): "operator" | "viewer" {
+  const auth = ctx.requestHeader.get("authorization");
+  if (auth === "Bearer operator-token") return "operator";
+  if (auth === "Bearer viewer-token") return "viewer";
+  throw new ConnectError("missing or invalid bearer token", Code.Unauthenticated);
+}
+
+function requireOperator(ctx: HandlerContext): void {
+  if (role(ctx) !== "operator") {
+    throw new ConnectError("the viewer role may only read", Code.PermissionDenied);
+  }
+}
+
+/** Starts the fake on 127.0.0.1, port 0. */
+export async function startFakeControl(initial: Partial<FakeState> = {}): Promise<FakeControl> {
+  const state: FakeState = {
+    nodes: [],
+    watchUpdates: [],
+    watchDelayMs: 5,
+    watchHang: false,
+    calls: [],
+    ...initial,
+  };
+  const routes = (router: ConnectRouter): void => {
+    router.service(NodeService, {
+      listNodes(req, ctx) {
+        role(ctx);
+        const matching = state.nodes.filter(
+          (n) =>
+            (req.online === undefined || n.online === req.online) &&
+            Object.entries(req.labels).every(([k, v]) => n.labels[k] === v),
+        );
+        const size = req.pageSize > 0 ? req.pageSize : 100;
+        const start = req.pageToken === "" ? 0 : Number(req.pageToken);
+        const end = start + size;
+        return {
+          nodes: matching.slice(start, end),
+          nextPageToken: end < matching.length ? String(end) : "",
+          totalSize: matching.length,
+        };
+      },
+      getNode(req, ctx) {
+        role(ctx);
+        const node = state.nodes.find((n) => n.nodeId === req.nodeId);
+        if (node === undefined)
+          throw new ConnectError(`node ${req.nodeId} not found`, Code.NotFound);
+        return { node };
+      },
+      disableNode(req, ctx) {
+        requireOperator(ctx);
+        const node = state.nodes.find((n) => n.nodeId === req.nodeId);
+        if (node === undefined)
+          throw new ConnectError(`node ${req.nodeId} not found`, Code.NotFound);
+        node.enabled = false;
+        return { node };
+      },
+    });
+    router.service(CampaignService, {
+      async *watchCampaign(req, ctx) {
+        role(ctx);
+        for (const campaign of state.watchUpdates) {
+          await new Promise((r) => setTimeout(r, state.watchDelayMs));
+          yield { campaign: { ...campaign, id: req.id } };
+        }
+        if (state.watchHang) {
+          await new Promise<void>((resolve) =>
+            ctx.signal.addEventListener("abort", () => resolve()),
+          );
+        }
+      },
+    });
+  };
+  const handler = connectNodeAdapter({
+    routes,
+    interceptors: [
+      (next) => async (req) => {
+        state.calls.push({
+          method: req.method.name,
+          authorization: req.header.get("authorization"),
+        });
+        return await next(req);
+      },
+    ],
+  });
+  const server: Server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    state,
+    stop: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
