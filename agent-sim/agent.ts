@@ -20,7 +20,7 @@ import {
   helloMessage,
   observedMessage,
 } from "./messages.js";
-import { handleOperation, type OperationHost, type RestartKind } from "./operations.js";
+import { deliverOperation, type OperationHost, type RestartKind } from "./operations.js";
 import { createPrng, intBetween, type Prng } from "./prng.js";
 import type { AgentRuntime } from "./runtime.js";
 import type { Tickable } from "./ticker.js";
@@ -80,6 +80,7 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
   readonly #rng: Prng;
   readonly #lifecycle: AgentLifecycle;
   #saveChain: Promise<void> = Promise.resolve();
+  #operations: Promise<void> = Promise.resolve();
   #saveQueued: Promise<void> | undefined;
   #log: Logger | undefined;
 
@@ -272,7 +273,7 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
   /** @internal */
   onOperation(operation: Operation): void {
     this.log.debug({ opId: operation.id, kind: operation.kind.case }, "operation received");
-    void handleOperation(this, operation);
+    void deliverOperation(this, operation);
   }
 
   /** @internal */
@@ -331,6 +332,12 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
   /** @internal */
   countDuplicate(): void {
     this.duplicates++;
+  }
+  /** @internal */
+  enqueue(task: () => Promise<void>): Promise<void> {
+    const next = this.#operations.then(task);
+    this.#operations = next;
+    return next;
   }
   /** @internal */
   restart(kind: RestartKind): void {

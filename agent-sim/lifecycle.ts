@@ -94,6 +94,7 @@ export class AgentLifecycle {
   /** Ends the stream gracefully (so RESTARTING reaches Control) and restarts. */
   restart(kind: RestartKind): void {
     this.#restart = kind;
+    this.#restarting = true;
     this.#session?.abort("end");
     this.#waker.wake();
   }

@@ -26,8 +26,10 @@ export interface OperationHost {
   readonly runtime: AgentRuntime;
   /** Aborted when the agent stops. */
   readonly signal: AbortSignal;
-  /** An upgrade or rollback is in progress. */
+  /** An upgrade is in progress. */
   busy: boolean;
+  /** A restart was decided and the agent has not started again yet. */
+  readonly restarting: boolean;
   /** Sends an ObservedState on the current stream, if any. */
   send(opId: string, report: ReportedState): void;
   /** Saves the durable state (coalesced; resolves once written). */
@@ -38,6 +40,8 @@ export interface OperationHost {
   countDuplicate(): void;
   /** Ends the stream gracefully and restarts the agent (new boot id). */
   restart(kind: RestartKind): void;
+  /** Runs `task` after every task enqueued before it (operations apply one at a time). */
+  enqueue(task: () => Promise<void>): Promise<void>;
 }
 
 const PENDING: ReportedState = Object.freeze({
@@ -47,15 +51,30 @@ const PENDING: ReportedState = Object.freeze({
   message: "",
 });
 
-/** Handles one delivered Operation. Never throws; failures become FAILED reports. */
-export async function handleOperation(host: OperationHost, op: Operation): Promise<void> {
+/**
+ * Handles one delivered Operation. A redelivered id is answered at once with the last
+ * report made for it (nothing while it still waits its turn) and never applied again; a new
+ * one is queued behind the agent's other operations. Never rejects: failures become FAILED.
+ */
+export function deliverOperation(host: OperationHost, op: Operation): Promise<void> {
   const prior = host.state.handled[op.id];
   if (prior !== undefined) {
     host.countDuplicate();
     if (prior.phase !== OperationPhase.UNSPECIFIED) host.send(op.id, prior);
-    return;
+    return Promise.resolve();
   }
   rememberReport(host.state, op.id, PENDING);
+  return host.enqueue(() => runOperation(host, op));
+}
+
+async function runOperation(host: OperationHost, op: Operation): Promise<void> {
+  if (host.signal.aborted) return;
+  if (host.restarting) {
+    // The simulated process is going down: what it had not started is lost with it, and
+    // Control redelivers it on the next stream.
+    delete host.state.handled[op.id];
+    return;
+  }
   const reporter = makeReporter(host, op.id);
   try {
     switch (op.kind.case) {
@@ -72,10 +91,11 @@ export async function handleOperation(host: OperationHost, op: Operation): Promi
         await reporter(OperationPhase.REFUSED, host.state.version, "unknown_operation");
     }
   } catch (error) {
-    host.busy = false;
     if (host.signal.aborted) return;
     host.runtime.log.error({ err: error, opId: op.id }, "operation failed unexpectedly");
     await reporter(OperationPhase.FAILED, host.state.version, "internal", String(error));
+  } finally {
+    host.busy = false;
   }
 }
 
@@ -109,7 +129,6 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
   if (host.behaviour.upgrade === "no-upgrade-cap") {
     return report(REFUSED, from, "upgrade_unsupported", "this agent does not offer upgrade.v1");
   }
-  if (host.busy) return report(REFUSED, from, "busy", "another operation is in progress");
   if (host.behaviour.upgrade === "refuse") {
     return report(REFUSED, from, "agent_refused", "this agent refuses upgrades (simulated)");
   }
@@ -121,23 +140,18 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
     threshold: settings.threshold,
     now: new Date(),
   });
-  if (!verdict.ok) {
-    host.busy = false;
-    return report(REFUSED, from, verdict.code, verdict.message);
-  }
+  if (!verdict.ok) return report(REFUSED, from, verdict.code, verdict.message);
   const { version, artifact } = verdict.upgrade;
   await step(host, report, ACCEPTED, version);
   await step(host, report, DOWNLOADING, version);
   if (settings.download) {
     const fetched = await artifacts.get(artifact, host.signal);
     if (!fetched.ok) {
-      host.busy = false;
       return report(FAILED, from, fetched.code, fetched.message);
     }
     await step(host, report, VERIFYING, version);
     const got = fetched.artifact;
     if (got.bytes.byteLength !== artifact.size || got.sha256 !== artifact.sha256) {
-      host.busy = false;
       return report(
         FAILED,
         from,
@@ -151,7 +165,6 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
   await step(host, report, APPLYING, version);
   host.countApplication(opId);
   if (host.behaviour.upgrade === "fail" || settings.failVersions.has(version)) {
-    host.busy = false;
     return report(FAILED, from, "apply_failed", `applying ${version} failed (simulated)`);
   }
   if (host.behaviour.upgrade !== "revert") {
@@ -160,7 +173,6 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
     host.state.configBroken = host.behaviour.upgrade === "config-fail";
   }
   await report(RESTARTING, version);
-  host.busy = false;
   host.restart("upgrade");
 }
 
@@ -170,8 +182,6 @@ async function rollback(host: OperationHost, opId: string, op: AgentRollback, re
   if (op.version !== "" && op.version === current) {
     return report(REINSTATED, current, "", "already running this version");
   }
-  while (host.busy && !host.signal.aborted) await sleep(50, host.signal); // let an upgrade settle
-  if (host.signal.aborted) return;
   const previous = host.state.previousVersion;
   if (previous === "") return report(FAILED, current, "no_previous_version");
   await report(ACCEPTED, previous);
