@@ -1,0 +1,217 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { AdminCommand, CampaignSpecInput, OnBreach } from "../../../control/campaign/index.js";
+import {
+  applyDecision,
+  concurrencyLimit,
+  countBatch,
+  decide,
+  inFlight,
+  isBreached,
+  isEndedPhase,
+  isFailure,
+  isFinal,
+  poolLimit,
+} from "../../../control/campaign/index.js";
+import { MIN } from "./harness.js";
+import type { Behaviour, RollbackBehaviour, Scenario, SimNode, Step } from "./sim.js";
+import { simulate } from "./sim.js";
+
+const behaviours: Behaviour[] = [
+  "succeed",
+  "refuse",
+  "fail",
+  "never_return",
+  "revert",
+  "config_fail",
+  "lose_heartbeat",
+  "offline",
+  "late_online",
+  "no_cap",
+  "current",
+  "send_fail",
+];
+
+const nodeArb: fc.Arbitrary<SimNode> = fc.record({
+  behaviour: fc.oneof(
+    { weight: 12, arbitrary: fc.constant<Behaviour>("succeed") },
+    { weight: 6, arbitrary: fc.constantFrom(...behaviours) },
+  ),
+  rollback: fc.constantFrom<RollbackBehaviour>(
+    "reinstate",
+    "reinstate",
+    "reinstate",
+    "fail",
+    "silent",
+  ),
+  pool: fc.constantFrom("", "a", "b"),
+  canary: fc.integer({ min: 0, max: 9 }).map((i) => i === 0),
+  stepMs: fc.integer({ min: 100, max: 60_000 }),
+  restartMs: fc.integer({ min: 1_000, max: 15 * MIN }),
+  configGraceCapable: fc.boolean(),
+});
+
+const batchSets = [[5, 25, 100], [10, 100], [100], [1, 2, 50, 100], [20, 40, 60, 80, 100]];
+
+const specArb: fc.Arbitrary<Partial<CampaignSpecInput>> = fc.record({
+  batches: fc
+    .tuple(fc.constantFrom(...batchSets), fc.integer({ min: 0, max: 30 * MIN }))
+    .map(([ps, d]) => ps.map((percent) => ({ percent, minDurationMs: d }))),
+  failureThresholdPercent: fc.integer({ min: 0, max: 60 }),
+  concurrency: fc.integer({ min: 0, max: 5 }),
+  onBreach: fc.constantFrom<OnBreach>("rollback", "pause", "stop"),
+  reconnectTimeoutMs: fc.integer({ min: MIN, max: 15 * MIN }),
+  configGraceMs: fc.integer({ min: 0, max: 3 * MIN }),
+  soakMs: fc.integer({ min: 0, max: 10 * MIN }),
+  disruptionBudgetPercent: fc.integer({ min: 1, max: 100 }),
+});
+
+const commandArb: fc.Arbitrary<{ at: number; command: AdminCommand }> = fc.record({
+  at: fc.integer({ min: 0, max: 120 * MIN }),
+  command: fc.oneof(
+    { weight: 3, arbitrary: fc.constant<AdminCommand>({ kind: "pause" }) },
+    { weight: 3, arbitrary: fc.constant<AdminCommand>({ kind: "resume" }) },
+    {
+      weight: 1,
+      arbitrary: fc.boolean().map<AdminCommand>((rollback) => ({ kind: "abort", rollback })),
+    },
+  ),
+});
+
+const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
+  nodes: fc.array(nodeArb, { minLength: 1, maxLength: 40 }),
+  spec: specArb,
+  commands: fc.array(commandArb, { maxLength: 4 }),
+});
+
+/** Every invariant the engine promises, checked on one decision. */
+function checkStep(step: Step, running: Map<number, number>, offered: Set<string>): void {
+  const { before, after, decision, now } = step;
+  const c = after.campaign;
+  const spec = c.spec;
+  const byId = new Map(after.nodes.map((n) => [n.nodeId, n]));
+  const current = after.nodes.filter((n) => n.batch === c.currentBatch);
+
+  // Offers only in the current batch, once per node.
+  for (const a of decision.actions) {
+    const n = byId.get(a.nodeId)!;
+    if (a.kind === "upgrade") {
+      expect(n.batch, `offer outside the current batch: ${a.nodeId}`).toBe(c.currentBatch);
+      expect(offered.has(a.nodeId), `offered twice: ${a.nodeId}`).toBe(false);
+      offered.add(a.nodeId);
+    }
+    // Only the current batch is rolled back.
+    if (a.kind === "rollback") expect(n.batch).toBe(c.currentBatch);
+  }
+  for (const n of after.nodes) {
+    if (n.state === "rolling_back" || n.state === "rolled_back" || n.state === "rollback_failed") {
+      expect(n.batch).toBe(c.currentBatch);
+    }
+  }
+
+  // In flight ≤ concurrency, and within each pool's budget.
+  const flying = current.filter((n) => inFlight(n, now));
+  expect(flying.length).toBeLessThanOrEqual(concurrencyLimit(spec.concurrency));
+  const poolSize = new Map<string, number>();
+  for (const n of after.nodes) poolSize.set(n.pool, (poolSize.get(n.pool) ?? 0) + 1);
+  for (const [pool, size] of poolSize) {
+    const inPool = after.nodes.filter((n) => n.pool === pool && inFlight(n, now)).length;
+    expect(inPool, `pool ${pool}`).toBeLessThanOrEqual(
+      poolLimit(size, spec.disruptionBudgetPercent),
+    );
+  }
+
+  // A final state never changes; an ended phase never changes.
+  for (const n of before.nodes) {
+    if (isFinal(n.state)) expect(byId.get(n.nodeId)).toEqual(n);
+  }
+  if (isEndedPhase(before.campaign.phase)) expect(c.phase).toBe(before.campaign.phase);
+
+  // A breach always leads to rollback / pause / stop, never to the next batch.
+  for (const e of decision.events) {
+    if (e.kind !== "breached") continue;
+    expect(c.currentBatch).toBe(e.batch);
+    const expected = {
+      rollback: ["rolling_back", "rolled_back", "failed"],
+      pause: ["paused"],
+      stop: ["failed"],
+    }[spec.onBreach];
+    expect(expected).toContain(c.phase);
+  }
+  const b = c.batches[c.currentBatch]!;
+  if ((c.phase === "running" || c.phase === "paused") && b.state === "running") {
+    expect(
+      isBreached(countBatch(current), spec.failureThresholdPercent, b.acceptedFailures),
+      "unhandled breach",
+    ).toBe(false);
+  }
+  // ... unless an operator resumed a batch paused on its breach (its failures are then accepted).
+  const resumed = decision.events.some(
+    (e) => e.kind === "command_applied" && e.command.kind === "resume",
+  );
+  for (const old of before.campaign.batches) {
+    const now = c.batches[old.index]!.state;
+    if (old.state === "rolled_back" || (old.state === "breached" && !resumed))
+      expect(now).not.toBe("passed");
+  }
+
+  // Failed ≤ offered, per batch.
+  for (const batch of c.batches) {
+    const nodes = after.nodes.filter((n) => n.batch === batch.index);
+    const failed = nodes.filter((n) => isFailure(n.state)).length;
+    expect(failed).toBeLessThanOrEqual(
+      nodes.filter((n) => n.upgradeOperationId !== undefined).length,
+    );
+  }
+
+  // Paused time never counts: a batch passes only after minDuration of RUNNING time.
+  for (const e of decision.events) {
+    if (e.kind !== "batch_passed") continue;
+    const batch = c.batches[e.batch]!;
+    if (batch.nodeCount > 0)
+      expect(running.get(e.batch) ?? 0).toBeGreaterThanOrEqual(batch.minDurationMs);
+  }
+
+  // finishedAt iff every node is final (and the phase ended).
+  const allFinal = after.nodes.every((n) => isFinal(n.state));
+  if (c.finishedAt !== undefined) expect(allFinal).toBe(true);
+  if (allFinal && isEndedPhase(c.phase)) expect(c.finishedAt).toBeDefined();
+
+  // Idempotent: deciding again on the result changes nothing and sends nothing.
+  const again = decide({
+    campaign: c,
+    nodes: after.nodes,
+    facts: step.facts,
+    now,
+    target: step.target,
+  });
+  expect(again.actions).toEqual([]);
+  expect(again.changes).toEqual({ campaign: undefined, nodes: [] });
+  expect(applyDecision(c, after.nodes, again).nodes).toEqual(after.nodes);
+}
+
+describe("campaign engine properties", () => {
+  it("keeps every invariant over random fleets, behaviours and admin actions", () => {
+    fc.assert(
+      fc.property(scenarioArb, (scenario) => {
+        const running = new Map<number, number>();
+        const offered = new Set<string>();
+        let last: { now: number; phase: string; batch: number } | undefined;
+        const result = simulate(scenario, (step) => {
+          if (last !== undefined && last.phase === "running") {
+            running.set(last.batch, (running.get(last.batch) ?? 0) + (step.now - last.now));
+          }
+          checkStep(step, running, offered);
+          last = {
+            now: step.now,
+            phase: step.after.campaign.phase,
+            batch: step.after.campaign.currentBatch,
+          };
+        });
+        expect(result.stalled, "the engine stalled: nothing would wake it").toBe(false);
+        if (result.campaign.phase !== "paused") expect(result.campaign.finishedAt).toBeDefined();
+      }),
+      { numRuns: Number(process.env.CAMPAIGN_PROPERTY_RUNS ?? 150) },
+    );
+  });
+});

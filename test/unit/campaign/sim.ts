@@ -1,0 +1,238 @@
+/**
+ * A pure simulation of a fleet of agents around `decide`, for property tests: scripted agent
+ * behaviours, an event queue in virtual time, admin commands at given times. No timers, no I/O.
+ */
+
+import { createCampaign } from "../../../control/campaign/create.js";
+import type {
+  Action,
+  AdminCommand,
+  CampaignNode,
+  CampaignSpecInput,
+  CampaignState,
+  Candidate,
+  Decision,
+  NodeFacts,
+  ObservedPhase,
+  Target,
+} from "../../../control/campaign/index.js";
+import {
+  applyDecision,
+  decide,
+  operationId,
+  planCampaign,
+  resolveSpec,
+} from "../../../control/campaign/index.js";
+import { NEW, OLD } from "./harness.js";
+
+/** How a simulated agent answers an upgrade. */
+export type Behaviour =
+  | "succeed"
+  | "refuse"
+  | "fail"
+  | "never_return"
+  | "revert"
+  | "config_fail"
+  | "lose_heartbeat"
+  | "offline"
+  | "late_online"
+  | "no_cap"
+  | "current"
+  | "send_fail";
+
+/** How a simulated agent answers a rollback. */
+export type RollbackBehaviour = "reinstate" | "fail" | "silent";
+
+/** One simulated node. */
+export interface SimNode {
+  readonly behaviour: Behaviour;
+  readonly rollback: RollbackBehaviour;
+  readonly pool: string;
+  readonly canary: boolean;
+  /** Delay of each agent step, ms. */
+  readonly stepMs: number;
+  /** Time an upgrade's restart takes, ms. */
+  readonly restartMs: number;
+  readonly configGraceCapable: boolean;
+}
+
+/** A whole scenario. */
+export interface Scenario {
+  readonly nodes: readonly SimNode[];
+  readonly spec: Partial<CampaignSpecInput>;
+  readonly commands: readonly { readonly at: number; readonly command: AdminCommand }[];
+}
+
+/** One decision as the property checks see it. */
+export interface Step {
+  readonly now: number;
+  readonly before: { readonly campaign: CampaignState; readonly nodes: readonly CampaignNode[] };
+  readonly after: { readonly campaign: CampaignState; readonly nodes: readonly CampaignNode[] };
+  readonly decision: Decision;
+  readonly facts: ReadonlyMap<string, NodeFacts>;
+  readonly target: Target;
+}
+
+interface Event {
+  readonly at: number;
+  readonly seq: number;
+  readonly run: () => void;
+}
+
+/**
+ * Runs the scenario until the campaign finished or `maxSteps` decisions, calling `check` after
+ * every decision. Time jumps to the next of: agent event, admin command, the decision's wakeAt.
+ * Returns the last state and whether the engine stalled (nothing left to wake it while not done).
+ */
+export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 3000) {
+  const target: Target = { version: NEW, sequence: 2 };
+  const ids = s.nodes.map((_, i) => `n${i}`);
+  const candidates: Candidate[] = s.nodes.map((n, i) => ({
+    id: ids[i]!,
+    labels: n.canary ? { canary: "true" } : {},
+    pool: n.pool,
+    enabled: true,
+    everConnected: true,
+    capabilities:
+      n.behaviour === "no_cap"
+        ? []
+        : n.configGraceCapable
+          ? ["upgrade.v1", "config.v1"]
+          : ["upgrade.v1"],
+    agentVersion: n.behaviour === "current" ? NEW : OLD,
+  }));
+  const spec = resolveSpec({ targetVersion: NEW, ...s.spec });
+  const plan = planCampaign(spec, candidates);
+  let { campaign, nodes } = createCampaign({ id: "sim", spec, plan, target, now: 0 });
+  const facts = new Map<string, NodeFacts>();
+  candidates.forEach((c, i) => {
+    const b = s.nodes[i]!.behaviour;
+    facts.set(c.id, {
+      nodeId: c.id,
+      online: b !== "offline" && b !== "late_online",
+      bootId: `${c.id}-boot-0`,
+      agentVersion: c.agentVersion,
+      capabilities: c.capabilities,
+      lastHeartbeatAt: 0,
+      reports: [],
+      configFailures: [],
+      sendFailures: [],
+    });
+  });
+  const events: Event[] = [];
+  let seq = 0;
+  let boots = 0;
+  const at = (time: number, run: () => void) => {
+    events.push({ at: time, seq: seq++, run });
+  };
+  const patch = (id: string, p: Partial<NodeFacts>) => {
+    facts.set(id, { ...facts.get(id)!, ...p });
+  };
+  const reportOp = (id: string, opId: string, phase: ObservedPhase, now: number) => {
+    const f = facts.get(id)!;
+    patch(id, {
+      reports: [
+        ...f.reports.filter((r) => r.operationId !== opId),
+        { operationId: opId, phase, version: "", code: "", message: "", at: now },
+      ],
+    });
+  };
+  const rebootOn = (id: string, version: string) => {
+    boots++;
+    patch(id, { online: true, bootId: `${id}-boot-${boots}`, agentVersion: version });
+  };
+  s.nodes.forEach((n, i) => {
+    if (n.behaviour === "late_online") at(n.restartMs * 3, () => patch(ids[i]!, { online: true }));
+  });
+
+  const deliver = (a: Action, now: number) => {
+    const i = ids.indexOf(a.nodeId);
+    const n = s.nodes[i]!;
+    const id = a.nodeId;
+    const t = now + n.stepMs;
+    if (a.kind === "confirm") return;
+    if (a.kind === "rollback") {
+      if (n.behaviour === "never_return" || n.behaviour === "lose_heartbeat") return;
+      if (n.rollback === "reinstate") {
+        at(t, () => {
+          reportOp(id, a.operationId, "REINSTATED", t);
+          if (facts.get(id)!.agentVersion !== OLD || !facts.get(id)!.online) rebootOn(id, OLD);
+        });
+      } else if (n.rollback === "fail") at(t, () => reportOp(id, a.operationId, "FAILED", t));
+      return;
+    }
+    const op = a.operationId;
+    switch (n.behaviour) {
+      case "send_fail":
+        at(now, () => patch(id, { sendFailures: [{ operationId: op, at: now, message: "gone" }] }));
+        return;
+      case "refuse":
+        at(t, () => reportOp(id, op, "REFUSED", t));
+        return;
+      case "fail":
+        at(t, () => reportOp(id, op, "ACCEPTED", t));
+        at(t + n.stepMs, () => reportOp(id, op, "FAILED", t + n.stepMs));
+        return;
+      case "lose_heartbeat":
+        at(t, () => reportOp(id, op, "ACCEPTED", t));
+        at(t + n.stepMs, () => patch(id, { online: false }));
+        return;
+      default: {
+        at(t, () => reportOp(id, op, "ACCEPTED", t));
+        at(t + n.stepMs, () => {
+          reportOp(id, op, "RESTARTING", t + n.stepMs);
+          patch(id, { online: false });
+        });
+        const back = t + n.stepMs + n.restartMs;
+        if (n.behaviour === "never_return") return;
+        at(back, () => rebootOn(id, n.behaviour === "revert" ? OLD : NEW));
+        if (n.behaviour === "config_fail") {
+          at(back + n.stepMs, () => {
+            const f = facts.get(id)!;
+            patch(id, {
+              configFailures: [
+                ...f.configFailures,
+                { at: back + n.stepMs, bootId: f.bootId, message: "bad" },
+              ],
+            });
+          });
+        }
+      }
+    }
+  };
+
+  const pending = [...s.commands].sort((a, b) => a.at - b.at);
+  let now = 0;
+  let stalled = false;
+  let steps = 0;
+  for (; steps < maxSteps; steps++) {
+    events.sort((a, b) => a.at - b.at || a.seq - b.seq);
+    while (events.length > 0 && events[0]!.at <= now) events.shift()!.run();
+    const commands: AdminCommand[] = [];
+    while (pending.length > 0 && pending[0]!.at <= now) commands.push(pending.shift()!.command);
+    const decision = decide({ campaign, nodes, facts, now, target, commands });
+    const after = applyDecision(campaign, nodes, decision);
+    check({ now, before: { campaign, nodes }, after, decision, facts: new Map(facts), target });
+    campaign = after.campaign;
+    nodes = after.nodes;
+    for (const a of decision.actions) deliver(a, now);
+    if (campaign.finishedAt !== undefined && events.length === 0 && pending.length === 0) break;
+    const next = Math.min(
+      decision.wakeAt ?? Infinity,
+      ...events.map((e) => e.at),
+      pending[0]?.at ?? Infinity,
+    );
+    if (next === Infinity) {
+      stalled = campaign.finishedAt === undefined && campaign.phase !== "paused";
+      break;
+    }
+    now = Math.max(now + 1, next);
+  }
+  return {
+    campaign,
+    nodes,
+    stalled,
+    steps,
+    operationIdOf: (id: string) => operationId("sim", id, "upgrade"),
+  };
+}
