@@ -1,6 +1,82 @@
 /**
- * @packageDocumentation
- * (design note: see below, filled in at the end)
+ * # Campaign engine — pure core
+ *
+ * Functional core of Agent Control's campaigns (SPEC §4). No I/O, no clock, no randomness, no
+ * logging: the worker (imperative shell) loads state, calls {@link decide}, and persists the
+ * result plus its operations in ONE transaction (outbox), then sends.
+ *
+ * ## Lifecycle
+ * Start: `resolveSpec` → `validateSpec` (all violations) → `planCampaign` (candidates → canary
+ * order → cumulative batches, ceil) → refuse if `upgradableCount === 0` or a node is busy →
+ * `createCampaign` (phase running, batch 0 started at now, nodes waiting) → persist → `decide`.
+ *
+ * Node states: `waiting → offered → applying → restarting → verifying → succeeded`, or
+ * `failed | timed_out | skipped | canceled`, and on rollback `rolling_back → rolled_back |
+ * rollback_failed`. Final states (succeeded, failed, timed_out, skipped, canceled, rolled_back,
+ * rollback_failed) never change; `updateNode` throws if asked to.
+ * - `verifying` = back on the target with a new boot id. It lasts until the batch PASSES (or, in
+ *   an aborted/stopped campaign, until its config grace ends): a node is only `succeeded` once
+ *   its batch passed and it was confirmed. This is what makes "watched for the rest of its batch"
+ *   and "roll back the batch's upgraded nodes" possible without ever changing a final state.
+ *   A verifying node holds a concurrency/budget slot only during its config grace (0 without
+ *   config.v1); after it, it is "settled" but still watched.
+ * - Threshold failures are `failed` + `timed_out`; denominator: batch nodes not `skipped`.
+ *
+ * Phases: `running | paused | rolling_back` (live) → `completed | rolled_back | aborted |
+ * failed` (ended; never change again). A phase changes at the moment of the decision;
+ * `finishedAt` is set once the phase has ended AND every node is final.
+ *
+ * ## One decision
+ * Input ({@link DecideInput}): campaign record (with batch records), all its node records,
+ * `facts` per node, `now`, `target {version, sequence}`, optional admin `commands`.
+ * The worker supplies per node ({@link NodeFacts}): `online` (stream open and heartbeating),
+ * `bootId` / `agentVersion` / `capabilities` of its latest Hello (kept while offline), the latest
+ * `ObservedState` per operation id of THIS campaign, `ConfigStatus{ok:false}` with time and the
+ * session's boot id, and send failures (operations it gave up delivering). No facts = offline.
+ *
+ * Order within a decision, repeated to a fixpoint (so a re-run on the result is a no-op): apply
+ * commands → judge every non-final node → breach → rollback end → settle nodes needing no offer
+ * → offer → pass batch / start next / complete → finish.
+ *
+ * Output ({@link Decision}): `changes` (full new campaign record if changed; full new records
+ * of changed nodes only), `actions` (upgrade/rollback/confirm with deterministic ids
+ * `campaignId/nodeId/kind`), `events` (phase changes, batch started/passed, breach, rollback,
+ * command applied/ignored, finished — for audit and Watch), `wakeAt` (next deadline), `reasons`.
+ *
+ * ## What the worker persists, when
+ * In one transaction per decision: the campaign row (phase, currentBatch, batches with
+ * startedAt/pausedMs/settledAt/endedAt/state/acceptedFailures, pausedAt, code, message,
+ * stoppedByNodeId, rollbackCause, finishedAt), the changed node rows (all fields: operation
+ * ids, offeredAt/offerBootId/reconnectDeadline, backAt/backBootId/graceEndsAt, rollback
+ * fields, timestamps), the actions as outbox rows keyed by operation id (insert-or-ignore),
+ * audit rows for events. Use a `version` column on the campaign row to fence two writers.
+ * After commit, send outbox rows; re-send unacknowledged ones on reconnect (at-least-once;
+ * the agent dedupes by id). decide never re-emits an action: delivery is the outbox's job.
+ * Run decide every worker tick (5 s), on every agent event of a campaign node, and at `wakeAt`.
+ * Admin commands: check `commandError` (→ `campaign_state`), then run decide with the command
+ * in the same transaction as the audit row; a stale command is ignored (event says why).
+ *
+ * ## Decisions where the spec is silent
+ * - Empty batch (rounding made two cumulative counts equal): kept, passes at once.
+ * - Pool = node's pool ("" = one shared pool); pool size = the campaign's nodes in it; in
+ *   flight per pool ≤ max(1, floor(size × budget / 100)), counted over the whole campaign.
+ * - Selector fields AND-ed; exclude tags: any matching label pair excludes.
+ * - Reconnect deadline passed: `timed_out` if offline and it never announced RESTARTING
+ *   (stopped heartbeating while running), else `failed/reconnect_timeout` (restarted and not
+ *   back on the target, or still online but unfinished). Both count as failures.
+ * - Offer needs online + known boot id. Success needs a boot id ≠ the one at offer.
+ * - ObservedState VERIFYING (package check) counts as applying; REINSTATED on the upgrade
+ *   operation = failed/reverted.
+ * - Config failures count if from a boot after the offer; after the grace only while the
+ *   batch is watched (running or paused-on-breach).
+ * - on_breach=pause → phase paused, batch `breached`; resume accepts the current failures
+ *   (`acceptedFailures`) and any further failure breaches again.
+ * - Abort with rollback ends `rolled_back` with code `aborted` (or failed/rollback_*).
+ * - Confirm goes to nodes this campaign upgraded, at their batch's pass; already-current nodes
+ *   are not confirmed; aborted/stopped campaigns confirm nothing more.
+ * - Breach stopper: the failure, in time then canary order, that first exceeded the threshold.
+ * - Pause/resume/abort allowed in running|paused only (resume: paused only); abort during
+ *   rolling_back is refused.
  */
 export * from "./assert-never.js";
 export * from "./batch-rules.js";
