@@ -1,0 +1,197 @@
+/**
+ * agentctl end to end: the real binary against a real Control (PostgreSQL, admin and
+ * agent servers on loopback) with simulated agents connected.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Fleet, startFleet } from "../../agent-sim/index.js";
+import { startTestControl, type TestControl } from "../helpers/control.js";
+
+const BIN = join(import.meta.dirname, "../../cli/bin/agentctl.js");
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the agentctl binary with only the environment given (plus PATH). */
+function agentctl(args: string[], env: Record<string, string>): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env } },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe("agentctl against a real Control", () => {
+  let tc: TestControl;
+  let fleet: Fleet;
+  let emptyDataDir: string;
+  let operator: Record<string, string>;
+
+  beforeAll(async () => {
+    tc = await startTestControl();
+    emptyDataDir = await mkdtemp(join(tmpdir(), "agentctl-e2e-"));
+    operator = {
+      AGENTCTL_SERVER: tc.adminUrl,
+      AGENTCTL_TOKEN: tc.operatorToken,
+      AGENT_CONTROL_DATA_DIR: emptyDataDir,
+    };
+    fleet = await startFleet({
+      server: tc.agentAddress,
+      joinToken: await tc.joinToken(),
+      count: 3,
+      idPrefix: "cli",
+      labels: { zone: "a" },
+    });
+    await fleet.waitUntil((f) => f.welcomedCount() === 3, 20_000, "3 agents welcomed");
+  });
+
+  afterAll(async () => {
+    await fleet?.stop();
+    await tc?.stop();
+    await rm(emptyDataDir, { recursive: true, force: true });
+  });
+
+  it("lists the connected nodes as a table", async () => {
+    const result = await agentctl(["node", "list"], operator);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^NODE +STATUS +VERSION +PLATFORM +POOL +CAMPAIGN +LAST SEEN$/);
+    expect(lines.slice(1).map((l) => l.split(/ +/).slice(0, 4))).toEqual([
+      ["cli-00001", "online", "1.0.0", "linux-amd64"],
+      ["cli-00002", "online", "1.0.0", "linux-amd64"],
+      ["cli-00003", "online", "1.0.0", "linux-amd64"],
+    ]);
+  });
+
+  it("lists the nodes as protobuf JSON with --json", async () => {
+    const result = await agentctl(["node", "list", "--json", "--label", "zone=a"], operator);
+    expect(result.code).toBe(0);
+    const json = JSON.parse(result.stdout) as {
+      nodes: {
+        nodeId: string;
+        online?: boolean;
+        enabled?: boolean;
+        labels: Record<string, string>;
+      }[];
+      totalSize: number;
+    };
+    expect(json.totalSize).toBe(3);
+    expect(json.nodes.map((n) => n.nodeId)).toEqual(["cli-00001", "cli-00002", "cli-00003"]);
+    expect(
+      json.nodes.every((n) => n.online === true && n.enabled === true && n.labels.zone === "a"),
+    ).toBe(true);
+  });
+
+  it("fails without a token with one clear line and exit 1", async () => {
+    const result = await agentctl(["node", "list"], {
+      AGENTCTL_SERVER: tc.adminUrl,
+      AGENT_CONTROL_DATA_DIR: emptyDataDir,
+    });
+    expect(result).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `agentctl: not authenticated: pass --token or set AGENTCTL_TOKEN (the operator token is in ${join(emptyDataDir, "admin-token")})\n`,
+    });
+  });
+
+  it("falls back to <data dir>/admin-token for a local server", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "agentctl-e2e-token-"));
+    try {
+      await writeFile(join(dataDir, "admin-token"), `${tc.operatorToken}\n`, { mode: 0o600 });
+      const result = await agentctl(
+        ["node", "list", "--data-dir", dataDir, "--server", tc.adminUrl],
+        {},
+      );
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain("cli-00001");
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a viewer token that tries to disable a node, naming the missing role", async () => {
+    const result = await agentctl(
+      ["node", "disable", "cli-00002", "--token", tc.viewerToken],
+      operator,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(
+      /^agentctl: permission denied: this token's role cannot disable nodes.*\n$/,
+    );
+    expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
+    const shown = await agentctl(["node", "show", "cli-00002", "--json"], operator);
+    expect((JSON.parse(shown.stdout) as { node: { enabled?: boolean } }).node.enabled).toBe(true);
+  });
+
+  it("shows, disables and enables a node", async () => {
+    const shown = await agentctl(["node", "show", "cli-00001"], operator);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^Node: +cli-00001$/m);
+    expect(shown.stdout).toMatch(/^Status: +online$/m);
+
+    const disabled = await agentctl(
+      ["node", "disable", "cli-00001", "--reason", "disk swap"],
+      operator,
+    );
+    expect(disabled).toEqual({ code: 0, stdout: "node cli-00001 disabled\n", stderr: "" });
+    const listed = await agentctl(["node", "list", "--label", "zone=a"], operator);
+    expect(listed.stdout).toMatch(/^cli-00001 +online,disabled /m);
+
+    const enabled = await agentctl(["node", "enable", "cli-00001", "--json"], operator);
+    expect(enabled.code).toBe(0);
+    expect((JSON.parse(enabled.stdout) as { node: { enabled?: boolean } }).node.enabled).toBe(true);
+  });
+
+  it("passes Control's message through for an unknown node", async () => {
+    const result = await agentctl(["node", "show", "no-such-node"], operator);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^agentctl: .*no-such-node.*\n$/);
+  });
+
+  it("creates, lists and revokes a join token", async () => {
+    const created = await agentctl(
+      ["token", "create", "--ttl", "1h", "--description", "rack 7", "--json"],
+      operator,
+    );
+    expect(created.code).toBe(0);
+    const { token, secret } = JSON.parse(created.stdout) as {
+      token: { id: string; description: string; expiresAt: string };
+      secret: string;
+    };
+    expect(secret.length).toBeGreaterThan(16);
+    expect(token.description).toBe("rack 7");
+    const ttlMs = Date.parse(token.expiresAt) - Date.now();
+    expect(ttlMs).toBeGreaterThan(55 * 60_000);
+    expect(ttlMs).toBeLessThanOrEqual(60 * 60_000);
+
+    const listed = await agentctl(["token", "list"], operator);
+    expect(listed.stdout).toMatch(new RegExp(`^${token.id} +active .* rack 7$`, "m"));
+
+    const revoked = await agentctl(["token", "revoke", token.id], operator);
+    expect(revoked).toEqual({ code: 0, stdout: `join token ${token.id} revoked\n`, stderr: "" });
+    const after = await agentctl(["token", "list", "--json"], operator);
+    const tokens = (JSON.parse(after.stdout) as { tokens: { id: string; revoked?: boolean }[] })
+      .tokens;
+    expect(tokens.find((t) => t.id === token.id)?.revoked).toBe(true);
+  });
+
+  it("prints only the secret with token create -q", async () => {
+    const result = await agentctl(["token", "create", "-q"], operator);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^\S+\n$/);
+  });
+});
