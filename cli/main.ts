@@ -176,6 +176,11 @@ async function confirm(io: Io, question: string, signal: AbortSignal): Promise<b
 export async function main(): Promise<void> {
   const controller = new AbortController();
   process.once("SIGINT", () => controller.abort());
+  // `agentctl … | head` closes stdout early: stop quietly rather than crash on EPIPE.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(0);
+    throw error;
+  });
   const code = await run(process.argv.slice(2), {
     stdout: process.stdout,
     stderr: process.stderr,

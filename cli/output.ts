@@ -53,12 +53,16 @@ export function visibleLength(text: string): number {
   return stripAnsi(text).length;
 }
 
-/** Serialises a message as indented protobuf JSON (proto field names in lowerCamelCase). */
+/**
+ * Serialises a message as indented protobuf JSON: lowerCamelCase field names, enums by
+ * name, 64-bit integers as strings, and every field present even when it holds its
+ * default (`"online": false`), so scripts never have to guess at a missing key.
+ */
 export function messageJson<Desc extends DescMessage>(
   schema: Desc,
   message: MessageShape<Desc>,
 ): string {
-  return `${JSON.stringify(toJson(schema, message), null, 2)}\n`;
+  return `${JSON.stringify(toJson(schema, message, { alwaysEmitImplicit: true }), null, 2)}\n`;
 }
 
 /** Serialises a message as protobuf JSON on one line (for streams: one message per line). */
@@ -66,7 +70,7 @@ export function messageJsonLine<Desc extends DescMessage>(
   schema: Desc,
   message: MessageShape<Desc>,
 ): string {
-  return `${JSON.stringify(toJson(schema, message))}\n`;
+  return `${JSON.stringify(toJson(schema, message, { alwaysEmitImplicit: true }))}\n`;
 }
 
 /** Serialises a plain value as indented JSON (for the documented non-protobuf shapes). */

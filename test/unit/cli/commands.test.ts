@@ -133,6 +133,22 @@ describe("node commands against a Connect server", () => {
     expect(json.nodes[0]?.online).toBe(true);
   });
 
+  it("writes every JSON field, defaults included, so scripts can test online == false", async () => {
+    fake.state.nodes = [node("n1", { online: false, enabled: false })];
+    const result = await runCli(["node", "list", "--json"], { env });
+    const json = JSON.parse(result.stdout) as {
+      nodes: Record<string, unknown>[];
+      nextPageToken: string;
+    };
+    expect(json.nodes[0]).toMatchObject({
+      online: false,
+      enabled: false,
+      activeCampaignId: "",
+      confirmedSequence: "0",
+    });
+    expect(json.nextPageToken).toBe("");
+  });
+
   it("says how to get the next page when not fetching all", async () => {
     fake.state.nodes = [node("n1"), node("n2"), node("n3")];
     const result = await runCli(["node", "list", "--page-size", "2"], { env, now: () => NOW });
