@@ -5,6 +5,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
+import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import { createReleaseService } from "./admin/release-service.js";
+import { downloadsRoute } from "./releases/downloads.js";
 import { resolveOperatorToken, tokenEntries } from "./admin/auth.js";
 import { Metrics } from "./admin/metrics.js";
 import { createNodeService } from "./admin/node-service.js";
@@ -131,16 +134,29 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       "V8 heap in use.",
       () => process.memoryUsage().heapUsed,
     );
+    let publicUrl = config.publicUrl ?? "";
     const adminServer: AdminServer = await startAdminServer({
       address: config.adminAddr,
       tokens: tokenEntries(operator.token, config.adminTokens),
       metrics,
       ready: () => db.ping(),
       log,
+      extraRoutes: [downloadsRoute(db)],
       routes: (router) => {
         router.service(NodeService, createNodeService({ db, hub, clock }));
+        router.service(
+          ReleaseService,
+          createReleaseService({
+            db,
+            clock,
+            pins: config.release.pins,
+            threshold: config.release.threshold,
+            publicUrl: () => publicUrl,
+          }),
+        );
       },
     });
+    publicUrl ||= adminServer.url;
     cleanup.push(() => adminServer.close());
     log.info(
       { agentPort: agentServer.port, adminUrl: adminServer.url, instanceId },

@@ -7,7 +7,9 @@ import {
   type Node,
   NodeSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
-import type { JoinTokenRecord, NodeRecord } from "../db/entities/index.js";
+import { type Release, ReleaseSchema } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import type { JoinTokenRecord, NodeRecord, ReleaseRecord } from "../db/entities/index.js";
+import { downloadPath } from "../releases/downloads.js";
 
 /** Live facts the hub knows better than the row (which lags by up to one flush). */
 export interface LiveOverlay {
@@ -45,5 +47,25 @@ export function joinTokenMessage(record: JoinTokenRecord): JoinToken {
     expiresAt: timestampFromDate(record.expiresAt),
     revoked: record.revokedAt !== null,
     uses: record.uses,
+  });
+}
+
+/** A release as the API shows it; served artifacts get their download URL under `publicUrl`. */
+export function releaseMessage(record: ReleaseRecord, publicUrl: string): Release {
+  return create(ReleaseSchema, {
+    version: record.version,
+    sequence: BigInt(record.sequence),
+    expiresAt: timestampFromDate(record.expiresAt),
+    registeredAt: timestampFromDate(record.registeredAt),
+    artifacts: record.artifacts.map((a) => ({
+      platform: a.platform,
+      url: a.url || `${publicUrl}${downloadPath(record.version, a.platform)}`,
+      sha256: a.sha256,
+      size: BigInt(a.size),
+      servedByControl: a.url === "",
+    })),
+    signerKeyIds: record.signerKeyIds,
+    envelopeSha256: record.envelopeSha256,
+    registeredBy: record.registeredBy,
   });
 }

@@ -52,6 +52,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
         }
       },
     ],
+    readMaxBytes: 512 * 1024 * 1024,
     contextValues: (req) => createContextValues().set(peerKey, req.socket.remoteAddress ?? ""),
   });
   const server = createServer(async (req, res) => {

@@ -23,6 +23,7 @@ const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 const PLATFORM = /^[a-z0-9]+-[a-z0-9_]+$/;
 const LABEL_KEY = /^[A-Za-z0-9]([A-Za-z0-9._/-]*[A-Za-z0-9])?$/;
 const TOKEN_LIKE = /^[A-Za-z0-9._:-]+$/;
+const OPERATION_ID = /^[A-Za-z0-9._:/-]+$/;
 
 /** The outcome of a validation: the value, or a message naming what is wrong. */
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };

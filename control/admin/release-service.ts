@@ -1,0 +1,62 @@
+/** `agentcontrol.admin.v1.ReleaseService`: register, list and read signed releases. */
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import { ReleaseEntity } from "../db/entities/index.js";
+import { ControlError } from "../errors.js";
+import { type ReleaseRegistryDeps, registerRelease } from "../releases/registry.js";
+import { type Principal, principalKey } from "./auth.js";
+import { releaseMessage } from "./convert.js";
+import { decodePageToken, encodePageToken, pageSize } from "./paging.js";
+
+/** Dependencies of the release service. */
+export interface ReleaseServiceDeps extends ReleaseRegistryDeps {
+  /** Base URL agents use for files Control serves. */
+  readonly publicUrl: () => string;
+}
+
+/** Builds the ReleaseService implementation. */
+export function createReleaseService(deps: ReleaseServiceDeps): ServiceImpl<typeof ReleaseService> {
+  return {
+    async registerRelease(req, ctx) {
+      const principal = ctx.values.get(principalKey) as Principal;
+      const files = new Map<string, Uint8Array>();
+      for (const file of req.artifacts) {
+        if (files.has(file.platform)) {
+          throw new ControlError("invalid_argument", `two files uploaded for ${file.platform}`);
+        }
+        files.set(file.platform, file.content);
+      }
+      const { record, created } = await registerRelease(deps, {
+        envelope: req.envelope,
+        files,
+        actor: principal,
+      });
+      return { release: releaseMessage(record, deps.publicUrl()), created };
+    },
+
+    async listReleases(req) {
+      const limit = pageSize(req.pageSize);
+      const after = decodePageToken(req.pageToken);
+      const rows = await deps.db
+        .em()
+        .find(ReleaseEntity, after === undefined ? {} : { sequence: { $lt: Number(after) } }, {
+          orderBy: { sequence: "desc" },
+          limit: limit + 1,
+        });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return {
+        releases: page.map((r) => releaseMessage(r, deps.publicUrl())),
+        nextPageToken: rows.length > limit && last ? encodePageToken(String(last.sequence)) : "",
+      };
+    },
+
+    async getRelease(req) {
+      const record = await deps.db
+        .em()
+        .findOne(ReleaseEntity, { version: req.version }, { populate: ["envelope"] });
+      if (!record) throw new ControlError("release_not_found", `no release with version "${req.version}"`);
+      return { release: releaseMessage(record, deps.publicUrl()), envelope: record.envelope };
+    },
+  };
+}
