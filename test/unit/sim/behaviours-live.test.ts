@@ -1,0 +1,184 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { FleetOptions } from "../../../agent-sim/index.js";
+import { eventually, type Harness, phases, startHarness } from "./harness.js";
+import { makeRelease, upgradeOp } from "./release-fixture.js";
+
+const NODE = "sim-00001";
+let h: Harness | undefined;
+
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+async function withBehaviour(
+  behaviour: NonNullable<FleetOptions["behaviours"]>[string],
+  extra: Partial<FleetOptions> = {},
+) {
+  h = await startHarness({ behaviours: { [NODE]: behaviour }, ...extra });
+  return h;
+}
+
+async function offerUpgrade(harness: Harness, version = "1.1.0", sequence = 2) {
+  const release = await makeRelease(harness.artifacts, harness.key, version, sequence);
+  harness.control.send(NODE, upgradeOp("up-1", release));
+  await eventually(() =>
+    ["REFUSED", "FAILED", "RESTARTING"].includes(
+      phases(harness.control.reports(NODE, "up-1")).at(-1) ?? "",
+    ),
+  );
+  return phases(harness.control.reports(NODE, "up-1"));
+}
+
+describe("scripted behaviours on the wire", () => {
+  it("refuse: answers REFUSED agent_refused", async () => {
+    const harness = await withBehaviour({ upgrade: "refuse" });
+    await harness.fleet.waitUntil((f) => f.welcomedCount() === 1);
+    expect(await offerUpgrade(harness)).toEqual(["REFUSED"]);
+    expect(harness.control.reports(NODE, "up-1")[0]!.code).toBe("agent_refused");
+  });
+
+  it("fail: fails to apply with apply_failed and stays on its version", async () => {
+    const harness = await withBehaviour({ upgrade: "fail" });
+    await harness.fleet.waitUntil((f) => f.welcomedCount() === 1);
+    expect(await offerUpgrade(harness)).toEqual([
+      "ACCEPTED",
+      "DOWNLOADING",
+      "VERIFYING",
+      "APPLYING",
+      "FAILED",
+    ]);
+    expect(harness.control.reports(NODE, "up-1").at(-1)).toMatchObject({
+      code: "apply_failed",
+      version: "1.0.0",
+    });
+    expect(harness.fleet.agent(NODE).version).toBe("1.0.0");
+  });
+
+  it("fail-versions: every agent fails to apply the listed versions", async () => {
+    h = await startHarness({ failVersions: ["1.1.0"] });
+    await h.fleet.waitUntil((f) => f.welcomedCount() === 1);
+    expect((await offerUpgrade(h)).at(-1)).toBe("FAILED");
+  });
+
+  it("no-return: reports RESTARTING and never reconnects until told to", async () => {
+    const harness = await withBehaviour({ upgrade: "no-return" });
+    await harness.fleet.waitUntil((f) => f.welcomedCount() === 1);
+    expect((await offerUpgrade(harness)).at(-1)).toBe("RESTARTING");
+    const agent = harness.fleet.agent(NODE);
+    await eventually(() => !agent.connected);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(harness.control.sessionsOf(NODE)).toHaveLength(1);
+    expect(agent.online).toBe(false);
+    agent.goOnline();
+    await eventually(() => agent.welcomed);
+    expect(harness.control.sessionsOf(NODE)[1]!.hello!.agentVersion).toBe("1.1.0");
+  });
+
+  it("revert: restarts and comes back on the old version with a new boot id", async () => {
+    const harness = await withBehaviour({ upgrade: "revert" });
+    await harness.fleet.waitUntil((f) => f.welcomedCount() === 1);
+    const bootId = harness.fleet.agent(NODE).bootId;
+    expect((await offerUpgrade(harness)).at(-1)).toBe("RESTARTING");
+    await eventually(
+      () => harness.control.sessionsOf(NODE).length === 2 && harness.fleet.agent(NODE).welcomed,
+    );
+    const hello = harness.control.sessionsOf(NODE)[1]!.hello!;
+    expect(hello.agentVersion).toBe("1.0.0");
+    expect(hello.bootId).not.toBe(bootId);
+  });
+
+  it("config-fail: comes back on the new version, then reports ConfigStatus ok:false", async () => {
+    const harness = await withBehaviour({ upgrade: "config-fail" }, { configFailDelayMs: 100 });
+    await harness.fleet.waitUntil((f) => f.welcomedCount() === 1);
+    await eventually(() => harness.control.sessionsOf(NODE)[0]!.configStatuses.length === 1);
+    expect(harness.control.sessionsOf(NODE)[0]!.configStatuses[0]!.ok).toBe(true);
+    await offerUpgrade(harness);
+    await eventually(() => (harness.control.sessionsOf(NODE)[1]?.configStatuses.length ?? 0) === 1);
+    const second = harness.control.sessionsOf(NODE)[1]!;
+    expect(second.hello!.agentVersion).toBe("1.1.0");
+    expect(second.configStatuses[0]!.ok).toBe(false);
+    expect(second.configStatuses[0]!.message).not.toBe("");
+  });
+
+  it("no-upgrade-cap: does not offer upgrade.v1", async () => {
+    const harness = await withBehaviour({ upgrade: "no-upgrade-cap" });
+    await harness.fleet.waitUntil((f) => f.welcomedCount() === 1);
+    expect(harness.control.sessionsOf(NODE)[0]!.hello!.capabilities).toEqual(["config.v1"]);
+    expect(harness.fleet.agent(NODE).capabilities).toEqual(["config.v1"]);
+  });
+
+  it("offline: does not connect until goOnline(), and goOffline() closes its stream", async () => {
+    const harness = await withBehaviour({ offline: true });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(harness.control.sessions).toHaveLength(0);
+    const agent = harness.fleet.agent(NODE);
+    agent.goOnline();
+    await eventually(() => agent.welcomed);
+    agent.goOffline();
+    await eventually(() => harness.control.sessions[0]!.endedAt !== undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(harness.control.sessions).toHaveLength(1);
+  });
+
+  it("silent: keeps its stream open but never heartbeats", async () => {
+    const harness = await withBehaviour({ silent: true }, { count: 2 });
+    await harness.fleet.waitUntil((f) => f.welcomedCount() === 2);
+    await new Promise((r) => setTimeout(r, 700));
+    expect(harness.control.live(NODE)!.heartbeats).toHaveLength(0);
+    expect(harness.control.live("sim-00002")!.heartbeats.length).toBeGreaterThan(1);
+  });
+
+  it("flap: drops its stream periodically and reconnects", async () => {
+    const harness = await withBehaviour({ flap: true }, { flapMs: [100, 150] });
+    await eventually(() => harness.control.sessionsOf(NODE).length >= 4, 5000);
+    expect(harness.fleet.agent(NODE).bootId).toBe(
+      harness.control.sessionsOf(NODE)[3]!.hello!.bootId,
+    );
+  });
+
+  it("fractions pick the same agents for the same seed, and exactly round(rate × count) of them", async () => {
+    const options = { count: 10, seed: 11, rates: { refuse: 0.3 } };
+    h = await startHarness(options);
+    await h.fleet.waitUntil((f) => f.welcomedCount() === 10);
+    const release = await makeRelease(h.artifacts, h.key, "1.1.0", 2);
+    for (const agent of h.fleet.agents)
+      h.control.send(agent.nodeId, upgradeOp(`op-${agent.nodeId}`, release));
+    const refusedBy = async (harness: Harness) => {
+      await eventually(() =>
+        harness.fleet.agents.every(
+          (a) => harness.control.reports(a.nodeId, `op-${a.nodeId}`).length > 0,
+        ),
+      );
+      return harness.fleet.agents
+        .filter(
+          (a) => harness.control.reports(a.nodeId, `op-${a.nodeId}`)[0]!.code === "agent_refused",
+        )
+        .map((a) => a.nodeId);
+    };
+    const first = await refusedBy(h);
+    expect(first).toHaveLength(3);
+    await h.close();
+    h = await startHarness(options);
+    await h.fleet.waitUntil((f) => f.welcomedCount() === 10);
+    const again = await makeRelease(h.artifacts, h.key, "1.1.0", 2);
+    for (const agent of h.fleet.agents)
+      h.control.send(agent.nodeId, upgradeOp(`op-${agent.nodeId}`, again));
+    expect(await refusedBy(h)).toEqual(first);
+  });
+
+  it("labels pools and canaries", async () => {
+    h = await startHarness({ count: 5, poolCount: 2, canaryCount: 2, labels: { region: "eu" } });
+    await h.fleet.waitUntil((f) => f.welcomedCount() === 5);
+    const labels = h.fleet.agents.map((a) => ({
+      ...h!.control.sessionsOf(a.nodeId)[0]!.hello!.labels,
+    }));
+    expect(labels).toEqual([
+      { region: "eu", pool: "pool-1", canary: "true" },
+      { region: "eu", pool: "pool-2", canary: "true" },
+      { region: "eu", pool: "pool-1" },
+      { region: "eu", pool: "pool-2" },
+      { region: "eu", pool: "pool-1" },
+    ]);
+  });
+});
