@@ -43,7 +43,9 @@ export function downloadsRoute(db: Database, cacheBytes = 512 * 1024 * 1024): Ht
     const release = await db.em().findOne(ReleaseEntity, { version });
     const artifact = release?.artifacts.find((a) => a.platform === platform && a.url === "");
     if (!artifact) {
-      res.writeHead(404, { "content-type": "text/plain" }).end(`no served artifact for ${version}/${platform}\n`);
+      res
+        .writeHead(404, { "content-type": "text/plain" })
+        .end(`no served artifact for ${version}/${platform}\n`);
       return true;
     }
     let content = cache.get(artifact.sha256);

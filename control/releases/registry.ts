@@ -10,12 +10,7 @@ import { type Actor, stageAudit } from "../db/audit-log.js";
 import type { Database } from "../db/database.js";
 import { ReleaseEntity, type ReleaseRecord, type StoredArtifact } from "../db/entities/index.js";
 import { ControlError } from "../errors.js";
-import {
-  ReleaseError,
-  parseEnvelope,
-  sha256Hex,
-  verifyEnvelope,
-} from "../shared/release/index.js";
+import { parseEnvelope, ReleaseError, sha256Hex, verifyEnvelope } from "../shared/release/index.js";
 
 /** Dependencies of the registry. */
 export interface ReleaseRegistryDeps {
@@ -79,7 +74,10 @@ export async function registerRelease(
   }
   for (const platform of input.files.keys()) {
     if (!(platform in manifest.artifacts)) {
-      throw new ControlError("release_rejected", `uploaded a file for ${platform}, which the manifest does not list`);
+      throw new ControlError(
+        "release_rejected",
+        `uploaded a file for ${platform}, which the manifest does not list`,
+      );
     }
   }
 
@@ -132,7 +130,8 @@ export async function registerRelease(
 
 /** The release with the highest sequence, if any. */
 export async function newestRelease(em: EntityManager): Promise<ReleaseRecord | null> {
-  return await em.findOne(ReleaseEntity, {}, { orderBy: { sequence: "desc" } });
+  const [newest] = await em.find(ReleaseEntity, {}, { orderBy: { sequence: "desc" }, limit: 1 });
+  return newest ?? null;
 }
 
 async function verifyOrRefuse(bytes: Uint8Array, deps: ReleaseRegistryDeps, now: Date) {
@@ -141,7 +140,10 @@ async function verifyOrRefuse(bytes: Uint8Array, deps: ReleaseRegistryDeps, now:
     return await verifyEnvelope(envelope, { pins: deps.pins, threshold: deps.threshold, now });
   } catch (error) {
     if (error instanceof ReleaseError) {
-      throw new ControlError("release_rejected", `release refused (${error.reason}): ${error.message}`);
+      throw new ControlError(
+        "release_rejected",
+        `release refused (${error.reason}): ${error.message}`,
+      );
     }
     throw error;
   }
