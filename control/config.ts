@@ -267,7 +267,9 @@ class Reader {
     try {
       const url = new URL(value);
       if (!protocols.includes(url.protocol)) {
-        this.problems.push(`${name}: must start with ${protocols.map((p) => `${p}//`).join(" or ")}`);
+        this.problems.push(
+          `${name}: must start with ${protocols.map((p) => `${p}//`).join(" or ")}`,
+        );
       }
     } catch {
       this.problems.push(`${name}: "${redactUrl(value)}" is not a valid URL`);
@@ -309,7 +311,9 @@ class Reader {
     if (value === undefined) return fallback;
     const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
     if (typeof n !== "number" || !Number.isFinite(n) || n < min || n > max) {
-      this.problems.push(`${name}: ${JSON.stringify(value)} must be a number from ${min} to ${max}`);
+      this.problems.push(
+        `${name}: ${JSON.stringify(value)} must be a number from ${min} to ${max}`,
+      );
       return fallback;
     }
     return n;
@@ -352,10 +356,13 @@ class Reader {
       const tokenName = typeof item.name === "string" && item.name ? item.name : undefined;
       const role = item.role === "viewer" || item.role === "operator" ? item.role : undefined;
       const sha256 =
-        typeof item.sha256 === "string" && /^[0-9a-f]{64}$/.test(item.sha256) ? item.sha256 : undefined;
+        typeof item.sha256 === "string" && /^[0-9a-f]{64}$/.test(item.sha256)
+          ? item.sha256
+          : undefined;
       if (!tokenName) this.problems.push(`${at}.name: must be a non-empty string`);
       if (!role) this.problems.push(`${at}.role: must be "viewer" or "operator"`);
-      if (!sha256) this.problems.push(`${at}.sha256: must be the lower-case hex SHA-256 of the token`);
+      if (!sha256)
+        this.problems.push(`${at}.sha256: must be the lower-case hex SHA-256 of the token`);
       if (tokenName && role && sha256) tokens.push({ name: tokenName, role, sha256 });
     });
     return tokens;
@@ -376,7 +383,9 @@ export function parseAddress(text: string): ListenAddress | undefined {
 
 /** Formats an address for grpc-js / URLs (IPv6 in brackets). */
 export function formatAddress(address: ListenAddress): string {
-  return address.host.includes(":") ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`;
+  return address.host.includes(":")
+    ? `[${address.host}]:${address.port}`
+    : `${address.host}:${address.port}`;
 }
 
 function redactUrl(text: string): string {
