@@ -6,11 +6,10 @@
 import { randomUUID } from "node:crypto";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
-import { createReleaseService } from "./admin/release-service.js";
-import { downloadsRoute } from "./releases/downloads.js";
 import { resolveOperatorToken, tokenEntries } from "./admin/auth.js";
 import { Metrics } from "./admin/metrics.js";
 import { createNodeService } from "./admin/node-service.js";
+import { createReleaseService } from "./admin/release-service.js";
 import { type AdminServer, startAdminServer } from "./admin/server.js";
 import { authenticateStream } from "./agents/authenticate.js";
 import { AgentHub } from "./agents/hub.js";
@@ -21,6 +20,7 @@ import { type Database, openDatabase } from "./db/database.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
 import { NodeStore } from "./db/node-store.js";
 import type { Logger } from "./log.js";
+import { downloadsRoute } from "./releases/downloads.js";
 
 /** Capabilities this Control offers Agents. */
 export const CONTROL_CAPABILITIES = ["upgrade.v1", "config.v1"] as const;

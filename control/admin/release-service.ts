@@ -55,7 +55,8 @@ export function createReleaseService(deps: ReleaseServiceDeps): ServiceImpl<type
       const record = await deps.db
         .em()
         .findOne(ReleaseEntity, { version: req.version }, { populate: ["envelope"] });
-      if (!record) throw new ControlError("release_not_found", `no release with version "${req.version}"`);
+      if (!record)
+        throw new ControlError("release_not_found", `no release with version "${req.version}"`);
       return { release: releaseMessage(record, deps.publicUrl()), envelope: record.envelope };
     },
   };

@@ -100,10 +100,14 @@ export function checkHello(
 export function checkObserved(observed: ObservedState): Checked<ObservedState> {
   if (
     !observed.operationId ||
-    observed.operationId.length > 128 ||
-    !TOKEN_LIKE.test(observed.operationId)
+    observed.operationId.length > 256 ||
+    !OPERATION_ID.test(observed.operationId)
   ) {
-    return { ok: false, message: "invalid ObservedState: operation_id must be 1-128 characters" };
+    return {
+      ok: false,
+      message:
+        "invalid ObservedState: operation_id must be 1-256 characters of letters, digits, '.', '_', ':', '/' or '-'",
+    };
   }
   if (!(observed.phase in OperationPhase) || observed.phase === OperationPhase.UNSPECIFIED) {
     return { ok: false, message: `invalid ObservedState: unknown phase ${observed.phase}` };

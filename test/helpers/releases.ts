@@ -5,14 +5,14 @@
  */
 import * as ed from "@noble/ed25519";
 import {
-  type Envelope,
-  RELEASE_PAYLOAD_TYPE,
-  type ReleaseKeyPair,
   buildManifest,
   createEnvelope,
+  type Envelope,
   generateKeyPair,
   keyIdOf,
   preAuthEncoding,
+  RELEASE_PAYLOAD_TYPE,
+  type ReleaseKeyPair,
   serializeEnvelope,
   sha256Hex,
 } from "../../control/shared/release/index.js";
@@ -51,10 +51,12 @@ export interface MakeReleaseOptions {
 export async function makeRelease(options: MakeReleaseOptions): Promise<TestRelease> {
   const platforms = options.platforms ?? ["linux-amd64", "linux-arm64"];
   const files = new Map<string, Uint8Array>();
-  const artifacts: Record<string, { sha256: string; size: number; file?: string; url?: string }> = {};
+  const artifacts: Record<string, { sha256: string; size: number; file?: string; url?: string }> =
+    {};
   for (const platform of platforms) {
     const content =
-      options.content?.(platform) ?? new TextEncoder().encode(`agent ${options.version} for ${platform}\n`);
+      options.content?.(platform) ??
+      new TextEncoder().encode(`agent ${options.version} for ${platform}\n`);
     files.set(platform, content);
     artifacts[platform] = {
       sha256: sha256Hex(content),
@@ -95,6 +97,12 @@ export async function makeRelease(options: MakeReleaseOptions): Promise<TestRele
 
 /** Adds a signature without the signer's validity checks (tests sign bad manifests too). */
 export async function signRaw(envelope: Envelope, key: ReleaseKeyPair): Promise<Envelope> {
-  const sig = await ed.signAsync(preAuthEncoding(RELEASE_PAYLOAD_TYPE, envelope.payload), key.privateKey);
-  return { ...envelope, signatures: [...envelope.signatures, { keyid: keyIdOf(key.publicKey), sig }] };
+  const sig = await ed.signAsync(
+    preAuthEncoding(RELEASE_PAYLOAD_TYPE, envelope.payload),
+    key.privateKey,
+  );
+  return {
+    ...envelope,
+    signatures: [...envelope.signatures, { keyid: keyIdOf(key.publicKey), sig }],
+  };
 }
