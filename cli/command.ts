@@ -4,7 +4,7 @@
  * global flags plus the command's own and hands the result to `run`.
  */
 import type { FlagSpecs, ParsedArgs } from "./args.js";
-import type { AdminClients, CallState, Connection } from "./client.js";
+import type { AdminClients } from "./client.js";
 import type { Painter, Sink } from "./output.js";
 
 /** How results are printed: aligned table, table with more columns, or JSON. */
@@ -21,12 +21,11 @@ export interface Context {
   /** Colours only when stdout is a terminal and `NO_COLOR` is unset. */
   readonly paint: Painter;
   readonly now: () => Date;
-  /** The server and credential, resolved on first use (offline commands never resolve it). */
-  connection(): Connection;
-  /** The admin API clients, created on first use. */
-  clients(): AdminClients;
-  /** Records the RPC in flight, for error messages. */
-  readonly calls: CallState;
+  /**
+   * The admin API clients, created on first use with the server and credential from
+   * flags, environment or the local token file (offline commands never call this).
+   */
+  clients(): Promise<AdminClients>;
   /** True when a person can answer a question on this terminal. */
   readonly interactive: boolean;
   /** Asks a yes/no question on the terminal; false unless the answer is y or yes. */

@@ -50,7 +50,7 @@ function listLines(items: readonly (readonly [string, string])[]): string[] {
 }
 
 /** The help of `agentctl` itself. */
-export function rootHelp(groups: readonly CommandGroup[]): string {
+export function rootHelp(groups: readonly { name: string; summary: string }[]): string {
   return [
     "agentctl: the administrator's tool for Agent Control",
     "",

@@ -6,14 +6,7 @@
 import { createInterface } from "node:readline/promises";
 import { pathToFileURL } from "node:url";
 import { parseFlags, stringFlag, UsageError } from "./args.js";
-import {
-  type AdminClients,
-  type CallState,
-  type Connection,
-  createAdminClients,
-  describeError,
-  resolveConnection,
-} from "./client.js";
+import type { AdminClients, CallState, Connection } from "./client.js";
 import {
   type Command,
   type CommandGroup,
@@ -21,24 +14,58 @@ import {
   ExitError,
   type OutputMode,
 } from "./command.js";
-import { auditGroup } from "./commands/audit.js";
-import { campaignGroup } from "./commands/campaign.js";
-import { createCompletionGroup } from "./commands/completion.js";
-import { nodeGroup } from "./commands/node.js";
-import { releaseGroup } from "./commands/release.js";
-import { tokenGroup } from "./commands/token.js";
 import { commandHelp, GLOBAL_FLAGS, groupHelp, rootHelp } from "./help.js";
 import { createPainter, type Sink } from "./output.js";
 
+/**
+ * A command group as the root help lists it; its module is imported only when one of its
+ * commands runs, so `--help` and offline commands do not load the whole admin API.
+ */
+export interface GroupEntry {
+  readonly name: string;
+  readonly summary: string;
+  load(): Promise<CommandGroup>;
+}
+
 /** Every command group, in the order help lists them. */
-export const GROUPS: readonly CommandGroup[] = [
-  nodeGroup,
-  tokenGroup,
-  releaseGroup,
-  campaignGroup,
-  auditGroup,
-  createCompletionGroup(() => GROUPS),
+export const GROUPS: readonly GroupEntry[] = [
+  {
+    name: "node",
+    summary: "List and inspect nodes, exclude them from campaigns",
+    load: async () => (await import("./commands/node.js")).nodeGroup,
+  },
+  {
+    name: "token",
+    summary: "Manage join tokens with which new nodes enroll",
+    load: async () => (await import("./commands/token.js")).tokenGroup,
+  },
+  {
+    name: "release",
+    summary: "Sign releases offline, register them with Control, list them",
+    load: async () => (await import("./commands/release.js")).releaseGroup,
+  },
+  {
+    name: "campaign",
+    summary: "Plan, start, watch and steer upgrade campaigns",
+    load: async () => (await import("./commands/campaign.js")).campaignGroup,
+  },
+  {
+    name: "audit",
+    summary: "Read the audit log",
+    load: async () => (await import("./commands/audit.js")).auditGroup,
+  },
+  {
+    name: "completion",
+    summary: "Print a shell completion script",
+    load: async () =>
+      (await import("./commands/completion.js")).createCompletionGroup(loadAllGroups),
+  },
 ];
+
+/** Loads every command group (for shell completion and tests). */
+export async function loadAllGroups(): Promise<CommandGroup[]> {
+  return await Promise.all(GROUPS.map((g) => g.load()));
+}
 
 /** What agentctl reads and writes; `process` in production, fakes in tests. */
 export interface Io {
@@ -88,10 +115,11 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       io.stdout.write(rootHelp(GROUPS));
       return 0;
     }
-    const group = GROUPS.find((g) => g.name === groupName);
-    if (group === undefined) {
+    const entry = GROUPS.find((g) => g.name === groupName);
+    if (entry === undefined) {
       throw new UsageError(`unknown command "${groupName}"; run "agentctl --help"`);
     }
+    const group = await entry.load();
     if (commandName === undefined) {
       if (!wantsHelp)
         throw new UsageError(`missing subcommand; run "agentctl ${group.name} --help"`);
@@ -113,15 +141,6 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     const parsed = parseFlags(rest, { ...GLOBAL_FLAGS, ...command.flags });
     const output = outputMode(parsed.values.json === true, stringFlag(parsed.values, "output"));
     let clients: AdminClients | undefined;
-    const resolve = (): Connection => {
-      connection ??= resolveConnection({
-        server: stringFlag(parsed.values, "server"),
-        token: stringFlag(parsed.values, "token"),
-        dataDir: stringFlag(parsed.values, "data-dir"),
-        env: io.env,
-      });
-      return connection;
-    };
     const interactive = io.stdin?.isTTY === true && io.stderr.isTTY === true;
     const ctx: Context = {
       stdout: io.stdout,
@@ -131,12 +150,17 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       output,
       paint: createPainter(io.stdout.isTTY === true && (io.env.NO_COLOR ?? "") === ""),
       now: io.now ?? (() => new Date()),
-      connection: resolve,
-      clients: () => {
-        clients ??= createAdminClients(resolve(), calls);
+      clients: async () => {
+        const { createAdminClients, resolveConnection } = await import("./client.js");
+        connection ??= resolveConnection({
+          server: stringFlag(parsed.values, "server"),
+          token: stringFlag(parsed.values, "token"),
+          dataDir: stringFlag(parsed.values, "data-dir"),
+          env: io.env,
+        });
+        clients ??= createAdminClients(connection, calls);
         return clients;
       },
-      calls,
       interactive,
       confirm: (question) => confirm(io, question, signal),
     };
@@ -146,7 +170,12 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       io.stderr.write("agentctl: interrupted\n");
       return 130;
     }
-    io.stderr.write(`agentctl: ${describeError(error, { connection, method: calls.method })}\n`);
+    // A usage mistake needs no error table (and so no Connect runtime) to be described.
+    const line =
+      error instanceof UsageError
+        ? error.message
+        : (await import("./errors.js")).describeError(error, { connection, method: calls.method });
+    io.stderr.write(`agentctl: ${line}\n`);
     if (error instanceof ExitError) return error.exitCode;
     return error instanceof UsageError ? 2 : 1;
   }

@@ -58,7 +58,7 @@ export const auditGroup: CommandGroup = {
       async run(ctx, { values, positionals }) {
         expectPositionals(positionals, []);
         const pageSize = stringFlag(values, "page-size");
-        const response = await ctx.clients().audit.listAuditEvents(
+        const response = await (await ctx.clients()).audit.listAuditEvents(
           {
             campaignId: stringFlag(values, "campaign") ?? "",
             action: stringFlag(values, "action") ?? "",

@@ -166,9 +166,10 @@ export async function watchCampaign(ctx: Context, id: string): Promise<number> {
   try {
     for (;;) {
       try {
-        for await (const update of ctx
-          .clients()
-          .campaigns.watchCampaign({ id }, { signal: ctx.signal })) {
+        for await (const update of (await ctx.clients()).campaigns.watchCampaign(
+          { id },
+          { signal: ctx.signal },
+        )) {
           reconnects = 0;
           status = "";
           if (update.campaign === undefined) continue;

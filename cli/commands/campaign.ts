@@ -53,7 +53,10 @@ const plan: Command = {
   async run(ctx, { values, positionals }) {
     expectPositionals(positionals, []);
     const spec = specFromFlags(values);
-    const response = await ctx.clients().campaigns.planCampaign({ spec }, { signal: ctx.signal });
+    const response = await (await ctx.clients()).campaigns.planCampaign(
+      { spec },
+      { signal: ctx.signal },
+    );
     ctx.stdout.write(
       ctx.output === "json"
         ? messageJson(PlanCampaignResponseSchema, response)
@@ -76,7 +79,7 @@ const start: Command = {
   async run(ctx, { values, positionals }) {
     expectPositionals(positionals, []);
     const spec = specFromFlags(values);
-    const campaigns = ctx.clients().campaigns;
+    const campaigns = (await ctx.clients()).campaigns;
     if (ctx.interactive && !boolFlag(values, "yes")) {
       const planned = await campaigns.planCampaign({ spec }, { signal: ctx.signal });
       ctx.stderr.write(formatPlan(spec.targetVersion, planned, false));
@@ -124,7 +127,7 @@ const list: Command = {
       return value;
     });
     const pageSize = stringFlag(values, "page-size");
-    const response = await ctx.clients().campaigns.listCampaigns(
+    const response = await (await ctx.clients()).campaigns.listCampaigns(
       {
         phases,
         nodeId: stringFlag(values, "node") ?? "",
@@ -158,9 +161,10 @@ const show: Command = {
   async run(ctx, { values, positionals }) {
     const [id = ""] = expectPositionals(positionals, ["ID"]);
     const summaryOnly = boolFlag(values, "summary");
-    const response = await ctx
-      .clients()
-      .campaigns.getCampaign({ id, summaryOnly }, { signal: ctx.signal });
+    const response = await (await ctx.clients()).campaigns.getCampaign(
+      { id, summaryOnly },
+      { signal: ctx.signal },
+    );
     if (ctx.output === "json") {
       ctx.stdout.write(messageJson(GetCampaignResponseSchema, response));
       return 0;
@@ -229,12 +233,10 @@ const retry: Command = {
   details: "Prints the new campaign's id; with --json a RetryCampaignResponse.",
   async run(ctx, { values, positionals }) {
     const [id = ""] = expectPositionals(positionals, ["ID"]);
-    const response = await ctx
-      .clients()
-      .campaigns.retryCampaign(
-        { id, excludeNodeIds: listFlag(values, "exclude-node"), reason: reasonOf(values) },
-        { signal: ctx.signal },
-      );
+    const response = await (await ctx.clients()).campaigns.retryCampaign(
+      { id, excludeNodeIds: listFlag(values, "exclude-node"), reason: reasonOf(values) },
+      { signal: ctx.signal },
+    );
     if (ctx.output === "json") ctx.stdout.write(messageJson(RetryCampaignResponseSchema, response));
     else reportStarted(ctx, response.campaign, `started (retry of ${id})`);
     return 0;
@@ -255,31 +257,31 @@ export const campaignGroup: CommandGroup = {
       "Stop new offers and new batches (in-flight nodes are still judged)",
       "paused",
       PauseCampaignResponseSchema,
-      (ctx, id, values) =>
-        ctx
-          .clients()
-          .campaigns.pauseCampaign({ id, reason: reasonOf(values) }, { signal: ctx.signal }),
+      async (ctx, id, values) =>
+        (await ctx.clients()).campaigns.pauseCampaign(
+          { id, reason: reasonOf(values) },
+          { signal: ctx.signal },
+        ),
     ),
     resume: control(
       "Continue a paused campaign (paused time does not count toward a batch)",
       "resumed",
       ResumeCampaignResponseSchema,
-      (ctx, id, values) =>
-        ctx
-          .clients()
-          .campaigns.resumeCampaign({ id, reason: reasonOf(values) }, { signal: ctx.signal }),
+      async (ctx, id, values) =>
+        (await ctx.clients()).campaigns.resumeCampaign(
+          { id, reason: reasonOf(values) },
+          { signal: ctx.signal },
+        ),
     ),
     abort: control(
       "End a campaign; with --rollback its current batch is rolled back first",
       "aborted",
       AbortCampaignResponseSchema,
-      (ctx, id, values) =>
-        ctx
-          .clients()
-          .campaigns.abortCampaign(
-            { id, rollback: boolFlag(values, "rollback"), reason: reasonOf(values) },
-            { signal: ctx.signal },
-          ),
+      async (ctx, id, values) =>
+        (await ctx.clients()).campaigns.abortCampaign(
+          { id, rollback: boolFlag(values, "rollback"), reason: reasonOf(values) },
+          { signal: ctx.signal },
+        ),
       { rollback: { type: "boolean", description: "roll the current batch back first" } },
     ),
     retry,

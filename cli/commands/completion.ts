@@ -93,14 +93,16 @@ autoload -U +X bashcompinit && bashcompinit
 ${bashCompletion(groups)}`;
 }
 
-/** The `completion` command group; `groups` gives the command table at run time. */
-export function createCompletionGroup(groups: () => readonly CommandGroup[]): CommandGroup {
+/** The `completion` command group; `groups` loads the command table at run time. */
+export function createCompletionGroup(
+  groups: () => Promise<readonly CommandGroup[]>,
+): CommandGroup {
   const script = (summary: string, make: (g: readonly CommandGroup[]) => string): Command => ({
     summary,
     flags: {},
     async run(ctx, { positionals }) {
       expectPositionals(positionals, []);
-      ctx.stdout.write(make(groups()));
+      ctx.stdout.write(make(await groups()));
       return 0;
     },
   });

@@ -112,15 +112,16 @@ async function listAllPages(
   request: ListNodesRequest,
   all: boolean,
 ): Promise<ListNodesResponse> {
-  const first = await ctx.clients().nodes.listNodes(request, { signal: ctx.signal });
+  const first = await (await ctx.clients()).nodes.listNodes(request, { signal: ctx.signal });
   if (!all) return first;
   const seen = new Set<string>();
   let page = first;
   while (page.nextPageToken !== "" && !seen.has(page.nextPageToken)) {
     seen.add(page.nextPageToken);
-    page = await ctx
-      .clients()
-      .nodes.listNodes({ ...request, pageToken: page.nextPageToken }, { signal: ctx.signal });
+    page = await (await ctx.clients()).nodes.listNodes(
+      { ...request, pageToken: page.nextPageToken },
+      { signal: ctx.signal },
+    );
     first.nodes.push(...page.nodes);
   }
   first.nextPageToken = "";
@@ -202,7 +203,10 @@ export const nodeGroup: CommandGroup = {
       flags: {},
       async run(ctx, { positionals }) {
         const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
-        const response = await ctx.clients().nodes.getNode({ nodeId }, { signal: ctx.signal });
+        const response = await (await ctx.clients()).nodes.getNode(
+          { nodeId },
+          { signal: ctx.signal },
+        );
         if (ctx.output === "json") {
           ctx.stdout.write(messageJson(GetNodeResponseSchema, response));
         } else if (response.node !== undefined) {
@@ -218,9 +222,10 @@ export const nodeGroup: CommandGroup = {
       async run(ctx, { values, positionals }) {
         const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
         const reason = stringFlag(values, "reason") ?? "";
-        const response = await ctx
-          .clients()
-          .nodes.disableNode({ nodeId, reason }, { signal: ctx.signal });
+        const response = await (await ctx.clients()).nodes.disableNode(
+          { nodeId, reason },
+          { signal: ctx.signal },
+        );
         ctx.stdout.write(
           ctx.output === "json"
             ? messageJson(DisableNodeResponseSchema, response)
@@ -235,7 +240,10 @@ export const nodeGroup: CommandGroup = {
       flags: {},
       async run(ctx, { positionals }) {
         const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
-        const response = await ctx.clients().nodes.enableNode({ nodeId }, { signal: ctx.signal });
+        const response = await (await ctx.clients()).nodes.enableNode(
+          { nodeId },
+          { signal: ctx.signal },
+        );
         ctx.stdout.write(
           ctx.output === "json"
             ? messageJson(EnableNodeResponseSchema, response)

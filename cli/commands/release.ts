@@ -112,9 +112,10 @@ export const releaseGroup: CommandGroup = {
           envelope,
           stringFlag(values, "artifacts") ?? dirname(path),
         );
-        const response = await ctx
-          .clients()
-          .releases.registerRelease({ envelope, artifacts }, { signal: ctx.signal });
+        const response = await (await ctx.clients()).releases.registerRelease(
+          { envelope, artifacts },
+          { signal: ctx.signal },
+        );
         if (ctx.output === "json") {
           ctx.stdout.write(messageJson(RegisterReleaseResponseSchema, response));
         } else {
@@ -134,7 +135,7 @@ export const releaseGroup: CommandGroup = {
       details: "With --json the output is a ListReleasesResponse holding every release.",
       async run(ctx, { positionals }) {
         expectPositionals(positionals, []);
-        const client = ctx.clients().releases;
+        const client = (await ctx.clients()).releases;
         const first = await client.listReleases({}, { signal: ctx.signal });
         const seen = new Set<string>();
         let page = first;
@@ -164,9 +165,10 @@ export const releaseGroup: CommandGroup = {
       details: "With --json the output is a GetReleaseResponse (the envelope as base64).",
       async run(ctx, { positionals }) {
         const [version = ""] = expectPositionals(positionals, ["VERSION"]);
-        const response = await ctx
-          .clients()
-          .releases.getRelease({ version }, { signal: ctx.signal });
+        const response = await (await ctx.clients()).releases.getRelease(
+          { version },
+          { signal: ctx.signal },
+        );
         if (ctx.output === "json") {
           ctx.stdout.write(messageJson(GetReleaseResponseSchema, response));
         } else if (response.release !== undefined) {

@@ -58,7 +58,7 @@ export const tokenGroup: CommandGroup = {
         const ttlText = stringFlag(values, "ttl");
         const ttlMs = ttlText === undefined ? undefined : parseDuration(ttlText, "ttl");
         if (ttlMs === 0) throw new UsageError("--ttl must be longer than 0s");
-        const response = await ctx.clients().nodes.createJoinToken(
+        const response = await (await ctx.clients()).nodes.createJoinToken(
           {
             description: stringFlag(values, "description") ?? "",
             ...(ttlMs === undefined ? {} : { ttl: durationFromMs(ttlMs) }),
@@ -89,7 +89,10 @@ export const tokenGroup: CommandGroup = {
       flags: {},
       async run(ctx, { positionals }) {
         expectPositionals(positionals, []);
-        const response = await ctx.clients().nodes.listJoinTokens({}, { signal: ctx.signal });
+        const response = await (await ctx.clients()).nodes.listJoinTokens(
+          {},
+          { signal: ctx.signal },
+        );
         if (ctx.output === "json") {
           ctx.stdout.write(messageJson(ListJoinTokensResponseSchema, response));
         } else if (response.tokens.length === 0) {
@@ -106,7 +109,10 @@ export const tokenGroup: CommandGroup = {
       flags: {},
       async run(ctx, { positionals }) {
         const [id = ""] = expectPositionals(positionals, ["ID"]);
-        const response = await ctx.clients().nodes.revokeJoinToken({ id }, { signal: ctx.signal });
+        const response = await (await ctx.clients()).nodes.revokeJoinToken(
+          { id },
+          { signal: ctx.signal },
+        );
         ctx.stdout.write(
           ctx.output === "json"
             ? messageJson(RevokeJoinTokenResponseSchema, response)

@@ -1,7 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../../../cli/args.js";
-import { type Connection, describeError, resolveConnection } from "../../../cli/client.js";
+import { type Connection, resolveConnection } from "../../../cli/client.js";
+import { describeError } from "../../../cli/errors.js";
 
 describe("resolveConnection", () => {
   const readToken = (path: string): string | undefined =>

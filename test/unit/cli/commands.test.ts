@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GROUPS } from "../../../cli/main.js";
 import { type Node, NodeSchema } from "../../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { type FakeControl, startFakeControl } from "./fake-control.js";
 import { runCli } from "./run-cli.js";
@@ -79,6 +80,13 @@ describe("usage", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(fragment);
     expect(result.stderr).toBe("");
+  });
+
+  it("lists each group in the root help with the summary its module declares", async () => {
+    for (const entry of GROUPS) {
+      const group = await entry.load();
+      expect([group.name, group.summary]).toEqual([entry.name, entry.summary]);
+    }
   });
 
   it("prints a bash completion script naming every group and a command's flags", async () => {

@@ -1,0 +1,161 @@
+/**
+ * The one table that turns any failure into the single line agentctl prints after
+ * `agentctl: `: Connect codes get advice (how to authenticate, which role is missing,
+ * which server was unreachable); otherwise the server's own message is passed through.
+ */
+import { join } from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { UsageError } from "./args.js";
+import type { Connection } from "./client.js";
+
+/** What a refused call was trying to do, by RPC name, for "this token's role cannot …". */
+const ACTIONS: Readonly<Record<string, string>> = {
+  ListNodes: "list nodes",
+  GetNode: "read nodes",
+  DisableNode: "disable nodes",
+  EnableNode: "enable nodes",
+  CreateJoinToken: "create join tokens",
+  ListJoinTokens: "list join tokens",
+  RevokeJoinToken: "revoke join tokens",
+  RegisterRelease: "register releases",
+  ListReleases: "list releases",
+  GetRelease: "read releases",
+  PlanCampaign: "plan campaigns",
+  StartCampaign: "start campaigns",
+  ListCampaigns: "list campaigns",
+  GetCampaign: "read campaigns",
+  PauseCampaign: "pause campaigns",
+  ResumeCampaign: "resume campaigns",
+  AbortCampaign: "abort campaigns",
+  RetryCampaign: "retry campaigns",
+  WatchCampaign: "watch campaigns",
+  ListAuditEvents: "read the audit log",
+};
+
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+]);
+
+/** Context {@link describeError} needs to make its line actionable. */
+export interface ErrorContext {
+  readonly connection?: Connection | undefined;
+  readonly method?: string | undefined;
+}
+
+/**
+ * Turns any error into the one line agentctl prints after `agentctl: `. Connect codes
+ * get advice (how to authenticate, which role is missing, which server was unreachable);
+ * otherwise the server's own message is passed through.
+ */
+export function describeError(error: unknown, context: ErrorContext = {}): string {
+  return oneLine(describe(error, context));
+}
+
+function describe(error: unknown, context: ErrorContext): string {
+  if (error instanceof UsageError) return error.message;
+  if (error instanceof ConnectError) return describeConnectError(error, context);
+  const fsError = describeFsError(error);
+  if (fsError !== undefined) return fsError;
+  if (error instanceof Error) {
+    const reason = (error as { reason?: unknown }).reason;
+    return typeof reason === "string" && error.name === "ReleaseError"
+      ? `${error.message} (${reason})`
+      : error.message;
+  }
+  return String(error);
+}
+
+function describeConnectError(error: ConnectError, context: ErrorContext): string {
+  const server = context.connection?.server ?? "the server";
+  const dataDir = context.connection?.dataDir ?? ".data";
+  const raw = error.rawMessage;
+  const network = networkCode(error);
+  if (network !== undefined || error.code === Code.Unavailable) {
+    return `cannot reach Control at ${server}: ${raw !== "" ? raw : (network ?? "unavailable")}`;
+  }
+  switch (error.code) {
+    case Code.Unauthenticated: {
+      const rejected =
+        context.connection !== undefined && context.connection.tokenSource !== "none"
+          ? `the ${tokenOrigin(context.connection)} was rejected; `
+          : "";
+      return `not authenticated: ${rejected}pass --token or set AGENTCTL_TOKEN (the operator token is in ${join(dataDir, "admin-token")})`;
+    }
+    case Code.PermissionDenied: {
+      const action = ACTIONS[context.method ?? ""] ?? "make this call";
+      return `permission denied: this token's role cannot ${action}${raw !== "" ? ` (${raw})` : ""}`;
+    }
+    case Code.DeadlineExceeded:
+      return `Control at ${server} did not answer in time: ${raw}`;
+    case Code.Unimplemented:
+      return `Control at ${server} does not offer ${context.method ?? "this call"} (is it an Agent Control admin API of a matching version?): ${raw}`;
+    case Code.Canceled:
+      return "canceled";
+    case Code.Internal:
+      return `Control failed: ${raw !== "" ? raw : "internal error"}`;
+    default:
+      return raw !== "" ? raw : Code[error.code];
+  }
+}
+
+function tokenOrigin(connection: Connection): string {
+  switch (connection.tokenSource) {
+    case "flag":
+      return "token given with --token";
+    case "env":
+      return "token in AGENTCTL_TOKEN";
+    case "file":
+      return `token in ${join(connection.dataDir, "admin-token")}`;
+    case "none":
+      return "token";
+  }
+}
+
+function networkCode(error: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (current instanceof Error && !seen.has(current)) {
+    seen.add(current);
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && NETWORK_CODES.has(code)) return code;
+    const inner = (current as { errors?: unknown }).errors;
+    if (Array.isArray(inner)) {
+      for (const e of inner) {
+        const c = (e as { code?: unknown }).code;
+        if (typeof c === "string" && NETWORK_CODES.has(c)) return c;
+      }
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function describeFsError(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const { code, path } = error as { code?: unknown; path?: unknown };
+  if (typeof code !== "string" || typeof path !== "string") return undefined;
+  switch (code) {
+    case "ENOENT":
+      return `no such file or directory: ${path}`;
+    case "EACCES":
+    case "EPERM":
+      return `permission denied: ${path}`;
+    case "EEXIST":
+      return `already exists: ${path}`;
+    case "EISDIR":
+      return `is a directory: ${path}`;
+    default:
+      return `${error.message}`;
+  }
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, "; ").trim();
+}
