@@ -36,9 +36,17 @@ export async function issueJoinToken(
   return { record, credential: formatCredential("ajt", id, secret) };
 }
 
-/** Lists join tokens, newest first. */
+/** Lists join tokens, newest first, with `uses` = the nodes currently enrolled by each. */
 export async function listJoinTokens(em: EntityManager): Promise<JoinTokenRecord[]> {
-  return await em.find(JoinTokenEntity, {}, { orderBy: { createdAt: "desc" } });
+  const tokens = await em.find(JoinTokenEntity, {}, { orderBy: { createdAt: "desc" } });
+  const counts = await em
+    .getConnection()
+    .execute<{ join_token_id: string; uses: string }[]>(
+      "select join_token_id, count(*) as uses from nodes where join_token_id is not null group by join_token_id",
+    );
+  const uses = new Map(counts.map((row) => [row.join_token_id, Number(row.uses)]));
+  for (const token of tokens) token.uses = uses.get(token.id) ?? 0;
+  return tokens;
 }
 
 /** Revokes a join token at `now`; revoking twice keeps the first time. */

@@ -56,7 +56,7 @@ export class NodeStore {
 
   /**
    * Enrolls a node with a join token: creates its row, or rotates the token of an existing
-   * node (the old node token stops working). Counts the join token's use. One transaction.
+   * node (the old node token stops working).
    */
   async enroll(
     hello: NodeHello,
@@ -65,34 +65,26 @@ export class NodeStore {
     tokenHash: string,
     now: Date,
   ): Promise<{ created: boolean }> {
-    const client = await this.pool.connect();
-    try {
-      await client.query("begin");
-      const result = await client.query<{ created: boolean }>(
-        `insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
-            capabilities, confirmed_sequence, first_seen, last_seen, online, token_hash,
-            token_issued_at, join_token_id, session_id, created_at, updated_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $12, $13, $10, $10)
-         on conflict (id) do update set
-            labels = excluded.labels, pool = excluded.pool, platform = excluded.platform,
-            agent_version = excluded.agent_version, previous_version = excluded.previous_version,
-            boot_id = excluded.boot_id, capabilities = excluded.capabilities,
-            confirmed_sequence = greatest(nodes.confirmed_sequence, excluded.confirmed_sequence),
-            last_seen = excluded.last_seen, online = true, token_hash = excluded.token_hash,
-            token_issued_at = excluded.token_issued_at, join_token_id = excluded.join_token_id,
-            session_id = excluded.session_id, version = nodes.version + 1, updated_at = excluded.updated_at
-         returning (xmax = 0) as created`,
-        [...helloParams(hello), now, tokenHash, joinTokenId, sessionId],
-      );
-      await client.query("update join_tokens set uses = uses + 1 where id = $1", [joinTokenId]);
-      await client.query("commit");
-      return { created: result.rows[0]?.created ?? false };
-    } catch (error) {
-      await client.query("rollback").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    // One statement, no shared row touched: enrollments of many nodes commit in parallel.
+    // A join token's use count is derived from `nodes.join_token_id` when listed.
+    const result = await this.pool.query<{ created: boolean }>(
+      `insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
+          capabilities, confirmed_sequence, first_seen, last_seen, online, token_hash,
+          token_issued_at, join_token_id, session_id, created_at, updated_at)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $12, $13, $10, $10)
+       on conflict (id) do update set
+          labels = excluded.labels, pool = excluded.pool, platform = excluded.platform,
+          agent_version = excluded.agent_version, previous_version = excluded.previous_version,
+          boot_id = excluded.boot_id, capabilities = excluded.capabilities,
+          confirmed_sequence = greatest(nodes.confirmed_sequence, excluded.confirmed_sequence),
+          last_seen = excluded.last_seen, online = true, token_hash = excluded.token_hash,
+          token_issued_at = excluded.token_issued_at, join_token_id = excluded.join_token_id,
+          session_id = excluded.session_id, version = nodes.version + 1,
+          updated_at = excluded.updated_at
+       returning (xmax = 0) as created`,
+      [...helloParams(hello), now, tokenHash, joinTokenId, sessionId],
+    );
+    return { created: result.rows[0]?.created ?? false };
   }
 
   /** Records a Hello on a node token: what the node runs now, and that it is online. */
