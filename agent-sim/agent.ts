@@ -12,23 +12,28 @@ import {
   type Welcome,
 } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { AgentBehaviour } from "./behaviours.js";
-import type { DurableState, ReportedState } from "./durable-state.js";
+import { type DurableState, type ReportedState, SaveQueue } from "./durable-state.js";
 import { AgentLifecycle, type LifecycleHost } from "./lifecycle.js";
 import {
   configStatusMessage,
   heartbeatMessage,
+  heartbeatMsOf,
   helloMessage,
   observedMessage,
 } from "./messages.js";
-import { deliverOperation, type OperationHost, type RestartKind } from "./operations.js";
+import {
+  deliverOperation,
+  type OperationHost,
+  type RestartKind,
+  reportReinstated,
+} from "./operations.js";
 import { createPrng, intBetween, type Prng } from "./prng.js";
 import type { AgentRuntime } from "./runtime.js";
+import { StreamTimers } from "./stream-timers.js";
 import type { Tickable } from "./ticker.js";
 
 /** The capabilities a simulated agent offers unless told otherwise. */
 export const DEFAULT_CAPABILITIES: readonly string[] = Object.freeze(["upgrade.v1", "config.v1"]);
-
-const DEFAULT_HEARTBEAT_MS = 10_000;
 
 /** Who an agent is; `state` (loaded or fresh) holds what it keeps across restarts. */
 export interface AgentSpec {
@@ -73,15 +78,12 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
   #behaviour: AgentBehaviour;
   #welcome: WelcomeInfo | undefined;
   #write: ((message: AgentMessage) => void) | undefined;
-  #nextHeartbeatAt = 0;
-  #flapAt: number | undefined;
-  #configAt: number | undefined;
+  readonly #timers = new StreamTimers();
   readonly #applications = new Map<string, number>();
   readonly #rng: Prng;
   readonly #lifecycle: AgentLifecycle;
-  #saveChain: Promise<void> = Promise.resolve();
+  readonly #saves: SaveQueue;
   #operations: Promise<void> = Promise.resolve();
-  #saveQueued: Promise<void> | undefined;
   #log: Logger | undefined;
 
   /** @internal Use `startFleet`. */
@@ -95,6 +97,9 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
     this.#behaviour = { ...spec.behaviour };
     this.#rng = createPrng(spec.seed);
     this.#lifecycle = new AgentLifecycle(this, runtime, this.#rng, !spec.behaviour.offline);
+    this.#saves = new SaveQueue(runtime.store, spec.state, (error) =>
+      this.log.error({ err: error }, "could not save agent state"),
+    );
   }
 
   /** The version it runs (or is restarting into). */
@@ -234,9 +239,7 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
   /** @internal */
   onWelcome(welcome: Welcome): void {
     const { settings } = this.runtime;
-    const interval = welcome.heartbeatInterval;
-    const welcomedMs = interval ? Number(interval.seconds) * 1000 + interval.nanos / 1e6 : 0;
-    const heartbeatMs = Math.max(1, (welcomedMs || DEFAULT_HEARTBEAT_MS) * settings.heartbeatScale);
+    const heartbeatMs = heartbeatMsOf(welcome, settings.heartbeatScale);
     this.#welcome = {
       sessionId: welcome.sessionId,
       capabilities: welcome.capabilities,
@@ -247,25 +250,16 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
       this.state.nodeToken = welcome.nodeToken;
       void this.persist();
     }
-    const now = Date.now();
-    this.#nextHeartbeatAt = now + Math.random() * heartbeatMs;
-    if (this.#behaviour.flap) this.#flapAt = now + intBetween(this.#rng, ...settings.flapMs);
-    if (welcome.capabilities.includes("config.v1")) {
-      if (this.state.configBroken) this.#configAt = now + settings.configFailDelayMs;
-      else this.#write?.(configStatusMessage(true, "configuration applied"));
-    }
-    const reinstated = this.state.pendingReinstate;
-    if (reinstated !== undefined) {
-      delete this.state.pendingReinstate;
-      const report = {
-        phase: OperationPhase.REINSTATED,
-        version: this.state.version,
-        code: "",
-        message: "",
-      };
-      this.state.handled[reinstated] = report;
-      void this.persist().then(() => this.send(reinstated, report));
-    }
+    const configBroken = this.state.configBroken === true;
+    const config = welcome.capabilities.includes("config.v1");
+    if (config && !configBroken) this.#write?.(configStatusMessage(true, "configuration applied"));
+    this.#timers.arm(
+      Date.now(),
+      heartbeatMs,
+      config && configBroken ? settings.configFailDelayMs : undefined,
+      this.#behaviour.flap ? intBetween(this.#rng, ...settings.flapMs) : undefined,
+    );
+    reportReinstated(this);
     this.runtime.ticker.add(this);
     this.log.debug({ sessionId: welcome.sessionId }, "welcomed");
   }
@@ -280,27 +274,22 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
   closed(): void {
     this.#write = undefined;
     this.#welcome = undefined;
-    this.#flapAt = undefined;
-    this.#configAt = undefined;
+    this.#timers.clear();
     this.runtime.ticker.remove(this);
   }
 
   /** @internal Called by the fleet's ticker: due heartbeat, late ConfigStatus, flap. */
   onTick(now: number): void {
-    const welcome = this.#welcome;
-    if (welcome === undefined) return;
-    if (!this.#behaviour.silent && now >= this.#nextHeartbeatAt) {
+    if (this.#welcome === undefined) return;
+    const due = this.#timers.due(now);
+    if (due.heartbeat && !this.#behaviour.silent) {
       this.#write?.(heartbeatMessage());
       this.heartbeats++;
-      this.#nextHeartbeatAt += welcome.heartbeatMs;
-      if (this.#nextHeartbeatAt <= now) this.#nextHeartbeatAt = now + welcome.heartbeatMs;
     }
-    if (this.#configAt !== undefined && now >= this.#configAt) {
-      this.#configAt = undefined;
+    if (due.configFailure) {
       this.#write?.(configStatusMessage(false, "configuration does not apply (simulated)"));
     }
-    if (this.#flapAt !== undefined && now >= this.#flapAt) {
-      this.#flapAt = undefined;
+    if (due.flap) {
       this.log.debug("flapping: dropping the stream");
       this.disconnect();
     }
@@ -311,18 +300,9 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
     this.#write?.(observedMessage(opId, report));
   }
 
-  /** @internal Saves the durable state; calls made while a save waits share it. */
+  /** @internal Saves the durable state (one write at a time; never rejects). */
   persist(): Promise<void> {
-    if (this.#saveQueued !== undefined) return this.#saveQueued;
-    const queued = this.#saveChain
-      .then(() => {
-        this.#saveQueued = undefined;
-        return this.runtime.store.save(this.state);
-      })
-      .catch((error: unknown) => this.log.error({ err: error }, "could not save agent state"));
-    this.#saveQueued = queued;
-    this.#saveChain = queued;
-    return queued;
+    return this.#saves.save();
   }
 
   /** @internal */

@@ -100,3 +100,32 @@ export function rememberReport(state: DurableState, opId: string, reported: Repo
   }
   state.handled[opId] = reported;
 }
+
+/**
+ * Serialises saves of one agent's state: a save requested while another is queued joins
+ * it (it will write the newest state anyway), so bursts of reports cost one write each.
+ */
+export class SaveQueue {
+  #chain: Promise<void> = Promise.resolve();
+  #queued: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly state: DurableState,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Resolves once a write that started after this call has finished. Never rejects. */
+  save(): Promise<void> {
+    if (this.#queued !== undefined) return this.#queued;
+    const queued = this.#chain
+      .then(() => {
+        this.#queued = undefined;
+        return this.store.save(this.state);
+      })
+      .catch(this.onError);
+    this.#queued = queued;
+    this.#chain = queued;
+    return queued;
+  }
+}

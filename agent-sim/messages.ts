@@ -10,6 +10,7 @@ import {
   type Hello,
   HelloSchema,
   ObservedStateSchema,
+  type Welcome,
 } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { ReportedState } from "./durable-state.js";
 
@@ -54,4 +55,11 @@ export function observedMessage(operationId: string, report: ReportedState): Age
   return create(AgentMessageSchema, {
     body: { case: "observed", value: create(ObservedStateSchema, { operationId, ...report }) },
   });
+}
+
+/** The heartbeat period a Welcome asks for, in ms, times `scale` (default 10 s if unset). */
+export function heartbeatMsOf(welcome: Welcome, scale: number): number {
+  const interval = welcome.heartbeatInterval;
+  const welcomedMs = interval ? Number(interval.seconds) * 1000 + interval.nanos / 1e6 : 0;
+  return Math.max(1, (welcomedMs || 10_000) * scale);
 }

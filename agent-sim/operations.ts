@@ -235,3 +235,21 @@ export function recoverInterrupted(state: DurableState): void {
     }
   }
 }
+
+/**
+ * After a rollback restart, once welcomed: reports REINSTATED on the version it came back
+ * on for the rollback operation that caused the restart (durably, then on the stream).
+ */
+export function reportReinstated(host: OperationHost): void {
+  const opId = host.state.pendingReinstate;
+  if (opId === undefined) return;
+  delete host.state.pendingReinstate;
+  const report = {
+    phase: OperationPhase.REINSTATED,
+    version: host.state.version,
+    code: "",
+    message: "",
+  };
+  rememberReport(host.state, opId, report);
+  void host.persist().then(() => host.send(opId, report));
+}
