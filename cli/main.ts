@@ -192,9 +192,14 @@ function outputMode(json: boolean, output: string | undefined): OutputMode {
 
 async function confirm(io: Io, question: string, signal: AbortSignal): Promise<boolean> {
   if (io.stdin === undefined) return false;
-  const rl = createInterface({ input: io.stdin, output: process.stderr, terminal: true });
+  io.stderr.write(`${question} [y/N] `);
+  const rl = createInterface({ input: io.stdin, terminal: false });
   try {
-    const answer = await rl.question(`${question} [y/N] `, { signal });
+    const answer = await new Promise<string>((resolve, reject) => {
+      rl.once("line", resolve);
+      rl.once("close", () => resolve("")); // end of input counts as "no"
+      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    });
     return /^(y|yes)$/i.test(answer.trim());
   } finally {
     rl.close();

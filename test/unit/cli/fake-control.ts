@@ -5,10 +5,13 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import {
   type Campaign,
+  CampaignPhase,
+  CampaignSchema,
   CampaignService,
 } from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { type Node, NodeService } from "../../../proto/gen/agentcontrol/admin/v1/node_pb.js";
@@ -22,6 +25,8 @@ export interface FakeState {
   watchDelayMs: number;
   /** Keep the watch stream open after the updates (until the client cancels). */
   watchHang: boolean;
+  /** Campaigns StartCampaign created, newest last. */
+  campaigns: Campaign[];
   /** Every request's method and authorization header, in order. */
   calls: { method: string; authorization: string | null }[];
 }
@@ -53,6 +58,7 @@ export async function startFakeControl(initial: Partial<FakeState> = {}): Promis
     watchUpdates: [],
     watchDelayMs: 5,
     watchHang: false,
+    campaigns: [],
     calls: [],
     ...initial,
   };
@@ -91,6 +97,55 @@ export async function startFakeControl(initial: Partial<FakeState> = {}): Promis
       },
     });
     router.service(CampaignService, {
+      planCampaign(req, ctx) {
+        role(ctx);
+        const ids = state.nodes.map((n) => n.nodeId);
+        return {
+          totalNodes: ids.length,
+          batches: [
+            { index: 0, percent: 50, nodeIds: ids.slice(0, Math.ceil(ids.length / 2)) },
+            { index: 1, percent: 100, nodeIds: ids.slice(Math.ceil(ids.length / 2)) },
+          ],
+          unsupportedNodeIds: [],
+          upToDateNodeIds: [],
+          ...(req.spec?.targetVersion === "0.0.0" ? { totalNodes: 0 } : {}),
+        };
+      },
+      startCampaign(req, ctx) {
+        requireOperator(ctx);
+        const campaign = create(CampaignSchema, {
+          id: `c${state.campaigns.length + 1}`,
+          phase: CampaignPhase.RUNNING,
+          nodeCount: state.nodes.length,
+          batches: [
+            { index: 0, percent: 50 },
+            { index: 1, percent: 100 },
+          ],
+          createdBy: "token:admin",
+          ...(req.spec === undefined ? {} : { spec: req.spec }),
+        });
+        state.campaigns.push(campaign);
+        return { campaign };
+      },
+      listCampaigns(_req, ctx) {
+        role(ctx);
+        return { campaigns: [...state.campaigns].reverse() };
+      },
+      getCampaign(req, ctx) {
+        role(ctx);
+        const campaign = state.campaigns.find((c) => c.id === req.id);
+        if (campaign === undefined)
+          throw new ConnectError(`campaign ${req.id} not found`, Code.NotFound);
+        return { campaign, nodes: [] };
+      },
+      pauseCampaign(req, ctx) {
+        requireOperator(ctx);
+        const campaign = state.campaigns.find((c) => c.id === req.id);
+        if (campaign === undefined)
+          throw new ConnectError(`campaign ${req.id} not found`, Code.NotFound);
+        campaign.phase = CampaignPhase.PAUSED;
+        return { campaign };
+      },
       async *watchCampaign(req, ctx) {
         role(ctx);
         for (const campaign of state.watchUpdates) {

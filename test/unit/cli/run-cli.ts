@@ -1,6 +1,7 @@
 /**
  * Runs agentctl in-process with captured output, for unit tests of whole commands.
  */
+import { Readable } from "node:stream";
 import { run } from "../../../cli/main.js";
 
 /** What one agentctl run printed and returned. */
@@ -17,6 +18,8 @@ export interface RunCliOptions {
   columns?: number;
   signal?: AbortSignal;
   now?: () => Date;
+  /** What the user types; a terminal when `tty` is set. */
+  stdin?: string;
   /** Called with the stdout text so far after every write. */
   onStdout?: (text: string) => void;
 }
@@ -43,6 +46,9 @@ export async function runCli(argv: string[], options: RunCliOptions = {}): Promi
       isTTY: options.tty ?? false,
     },
     env: options.env ?? {},
+    ...(options.stdin === undefined
+      ? {}
+      : { stdin: Object.assign(Readable.from([options.stdin]), { isTTY: options.tty ?? false }) }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     ...(options.now === undefined ? {} : { now: options.now }),
   });

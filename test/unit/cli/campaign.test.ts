@@ -1,0 +1,144 @@
+import { create } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { NodeSchema } from "../../../proto/gen/agentcontrol/admin/v1/node_pb.js";
+import { type FakeControl, startFakeControl } from "./fake-control.js";
+import { runCli } from "./run-cli.js";
+
+let fake: FakeControl;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  fake = await startFakeControl({
+    nodes: ["n1", "n2", "n3", "n4"].map((nodeId) => create(NodeSchema, { nodeId })),
+  });
+  env = { AGENTCTL_SERVER: fake.url, AGENTCTL_TOKEN: "operator-token" };
+});
+
+beforeEach(() => {
+  fake.state.campaigns = [];
+});
+
+afterAll(async () => {
+  await fake.stop();
+});
+
+describe("campaign plan and start", () => {
+  it("prints the plan as a table of batches", async () => {
+    const result = await runCli(["campaign", "plan", "--version", "1.2.0"], { env });
+    expect(result).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: [
+        "Plan for agent 1.2.0: 4 node(s) in 2 batch(es)",
+        "BATCH  PERCENT  NODES  MIN DURATION  NODES IN ORDER",
+        "1      50%      2      default       n1,n2",
+        "2      100%     2      default       n3,n4",
+        "",
+      ].join("\n"),
+    });
+  });
+
+  it("sends the spec the flags describe and prints only the id on stdout", async () => {
+    const result = await runCli(
+      [
+        "campaign",
+        "start",
+        "--version",
+        "1.2.0",
+        "--batches",
+        "50:1m,100:1m",
+        "--threshold",
+        "0",
+        "--on-breach",
+        "stop",
+      ],
+      { env },
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("c1\n");
+    expect(result.stderr).toContain("follow it with: agentctl campaign watch c1");
+    const spec = fake.state.campaigns[0]?.spec;
+    expect(spec?.targetVersion).toBe("1.2.0");
+    expect(spec?.failureThresholdPercent).toBe(0);
+    expect(spec?.batches.map((b) => b.percent)).toEqual([50, 100]);
+  });
+
+  it("does not ask when stdin is not a terminal (scripts)", async () => {
+    const result = await runCli(["campaign", "start", "--version", "1.2.0"], { env, stdin: "" });
+    expect(result.code).toBe(0);
+    expect(fake.state.campaigns).toHaveLength(1);
+  });
+
+  it("on a terminal shows the plan and starts only after y", async () => {
+    const result = await runCli(["campaign", "start", "--version", "1.2.0"], {
+      env,
+      tty: true,
+      stdin: "y\n",
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("Plan for agent 1.2.0: 4 node(s) in 2 batch(es)");
+    expect(result.stderr).toContain("Start upgrading 4 node(s) to 1.2.0? [y/N] ");
+    expect(fake.state.campaigns).toHaveLength(1);
+  });
+
+  it.each(["n\n", "\n", ""])(
+    "on a terminal starts nothing when the answer is %j",
+    async (answer) => {
+      const result = await runCli(["campaign", "start", "--version", "1.2.0"], {
+        env,
+        tty: true,
+        stdin: answer,
+      });
+      expect(result.code).toBe(1);
+      expect(
+        result.stderr.endsWith("agentctl: not started: the campaign was not confirmed\n"),
+      ).toBe(true);
+      expect(fake.state.campaigns).toHaveLength(0);
+    },
+  );
+
+  it("does not ask on a terminal with --yes", async () => {
+    const result = await runCli(["campaign", "start", "--version", "1.2.0", "--yes"], {
+      env,
+      tty: true,
+      stdin: "",
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain("[y/N]");
+  });
+});
+
+describe("campaign list, show and pause", () => {
+  it("lists campaigns as a table", async () => {
+    await runCli(["campaign", "start", "--version", "1.2.0"], { env });
+    const result = await runCli(["campaign", "list"], { env });
+    expect(result.stdout.split("\n")[0]).toMatch(
+      /^ID +PHASE +VERSION +BATCH +NODES +SUCCEEDED +FAILED +CREATED +BY$/,
+    );
+    expect(result.stdout).toMatch(/^c1 +running +1\.2\.0 +1\/2 +4 +0 +0 +- +token:admin$/m);
+  });
+
+  it("shows a summary and the batches", async () => {
+    await runCli(["campaign", "start", "--version", "1.2.0", "--reason", "CVE fix"], { env });
+    const result = await runCli(["campaign", "show", "c1"], { env });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Phase: +running$/m);
+    expect(result.stdout).toMatch(/^Reason: +CVE fix$/m);
+    expect(result.stdout).toMatch(/^BATCH +PERCENT +STATE +NODES +FAILURES/m);
+  });
+
+  it("pauses a campaign and prints its new phase", async () => {
+    await runCli(["campaign", "start", "--version", "1.2.0"], { env });
+    const result = await runCli(["campaign", "pause", "c1", "--reason", "lunch"], { env });
+    expect(result).toEqual({ code: 0, stdout: "campaign c1 paused; phase paused\n", stderr: "" });
+    const json = await runCli(["campaign", "pause", "c1", "--json"], { env });
+    expect((JSON.parse(json.stdout) as { campaign: { phase: string } }).campaign.phase).toBe(
+      "CAMPAIGN_PHASE_PAUSED",
+    );
+  });
+
+  it("passes NOT_FOUND through", async () => {
+    const result = await runCli(["campaign", "show", "nope"], { env });
+    expect(result).toEqual({ code: 1, stdout: "", stderr: "agentctl: campaign nope not found\n" });
+  });
+});
