@@ -53,7 +53,7 @@ export async function fetchArtifact(
     timer = setTimeout(onStall, stallMs);
   };
   try {
-    const response = await fetch(url, { signal: controller.signal, redirect: "error" });
+    const response = await fetch(url, { signal: controller.signal });
     if (!response.ok || response.body === null) {
       await response.body?.cancel();
       return { ok: false, code: "download_failed", message: `GET ${url}: HTTP ${response.status}` };

@@ -58,6 +58,8 @@ export interface FleetOptions {
   downloadStallMs?: number;
   /** Grace for a half-closed stream before it is cancelled (default 1000 ms). */
   closeGraceMs?: number;
+  /** Cancel (and retry) a stream not welcomed within this long (default 30 000 ms). */
+  welcomeTimeoutMs?: number;
   /** Maximum new connections per second across the fleet (default unlimited). */
   connectRate?: number;
   /** Resolution of the shared heartbeat ticker in ms (default 100). */
@@ -90,6 +92,7 @@ export function validateFleetOptions(options: FleetOptions): string | undefined 
     ["stepMs", options.stepMs, 0],
     ["downloadStallMs", options.downloadStallMs, 1],
     ["closeGraceMs", options.closeGraceMs, 0],
+    ["welcomeTimeoutMs", options.welcomeTimeoutMs, 1],
     ["tickMs", options.tickMs, 1],
   ];
   for (const [name, value, min] of ints) {

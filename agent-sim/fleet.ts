@@ -134,6 +134,7 @@ function settingsOf(options: FleetOptions): AgentSettings {
     download: options.download ?? true,
     downloadStallMs: options.downloadStallMs ?? 30_000,
     closeGraceMs: options.closeGraceMs ?? 1000,
+    welcomeTimeoutMs: options.welcomeTimeoutMs ?? 30_000,
   };
 }
 

@@ -159,6 +159,7 @@ export class AgentLifecycle {
         clientConstructor: this.runtime.clientConstructor,
         channelOptions: this.runtime.channelOptions,
         graceMs: this.runtime.settings.closeGraceMs,
+        welcomeTimeoutMs: this.runtime.settings.welcomeTimeoutMs,
         signal: session.signal,
       });
       this.lastStatus = end.code;

@@ -34,12 +34,13 @@ async function main(): Promise<number> {
   process.stdout.write(
     `agent-sim: ${options.count} agents → ${options.server} (seed ${options.seed ?? 1})\n`,
   );
-  const timer = statusEveryMs > 0 ? setInterval(print, statusEveryMs) : undefined;
+  // Also keeps the process alive when no agent holds a socket (e.g. all offline).
+  const timer = setInterval(statusEveryMs > 0 ? print : () => {}, statusEveryMs || 60_000);
   await new Promise<void>((resolve) => {
     if (root.signal.aborted) resolve();
     else root.signal.addEventListener("abort", () => resolve(), { once: true });
   });
-  if (timer !== undefined) clearInterval(timer);
+  clearInterval(timer);
   await fleet.stop();
   print();
   return 0;

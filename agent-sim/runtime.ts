@@ -38,6 +38,8 @@ export interface AgentSettings {
   readonly downloadStallMs: number;
   /** Grace for a half-closed stream to finish before it is cancelled. */
   readonly closeGraceMs: number;
+  /** Cancel a stream that is not welcomed within this long. */
+  readonly welcomeTimeoutMs: number;
 }
 
 /** The fleet-wide context handed to each agent. */

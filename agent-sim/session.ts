@@ -80,6 +80,8 @@ export interface SessionOptions {
   channelOptions: grpc.ChannelOptions;
   /** Grace for `end` closes before the call is cancelled. */
   graceMs: number;
+  /** A stream not welcomed within this many ms is cancelled (and retried with backoff). */
+  welcomeTimeoutMs: number;
   /** Aborting ends the stream; `signal.reason` may be a {@link CloseMode} (default cancel). */
   signal: AbortSignal;
 }
@@ -100,9 +102,12 @@ export async function runSession(host: SessionHost, options: SessionOptions): Pr
       call.on("status", resolve);
     });
     call.on("error", () => {}); // the status event carries the outcome
+    const welcomeTimer = setTimeout(() => call.cancel(), options.welcomeTimeoutMs);
+    void ended.then(() => clearTimeout(welcomeTimer));
     call.on("data", (message: ControlMessage) => {
       switch (message.body.case) {
         case "welcome":
+          clearTimeout(welcomeTimer);
           host.onWelcome(message.body.value);
           break;
         case "operation":

@@ -147,4 +147,19 @@ describe("simulated agents on the stream", () => {
     const opened = control.sessions.map((s) => s.openedAt - started).sort((a, b) => a - b);
     expect(opened.at(-1)!).toBeGreaterThanOrEqual(400);
   });
+
+  it("gives up on a stream that is never welcomed and tries again", async () => {
+    control = await new FakeControl({ welcome: false }).start();
+    fleet = await startFleet({
+      server: control.address,
+      joinToken: "join-secret",
+      count: 1,
+      welcomeTimeoutMs: 150,
+      backoff: { baseMs: 20, capMs: 50, resetAfterMs: 60_000 },
+    });
+    await fleet.waitUntil(() => control!.sessions.length >= 3, 5000);
+    const first = control.sessions[0]!;
+    expect(first.endedAt! - first.openedAt).toBeGreaterThanOrEqual(140);
+    expect(fleet.agent("sim-00001").lastStatus).toBe(grpc.status.CANCELLED);
+  });
 });

@@ -41,6 +41,8 @@ export interface FakeControlOptions {
   joinToken?: string;
   heartbeatMs?: number;
   capabilities?: readonly string[];
+  /** When false, Control never answers Hello. */
+  welcome?: boolean;
 }
 
 /** The fake Control server. */
@@ -59,6 +61,7 @@ export class FakeControl {
       joinToken: options.joinToken ?? "join-secret",
       heartbeatMs: options.heartbeatMs ?? 200,
       capabilities: options.capabilities ?? ["upgrade.v1", "config.v1"],
+      welcome: options.welcome ?? true,
     };
     this.#server.addService(grpcServiceDefinition(AgentControlService), {
       connect: (call: grpc.ServerDuplexStream<AgentMessage, ControlMessage>) => this.#onCall(call),
@@ -169,6 +172,7 @@ export class FakeControl {
 
   #onHello(session: FakeSession, hello: Hello): void {
     session.hello = hello;
+    if (!this.#options.welcome) return;
     const owner = this.nodeTokens.get(session.token);
     let issued = "";
     if (session.token === this.#options.joinToken) {
