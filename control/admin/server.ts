@@ -3,7 +3,12 @@
  * `/healthz`, `/readyz`, `/metrics` and any extra routes (artifact downloads) on one port.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import {
+  createServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+} from "node:http2";
+import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import { ConnectError, type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ListenAddress } from "../config.js";
@@ -13,7 +18,10 @@ import { authInterceptor, peerKey, type TokenEntry } from "./auth.js";
 import type { Metrics } from "./metrics.js";
 
 /** A plain HTTP route served next to the API; returns false to pass the request on. */
-export type HttpRoute = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
+export type HttpRoute = (
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse | Http2ServerResponse,
+) => boolean | Promise<boolean>;
 
 /** Options of {@link startAdminServer}. */
 export interface AdminServerOptions {
@@ -55,7 +63,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     readMaxBytes: 512 * 1024 * 1024,
     contextValues: (req) => createContextValues().set(peerKey, req.socket.remoteAddress ?? ""),
   });
-  const server = createServer(async (req, res) => {
+  const handler = async (req: AnyRequest, res: AnyResponse) => {
     try {
       const path = (req.url ?? "/").split("?")[0];
       if (path === "/healthz") return text(res, 200, "ok\n");
@@ -77,8 +85,28 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       if (!res.headersSent) text(res, 500, "internal error\n");
       else res.destroy();
     }
+  };
+  const http1 = createServer((req, res) => void handler(req, res));
+  http1.keepAliveTimeout = 65_000;
+  const http2 = createHttp2Server({}, (req, res) => void handler(req, res));
+  const sockets = new Set<Socket>();
+  // One port for HTTP/1.1 (Connect, gRPC-Web, curl) and cleartext HTTP/2 (gRPC): the
+  // first bytes of a connection tell which; HTTP/2 with prior knowledge starts "PRI ".
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    socket.once("data", (first: Buffer) => {
+      socket.pause();
+      socket.unshift(first);
+      if (first.subarray(0, 4).toString("latin1") === "PRI ") {
+        // The HTTP/2 session drains what is buffered on the socket when it takes it over.
+        http2.emit("connection", socket);
+      } else {
+        http1.emit("connection", socket);
+        socket.resume();
+      }
+    });
   });
-  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.address.port, options.address.host, () => resolve());
@@ -94,12 +122,16 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
-        server.closeAllConnections();
+        http1.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
       }),
   };
 }
 
-function text(res: ServerResponse, status: number, body: string): void {
+type AnyRequest = IncomingMessage | Http2ServerRequest;
+type AnyResponse = ServerResponse | Http2ServerResponse;
+
+function text(res: AnyResponse, status: number, body: string): void {
   res.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
   res.end(body);
 }

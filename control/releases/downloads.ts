@@ -5,7 +5,6 @@
  * the route needs no credential. Files are cached in memory by sha256 (bounded), so a
  * fleet downloading one release reads each file from PostgreSQL once.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { HttpRoute } from "../admin/server.js";
 import type { Database } from "../db/database.js";
 import { ReleaseEntity } from "../db/entities/index.js";
@@ -31,11 +30,12 @@ export function downloadsRoute(db: Database, cacheBytes = 512 * 1024 * 1024): Ht
     cache.set(sha256, content);
     cached += content.byteLength;
   };
-  return async (req: IncomingMessage, res: ServerResponse) => {
+  return async (req, res) => {
     const match = PATH.exec((req.url ?? "").split("?")[0] ?? "");
     if (!match) return false;
     if (req.method !== "GET" && req.method !== "HEAD") {
-      res.writeHead(405, { allow: "GET, HEAD" }).end();
+      res.writeHead(405, { allow: "GET, HEAD" });
+      res.end();
       return true;
     }
     const version = decodeURIComponent(match[1] ?? "");
@@ -56,7 +56,8 @@ export function downloadsRoute(db: Database, cacheBytes = 512 * 1024 * 1024): Ht
       );
       content = result.rows[0]?.content;
       if (!content) {
-        res.writeHead(404, { "content-type": "text/plain" }).end("artifact file missing\n");
+        res.writeHead(404, { "content-type": "text/plain" });
+        res.end("artifact file missing\n");
         return true;
       }
       remember(artifact.sha256, content);
@@ -66,7 +67,8 @@ export function downloadsRoute(db: Database, cacheBytes = 512 * 1024 * 1024): Ht
       "content-length": content.byteLength,
       etag: `"${artifact.sha256}"`,
     });
-    res.end(req.method === "HEAD" ? undefined : content);
+    if (req.method === "HEAD") res.end();
+    else res.end(content);
     return true;
   };
 }
