@@ -12,3 +12,4 @@ if ! diff -r "$tmp/proto/gen" proto/gen >/dev/null; then
   exit 1
 fi
 echo "generated code is fresh"
+node .ci/api-reference.mjs --check

@@ -33,7 +33,7 @@ export type AuditEvent = Message<"agentcontrol.admin.v1.AuditEvent"> & {
   time?: Timestamp | undefined;
 
   /**
-   * Who acted: "token:<name>", "cli", "control" for the engine itself.
+   * Who acted: the admin token's name (the operator token is "admin"), or "control" for the engine.
    *
    * @generated from field: string actor = 3;
    */
