@@ -183,7 +183,18 @@ async function rollback(host: OperationHost, opId: string, op: AgentRollback, re
     return report(REINSTATED, current, "", "already running this version");
   }
   const previous = host.state.previousVersion;
-  if (previous === "") return report(FAILED, current, "no_previous_version");
+  if (previous === "" && op.version === "") {
+    // Nothing was ever applied over this release: it already runs what it had.
+    return report(REINSTATED, current, "", "no previous release; already on the original one");
+  }
+  if (previous === "" || (op.version !== "" && op.version !== previous)) {
+    return report(
+      FAILED,
+      current,
+      "no_previous_version",
+      `cannot reinstate ${op.version || "a previous release"}: the previous release is ${previous || "none"}`,
+    );
+  }
   await report(ACCEPTED, previous);
   host.countApplication(opId);
   host.state.version = previous;

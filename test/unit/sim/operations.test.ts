@@ -110,4 +110,19 @@ describe("operation delivery and the rollback and confirm operations", () => {
     expect(h.control.reports(NODE, "cf-1")[0]).toMatchObject({ code: "version_mismatch" });
     expect(h.fleet.agent(NODE).confirmedSequence).toBe(0n);
   });
+
+  it("cannot reinstate a version that is not its previous one", async () => {
+    h = await startHarness();
+    await h.fleet.waitUntil((f) => f.welcomedCount() === 1);
+    await upgraded(h);
+    h.control.send(NODE, rollbackOp("rb-1", "0.9.0"));
+    await eventually(() => h!.control.reports(NODE, "rb-1").length === 1);
+    expect(h.control.reports(NODE, "rb-1")[0]).toMatchObject({
+      code: "no_previous_version",
+      version: "1.1.0",
+    });
+    h.control.send(NODE, rollbackOp("rb-2", ""));
+    await eventually(() => phases(h!.control.reports(NODE, "rb-2")).includes("REINSTATED"));
+    expect(h.fleet.agent(NODE).version).toBe("1.0.0");
+  });
 });
