@@ -14,6 +14,7 @@ import { type AdminServer, startAdminServer } from "./admin/server.js";
 import { authenticateStream } from "./agents/authenticate.js";
 import { AgentHub } from "./agents/hub.js";
 import { type AgentServer, startAgentServer } from "./agents/server.js";
+import { createCampaignEngine } from "./campaign-worker/engine.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { ControlConfig } from "./config.js";
 import { type Database, openDatabase } from "./db/database.js";
@@ -135,6 +136,17 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       () => process.memoryUsage().heapUsed,
     );
     let publicUrl = config.publicUrl ?? "";
+    // ── campaign engine (control/campaign-worker): worker + CampaignService/AuditService ──
+    const campaigns = createCampaignEngine({
+      db,
+      gateway: hub,
+      clock,
+      log,
+      config,
+      instanceId,
+      publicUrl: () => publicUrl,
+    });
+    // ── end campaign engine ──
     const adminServer: AdminServer = await startAdminServer({
       address: config.adminAddr,
       tokens: tokenEntries(operator.token, config.adminTokens),
@@ -143,7 +155,11 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       log,
       extraRoutes: [downloadsRoute(db)],
       routes: (router) => {
-        router.service(NodeService, createNodeService({ db, hub, clock }));
+        router.service(
+          NodeService,
+          createNodeService({ db, hub, clock, activeCampaignOf: campaigns.activeCampaignOf }),
+        );
+        campaigns.routes(router);
         router.service(
           ReleaseService,
           createReleaseService({
@@ -158,6 +174,8 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     });
     publicUrl ||= adminServer.url;
     cleanup.push(() => adminServer.close());
+    campaigns.start(); // campaign engine: runs once publicUrl is known; stops before the server
+    cleanup.push(() => campaigns.stop());
     log.info(
       { agentPort: agentServer.port, adminUrl: adminServer.url, instanceId },
       "Control is serving",

@@ -1,0 +1,293 @@
+/**
+ * Conversions between the admin API's campaign messages and the engine's records: request
+ * specs in (defaults left to `resolveSpec`), campaigns, batches with per-state counts and
+ * elapsed time (paused time excluded), and node rows out.
+ */
+import { create } from "@bufbuild/protobuf";
+import {
+  type Duration,
+  durationFromMs,
+  durationMs,
+  timestampFromDate,
+} from "@bufbuild/protobuf/wkt";
+import {
+  BatchState as BatchStateEnum,
+  type BatchStatus,
+  BatchStatusSchema,
+  type Campaign,
+  type CampaignNode as CampaignNodeMessage,
+  CampaignNodeSchema,
+  CampaignPhase as CampaignPhaseEnum,
+  CampaignSchema,
+  type CampaignSpec as CampaignSpecMessage,
+  CampaignSpecSchema,
+  type NodeStateCount,
+  NodeState as NodeStateEnum,
+  OnBreach as OnBreachEnum,
+  type PlanCampaignResponse,
+  PlanCampaignResponseSchema,
+} from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import {
+  type BatchState,
+  type CampaignNode,
+  type CampaignPhase,
+  type CampaignSpec,
+  type CampaignSpecInput,
+  type CampaignState,
+  isFailure,
+  NODE_STATES,
+  type NodeState,
+  type OnBreach,
+  type Plan,
+  type Policy,
+} from "../campaign/index.js";
+import { ControlError } from "../errors.js";
+
+const ms = (d: Duration | undefined): number | undefined => (d ? durationMs(d) : undefined);
+const ts = (epochMs: number | undefined) =>
+  epochMs === undefined ? undefined : timestampFromDate(new Date(epochMs));
+
+/** The proto enum value of an engine phase. */
+export function phaseToProto(phase: CampaignPhase): CampaignPhaseEnum {
+  return CampaignPhaseEnum[phase.toUpperCase() as keyof typeof CampaignPhaseEnum];
+}
+
+/** The engine phase of a proto enum value; throws invalid_argument for UNSPECIFIED/unknown. */
+export function phaseFromProto(phase: CampaignPhaseEnum): CampaignPhase {
+  const name = CampaignPhaseEnum[phase];
+  if (name === undefined || phase === CampaignPhaseEnum.UNSPECIFIED) {
+    throw new ControlError("invalid_argument", `unknown campaign phase ${phase}`);
+  }
+  return name.toLowerCase() as CampaignPhase;
+}
+
+/** The proto enum value of an engine node state. */
+export function nodeStateToProto(state: NodeState): NodeStateEnum {
+  return NodeStateEnum[state.toUpperCase() as keyof typeof NodeStateEnum];
+}
+
+function batchStateToProto(state: BatchState): BatchStateEnum {
+  return BatchStateEnum[state.toUpperCase() as keyof typeof BatchStateEnum];
+}
+
+function onBreachFromProto(v: OnBreachEnum): OnBreach | undefined {
+  switch (v) {
+    case OnBreachEnum.ROLLBACK:
+      return "rollback";
+    case OnBreachEnum.PAUSE:
+      return "pause";
+    case OnBreachEnum.STOP:
+      return "stop";
+    case OnBreachEnum.UNSPECIFIED:
+      return undefined;
+    default:
+      throw new ControlError("invalid_argument", `unknown on_breach value ${v}`);
+  }
+}
+
+/**
+ * The engine's spec input of a request spec. A batch without `min_duration` lasts the policy
+ * minimum; everything else left out is defaulted by `resolveSpec`.
+ */
+export function specInputFromProto(
+  spec: CampaignSpecMessage | undefined,
+  policy: Policy,
+): CampaignSpecInput {
+  if (!spec) throw new ControlError("invalid_argument", "spec is required");
+  return {
+    targetVersion: spec.targetVersion.trim(),
+    selector: {
+      labels: { ...(spec.selector?.labels ?? {}) },
+      pools: [...(spec.selector?.pools ?? [])],
+      nodeIds: [...(spec.selector?.nodeIds ?? [])],
+    },
+    exclude: {
+      nodeIds: [...(spec.exclude?.nodeIds ?? [])],
+      tags: { ...(spec.exclude?.tags ?? {}) },
+    },
+    batches: spec.batches.map((b) => ({
+      percent: b.percent,
+      minDurationMs: ms(b.minDuration) ?? policy.minBatchDurationMs,
+    })),
+    failureThresholdPercent: spec.failureThresholdPercent,
+    concurrency: spec.concurrency,
+    onBreach: onBreachFromProto(spec.onBreach),
+    reconnectTimeoutMs: ms(spec.reconnectTimeout),
+    configGraceMs: ms(spec.configGrace),
+    soakMs: ms(spec.soak),
+    disruptionBudgetPercent: spec.disruptionBudgetPercent,
+    reason: spec.reason,
+  };
+}
+
+const ON_BREACH: Record<OnBreach, OnBreachEnum> = {
+  rollback: OnBreachEnum.ROLLBACK,
+  pause: OnBreachEnum.PAUSE,
+  stop: OnBreachEnum.STOP,
+};
+
+/** A resolved spec as the API shows it. */
+export function specToProto(spec: CampaignSpec): CampaignSpecMessage {
+  return create(CampaignSpecSchema, {
+    targetVersion: spec.targetVersion,
+    selector: {
+      labels: { ...spec.selector.labels },
+      pools: [...spec.selector.pools],
+      nodeIds: [...spec.selector.nodeIds],
+    },
+    exclude: { nodeIds: [...spec.exclude.nodeIds], tags: { ...spec.exclude.tags } },
+    batches: spec.batches.map((b) => ({
+      percent: b.percent,
+      minDuration: durationFromMs(b.minDurationMs),
+    })),
+    failureThresholdPercent: spec.failureThresholdPercent,
+    concurrency: spec.concurrency,
+    onBreach: ON_BREACH[spec.onBreach],
+    reconnectTimeout: durationFromMs(spec.reconnectTimeoutMs),
+    configGrace: durationFromMs(spec.configGraceMs),
+    soak: durationFromMs(spec.soakMs),
+    disruptionBudgetPercent: spec.disruptionBudgetPercent,
+    reason: spec.reason,
+  });
+}
+
+/** The Plan answer. */
+export function planToProto(plan: Plan): PlanCampaignResponse {
+  return create(PlanCampaignResponseSchema, {
+    batches: plan.batches.map((b) => ({
+      index: b.index,
+      percent: b.percent,
+      minDuration: durationFromMs(b.minDurationMs),
+      nodeIds: [...b.nodeIds],
+    })),
+    totalNodes: plan.totalNodes,
+    unsupportedNodeIds: [...plan.unsupportedNodeIds],
+    upToDateNodeIds: [...plan.upToDateNodeIds],
+  });
+}
+
+/** Node counts per state: of a whole campaign, and per batch. */
+export interface StateCounts {
+  readonly total: Map<NodeState, number>;
+  readonly byBatch: Map<number, Map<NodeState, number>>;
+}
+
+/** Counts nodes per state, overall and per batch. */
+export function countStates(
+  rows: Iterable<{ batch: number; state: NodeState; count: number }>,
+): StateCounts {
+  const total = new Map<NodeState, number>();
+  const byBatch = new Map<number, Map<NodeState, number>>();
+  for (const r of rows) {
+    total.set(r.state, (total.get(r.state) ?? 0) + r.count);
+    let b = byBatch.get(r.batch);
+    if (!b) {
+      b = new Map();
+      byBatch.set(r.batch, b);
+    }
+    b.set(r.state, (b.get(r.state) ?? 0) + r.count);
+  }
+  return { total, byBatch };
+}
+
+/** Counts of the given node records. */
+export function countNodes(nodes: readonly CampaignNode[]): StateCounts {
+  return countStates(nodes.map((n) => ({ batch: n.batch, state: n.state, count: 1 })));
+}
+
+function countList(counts: Map<NodeState, number> | undefined): NodeStateCount[] {
+  return NODE_STATES.filter((s) => (counts?.get(s) ?? 0) > 0).map(
+    (s) => ({ state: nodeStateToProto(s), count: counts?.get(s) ?? 0 }) as NodeStateCount,
+  );
+}
+
+/**
+ * Time a batch has run: from its start to its end (or `now`), minus closed pauses and, for the
+ * current batch of a paused campaign, the open pause.
+ */
+export function batchElapsedMs(c: CampaignState, index: number, now: number): number {
+  const b = c.batches[index];
+  if (!b || b.startedAt === undefined) return 0;
+  const end = b.endedAt ?? now;
+  const openPause =
+    index === c.currentBatch && c.pausedAt !== undefined && b.endedAt === undefined
+      ? Math.max(0, end - c.pausedAt)
+      : 0;
+  return Math.max(0, end - b.startedAt - b.pausedMs - openPause);
+}
+
+/** Row facts of a campaign the record itself does not hold. */
+export interface CampaignMeta {
+  readonly createdBy: string;
+  readonly updatedAt: Date;
+}
+
+/** A campaign message with its batches and counts. */
+export function campaignToProto(
+  c: CampaignState,
+  meta: CampaignMeta,
+  counts: StateCounts,
+  now: number,
+): Campaign {
+  const batches: BatchStatus[] = c.batches.map((b) => {
+    const per = counts.byBatch.get(b.index);
+    let failed = 0;
+    let skipped = 0;
+    for (const [state, n] of per ?? []) {
+      if (isFailure(state)) failed += n;
+      if (state === "skipped") skipped += n;
+    }
+    return create(BatchStatusSchema, {
+      index: b.index,
+      percent: b.percent,
+      state: batchStateToProto(b.state),
+      nodeCount: b.nodeCount,
+      counts: countList(per),
+      minDuration: durationFromMs(b.minDurationMs),
+      startedAt: ts(b.startedAt),
+      endedAt: ts(b.endedAt),
+      elapsed: durationFromMs(batchElapsedMs(c, b.index, now)),
+      failed,
+      offerable: b.nodeCount - skipped,
+    });
+  });
+  let nodeCount = 0;
+  for (const n of counts.total.values()) nodeCount += n;
+  return create(CampaignSchema, {
+    id: c.id,
+    spec: specToProto(c.spec),
+    phase: phaseToProto(c.phase),
+    targetSequence: BigInt(c.targetSequence),
+    currentBatch: c.currentBatch,
+    batches,
+    createdAt: timestampFromDate(new Date(c.createdAt)),
+    updatedAt: timestampFromDate(meta.updatedAt),
+    finishedAt: ts(c.finishedAt),
+    code: c.code ?? "",
+    message: c.message ?? "",
+    stoppedByNodeId: c.stoppedByNodeId ?? "",
+    createdBy: meta.createdBy,
+    retryOf: c.retryOf ?? "",
+    nodeCount,
+    counts: countList(counts.total),
+  });
+}
+
+/** One node row of GetCampaign; its operation id is the latest operation it was sent. */
+export function campaignNodeToProto(n: CampaignNode): CampaignNodeMessage {
+  return create(CampaignNodeSchema, {
+    nodeId: n.nodeId,
+    batch: n.batch,
+    order: n.order,
+    state: nodeStateToProto(n.state),
+    code: n.code ?? "",
+    message: n.message ?? "",
+    previousVersion: n.previousVersion ?? "",
+    version: n.version ?? "",
+    pool: n.pool,
+    operationId: n.rollbackOperationId ?? n.confirmOperationId ?? n.upgradeOperationId ?? "",
+    offeredAt: ts(n.offeredAt),
+    finishedAt: ts(n.finishedAt),
+    updatedAt: timestampFromDate(new Date(n.stateChangedAt)),
+  });
+}

@@ -1,0 +1,222 @@
+/**
+ * `agentcontrol.admin.v1.CampaignService`. Plan has no side effects; Start and Retry write a
+ * new campaign and wake the worker; Pause/Resume/Abort record a command that the leader's
+ * worker applies through `decide` (the answer waits briefly for it); Watch streams the
+ * campaign on every change until its phase has ended and it has finished.
+ */
+import { setTimeout as delay } from "node:timers/promises";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type {
+  Campaign,
+  CampaignService,
+} from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import {
+  type AdminCommand,
+  type CampaignPhase,
+  isEndedPhase,
+  type Policy,
+  resolveSpec,
+} from "../campaign/index.js";
+import { awaitCommand, submitCommand } from "../campaign-worker/commands.js";
+import { campaignPage, campaignWithCounts, nodeStateCounts } from "../campaign-worker/queries.js";
+import { planOnly, retryCampaign, startCampaign } from "../campaign-worker/start.js";
+import { readCampaign, readNodes } from "../campaign-worker/store.js";
+import type { Clock } from "../clock.js";
+import type { Actor } from "../db/audit-log.js";
+import type { Database } from "../db/database.js";
+import { ControlError } from "../errors.js";
+import { type Principal, principalKey } from "./auth.js";
+import {
+  campaignNodeToProto,
+  campaignToProto,
+  countNodes,
+  countStates,
+  phaseFromProto,
+  planToProto,
+  specInputFromProto,
+} from "./campaign-convert.js";
+import { decodePageToken, encodePageToken, pageSize } from "./paging.js";
+
+/** The worker as the service sees it. */
+export interface CampaignWorkerPort {
+  /** Marks the campaign due on this Control's worker (a no-op unless it leads). */
+  wake(campaignId: string): void;
+  /** Calls back after each decision of this Control's worker; returns the unsubscribe. */
+  onDecided(listener: (campaignId: string) => void): () => void;
+}
+
+/** Dependencies of the campaign service. */
+export interface CampaignServiceDeps {
+  readonly db: Database;
+  readonly clock: Clock;
+  readonly policy: Policy;
+  readonly maxVersion: string | undefined;
+  readonly worker: CampaignWorkerPort;
+  /** How long Pause/Resume/Abort wait for the leader to apply them (default 5 s). */
+  readonly commandWaitMs?: number;
+  /** How often Watch re-reads the campaign when no local decision signals a change (default 400 ms). */
+  readonly watchPollMs?: number;
+}
+
+const actorOf = (ctx: HandlerContext): Actor => {
+  const p = ctx.values.get(principalKey) as Principal;
+  return { name: p.name, ip: p.ip };
+};
+
+/** Builds the CampaignService implementation. */
+export function createCampaignService(
+  deps: CampaignServiceDeps,
+): ServiceImpl<typeof CampaignService> {
+  const startDeps = {
+    db: deps.db,
+    clock: deps.clock,
+    policy: deps.policy,
+    maxVersion: deps.maxVersion,
+  };
+  const message = async (id: string): Promise<Campaign> => {
+    const found = await campaignWithCounts(deps.db.pool, id);
+    if (!found) throw new ControlError("campaign_not_found", `no campaign with id "${id}"`);
+    return campaignToProto(
+      found.row.campaign,
+      found.row,
+      countStates(found.counts),
+      deps.clock.now().getTime(),
+    );
+  };
+  const command = async (id: string, cmd: AdminCommand, ctx: HandlerContext) => {
+    const commandId = await submitCommand(deps.db.pool, id, cmd, actorOf(ctx), deps.clock.now());
+    deps.worker.wake(id);
+    const outcome = await awaitCommand(
+      deps.db.pool,
+      commandId,
+      deps.commandWaitMs ?? 5000,
+      ctx.signal,
+    );
+    if (outcome?.startsWith("ignored")) {
+      throw new ControlError("campaign_state", outcome.replace(/^ignored: /, ""));
+    }
+    return { campaign: await message(id) };
+  };
+  const changed = (id: string, ms: number, signal: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      const stop = new AbortController();
+      const off = deps.worker.onDecided((decided) => {
+        if (decided === id) stop.abort();
+      });
+      const onAbort = () => stop.abort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      delay(ms, undefined, { signal: stop.signal })
+        .catch(() => {})
+        .finally(() => {
+          off();
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        });
+    });
+
+  return {
+    async planCampaign(req) {
+      const { plan } = await planOnly(startDeps, specInputFromProto(req.spec, deps.policy));
+      return planToProto(plan);
+    },
+
+    async startCampaign(req, ctx) {
+      const spec = resolveSpec(specInputFromProto(req.spec, deps.policy), deps.policy);
+      const campaign = await startCampaign(startDeps, { spec, actor: actorOf(ctx) });
+      deps.worker.wake(campaign.id);
+      return { campaign: await message(campaign.id) };
+    },
+
+    async listCampaigns(req) {
+      const limit = pageSize(req.pageSize);
+      const token = decodePageToken(req.pageToken);
+      let after: { createdAt: Date; id: string } | undefined;
+      if (token !== undefined) {
+        const [ms, id] = [token.slice(0, token.indexOf("|")), token.slice(token.indexOf("|") + 1)];
+        if (!/^\d+$/.test(ms) || id === "") {
+          throw new ControlError("invalid_argument", "page_token is not one this server issued");
+        }
+        after = { createdAt: new Date(Number(ms)), id };
+      }
+      const phases: CampaignPhase[] = req.phases.map(phaseFromProto);
+      const page = await campaignPage(deps.db.pool, {
+        phases,
+        nodeId: req.nodeId || undefined,
+        limit,
+        after,
+      });
+      const counts = await nodeStateCounts(
+        deps.db.pool,
+        page.rows.map((r) => r.campaign.id),
+      );
+      const now = deps.clock.now().getTime();
+      const last = page.rows.at(-1)?.campaign;
+      return {
+        campaigns: page.rows.map((r) =>
+          campaignToProto(r.campaign, r, countStates(counts.get(r.campaign.id) ?? []), now),
+        ),
+        nextPageToken: page.more && last ? encodePageToken(`${last.createdAt}|${last.id}`) : "",
+      };
+    },
+
+    async getCampaign(req) {
+      if (req.summaryOnly) return { campaign: await message(req.id), nodes: [] };
+      const row = await readCampaign(deps.db.pool, req.id);
+      if (!row) throw new ControlError("campaign_not_found", `no campaign with id "${req.id}"`);
+      const nodes = await readNodes(deps.db.pool, req.id);
+      return {
+        campaign: campaignToProto(row.campaign, row, countNodes(nodes), deps.clock.now().getTime()),
+        nodes: nodes.map(campaignNodeToProto),
+      };
+    },
+
+    async pauseCampaign(req, ctx) {
+      return await command(req.id, { kind: "pause", reason: req.reason }, ctx);
+    },
+
+    async resumeCampaign(req, ctx) {
+      return await command(req.id, { kind: "resume", reason: req.reason }, ctx);
+    },
+
+    async abortCampaign(req, ctx) {
+      return await command(
+        req.id,
+        { kind: "abort", rollback: req.rollback, reason: req.reason },
+        ctx,
+      );
+    },
+
+    async retryCampaign(req, ctx) {
+      const campaign = await retryCampaign(startDeps, {
+        id: req.id,
+        excludeNodeIds: req.excludeNodeIds,
+        reason: req.reason,
+        actor: actorOf(ctx),
+      });
+      deps.worker.wake(campaign.id);
+      return { campaign: await message(campaign.id) };
+    },
+
+    async *watchCampaign(req, ctx) {
+      let lastVersion = -1;
+      while (!ctx.signal.aborted) {
+        const found = await campaignWithCounts(deps.db.pool, req.id);
+        if (!found) throw new ControlError("campaign_not_found", `no campaign with id "${req.id}"`);
+        const { row } = found;
+        if (row.version !== lastVersion) {
+          lastVersion = row.version;
+          yield {
+            campaign: campaignToProto(
+              row.campaign,
+              row,
+              countStates(found.counts),
+              deps.clock.now().getTime(),
+            ),
+          };
+        }
+        if (isEndedPhase(row.campaign.phase) && row.finishedAt !== undefined) return;
+        await changed(req.id, deps.watchPollMs ?? 400, ctx.signal);
+      }
+    },
+  };
+}

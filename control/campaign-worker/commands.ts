@@ -1,0 +1,68 @@
+/**
+ * Administrator commands through the database: the API records a command (after checking it
+ * applies to the campaign as it stands), the leader's worker applies it through `decide` in
+ * the transaction that marks it applied and writes its audit row, and the API waits briefly
+ * for that outcome. Any Control can take a command; only the leader applies it.
+ */
+import { setTimeout as delay } from "node:timers/promises";
+import { type AdminCommand, commandError } from "../campaign/index.js";
+import type { Actor } from "../db/audit-log.js";
+import { ControlError } from "../errors.js";
+import { type Queryable, readCampaign } from "./store.js";
+
+/**
+ * Records `command` for the campaign.
+ * @throws campaign_not_found, or campaign_state when the command cannot apply now.
+ * @returns the command row's id.
+ */
+export async function submitCommand(
+  q: Queryable,
+  campaignId: string,
+  command: AdminCommand,
+  actor: Actor,
+  now: Date,
+): Promise<string> {
+  const row = await readCampaign(q, campaignId);
+  if (!row) throw new ControlError("campaign_not_found", `no campaign with id "${campaignId}"`);
+  const why = commandError(row.campaign, command);
+  if (why !== undefined) throw new ControlError("campaign_state", why);
+  const inserted = await q.query<{ id: string }>(
+    `insert into campaign_commands (campaign_id, kind, rollback, reason, actor, actor_ip, created_at)
+     values ($1, $2, $3, $4, $5, $6, $7) returning id::text as id`,
+    [
+      campaignId,
+      command.kind,
+      command.kind === "abort" ? command.rollback : false,
+      command.reason ?? "",
+      actor.name,
+      actor.ip,
+      now,
+    ],
+  );
+  return inserted.rows[0]?.id ?? "";
+}
+
+/**
+ * Waits up to `timeoutMs` (wall time: a request's patience, not engine time) for the command
+ * to be applied.
+ * @returns its outcome ("applied" or "ignored: why"), or undefined when no leader applied it
+ *   in time (it stays recorded and is applied when a leader runs).
+ */
+export async function awaitCommand(
+  q: Queryable,
+  id: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const result = await q.query<{ outcome: string | null }>(
+      "select outcome from campaign_commands where id = $1 and applied_at is not null",
+      [id],
+    );
+    const outcome = result.rows[0]?.outcome;
+    if (outcome) return outcome;
+    if (performance.now() >= deadline || signal?.aborted) return undefined;
+    await delay(25, undefined, { signal }).catch(() => {});
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The campaign engine as Control wires it: the worker (started once the admin server knows
+ * its public URL), the CampaignService and AuditService routes, and the "active campaign of
+ * a node" lookup the NodeService shows.
+ */
+import type { ConnectRouter } from "@connectrpc/connect";
+import { AuditService } from "../../proto/gen/agentcontrol/admin/v1/audit_pb.js";
+import { CampaignService } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { createAuditService } from "../admin/audit-service.js";
+import { createCampaignService } from "../admin/campaign-service.js";
+import type { Policy } from "../campaign/index.js";
+import type { Clock } from "../clock.js";
+import type { ControlConfig } from "../config.js";
+import type { Database } from "../db/database.js";
+import type { Logger } from "../log.js";
+import type { WorkerGateway } from "./facts.js";
+import { busyNodes } from "./store.js";
+import { type CampaignWorker, createCampaignWorker } from "./worker.js";
+
+/** The campaign policy of a Control configuration (`policy.*`, `timeouts.*`). */
+export function policyOf(config: ControlConfig): Policy {
+  return {
+    minBatchDurationMs: config.policy.minBatchDurationSeconds * 1000,
+    firstBatchMaxPercent: config.policy.firstBatchMaxPercent,
+    maxBatches: config.policy.maxBatches,
+    reconnectTimeoutMs: config.timeouts.reconnectSeconds * 1000,
+    configGraceMs: config.timeouts.configGraceSeconds * 1000,
+  };
+}
+
+/** Options of {@link createCampaignEngine}. */
+export interface CampaignEngineOptions {
+  readonly db: Database;
+  readonly gateway: WorkerGateway;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly config: ControlConfig;
+  /** This process's unique id (the lease holder). */
+  readonly instanceId: string;
+  readonly publicUrl: () => string;
+}
+
+/** The campaign engine of one Control. */
+export interface CampaignEngine {
+  readonly worker: CampaignWorker;
+  /** Registers CampaignService and AuditService. */
+  routes(router: ConnectRouter): void;
+  /** The unfinished campaign each of `nodeIds` belongs to. */
+  activeCampaignOf(nodeIds: readonly string[]): Promise<Map<string, string>>;
+  /** Starts the worker loop (idempotent). */
+  start(): void;
+  /** Stops the worker and gives its lease up. */
+  stop(): Promise<void>;
+}
+
+/** Builds the engine; the worker runs from {@link CampaignEngine.start}. */
+export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
+  const worker = createCampaignWorker({
+    db: o.db,
+    gateway: o.gateway,
+    clock: o.clock,
+    log: o.log,
+    holder: o.instanceId,
+    intervalMs: o.config.worker.intervalMs,
+    publicUrl: o.publicUrl,
+  });
+  const controller = new AbortController();
+  let running: Promise<void> | undefined;
+  return {
+    worker,
+    routes(router) {
+      router.service(
+        CampaignService,
+        createCampaignService({
+          db: o.db,
+          clock: o.clock,
+          policy: policyOf(o.config),
+          maxVersion: o.config.agent.maxVersion,
+          worker,
+        }),
+      );
+      router.service(AuditService, createAuditService({ db: o.db }));
+    },
+    activeCampaignOf: (nodeIds) => busyNodes(o.db.pool, nodeIds),
+    start() {
+      running ??= worker.run(controller.signal);
+    },
+    async stop() {
+      controller.abort();
+      await running;
+    },
+  };
+}

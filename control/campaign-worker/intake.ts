@@ -1,0 +1,213 @@
+/**
+ * Agent events → decision facts. Reports (`ObservedState`) and failed `ConfigStatus` are
+ * buffered in memory and written in batched statements by {@link EventIntake.flush}, which
+ * the worker runs before each decision pass; heartbeats never write.
+ *
+ * Nothing an Agent sends can crash Control or touch another node: a report is kept only when
+ * its operation id names the reporting node and a known kind (`campaignId/nodeId/kind`), and
+ * the write matches it against the outbox row of that id AND node, so unknown ids and other
+ * nodes' operations change nothing (logged at debug).
+ */
+import { OperationPhase } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { AgentEvent } from "../agents/events.js";
+import type { ObservedPhase } from "../campaign/index.js";
+import type { Logger } from "../log.js";
+import type { Queryable } from "./store.js";
+
+const KINDS = new Set(["upgrade", "rollback", "confirm"]);
+const MAX_TEXT = 1024;
+
+interface PendingReport {
+  id: string;
+  nodeId: string;
+  phase: ObservedPhase;
+  code: string;
+  message: string;
+  version: string;
+  at: Date;
+}
+
+interface PendingConfigFailure {
+  campaignId: string;
+  nodeId: string;
+  at: Date;
+  bootId: string | null;
+  message: string;
+}
+
+/** The campaign an operation id belongs to, when it is well-formed and names `nodeId`. */
+export function campaignOfOperation(operationId: string, nodeId: string): string | undefined {
+  const parts = operationId.split("/");
+  if (parts.length !== 3) return undefined;
+  const [campaignId, opNode, kind] = parts as [string, string, string];
+  if (campaignId === "" || opNode !== nodeId || !KINDS.has(kind)) return undefined;
+  return campaignId;
+}
+
+/** The engine's name of a wire phase; undefined for UNSPECIFIED or unknown values. */
+export function phaseName(phase: OperationPhase): ObservedPhase | undefined {
+  switch (phase) {
+    case OperationPhase.ACCEPTED:
+      return "ACCEPTED";
+    case OperationPhase.REFUSED:
+      return "REFUSED";
+    case OperationPhase.DOWNLOADING:
+      return "DOWNLOADING";
+    case OperationPhase.VERIFYING:
+      return "VERIFYING";
+    case OperationPhase.APPLYING:
+      return "APPLYING";
+    case OperationPhase.RESTARTING:
+      return "RESTARTING";
+    case OperationPhase.FAILED:
+      return "FAILED";
+    case OperationPhase.REINSTATED:
+      return "REINSTATED";
+    case OperationPhase.CONFIRMED:
+      return "CONFIRMED";
+    default:
+      return undefined;
+  }
+}
+
+/** Options of {@link EventIntake}. */
+export interface EventIntakeOptions {
+  readonly db: Queryable;
+  readonly log: Logger;
+  /** The live campaign a node belongs to, if any. */
+  readonly campaignOfNode: (nodeId: string) => string | undefined;
+  /** The node's current boot id (for config failures). */
+  readonly bootIdOf: (nodeId: string) => string | undefined;
+  /** Called for each event that concerns a campaign (the worker marks it due). */
+  readonly touched: (campaignId: string) => void;
+  /** Called when a node's stream was welcomed (the worker re-sends its operations). */
+  readonly connected: (nodeId: string) => void;
+}
+
+/** Buffers agent events that are decision facts, and writes them in batches. */
+export class EventIntake {
+  private reports = new Map<string, PendingReport>();
+  private configFailures: PendingConfigFailure[] = [];
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: EventIntakeOptions) {}
+
+  /** Handles one hub event; never throws. */
+  readonly handle = (event: AgentEvent): void => {
+    const o = this.options;
+    switch (event.kind) {
+      case "observed": {
+        const { observed, nodeId } = event;
+        const campaignId = campaignOfOperation(observed.operationId, nodeId);
+        const phase = phaseName(observed.phase);
+        if (campaignId === undefined || phase === undefined) {
+          o.log.debug(
+            { nodeId, operationId: observed.operationId.slice(0, 200) },
+            "ignored a report on an operation that is not this node's",
+          );
+          return;
+        }
+        this.reports.set(observed.operationId, {
+          id: observed.operationId,
+          nodeId,
+          phase,
+          code: observed.code.slice(0, MAX_TEXT),
+          message: observed.message.slice(0, MAX_TEXT),
+          version: observed.version.slice(0, 128),
+          at: event.at,
+        });
+        o.touched(campaignId);
+        return;
+      }
+      case "config_status": {
+        const campaignId = o.campaignOfNode(event.nodeId);
+        if (event.ok || campaignId === undefined) return;
+        this.configFailures.push({
+          campaignId,
+          nodeId: event.nodeId,
+          at: event.at,
+          bootId: o.bootIdOf(event.nodeId) ?? null,
+          message: event.message.slice(0, MAX_TEXT),
+        });
+        o.touched(campaignId);
+        return;
+      }
+      case "connected": {
+        o.connected(event.node.nodeId);
+        const campaignId = o.campaignOfNode(event.node.nodeId);
+        if (campaignId !== undefined) o.touched(campaignId);
+        return;
+      }
+      case "disconnected": {
+        const campaignId = o.campaignOfNode(event.nodeId);
+        if (campaignId !== undefined) o.touched(campaignId);
+        return;
+      }
+      default:
+        return;
+    }
+  };
+
+  /** Writes everything buffered so far; resolves once written (flushes run one at a time). */
+  flush(): Promise<void> {
+    const reports = [...this.reports.values()];
+    const failures = this.configFailures;
+    this.reports = new Map();
+    this.configFailures = [];
+    const next = this.writing.then(() => this.write(reports, failures));
+    this.writing = next.catch(() => {});
+    return next;
+  }
+
+  private async write(reports: PendingReport[], failures: PendingConfigFailure[]): Promise<void> {
+    try {
+      if (reports.length > 0) {
+        const result = await this.options.db.query(
+          `update campaign_operations o set report_phase = x.phase, report_code = x.code,
+              report_message = x.message, report_version = x.version, report_at = x.at,
+              acked_at = coalesce(o.acked_at, x.at)
+             from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                  $7::timestamptz[]) as x(id, node_id, phase, code, message, version, at)
+            where o.id = x.id and o.node_id = x.node_id
+              and (o.report_at is null or o.report_at <= x.at)`,
+          [
+            reports.map((r) => r.id),
+            reports.map((r) => r.nodeId),
+            reports.map((r) => r.phase),
+            reports.map((r) => r.code),
+            reports.map((r) => r.message),
+            reports.map((r) => r.version),
+            reports.map((r) => r.at),
+          ],
+        );
+        if ((result.rowCount ?? 0) < reports.length) {
+          this.options.log.debug(
+            { received: reports.length, matched: result.rowCount },
+            "ignored reports on unknown operations",
+          );
+        }
+      }
+      if (failures.length > 0) {
+        await this.options.db.query(
+          `insert into campaign_config_failures (campaign_id, node_id, at, boot_id, message)
+           select x.campaign_id, x.node_id, x.at, x.boot_id, x.message
+             from unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])
+                  as x(campaign_id, node_id, at, boot_id, message)
+            where exists (select 1 from campaigns c where c.id = x.campaign_id)`,
+          [
+            failures.map((f) => f.campaignId),
+            failures.map((f) => f.nodeId),
+            failures.map((f) => f.at),
+            failures.map((f) => f.bootId),
+            failures.map((f) => f.message),
+          ],
+        );
+      }
+    } catch (error) {
+      // Keep them for the next flush; newer reports of the same operation win.
+      for (const r of reports) if (!this.reports.has(r.id)) this.reports.set(r.id, r);
+      this.configFailures.unshift(...failures);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The campaign worker's fenced leader lease (`control_leases` row `campaign-worker`).
+ *
+ * - Acquire: when the row is expired (database `now()`), or when the holder's lease
+ *   connection no longer exists (`holder_pid` absent from `pg_stat_activity`: a killed
+ *   Control's session is gone at once, so a restart takes over without waiting out the TTL).
+ *   Every takeover increments `epoch`.
+ * - Renew: every `ttlMs / 3` over the holder's own dedicated connection; a renewal that
+ *   finds another holder or epoch, or a broken connection, ends the leadership at once.
+ * - Fence: every campaign write transaction calls {@link LeaderLease.fence} first; it takes
+ *   a share lock on the row and throws {@link StaleLeaderError} unless this process holds
+ *   it at its epoch, so a stale leader's writes are refused and a takeover waits for
+ *   in-flight decisions to commit.
+ */
+import type pg from "pg";
+import type { Logger } from "../log.js";
+
+/** The lease the campaign worker runs under. */
+export const WORKER_LEASE = "campaign-worker";
+
+/** Thrown inside a write transaction by a process that no longer holds the lease. */
+export class StaleLeaderError extends Error {
+  override readonly name = "StaleLeaderError";
+}
+
+/** Options of {@link createLeaderLease}. */
+export interface LeaderLeaseOptions {
+  readonly pool: pg.Pool;
+  /** This process's unique id. */
+  readonly holder: string;
+  readonly log: Logger;
+  /** How long a lease lasts without renewal (default 15 s). */
+  readonly ttlMs?: number;
+  readonly name?: string;
+}
+
+/** A leader lease: whether this process leads, and the fence its writes go through. */
+export interface LeaderLease {
+  readonly name: string;
+  readonly holder: string;
+  /** The epoch this process leads at, or undefined while it does not lead. */
+  readonly epoch: number | undefined;
+  /**
+   * Tries to acquire (when not leading) or renew (when leading) once.
+   * @returns whether this process leads afterwards.
+   */
+  tick(): Promise<boolean>;
+  /** Inside an open transaction: throws StaleLeaderError unless this process leads at its epoch. */
+  fence(client: pg.ClientBase): Promise<void>;
+  /** Gives the lease up (expires it now) and closes its connection. Idempotent. */
+  release(): Promise<void>;
+}
+
+/** Creates a lease handle; nothing happens until {@link LeaderLease.tick}. */
+export function createLeaderLease(options: LeaderLeaseOptions): LeaderLease {
+  const name = options.name ?? WORKER_LEASE;
+  const ttlMs = options.ttlMs ?? 15_000;
+  let epoch: number | undefined;
+  let client: pg.PoolClient | undefined;
+  let broken = false;
+
+  const dropClient = (destroy: boolean) => {
+    const c = client;
+    client = undefined;
+    if (c) c.release(destroy ? new Error("lease connection dropped") : undefined);
+  };
+  const lose = (why: string) => {
+    if (epoch !== undefined) options.log.warn({ lease: name, epoch, why }, "leadership lost");
+    epoch = undefined;
+    dropClient(true);
+  };
+  const connection = async (): Promise<pg.PoolClient> => {
+    if (client && !broken) return client;
+    dropClient(true);
+    broken = false;
+    const c = await options.pool.connect();
+    c.on("error", () => {
+      broken = true;
+    });
+    client = c;
+    return c;
+  };
+
+  return {
+    name,
+    holder: options.holder,
+    get epoch() {
+      return epoch;
+    },
+    async tick() {
+      try {
+        const c = await connection();
+        if (epoch !== undefined) {
+          const renewed = await c.query(
+            `update control_leases set expires_at = now() + $4 * interval '1 millisecond'
+             where name = $1 and holder = $2 and epoch = $3 and holder_pid = pg_backend_pid()`,
+            [name, options.holder, epoch, ttlMs],
+          );
+          if (renewed.rowCount !== 1) lose("another process took the lease over");
+          return epoch !== undefined;
+        }
+        const taken = await c.query<{ epoch: string }>(
+          `insert into control_leases (name, holder, holder_pid, epoch, expires_at)
+           values ($1, $2, pg_backend_pid(), 1, now() + $3 * interval '1 millisecond')
+           on conflict (name) do update set holder = excluded.holder,
+             holder_pid = excluded.holder_pid, epoch = control_leases.epoch + 1,
+             expires_at = excluded.expires_at
+           where control_leases.expires_at < now()
+              or not exists (select 1 from pg_stat_activity a where a.pid = control_leases.holder_pid)
+           returning epoch`,
+          [name, options.holder, ttlMs],
+        );
+        const row = taken.rows[0];
+        if (row) {
+          epoch = Number(row.epoch);
+          options.log.info({ lease: name, epoch }, "leadership acquired");
+        } else {
+          dropClient(false);
+        }
+        return epoch !== undefined;
+      } catch (error) {
+        lose(`lease query failed: ${(error as Error).message}`);
+        return false;
+      }
+    },
+    async fence(tx) {
+      const mine = epoch;
+      if (mine === undefined) throw new StaleLeaderError("this Control does not lead");
+      const row = await tx.query(
+        "select 1 from control_leases where name = $1 and holder = $2 and epoch = $3 for share",
+        [name, options.holder, mine],
+      );
+      if (row.rowCount !== 1) {
+        lose("fence refused a write");
+        throw new StaleLeaderError(`lease ${name} epoch ${mine} is no longer held by this Control`);
+      }
+    },
+    async release() {
+      const mine = epoch;
+      epoch = undefined;
+      if (mine !== undefined && client && !broken) {
+        await client
+          .query(
+            "update control_leases set expires_at = now() - interval '1 second' where name = $1 and holder = $2 and epoch = $3",
+            [name, options.holder, mine],
+          )
+          .catch(() => {});
+      }
+      dropClient(false);
+    },
+  };
+}

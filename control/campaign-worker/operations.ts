@@ -1,0 +1,122 @@
+/**
+ * Building the `agentcontrol.v1.Operation` an action becomes. An upgrade carries the node's
+ * platform artifact and the release envelope exactly as registered (payload bytes and
+ * signatures), so the Agent verifies everything itself.
+ */
+import { create, toBinary } from "@bufbuild/protobuf";
+import {
+  type Operation,
+  OperationSchema,
+} from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { type Action, assertNever } from "../campaign/index.js";
+import type { Database } from "../db/database.js";
+import { ReleaseEntity, type StoredArtifact } from "../db/entities/index.js";
+import { downloadPath } from "../releases/downloads.js";
+import { type Envelope, parseEnvelope } from "../shared/release/index.js";
+
+/** What an upgrade offer needs of the target release. */
+export interface OfferRelease {
+  readonly version: string;
+  readonly sequence: number;
+  readonly envelope: Envelope;
+  readonly artifacts: readonly StoredArtifact[];
+}
+
+/** Loads a registered release with its envelope, or undefined when it is not registered. */
+export async function loadOfferRelease(
+  db: Database,
+  version: string,
+): Promise<OfferRelease | undefined> {
+  const record = await db.em().findOne(ReleaseEntity, { version }, { populate: ["envelope"] });
+  if (!record) return undefined;
+  return {
+    version: record.version,
+    sequence: record.sequence,
+    envelope: parseEnvelope(new Uint8Array(record.envelope)),
+    artifacts: record.artifacts,
+  };
+}
+
+/** Where a node's upgrade comes from. */
+export interface OfferContext {
+  /** The target release, undefined when it is no longer registered. */
+  readonly release: OfferRelease | undefined;
+  /** The node's platform (from its latest Hello). */
+  readonly platform: string | undefined;
+  /** Base URL of artifacts served by Control. */
+  readonly publicUrl: string;
+}
+
+/** An operation ready for the outbox, or why it can never be delivered. */
+export type BuiltOperation =
+  | { readonly ok: true; readonly operation: Operation; readonly payload: Uint8Array }
+  | { readonly ok: false; readonly failure: string };
+
+/**
+ * Builds the operation of an action. An upgrade fails to build (a send failure, so the node
+ * fails with `offer_failed`) when the release is gone or has no artifact for the node's
+ * platform; rollback and confirm always build.
+ */
+export function buildOperation(action: Action, ctx: OfferContext): BuiltOperation {
+  let operation: Operation;
+  switch (action.kind) {
+    case "upgrade": {
+      const release = ctx.release;
+      if (!release || release.version !== action.version) {
+        return { ok: false, failure: `release ${action.version} is not registered` };
+      }
+      const artifact = release.artifacts.find((a) => a.platform === ctx.platform);
+      if (!artifact) {
+        return {
+          ok: false,
+          failure: `release ${action.version} has no artifact for platform ${ctx.platform ?? "(unknown)"}`,
+        };
+      }
+      operation = create(OperationSchema, {
+        id: action.operationId,
+        kind: {
+          case: "agentUpgrade",
+          value: {
+            version: action.version,
+            sequence: BigInt(action.sequence),
+            artifact: {
+              platform: artifact.platform,
+              url:
+                artifact.url ||
+                `${ctx.publicUrl}${downloadPath(release.version, artifact.platform)}`,
+              sha256: artifact.sha256,
+              size: BigInt(artifact.size),
+            },
+            envelope: {
+              payloadType: release.envelope.payloadType,
+              payload: release.envelope.payload,
+              signatures: release.envelope.signatures.map((s) => ({ keyid: s.keyid, sig: s.sig })),
+            },
+          },
+        },
+      });
+      break;
+    }
+    case "rollback":
+      operation = create(OperationSchema, {
+        id: action.operationId,
+        kind: {
+          case: "agentRollback",
+          value: { version: action.version ?? "", reason: action.reason },
+        },
+      });
+      break;
+    case "confirm":
+      operation = create(OperationSchema, {
+        id: action.operationId,
+        kind: {
+          case: "agentConfirm",
+          value: { version: action.version, sequence: BigInt(action.sequence) },
+        },
+      });
+      break;
+    default:
+      return assertNever(action, "action");
+  }
+  return { ok: true, operation, payload: toBinary(OperationSchema, operation) };
+}

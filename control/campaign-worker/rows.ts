@@ -1,0 +1,172 @@
+/**
+ * Conversions between the engine's records and database rows. The engine's records are
+ * stored whole as JSON (times in epoch ms, `undefined` omitted) next to a few copied
+ * columns for queries; reading rebuilds every field, absent ones as `undefined`.
+ */
+import type {
+  AdminCommand,
+  CampaignNode,
+  CampaignState,
+  ConfigFailure,
+  ObservedPhase,
+  ObservedReport,
+  SendFailure,
+} from "../campaign/index.js";
+
+const NODE_KEYS: readonly (keyof CampaignNode)[] = [
+  "nodeId",
+  "batch",
+  "order",
+  "pool",
+  "state",
+  "code",
+  "message",
+  "previousVersion",
+  "version",
+  "upgradeOperationId",
+  "rollbackOperationId",
+  "confirmOperationId",
+  "offeredAt",
+  "offerBootId",
+  "reconnectDeadline",
+  "backAt",
+  "backBootId",
+  "graceEndsAt",
+  "rollbackAt",
+  "rollbackBootId",
+  "rollbackDeadline",
+  "stateChangedAt",
+  "finishedAt",
+];
+
+const CAMPAIGN_KEYS: readonly (keyof CampaignState)[] = [
+  "id",
+  "spec",
+  "targetSequence",
+  "phase",
+  "currentBatch",
+  "batches",
+  "createdAt",
+  "pausedAt",
+  "code",
+  "message",
+  "stoppedByNodeId",
+  "rollbackCause",
+  "finishedAt",
+  "retryOf",
+];
+
+function rebuild<T>(keys: readonly (keyof T)[], json: Record<string, unknown>): T {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) out[key as string] = json[key as string] ?? undefined;
+  return out as T;
+}
+
+/** A node record from its stored JSON; every field present, absent ones `undefined`. */
+export function nodeFromJson(json: Record<string, unknown>): CampaignNode {
+  return rebuild<CampaignNode>(NODE_KEYS, json);
+}
+
+/** A campaign record from its stored JSON; every field present, absent ones `undefined`. */
+export function campaignFromJson(json: Record<string, unknown>): CampaignState {
+  const c = rebuild<CampaignState>(CAMPAIGN_KEYS, json);
+  return {
+    ...c,
+    batches: c.batches.map((b) => ({
+      ...b,
+      startedAt: b.startedAt ?? undefined,
+      settledAt: b.settledAt ?? undefined,
+      endedAt: b.endedAt ?? undefined,
+    })),
+  };
+}
+
+/** Epoch ms → Date, or null. */
+export function dateOrNull(ms: number | undefined): Date | null {
+  return ms === undefined ? null : new Date(ms);
+}
+
+/** A row of `campaign_operations` as the worker reads it for facts. */
+export interface OperationFactRow {
+  id: string;
+  node_id: string;
+  report_phase: string | null;
+  report_code: string | null;
+  report_message: string | null;
+  report_version: string | null;
+  report_at: Date | null;
+  failed_at: Date | null;
+  failure: string | null;
+}
+
+const PHASES = new Set<ObservedPhase>([
+  "ACCEPTED",
+  "REFUSED",
+  "DOWNLOADING",
+  "VERIFYING",
+  "APPLYING",
+  "RESTARTING",
+  "FAILED",
+  "REINSTATED",
+  "CONFIRMED",
+]);
+
+/** True for the phase names the engine knows. */
+export function isObservedPhase(phase: string): phase is ObservedPhase {
+  return PHASES.has(phase as ObservedPhase);
+}
+
+/** The report stored on an outbox row, if any. */
+export function reportOf(row: OperationFactRow): ObservedReport | undefined {
+  if (row.report_phase === null || !isObservedPhase(row.report_phase)) return undefined;
+  return {
+    operationId: row.id,
+    phase: row.report_phase,
+    version: row.report_version ?? "",
+    code: row.report_code ?? "",
+    message: row.report_message ?? "",
+    at: row.report_at?.getTime() ?? 0,
+  };
+}
+
+/** The send failure stored on an outbox row, if any. */
+export function sendFailureOf(row: OperationFactRow): SendFailure | undefined {
+  if (row.failed_at === null) return undefined;
+  return { operationId: row.id, at: row.failed_at.getTime(), message: row.failure ?? "" };
+}
+
+/** A row of `campaign_config_failures`. */
+export interface ConfigFailureRow {
+  node_id: string;
+  at: Date;
+  boot_id: string | null;
+  message: string;
+}
+
+/** The engine's view of a stored config failure. */
+export function configFailureOf(row: ConfigFailureRow): ConfigFailure {
+  return { at: row.at.getTime(), bootId: row.boot_id ?? undefined, message: row.message };
+}
+
+/** A pending administrator command as stored. */
+export interface CommandRow {
+  id: string;
+  kind: string;
+  rollback: boolean;
+  reason: string;
+  actor: string;
+  actor_ip: string;
+}
+
+/** The engine's command for a stored one, or undefined for an unknown kind. */
+export function commandOf(row: CommandRow): AdminCommand | undefined {
+  switch (row.kind) {
+    case "pause":
+    case "resume":
+      return { kind: row.kind, reason: row.reason };
+    case "abort":
+      return { kind: "abort", rollback: row.rollback, reason: row.reason };
+    default:
+      return undefined;
+  }
+}

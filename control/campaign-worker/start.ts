@@ -1,0 +1,220 @@
+/**
+ * Starting campaigns: plan (no side effects), start (one transaction under an advisory lock,
+ * so two concurrent starts cannot both take a node), and retry (a new campaign over the
+ * nodes that ended failed, timed_out, skipped or canceled). The first offers are made by the
+ * leader's worker, which the caller wakes after commit.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  type CampaignSpec,
+  type CampaignSpecInput,
+  type CampaignState,
+  type Candidate,
+  createCampaign,
+  type Plan,
+  type Policy,
+  planCampaign,
+  planRetry,
+  resolveSpec,
+  validateSpec,
+} from "../campaign/index.js";
+import type { Clock } from "../clock.js";
+import type { Actor } from "../db/audit-log.js";
+import type { Database } from "../db/database.js";
+import { ReleaseEntity } from "../db/entities/index.js";
+import { ControlError } from "../errors.js";
+import { compareSemver } from "../shared/release/index.js";
+import {
+  busyNodes,
+  insertAudits,
+  insertCampaign,
+  inTransaction,
+  type Queryable,
+  readCampaign,
+  readNodes,
+} from "./store.js";
+
+/** What planning and starting need. */
+export interface StartDeps {
+  readonly db: Database;
+  readonly clock: Clock;
+  readonly policy: Policy;
+  /** The newest Agent version this Control supports (config `agent.maxVersion`). */
+  readonly maxVersion: string | undefined;
+}
+
+const START_LOCK = 7_443_002;
+const MAX_NAMED = 50;
+
+/** Every node of the registry as a planning candidate. */
+export async function readCandidates(q: Queryable): Promise<Candidate[]> {
+  const result = await q.query<{
+    id: string;
+    labels: Record<string, string>;
+    pool: string;
+    enabled: boolean;
+    ever: boolean;
+    capabilities: string[];
+    agent_version: string;
+  }>(
+    `select id, labels, pool, enabled, first_seen is not null as ever, capabilities, agent_version
+       from nodes`,
+  );
+  return result.rows.map((r) => ({
+    id: r.id,
+    labels: r.labels,
+    pool: r.pool,
+    enabled: r.enabled,
+    everConnected: r.ever,
+    capabilities: r.capabilities,
+    agentVersion: r.agent_version || undefined,
+  }));
+}
+
+/** The release a campaign targets, after the registry and `agent.maxVersion` checks. */
+async function targetRelease(deps: StartDeps, spec: CampaignSpec) {
+  const release = await deps.db.em().findOne(ReleaseEntity, { version: spec.targetVersion });
+  if (!release) {
+    throw new ControlError(
+      "release_not_found",
+      `release ${spec.targetVersion} is not registered (agentctl release register)`,
+    );
+  }
+  if (deps.maxVersion !== undefined && compareSemver(spec.targetVersion, deps.maxVersion) > 0) {
+    throw new ControlError(
+      "invalid_argument",
+      `release ${spec.targetVersion} is newer than ${deps.maxVersion}, the newest Agent this Control supports (agent.maxVersion)`,
+    );
+  }
+  return release;
+}
+
+/** Resolves and validates a spec; throws invalid_plan listing every violation. */
+export function checkedSpec(spec: CampaignSpec, policy: Policy): CampaignSpec {
+  const violations = validateSpec(spec, policy);
+  if (violations.length > 0) {
+    throw new ControlError(
+      "invalid_plan",
+      `the campaign is not valid: ${violations.map((v) => `${v.field}: ${v.message}`).join("; ")}`,
+      { violations },
+    );
+  }
+  return spec;
+}
+
+/** Plans a campaign without starting anything (same checks as a start, minus busy nodes). */
+export async function planOnly(
+  deps: StartDeps,
+  input: CampaignSpecInput,
+): Promise<{ spec: CampaignSpec; plan: Plan }> {
+  const spec = checkedSpec(resolveSpec(input, deps.policy), deps.policy);
+  await targetRelease(deps, spec);
+  return { spec, plan: planCampaign(spec, await readCandidates(deps.db.pool)) };
+}
+
+function campaignId(now: Date): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  return `c-${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+/** A start request: a resolved spec, who asks, and the campaign it retries if any. */
+export interface StartRequest {
+  readonly spec: CampaignSpec;
+  readonly actor: Actor;
+  readonly retryOf?: string | undefined;
+}
+
+/**
+ * Starts a campaign: validates the spec, checks the release, plans over the current
+ * candidates, refuses busy nodes (node_busy naming them) and plans with nothing to upgrade
+ * (no_eligible_nodes), and writes the campaign, its nodes and the "start" audit row.
+ */
+export async function startCampaign(deps: StartDeps, req: StartRequest): Promise<CampaignState> {
+  const spec = checkedSpec(req.spec, deps.policy);
+  const release = await targetRelease(deps, spec);
+  return await inTransaction(deps.db.pool, async (client) => {
+    await client.query("select pg_advisory_xact_lock($1)", [START_LOCK]);
+    const plan = planCampaign(spec, await readCandidates(client));
+    const busy = await busyNodes(
+      client,
+      plan.nodes.map((n) => n.nodeId),
+    );
+    if (busy.size > 0) {
+      const ids = [...busy.keys()];
+      const campaigns = [...new Set(busy.values())];
+      const named = ids.slice(0, MAX_NAMED).join(", ");
+      const more = ids.length > MAX_NAMED ? ` and ${ids.length - MAX_NAMED} more` : "";
+      throw new ControlError(
+        "node_busy",
+        `${ids.length} node(s) already in an active campaign (${campaigns.join(", ")}): ${named}${more}`,
+        { nodeIds: ids, campaignIds: campaigns },
+      );
+    }
+    if (plan.upgradableCount === 0) {
+      const why =
+        plan.totalNodes === 0
+          ? "no enabled node that has connected matches the selector"
+          : `all ${plan.totalNodes} selected node(s) are already on ${spec.targetVersion} or lack upgrade.v1`;
+      throw new ControlError("no_eligible_nodes", `no node can be upgraded: ${why}`);
+    }
+    const now = deps.clock.now();
+    const { campaign, nodes } = createCampaign({
+      id: campaignId(now),
+      spec,
+      plan,
+      target: { version: release.version, sequence: release.sequence },
+      now: now.getTime(),
+      retryOf: req.retryOf,
+    });
+    await insertCampaign(client, {
+      campaign,
+      nodes,
+      createdBy: req.actor.name,
+      createdByIp: req.actor.ip,
+      now,
+    });
+    await insertAudits(
+      client,
+      [
+        {
+          actor: req.actor.name,
+          actorIp: req.actor.ip,
+          action: "start",
+          campaignId: campaign.id,
+          message: `campaign ${campaign.id} started: ${spec.targetVersion} to ${plan.totalNodes} node(s) in ${plan.batches.length} batch(es)${req.retryOf ? `, retrying ${req.retryOf}` : ""}${spec.reason ? `: ${spec.reason}` : ""}`,
+          detail: {
+            targetVersion: spec.targetVersion,
+            targetSequence: release.sequence,
+            nodes: plan.totalNodes,
+            batches: plan.batches.map((b) => b.nodeIds.length),
+            retryOf: req.retryOf ?? null,
+            reason: spec.reason,
+          },
+        },
+      ],
+      now,
+    );
+    return campaign;
+  });
+}
+
+/**
+ * Retries an ended campaign: the same settings over its nodes that ended failed, timed_out,
+ * skipped or canceled, minus `excludeNodeIds`, as a new campaign (`retry_of` set).
+ */
+export async function retryCampaign(
+  deps: StartDeps,
+  req: { id: string; excludeNodeIds: readonly string[]; reason: string; actor: Actor },
+): Promise<CampaignState> {
+  const row = await readCampaign(deps.db.pool, req.id);
+  if (!row) throw new ControlError("campaign_not_found", `no campaign with id "${req.id}"`);
+  const retry = planRetry(row.campaign, await readNodes(deps.db.pool, req.id), req.excludeNodeIds);
+  if (!retry.ok) {
+    throw new ControlError(
+      retry.reason === "no_nodes" ? "no_eligible_nodes" : "campaign_state",
+      retry.message,
+    );
+  }
+  const spec = req.reason ? { ...retry.spec, reason: req.reason } : retry.spec;
+  return await startCampaign(deps, { spec, actor: req.actor, retryOf: req.id });
+}

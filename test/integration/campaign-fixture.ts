@@ -1,0 +1,163 @@
+/**
+ * Shared setup of the campaign integration tests: a Control with tiny policy durations and
+ * a pinned release key, signed releases registered through the admin API, a simulated fleet
+ * over real streams, and helpers to wait for a campaign.
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { Client } from "@connectrpc/connect";
+import { type Fleet, type FleetOptions, startFleet } from "../../agent-sim/index.js";
+import type { ConfigInput } from "../../control/config.js";
+import type { ReleaseKeyPair } from "../../control/shared/release/index.js";
+import { AuditService } from "../../proto/gen/agentcontrol/admin/v1/audit_pb.js";
+import {
+  type Campaign,
+  CampaignPhase,
+  CampaignService,
+  type CampaignSpecSchema,
+  NodeState,
+} from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import { startTestControl, type TestControl } from "../helpers/control.js";
+import { makeKeys, makeRelease } from "../helpers/releases.js";
+
+/** The version the fleet starts on, and the targets registered. */
+export const OLD = "1.0.0";
+export const NEW = "2.0.0";
+export const NEWER = "3.0.0";
+
+/** A Control, a fleet, and clients. */
+export interface CampaignFixture {
+  readonly tc: TestControl;
+  readonly key: ReleaseKeyPair;
+  readonly campaigns: Client<typeof CampaignService>;
+  readonly audit: Client<typeof AuditService>;
+  /** Starts a fleet (stopped by {@link CampaignFixture.stop}); waits until all are welcomed. */
+  fleet(options: Omit<FleetOptions, "server" | "joinToken">, welcomed?: number): Promise<Fleet>;
+  /** Registers a signed release of `version` (sequence from the version's major). */
+  register(version: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Config of a fast Control: no minimum batch duration, short timeouts, a 200 ms worker. */
+export function fastConfig(pin: string, extra: ConfigInput = {}): ConfigInput {
+  return {
+    release: { pins: [pin] },
+    policy: { minBatchDurationSeconds: 0 },
+    timeouts: {
+      reconnectSeconds: 10,
+      configGraceSeconds: 0,
+      heartbeatSeconds: 1,
+      offlineAfterSeconds: 5,
+    },
+    worker: { intervalMs: 200 },
+    limits: { maxConcurrentHandshakes: 4096 },
+    ...extra,
+  };
+}
+
+/** Starts the Control of a test file. */
+export async function campaignFixture(extra: ConfigInput = {}): Promise<CampaignFixture> {
+  const [key] = await makeKeys(1);
+  if (!key) throw new Error("no key");
+  const tc = await startTestControl({ config: fastConfig(key.pin, extra) });
+  const fleets: Fleet[] = [];
+  return {
+    tc,
+    key,
+    campaigns: tc.client(CampaignService),
+    audit: tc.client(AuditService),
+    async fleet(options, welcomed) {
+      const fleet = await startFleet({
+        server: tc.agentAddress,
+        joinToken: await tc.joinToken(),
+        pins: [key.pin],
+        restartMs: [20, 120],
+        ...options,
+      });
+      fleets.push(fleet);
+      const want = welcomed ?? options.count;
+      await fleet.waitUntil((f) => f.welcomedCount() >= want, 30_000, `${want} agents welcomed`);
+      return fleet;
+    },
+    async register(version) {
+      const release = await makeRelease({
+        version,
+        sequence: Number(version.split(".")[0]) * 10,
+        keys: [key],
+        platforms: ["linux-amd64"],
+      });
+      await tc.client(ReleaseService).registerRelease({
+        envelope: release.envelope,
+        artifacts: [...release.files].map(([platform, content]) => ({ platform, content })),
+      });
+    },
+    async stop() {
+      await Promise.all(fleets.map((f) => f.stop()));
+      await tc.stop();
+    },
+  };
+}
+
+/** A request spec as a plain object. */
+export type SpecInit = MessageInitShape<typeof CampaignSpecSchema>;
+
+/** A spec with zero-length batches at these cumulative percentages. */
+export function quickSpec(
+  targetVersion: string,
+  percents: readonly number[],
+  extra: SpecInit = {},
+): SpecInit {
+  return {
+    targetVersion,
+    batches: percents.map((percent) => ({ percent, minDuration: { seconds: 0n, nanos: 0 } })),
+    ...extra,
+  };
+}
+
+/** True when the campaign's phase has ended and it has finished. */
+export function isDone(c: Campaign | undefined): boolean {
+  return (
+    c !== undefined &&
+    c.finishedAt !== undefined &&
+    c.phase !== CampaignPhase.RUNNING &&
+    c.phase !== CampaignPhase.PAUSED &&
+    c.phase !== CampaignPhase.ROLLING_BACK
+  );
+}
+
+/** Polls GetCampaign until `predicate` holds; fails with the last state after `timeoutMs`. */
+export async function waitForCampaign(
+  client: Client<typeof CampaignService>,
+  id: string,
+  predicate: (c: Campaign) => boolean = isDone,
+  timeoutMs = 25_000,
+): Promise<Campaign> {
+  const deadline = Date.now() + timeoutMs;
+  let last: Campaign | undefined;
+  for (;;) {
+    last = (await client.getCampaign({ id, summaryOnly: true })).campaign;
+    if (last && predicate(last)) return last;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `campaign ${id} did not reach the expected state: phase ${CampaignPhase[last?.phase ?? 0]}, ${JSON.stringify(
+          last?.counts.map((c) => `${NodeState[c.state]}=${c.count}`),
+        )}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Node ids per state name of a campaign's node rows. */
+export async function nodesByState(
+  client: Client<typeof CampaignService>,
+  id: string,
+): Promise<Map<string, string[]>> {
+  const { nodes } = await client.getCampaign({ id });
+  const out = new Map<string, string[]>();
+  for (const n of nodes) {
+    const name = NodeState[n.state].toLowerCase();
+    out.set(name, [...(out.get(name) ?? []), n.nodeId]);
+  }
+  return out;
+}
