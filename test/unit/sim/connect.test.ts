@@ -78,7 +78,7 @@ describe("simulated agents on the stream", () => {
     expect(agent.lastStatus).toBe(grpc.status.UNAVAILABLE);
     const sessions = control.sessionsOf("sim-00001");
     const gaps = sessions.slice(1).map((s, i) => s.openedAt - sessions[i]!.endedAt!);
-    for (const gap of gaps) expect(gap).toBeLessThan(400 + 150);
+    for (const gap of gaps) expect(gap).toBeLessThan(400 + 400); // cap plus connect time under load
   });
 
   it("drops a rejected node token and enrolls again with the join token", async () => {
