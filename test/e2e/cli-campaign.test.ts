@@ -1,0 +1,163 @@
+/**
+ * `agentctl campaign …` end to end: a real Control, simulated agents that verify and apply
+ * signed releases, and the real binary planning, starting and watching campaigns.
+ */
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Fleet, startFleet } from "../../agent-sim/index.js";
+import {
+  buildManifest,
+  createEnvelope,
+  generateKeyPair,
+  type ReleaseKeyPair,
+  serializeEnvelope,
+  sha256Hex,
+  signEnvelope,
+} from "../../control/shared/release/index.js";
+import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import { startTestControl, type TestControl } from "../helpers/control.js";
+
+const BIN = join(import.meta.dirname, "../../cli/bin/agentctl.js");
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function agentctl(args: string[], env: Record<string, string>): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env }, timeout: 90_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+const ARTIFACT = new TextEncoder().encode("simulated agent binary");
+
+async function register(tc: TestControl, key: ReleaseKeyPair, version: string, sequence: number) {
+  const manifest = buildManifest({
+    version,
+    sequence,
+    expires: new Date(Date.now() + 3_600_000),
+    artifacts: {
+      "linux-amd64": { sha256: sha256Hex(ARTIFACT), size: ARTIFACT.length, file: "agent" },
+    },
+  });
+  const envelope = await signEnvelope(createEnvelope(manifest), key.privateKey);
+  await tc.client(ReleaseService).registerRelease({
+    envelope: new TextEncoder().encode(serializeEnvelope(envelope)),
+    artifacts: [{ platform: "linux-amd64", content: ARTIFACT }],
+  });
+}
+
+const BATCHES = ["--batches", "50:0s,100:0s"];
+
+describe("agentctl campaign against a real Control", () => {
+  let tc: TestControl;
+  let fleet: Fleet;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    const key = await generateKeyPair();
+    tc = await startTestControl({
+      config: {
+        release: { pins: [key.pin], threshold: 1 },
+        policy: { minBatchDurationSeconds: 0, firstBatchMaxPercent: 50 },
+        worker: { intervalMs: 100 },
+        timeouts: { heartbeatSeconds: 0.2, reconnectSeconds: 30, configGraceSeconds: 0 },
+      },
+    });
+    env = { AGENTCTL_SERVER: tc.adminUrl, AGENTCTL_TOKEN: tc.operatorToken };
+    await register(tc, key, "1.1.0", 1);
+    await register(tc, key, "1.2.0", 2);
+    fleet = await startFleet({
+      server: tc.agentAddress,
+      joinToken: await tc.joinToken(),
+      count: 6,
+      idPrefix: "cmp",
+      pins: [key.pin],
+      restartMs: [50, 150],
+      failVersions: ["1.2.0"],
+    });
+    await fleet.waitUntil((f) => f.welcomedCount() === 6, 20_000, "6 agents welcomed");
+  });
+
+  afterAll(async () => {
+    await fleet?.stop();
+    await tc?.stop();
+  });
+
+  it("plans the batches without starting anything", async () => {
+    const result = await agentctl(["campaign", "plan", "--version", "1.1.0", ...BATCHES], env);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Plan for agent 1\.1\.0: 6 node\(s\) in 2 batch\(es\)$/m);
+    expect(result.stdout).toMatch(/^1 +50% +3 +0s /m);
+    expect(result.stdout).toMatch(/^2 +100% +3 +0s /m);
+    const listed = await agentctl(["campaign", "list", "--json"], env);
+    expect((JSON.parse(listed.stdout) as { campaigns: unknown[] }).campaigns).toEqual([]);
+  });
+
+  it("refuses a viewer token that tries to start a campaign", async () => {
+    const result = await agentctl(
+      ["campaign", "start", "--version", "1.1.0", ...BATCHES, "--yes", "--token", tc.viewerToken],
+      env,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^agentctl: permission denied: this token's role cannot start campaigns/,
+    );
+  });
+
+  it("starts a campaign, prints its id, and watch exits 0 once it completed", async () => {
+    const started = await agentctl(
+      ["campaign", "start", "--version", "1.1.0", ...BATCHES, "--reason", "e2e"],
+      env,
+    );
+    expect(started.code).toBe(0);
+    const id = started.stdout.trim();
+    expect(id).toMatch(/^\S+$/);
+    expect(started.stderr).toContain(`campaign watch ${id}`);
+
+    const watched = await agentctl(["campaign", "watch", id], env);
+    expect(watched.stderr).toBe("");
+    expect(watched.code).toBe(0);
+    const lines = watched.stdout.trimEnd().split("\n");
+    expect(lines.at(-1)).toMatch(new RegExp(`campaign ${id}  completed  batch 2/2  succeeded=6`));
+
+    const shown = await agentctl(["campaign", "show", id], env);
+    expect(shown.stdout).toMatch(/^Phase: +completed$/m);
+    expect(shown.stdout).toMatch(/^cmp-00001 +\d +succeeded +1\.1\.0 /m);
+
+    const listed = await agentctl(["campaign", "list", "--phase", "completed"], env);
+    expect(listed.stdout).toMatch(new RegExp(`^${id} +completed +1\\.1\\.0 +2/2 +6 +6 +0 `, "m"));
+
+    const audit = await agentctl(["audit", "list", "--campaign", id, "--json"], env);
+    const actions = (JSON.parse(audit.stdout) as { events: { action: string }[] }).events.map(
+      (e) => e.action,
+    );
+    expect(actions).toContain("start");
+  });
+
+  it("watch exits 3 with the stop reason when a batch fails and is rolled back", async () => {
+    const started = await agentctl(
+      ["campaign", "start", "--version", "1.2.0", ...BATCHES, "--threshold", "0", "--yes"],
+      env,
+    );
+    expect(started.code).toBe(0);
+    const id = started.stdout.trim();
+    const watched = await agentctl(["campaign", "watch", id], env);
+    expect(watched.code).toBe(3);
+    expect(watched.stderr).toMatch(
+      new RegExp(`^agentctl: campaign ${id} ended rolled_back: batch_failed.*\\n$`),
+    );
+  });
+});
