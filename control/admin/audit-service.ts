@@ -54,7 +54,7 @@ export function createAuditService(deps: AuditServiceDeps): ServiceImpl<typeof A
       const result = await deps.db.pool.query<AuditRow>(
         `select id::text as id, time, actor, actor_ip, action, campaign_id, node_id, message, detail
            from audit_events ${where.length > 0 ? `where ${where.join(" and ")}` : ""}
-          order by id desc limit $${params.length}`,
+          order by audit_events.id desc limit $${params.length}`,
         params,
       );
       const rows = result.rows.slice(0, limit);
