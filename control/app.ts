@@ -22,6 +22,8 @@ import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-post
 import { NodeStore } from "./db/node-store.js";
 import type { Logger } from "./log.js";
 import { downloadsRoute } from "./releases/downloads.js";
+import { recordCertifiedHello } from "./tls/certificate-nodes.js";
+import { agentServerCredentials } from "./tls/credentials.js";
 
 /** Capabilities this Control offers Agents. */
 export const CONTROL_CAPABILITIES = ["upgrade.v1", "config.v1"] as const;
@@ -90,13 +92,16 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     const agentServer: AgentServer = await startAgentServer({
       address: config.agentAddr,
       maxMessageBytes: config.limits.maxMessageBytes,
+      credentials: agentServerCredentials(config.tls.agent),
       session: {
         hub,
         nodes,
         clock,
         log: log.child({ component: "agents" }),
-        authenticate: (authorization) =>
-          authenticateStream(authorization, { em: () => db.em(), nodes, clock }),
+        authenticate: (authorization, peerCertificate) =>
+          authenticateStream(authorization, { em: () => db.em(), nodes, clock }, peerCertificate),
+        recordCertifiedHello: (hello, sessionId, now) =>
+          recordCertifiedHello(db.pool, hello, sessionId, now),
         capabilities: CONTROL_CAPABILITIES,
         heartbeatIntervalMs: config.timeouts.heartbeatSeconds * 1000,
         helloTimeoutMs: 10_000,
@@ -149,6 +154,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     // ── end campaign engine ──
     const adminServer: AdminServer = await startAdminServer({
       address: config.adminAddr,
+      tls: config.tls.admin,
       tokens: tokenEntries(operator.token, config.adminTokens),
       metrics,
       ready: () => db.ping(),

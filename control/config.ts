@@ -4,6 +4,7 @@
  * them all in one go.
  */
 import { readFileSync } from "node:fs";
+import { readTlsConfig, TLS_ENV, type TlsConfig, tlsEnvInput } from "./tls/config.js";
 
 /** A host and port to listen on. */
 export interface ListenAddress {
@@ -64,6 +65,8 @@ export interface ControlConfig {
     readonly shutdownGraceSeconds: number;
   };
   readonly log: { readonly level: string };
+  /** TLS of the agent stream (optionally mTLS) and of the admin API; clear text when unset. */
+  readonly tls: TlsConfig;
 }
 
 /** Thrown when the configuration is invalid; `problems` lists every bad value. */
@@ -86,6 +89,7 @@ export const CONFIG_ENV = [
   "AGENT_CONTROL_RELEASE_THRESHOLD",
   "AGENT_CONTROL_PUBLIC_URL",
   "AGENT_CONTROL_LOG_LEVEL",
+  ...(Object.keys(TLS_ENV) as (keyof typeof TLS_ENV)[]),
 ] as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -149,6 +153,8 @@ function envInput(env: Env): ConfigInput {
   }
   if (Object.keys(release).length > 0) input.release = release;
   if (env.AGENT_CONTROL_LOG_LEVEL) input.log = { level: env.AGENT_CONTROL_LOG_LEVEL };
+  const tls = tlsEnvInput(env);
+  if (Object.keys(tls).length > 0) input.tls = tls;
   return input;
 }
 
@@ -167,6 +173,7 @@ const KNOWN_KEYS = new Set([
   "worker",
   "limits",
   "log",
+  "tls",
 ]);
 
 function validate(input: ConfigInput, problems: string[]): ControlConfig {
@@ -214,6 +221,7 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
       shutdownGraceSeconds: v.number(limits, "limits.shutdownGraceSeconds", 10, 0, 3600),
     },
     log: { level: v.oneOf(log, "log.level", "info", LOG_LEVELS) },
+    tls: readTlsConfig(input.tls, problems),
   };
 }
 

@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import {
   createServer as createHttp2Server,
+  createSecureServer,
   type Http2ServerRequest,
   type Http2ServerResponse,
 } from "node:http2";
@@ -14,6 +15,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ListenAddress } from "../config.js";
 import { ControlError, toConnectError } from "../errors.js";
 import type { Logger } from "../log.js";
+import type { AdminTlsConfig } from "../tls/config.js";
 import { authInterceptor, peerKey, type TokenEntry } from "./auth.js";
 import type { Metrics } from "./metrics.js";
 
@@ -33,6 +35,8 @@ export interface AdminServerOptions {
   readonly ready: () => Promise<boolean>;
   readonly extraRoutes?: readonly HttpRoute[];
   readonly log: Logger;
+  /** Serve HTTPS (HTTP/2 and HTTP/1.1 chosen by ALPN) with this certificate; clear text when unset. */
+  readonly tls?: AdminTlsConfig | undefined;
 }
 
 /** A listening admin server. */
@@ -86,13 +90,50 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       else res.destroy();
     }
   };
+  const sockets = new Set<Socket>();
   const http1 = createServer((req, res) => void handler(req, res));
   http1.keepAliveTimeout = 65_000;
+  // With TLS, ALPN picks HTTP/2 (gRPC) or HTTP/1.1 (Connect, gRPC-Web, curl) per connection.
+  const server = options.tls
+    ? createSecureServer(
+        { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true, minVersion: "TLSv1.2" },
+        (req, res) => void handler(req, res),
+      ).on("secureConnection", (socket: Socket) => {
+        sockets.add(socket);
+        socket.once("close", () => sockets.delete(socket));
+        socket.on("error", () => socket.destroy());
+      })
+    : sniffingServer(handler, http1, sockets);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.address.port, options.address.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.address.host.includes(":")
+    ? `[${options.address.host}]`
+    : options.address.host;
+  const urlHost = host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host;
+  return {
+    port,
+    url: `${options.tls ? "https" : "http"}://${urlHost}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        http1.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
+}
+
+function sniffingServer(
+  handler: (req: AnyRequest, res: AnyResponse) => Promise<void>,
+  http1: ReturnType<typeof createServer>,
+  sockets: Set<Socket>,
+) {
   const http2 = createHttp2Server({}, (req, res) => void handler(req, res));
-  const sockets = new Set<Socket>();
   // One port for HTTP/1.1 (Connect, gRPC-Web, curl) and cleartext HTTP/2 (gRPC): the
   // first bytes of a connection tell which; HTTP/2 with prior knowledge starts "PRI ".
-  const server = createNetServer((socket) => {
+  return createNetServer((socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     socket.once("data", (first: Buffer) => {
@@ -107,25 +148,6 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       }
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.address.port, options.address.host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = options.address.host.includes(":")
-    ? `[${options.address.host}]`
-    : options.address.host;
-  const urlHost = host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host;
-  return {
-    port,
-    url: `http://${urlHost}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        http1.closeAllConnections();
-        for (const socket of sockets) socket.destroy();
-      }),
-  };
 }
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;

@@ -1,18 +1,22 @@
 /**
- * Who is on the other end of an agent stream: a node with its node token, or a new node
- * enrolling with a join token. The node id comes from the credential, never from Hello
- * alone.
+ * Who is on the other end of an agent stream: a node with its node token, a node with a
+ * verified client certificate (mTLS), or a new node enrolling with a join token. The node
+ * id comes from the credential, never from Hello alone.
  */
+import type { PeerCertificate } from "node:tls";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { bearerToken, parseCredential, secretMatches } from "../auth/secrets.js";
 import type { Clock } from "../clock.js";
 import { checkJoinToken } from "../db/join-token-store.js";
 import type { NodeStore } from "../db/node-store.js";
 import { ControlError } from "../errors.js";
+import { nodeOfCertificate } from "../tls/node-identity.js";
 
 /** An authenticated stream credential. */
 export type StreamIdentity =
   | { readonly kind: "node"; readonly nodeId: string }
+  /** A verified client certificate naming the node (enrolls it on first connect). */
+  | { readonly kind: "certificate"; readonly nodeId: string }
   | { readonly kind: "join"; readonly joinTokenId: string };
 
 /** Dependencies of {@link authenticateStream}. */
@@ -23,13 +27,21 @@ export interface AuthenticateDeps {
 }
 
 /**
- * Checks the `authorization` metadata of a stream.
+ * Checks the credential of a stream: a verified client certificate (`peerCertificate`,
+ * only ever set for a certificate that chains to the configured client CA) wins over any
+ * `authorization` metadata; otherwise the bearer token decides.
  * @throws ControlError `unauthenticated` saying what is missing or wrong.
  */
 export async function authenticateStream(
   authorization: string | undefined,
   deps: AuthenticateDeps,
+  peerCertificate?: PeerCertificate,
 ): Promise<StreamIdentity> {
+  if (peerCertificate) {
+    const named = nodeOfCertificate(peerCertificate);
+    if (!named.ok) throw new ControlError("unauthenticated", named.problem);
+    return { kind: "certificate", nodeId: named.nodeId };
+  }
   const token = bearerToken(authorization);
   if (!token) {
     throw new ControlError(

@@ -7,6 +7,7 @@
  * a gRPC status that says what was wrong.
  */
 import { randomUUID } from "node:crypto";
+import type { PeerCertificate } from "node:tls";
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { type ServerDuplexStream, status } from "@grpc/grpc-js";
@@ -19,7 +20,7 @@ import {
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { formatCredential, newSecret, sha256OfText } from "../auth/secrets.js";
 import type { Clock } from "../clock.js";
-import type { NodeStore } from "../db/node-store.js";
+import type { NodeHello, NodeStore } from "../db/node-store.js";
 import { ControlError, toGrpcStatus } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { StreamIdentity } from "./authenticate.js";
@@ -40,7 +41,17 @@ export interface SessionDeps {
   readonly nodes: NodeStore;
   readonly clock: Clock;
   readonly log: Logger;
-  readonly authenticate: (authorization: string | undefined) => Promise<StreamIdentity>;
+  /** Checks the bearer token, or the verified client certificate when there is one. */
+  readonly authenticate: (
+    authorization: string | undefined,
+    peerCertificate?: PeerCertificate,
+  ) => Promise<StreamIdentity>;
+  /** Creates or updates the row of a node authenticated by its client certificate. */
+  readonly recordCertifiedHello?: (
+    hello: NodeHello,
+    sessionId: string,
+    now: Date,
+  ) => Promise<{ created: boolean }>;
   /** Capabilities this Control offers. */
   readonly capabilities: readonly string[];
   readonly heartbeatIntervalMs: number;
@@ -147,6 +158,7 @@ class AgentSession implements HubSession {
       const authorization = this.call.metadata.get("authorization")[0];
       const identity = await this.deps.authenticate(
         typeof authorization === "string" ? authorization : undefined,
+        this.call.getAuthContext()?.sslPeerCertificate,
       );
       const message = await first;
       if (this.stage === "closed") return;
@@ -178,10 +190,11 @@ class AgentSession implements HubSession {
     const checked = checkHello(hello);
     if (!checked.ok) throw new ControlError("invalid_argument", checked.message);
     const { offered, ...facts } = checked.value;
-    if (identity.kind === "node" && identity.nodeId !== facts.nodeId) {
+    if (identity.kind !== "join" && identity.nodeId !== facts.nodeId) {
+      const credential = identity.kind === "node" ? "node token" : "client certificate";
       throw new ControlError(
         "permission_denied",
-        `this node token belongs to node "${identity.nodeId}", not "${facts.nodeId}"`,
+        `this ${credential} belongs to node "${identity.nodeId}", not "${facts.nodeId}"`,
       );
     }
     const capabilities = this.deps.capabilities.filter((c) => offered.includes(c));
@@ -202,6 +215,9 @@ class AgentSession implements HubSession {
         { nodeId: facts.nodeId, created },
         created ? "node enrolled" : "node re-enrolled",
       );
+    } else if (identity.kind === "certificate" && this.deps.recordCertifiedHello) {
+      const { created } = await this.deps.recordCertifiedHello(nodeHello, this.sessionId, now);
+      if (created) this.log.info({ nodeId: facts.nodeId }, "node enrolled by its certificate");
     } else {
       await this.deps.nodes.recordHello(nodeHello, this.sessionId, now);
     }

@@ -44,6 +44,8 @@ export interface TestControlOptions {
   readonly log?: Logger;
   /** Reuse this database instead of creating one. */
   readonly database?: TestDatabase;
+  /** The CA that signed the admin server's certificate, when the config serves it over TLS. */
+  readonly adminCa?: Buffer;
 }
 
 /** The viewer token every test Control accepts. */
@@ -88,6 +90,7 @@ export async function startTestControl(options: TestControlOptions = {}): Promis
         baseUrl: control.adminUrl,
         httpVersion: "1.1",
         interceptors: [bearer],
+        ...(options.adminCa ? { nodeOptions: { ca: options.adminCa } } : {}),
       }),
     );
   };

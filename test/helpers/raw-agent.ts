@@ -42,10 +42,23 @@ const rawDefinition: grpc.ServiceDefinition = {
 };
 const RawClient = grpc.makeGenericClientConstructor(rawDefinition, "AgentControlService");
 
+/** Options of {@link openRawStream}. */
+export interface RawStreamOptions {
+  /** Channel credentials (default: clear text), e.g. `grpc.credentials.createSsl(ca, key, cert)`. */
+  readonly credentials?: grpc.ChannelCredentials;
+  /** More grpc-js channel options. */
+  readonly channelOptions?: grpc.ChannelOptions;
+}
+
 /** Opens a stream to `address` with `authorization: Bearer <token>` (none when undefined). */
-export function openRawStream(address: string, token: string | undefined): RawStream {
-  const client = new RawClient(address, grpc.credentials.createInsecure(), {
+export function openRawStream(
+  address: string,
+  token: string | undefined,
+  options: RawStreamOptions = {},
+): RawStream {
+  const client = new RawClient(address, options.credentials ?? grpc.credentials.createInsecure(), {
     "grpc.max_send_message_length": 64 * 1024 * 1024,
+    ...options.channelOptions,
   });
   const metadata = new grpc.Metadata();
   if (token !== undefined) metadata.set("authorization", `Bearer ${token}`);
@@ -129,11 +142,12 @@ export function hello(
 /** Opens a stream, says Hello, and returns the stream with its Welcome. */
 export async function connectAgent(
   address: string,
-  token: string,
+  token: string | undefined,
   nodeId: string,
   overrides: Partial<MessageInitShape<typeof HelloSchema>> = {},
+  options: RawStreamOptions = {},
 ): Promise<{ stream: RawStream; welcome: ControlMessage }> {
-  const stream = openRawStream(address, token);
+  const stream = openRawStream(address, token, options);
   stream.send(hello(nodeId, overrides));
   const welcome = await stream.next();
   return { stream, welcome };

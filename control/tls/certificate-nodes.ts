@@ -1,0 +1,47 @@
+/**
+ * The node registry write for a stream authenticated by a client certificate: the client
+ * CA is the enrollment authority, so the first Hello of a certified node creates its row
+ * (no join token), and later Hellos update it like a node-token Hello. The node's token
+ * hash is left as it is, so a node moving from tokens to certificates keeps both working
+ * until an operator disables it.
+ */
+import type pg from "pg";
+import type { NodeHello } from "../db/node-store.js";
+
+/** Creates or updates the row of a certificate-authenticated node in one statement. */
+export async function recordCertifiedHello(
+  pool: pg.Pool,
+  hello: NodeHello,
+  sessionId: string,
+  now: Date,
+): Promise<{ created: boolean }> {
+  const result = await pool.query<{ created: boolean }>(
+    `insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
+        capabilities, confirmed_sequence, first_seen, last_seen, online, session_id,
+        created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $10)
+     on conflict (id) do update set
+        labels = excluded.labels, pool = excluded.pool, platform = excluded.platform,
+        agent_version = excluded.agent_version, previous_version = excluded.previous_version,
+        boot_id = excluded.boot_id, capabilities = excluded.capabilities,
+        confirmed_sequence = greatest(nodes.confirmed_sequence, excluded.confirmed_sequence),
+        first_seen = coalesce(nodes.first_seen, excluded.first_seen),
+        last_seen = excluded.last_seen, online = true, session_id = excluded.session_id,
+        version = nodes.version + 1, updated_at = excluded.updated_at
+     returning (xmax = 0) as created`,
+    [
+      hello.nodeId,
+      JSON.stringify(hello.labels),
+      hello.pool,
+      hello.platform,
+      hello.agentVersion,
+      hello.previousVersion,
+      hello.bootId,
+      JSON.stringify(hello.capabilities),
+      hello.confirmedSequence,
+      now,
+      sessionId,
+    ],
+  );
+  return { created: result.rows[0]?.created ?? false };
+}
