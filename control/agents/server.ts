@@ -51,6 +51,18 @@ export function agentServerOptions(maxMessageBytes: number): grpc.ServerOptions 
   };
 }
 
+/**
+ * Decodes one AgentMessage frame as the server does. Never throws: bytes that do not decode
+ * become the {@link MALFORMED} marker, which ends the stream with INVALID_ARGUMENT.
+ */
+export function decodeAgentMessage(bytes: Uint8Array): IncomingMessage {
+  try {
+    return fromBinary(AgentMessageSchema, bytes);
+  } catch (error) {
+    return { [MALFORMED]: String((error as Error)?.message ?? error).slice(0, 200) };
+  }
+}
+
 /** Binds the agent server and starts serving. */
 export async function startAgentServer(options: AgentServerOptions): Promise<AgentServer> {
   const server = new grpc.Server(agentServerOptions(options.maxMessageBytes));
@@ -61,13 +73,7 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
   const tolerant: grpc.ServiceDefinition = {
     connect: {
       ...connect,
-      requestDeserialize: (bytes: Buffer): IncomingMessage => {
-        try {
-          return fromBinary(AgentMessageSchema, bytes);
-        } catch (error) {
-          return { [MALFORMED]: (error as Error).message.slice(0, 200) };
-        }
-      },
+      requestDeserialize: decodeAgentMessage,
     },
   };
   server.addService(tolerant, {
