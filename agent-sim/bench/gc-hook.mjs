@@ -1,0 +1,36 @@
+/**
+ * Benchmark-only hook, loaded into a measured process with `--import` through
+ * NODE_OPTIONS (so Control itself carries no benchmark code). Inert unless
+ * `AGENT_CONTROL_BENCH_GC=1`.
+ *
+ * When active, it writes the process id to `<AGENT_CONTROL_BENCH_DIR>/<name>.pid` and, on
+ * every SIGUSR2, runs a full garbage collection twice and writes `process.memoryUsage()`
+ * to `<dir>/<name>.mem.json` (atomically: temporary file, then rename).
+ *
+ * Plain JavaScript on purpose: NODE_OPTIONS reaches tsx's launcher process too, which
+ * has no TypeScript loader; the hook skips that launcher (its argv[1] is tsx's cli).
+ */
+import { renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+
+const active =
+  process.env.AGENT_CONTROL_BENCH_GC === "1" && !/tsx[\\/]dist[\\/]cli/.test(process.argv[1] ?? "");
+
+if (active) {
+  const dir = process.env.AGENT_CONTROL_BENCH_DIR ?? process.env.AGENT_CONTROL_DATA_DIR ?? ".";
+  const name = process.env.AGENT_CONTROL_BENCH_NAME ?? "process";
+  setFlagsFromString("--expose-gc");
+  /** @type {() => void} */
+  const gc = globalThis.gc ?? runInNewContext("gc");
+  writeFileSync(join(dir, `${name}.pid`), `${process.pid}\n`);
+  process.on("SIGUSR2", () => {
+    gc();
+    gc();
+    const file = join(dir, `${name}.mem.json`);
+    const usage = { ...process.memoryUsage(), at: Date.now() };
+    writeFileSync(`${file}.tmp`, JSON.stringify(usage));
+    renameSync(`${file}.tmp`, file);
+  });
+}

@@ -1,0 +1,182 @@
+/**
+ * `npm run bench [-- --quick] [--out DIR] [--keep]`: starts a real Control (embedded
+ * PostgreSQL) and the bare grpc-js baseline, each measured with simulated fleets in
+ * separate processes, runs every scenario, and writes `docs/BENCHMARKS.md` plus
+ * `docs/benchmarks.json` (quick mode: `docs/benchmarks-quick.json` only).
+ *
+ * `--quick` (CI): N = 1,000, about two minutes; exits 1 when a ratio is beyond its bound.
+ * Full mode (N = 1k/5k/10k) is run by hand and its results committed.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { runCampaignScenarios } from "./campaign.js";
+import { startBenchControl } from "./control.js";
+import { dbCounters, measureDbBaseline } from "./db-baseline.js";
+import { type FleetLoadPlan, runFleetLoad } from "./fleet-load.js";
+import { ROOT } from "./processes.js";
+import { type BenchReport, writeReport } from "./report.js";
+import { type BenchRow, dbRows, fleetRows } from "./rows.js";
+import { bareTarget, controlTarget } from "./target.js";
+
+/** Settings of one mode. */
+interface Mode {
+  readonly name: "quick" | "full";
+  readonly plan: Omit<FleetLoadPlan, "logDir" | "stormDowntimeMs">;
+  readonly bounds: { memory: number; cpu: number };
+  /** Storms against the bare server (quick mode skips them: the storm goal is absolute). */
+  readonly bareStorms: number;
+  readonly dbRows: number;
+  readonly singles: number;
+}
+
+const QUICK: Mode = {
+  name: "quick",
+  plan: {
+    levels: [1000],
+    heartbeatScale: 0.1,
+    settleMs: 2000,
+    cpuWindows: 2,
+    cpuWindowMs: 6000,
+    storms: 1,
+    connectRate: 1000,
+    levelTimeoutMs: 60_000,
+  },
+  bounds: { memory: 2.0, cpu: 2.5 },
+  bareStorms: 0,
+  dbRows: 1000,
+  singles: 200,
+};
+
+const FULL: Mode = {
+  name: "full",
+  plan: {
+    levels: [1000, 5000, 10_000],
+    heartbeatScale: 1,
+    settleMs: 8000,
+    cpuWindows: 3,
+    cpuWindowMs: 20_000,
+    storms: 2,
+    connectRate: 1000,
+    levelTimeoutMs: 240_000,
+  },
+  bounds: { memory: 1.3, cpu: 1.5 },
+  bareStorms: 2,
+  dbRows: 10_000,
+  singles: 1000,
+};
+
+const T0 = Date.now();
+
+function say(text: string): void {
+  const at = ((Date.now() - T0) / 1000).toFixed(1).padStart(6);
+  process.stdout.write(`bench ${at} s: ${text}\n`);
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: "boolean", default: false },
+      keep: { type: "boolean", default: false },
+      out: { type: "string", default: join(ROOT, "docs") },
+    },
+    strict: true,
+  });
+  const mode = values.quick ? QUICK : FULL;
+  const started = Date.now();
+  const dir = await mkdtemp(join(tmpdir(), "agent-control-bench-"));
+  say(`${mode.name} mode; work dir ${dir}`);
+  say("starting Control (embedded PostgreSQL)");
+  const heartbeatSeconds = 10;
+  const control = await startBenchControl(dir, {
+    timeouts: { heartbeatSeconds },
+    limits: { maxConcurrentHandshakes: 512 },
+  });
+  const rows: BenchRow[] = [];
+  try {
+    const dbUrl = await control.databaseUrl();
+    say("raw SQL baselines");
+    const db = await measureDbBaseline(dbUrl, mode.dbRows, mode.singles, 5);
+    rows.push(...dbRows(db));
+    const plan = { ...mode.plan, logDir: dir };
+    let before = await dbCounters(dbUrl);
+    let writes = { rows: 0, commits: 0, seconds: 0 };
+    const controlLoad = await runFleetLoad(
+      await controlTarget(control),
+      plan,
+      say,
+      async () => {
+        before = await dbCounters(dbUrl);
+      },
+      async () => {
+        const after = await dbCounters(dbUrl);
+        writes = {
+          rows: after.nodeRowsUpdated - before.nodeRowsUpdated,
+          commits: after.commits - before.commits,
+          seconds: (after.at - before.at) / 1000,
+        };
+      },
+    );
+    const downtime = controlLoad.storms[0]?.downtimeMs;
+    const bare = await bareTarget(dir, heartbeatSeconds * 1000);
+    let bareLoad: Awaited<ReturnType<typeof runFleetLoad>>;
+    try {
+      bareLoad = await runFleetLoad(
+        bare,
+        {
+          ...plan,
+          storms: mode.bareStorms,
+          ...(downtime === undefined ? {} : { stormDowntimeMs: downtime }),
+        },
+        say,
+      );
+    } finally {
+      await bare.stop();
+    }
+    rows.push(...fleetRows(controlLoad, bareLoad, mode.bounds));
+    const beats = controlLoad.cpu.reduce((n, w) => n + w.heartbeats, 0);
+    rows.push({
+      scenario: "heartbeat cost: nodes rows written per heartbeat",
+      n: controlLoad.points.at(-1)?.streams ?? 0,
+      unit: "rows/heartbeat",
+      project: writes.rows / Math.max(1, beats),
+      baseline: Number.NaN,
+      baselineName: "",
+      ratio: Number.NaN,
+      goal: "< 1 (no row per heartbeat)",
+      met: writes.rows < beats,
+      note: `${(writes.commits / Math.max(1, writes.seconds)).toFixed(1)} commits/s in the database`,
+    });
+    rows.push(...(await runCampaignScenarios({ control, mode: mode.name, say })));
+    const report: BenchReport = {
+      mode: mode.name,
+      startedAt: new Date(started).toISOString(),
+      durationSeconds: (Date.now() - started) / 1000,
+      rows,
+      raw: { controlLoad, bareLoad, db, writes },
+    };
+    await writeReport(report, values.out);
+    const failed = rows.filter(
+      (r) => r.maxRatio !== undefined && !(Number.isFinite(r.ratio) && r.ratio <= r.maxRatio),
+    );
+    for (const row of failed) {
+      say(`FAIL ${row.scenario} (N=${row.n}): ratio ${row.ratio.toFixed(2)} > ${row.maxRatio}`);
+    }
+    say(`done in ${Math.round((Date.now() - started) / 1000)} s`);
+    return failed.length === 0 ? 0 : 1;
+  } finally {
+    await control.stop();
+    if (!values.keep) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,92 @@
+/**
+ * What the benchmark reads about a measured process from Linux's /proc, plus a memory
+ * snapshot after a full GC through the bench-only hook (gc-hook.mjs).
+ */
+import { readdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ; 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU time (user + system) the process has used so far, in seconds. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command (which may contain spaces) start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return (utime + stime) / TICKS_PER_SECOND;
+}
+
+/** Resident set size from /proc/<pid>/status, in bytes. */
+export async function vmRssBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+  return match ? Number(match[1]) * 1024 : Number.NaN;
+}
+
+/** Open file descriptors of the process. */
+export async function openFds(pid: number): Promise<number> {
+  return (await readdir(`/proc/${pid}/fd`)).length;
+}
+
+/** `process.memoryUsage()` of a measured process right after two full GCs. */
+export interface MemorySnapshot {
+  readonly rss: number;
+  readonly heapUsed: number;
+  readonly external: number;
+  readonly arrayBuffers: number;
+  /** VmRSS read from /proc just after the GC. */
+  readonly vmRss: number;
+}
+
+/**
+ * Asks the process (running the GC hook with `name` under `dir`) to collect garbage and
+ * report its memory; resolves with the report (rejects after 30 s).
+ */
+export async function memorySnapshot(
+  dir: string,
+  name: string,
+  pid: number,
+): Promise<MemorySnapshot> {
+  const file = join(dir, `${name}.mem.json`);
+  await rm(file, { force: true });
+  process.kill(pid, "SIGUSR2");
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const text = await readFile(file, "utf8").catch(() => undefined);
+    if (text !== undefined) {
+      const usage = JSON.parse(text) as Omit<MemorySnapshot, "vmRss">;
+      return { ...usage, vmRss: await vmRssBytes(pid) };
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no memory report from ${name} (pid ${pid}) within 30 s`);
+}
+
+/** The pid the GC hook wrote for `name` under `dir` (waits up to 30 s for it). */
+export async function hookPid(dir: string, name: string): Promise<number> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const text = await readFile(join(dir, `${name}.pid`), "utf8").catch(() => "");
+    const pid = Number.parseInt(text, 10);
+    if (pid > 0) return pid;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the GC hook of ${name} wrote no pid under ${dir}`);
+}
+
+/**
+ * CPU seconds used by the process over `windowMs` of wall time, with the wall time it
+ * really took (the measurement is a ratio, so the window need not be exact).
+ */
+export async function cpuOver(
+  pid: number,
+  windowMs: number,
+): Promise<{ cpu: number; wallMs: number }> {
+  const start = Date.now();
+  const before = await cpuSeconds(pid);
+  await new Promise((r) => setTimeout(r, windowMs));
+  const after = await cpuSeconds(pid);
+  return { cpu: after - before, wallMs: Date.now() - start };
+}

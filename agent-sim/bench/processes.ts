@@ -1,0 +1,190 @@
+/**
+ * The processes a benchmark run starts, each on its own so no measurement mixes with
+ * another's CPU or memory: simulated fleets (driven over IPC) and the bare grpc-js
+ * server. Everything listens on loopback only.
+ */
+import { type ChildProcess, fork, spawn } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { FleetOptions } from "../fleet-options.js";
+import type { SimCounts, SimReply, SimRequest } from "./sim-runner.js";
+
+/** The repository root. */
+export const ROOT = resolve(import.meta.dirname, "..", "..");
+const TSX_LOADER = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
+/** The GC hook (see gc-hook.mjs) as a `--import` specifier. */
+export const GC_HOOK = pathToFileURL(join(ROOT, "agent-sim", "bench", "gc-hook.mjs")).href;
+
+/** Environment that turns the GC hook on in a process started with it. */
+export function gcHookEnv(dir: string, name: string): Record<string, string> {
+  const inherited = process.env.NODE_OPTIONS ?? "";
+  return {
+    AGENT_CONTROL_BENCH_GC: "1",
+    AGENT_CONTROL_BENCH_DIR: dir,
+    AGENT_CONTROL_BENCH_NAME: name,
+    NODE_OPTIONS: `${inherited} --import ${GC_HOOK}`.trim(),
+  };
+}
+
+/** A simulated fleet in a child process. */
+export interface SimProcess {
+  readonly child: ChildProcess;
+  counts(): Promise<SimCounts>;
+  /** Drops every stream at once (reconnect storm). */
+  drop(): Promise<SimCounts>;
+  traceStart(everyMs: number): Promise<void>;
+  traceStop(): Promise<SimCounts[]>;
+  /** Resolves once `predicate` holds (polled every 250 ms); rejects after `timeoutMs`. */
+  waitFor(
+    predicate: (c: SimCounts) => boolean,
+    timeoutMs: number,
+    what: string,
+  ): Promise<SimCounts>;
+  /** Stops the fleet cleanly (SIGKILL after 20 s). */
+  stop(): Promise<void>;
+}
+
+/** Starts a fleet in its own process and resolves once it has started connecting. */
+export async function startSimProcess(options: FleetOptions, logFile: string): Promise<SimProcess> {
+  const child = fork(join(ROOT, "agent-sim", "bench", "sim-runner.ts"), [JSON.stringify(options)], {
+    cwd: ROOT,
+    execArgv: ["--import", TSX_LOADER],
+    stdio: ["ignore", "ignore", "pipe", "ipc"],
+  });
+  child.stderr?.pipe(createWriteStream(logFile, { flags: "a" }));
+  const pending = new Map<number, (reply: SimReply) => void>();
+  let nextId = 1;
+  const started = new Promise<void>((resolveStart, reject) => {
+    child.once("exit", (code) => reject(new Error(`sim-runner exited (${code}); see ${logFile}`)));
+    child.on("message", (reply: SimReply) => {
+      if (reply.id === 0) resolveStart();
+      pending.get(reply.id)?.(reply);
+      pending.delete(reply.id);
+    });
+  });
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const call = <T>(kind: SimRequest["kind"], extra: Record<string, unknown> = {}): Promise<T> =>
+    new Promise((resolveCall, reject) => {
+      const id = nextId++;
+      const timer = setTimeout(() => reject(new Error(`sim ${kind} timed out`)), 60_000);
+      pending.set(id, (reply) => {
+        clearTimeout(timer);
+        if (reply.ok) resolveCall(reply.value as T);
+        else reject(new Error(reply.error));
+      });
+      child.send({ id, kind, ...extra });
+    });
+  await started;
+  const sim: SimProcess = {
+    child,
+    counts: () => call<SimCounts>("counts"),
+    drop: () => call<SimCounts>("drop"),
+    traceStart: (everyMs) => call<void>("trace-start", { everyMs }),
+    traceStop: () => call<SimCounts[]>("trace-stop"),
+    async waitFor(predicate, timeoutMs, what) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const counts = await sim.counts();
+        if (predicate(counts)) return counts;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `timed out after ${timeoutMs} ms waiting for ${what} (${counts.welcomed} welcomed)`,
+          );
+        }
+        await sleep(250);
+      }
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      await call("stop").catch(() => child.kill("SIGKILL"));
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  return sim;
+}
+
+/** The bare grpc-js server, running. */
+export interface EchoProcess {
+  readonly pid: number;
+  readonly port: number;
+  stop(): Promise<void>;
+  /** SIGKILL at once. */
+  kill(): Promise<void>;
+}
+
+/** Starts the bare server (with the GC hook, under `dir`) and waits for its port. */
+export async function startEchoProcess(
+  dir: string,
+  heartbeatMs: number,
+  port = 0,
+): Promise<EchoProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      TSX_LOADER,
+      join(ROOT, "agent-sim", "bench", "echo-server.ts"),
+      "--addr",
+      `127.0.0.1:${port}`,
+      "--heartbeat-ms",
+      String(heartbeatMs),
+    ],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...gcHookEnv(dir, "echo") },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  child.stderr?.pipe(createWriteStream(join(dir, "echo.log"), { flags: "a" }));
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const bound = await new Promise<number>((resolvePort, reject) => {
+    const timer = setTimeout(() => reject(new Error("echo server did not start in 60 s")), 60_000);
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening (\d+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolvePort(Number(match[1]));
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`echo server exited (${code})`)));
+  });
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(signal);
+    await exited;
+  };
+  return {
+    pid: child.pid ?? 0,
+    port: bound,
+    stop: () => end("SIGTERM"),
+    kill: () => end("SIGKILL"),
+  };
+}
+
+/** Resolves once all `sims` together have `total` welcomed streams. */
+export async function waitWelcomed(
+  sims: readonly SimProcess[],
+  total: number,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const counts = await Promise.all(sims.map((sim) => sim.counts()));
+    const welcomed = counts.reduce((n, c) => n + c.welcomed, 0);
+    if (welcomed >= total) return;
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what} (${welcomed} welcomed)`);
+    await sleep(250);
+  }
+}
+
+/** Resolves after `ms`. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

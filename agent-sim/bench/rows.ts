@@ -1,0 +1,149 @@
+/**
+ * The benchmark's table: one row per figure, with the baseline measured in the same run,
+ * the ratio, the issue's goal and, for `--quick`, the bound beyond which the run fails.
+ */
+import type { DbBaseline } from "./db-baseline.js";
+import type { FleetLoadResult, MemoryPoint } from "./fleet-load.js";
+import { median, ratio } from "./stats.js";
+
+/** One figure of the table. */
+export interface BenchRow {
+  readonly scenario: string;
+  readonly n: number;
+  readonly unit: string;
+  /** Control's figure (NaN when pending). */
+  readonly project: number;
+  /** The baseline's figure (NaN when there is none). */
+  readonly baseline: number;
+  readonly baselineName: string;
+  /** project / baseline (NaN when there is no baseline). */
+  readonly ratio: number;
+  readonly goal: string;
+  /** Whether the goal is met (undefined: no goal or pending). */
+  readonly met: boolean | undefined;
+  /** Quick mode fails when `ratio` exceeds this. */
+  readonly maxRatio?: number;
+  readonly note?: string;
+  /** Why the row has no figure yet. */
+  readonly pending?: string;
+}
+
+const KB = 1024;
+
+function perStream(
+  points: readonly MemoryPoint[],
+  level: number,
+  read: (p: MemoryPoint) => number,
+): number {
+  const zero = points.find((p) => p.streams === 0);
+  const at = points.find((p) => p.streams === level);
+  if (!zero || !at || level === 0) return Number.NaN;
+  return (read(at) - read(zero)) / level / KB;
+}
+
+/** Rows of the memory, heartbeat and storm scenarios. */
+export function fleetRows(
+  control: FleetLoadResult,
+  bare: FleetLoadResult,
+  bounds: { memory: number; cpu: number },
+): BenchRow[] {
+  const rows: BenchRow[] = [];
+  const rss = (p: MemoryPoint) => p.memory.vmRss;
+  const heap = (p: MemoryPoint) => p.memory.heapUsed + p.memory.external;
+  const levels = control.points.map((p) => p.streams).filter((n) => n > 0);
+  for (const [name, read] of [
+    ["memory per held stream: RSS after GC", rss],
+    ["memory per held stream: heapUsed+external after GC", heap],
+  ] as const) {
+    for (const level of levels) {
+      const project = perStream(control.points, level, read);
+      const baseline = perStream(bare.points, level, read);
+      const r = ratio(project, baseline);
+      rows.push({
+        scenario: name,
+        n: level,
+        unit: "KB/stream",
+        project,
+        baseline,
+        baselineName: "bare grpc-js",
+        ratio: r,
+        goal: "≤ 1.3×",
+        met: r <= 1.3,
+        maxRatio: bounds.memory,
+      });
+    }
+  }
+  const micros = (w: FleetLoadResult["cpu"]) =>
+    median(w.map((x) => (x.cpuSeconds * 1e6) / Math.max(1, x.heartbeats)));
+  const rate = (w: FleetLoadResult["cpu"]) =>
+    median(w.map((x) => x.heartbeats / (x.wallMs / 1000)));
+  const top = levels.at(-1) ?? 0;
+  const cpuProject = micros(control.cpu);
+  const cpuBaseline = micros(bare.cpu);
+  const cpuRatio = ratio(cpuProject, cpuBaseline);
+  rows.push({
+    scenario: "heartbeat CPU at steady state (CPU per heartbeat)",
+    n: top,
+    unit: "µs CPU/heartbeat",
+    project: cpuProject,
+    baseline: cpuBaseline,
+    baselineName: "bare grpc-js",
+    ratio: cpuRatio,
+    goal: "≤ 1.5×",
+    met: cpuRatio <= 1.5,
+    maxRatio: bounds.cpu,
+    note: `${Math.round(rate(control.cpu))} vs ${Math.round(rate(bare.cpu))} heartbeats/s`,
+  });
+  const cs = control.storms;
+  const bs = bare.storms;
+  if (cs.length > 0) {
+    const killToAll = median(cs.map((s) => s.killToAllMs)) / 1000;
+    rows.push({
+      scenario: "reconnect storm: SIGKILL → every agent online again",
+      n: top,
+      unit: "s",
+      project: killToAll,
+      baseline: median(bs.map((s) => s.killToAllMs)) / 1000,
+      baselineName: "bare grpc-js, same downtime",
+      ratio: ratio(killToAll, median(bs.map((s) => s.killToAllMs)) / 1000),
+      goal: "≤ 60 s",
+      met: killToAll <= 60,
+      note: `restart took ${(median(cs.map((s) => s.downtimeMs)) / 1000).toFixed(1)} s; ready → all ${(median(cs.map((s) => s.readyToAllMs)) / 1000).toFixed(1)} s`,
+    });
+    const ptm = (s: FleetLoadResult["storms"]) =>
+      median(s.map((x) => ratio(x.peakPerSecond, x.meanPerSecond)));
+    rows.push({
+      scenario: "reconnect storm: peak-to-mean connection rate",
+      n: top,
+      unit: "peak/mean",
+      project: ptm(cs),
+      baseline: ptm(bs),
+      baselineName: "bare grpc-js, same downtime",
+      ratio: ratio(ptm(cs), ptm(bs)),
+      goal: "≤ 3×",
+      met: ptm(cs) <= 3,
+      note: `peak ${Math.round(median(cs.map((s) => s.peakPerSecond)))}/s, mean ${Math.round(median(cs.map((s) => s.meanPerSecond)))}/s (welcomes)`,
+    });
+  }
+  return rows;
+}
+
+/** The raw-SQL reference rows. */
+export function dbRows(db: DbBaseline): BenchRow[] {
+  const ref = (scenario: string, n: number, value: number): BenchRow => ({
+    scenario,
+    n,
+    unit: "ms",
+    project: Number.NaN,
+    baseline: value,
+    baselineName: "raw SQL",
+    ratio: Number.NaN,
+    goal: "reference",
+    met: undefined,
+  });
+  return [
+    ref("single-row autocommit UPDATE, p50", 1, db.singleUpdateP50Ms),
+    ref("single-row autocommit UPDATE, p99", 1, db.singleUpdateP99Ms),
+    ref("UPDATE … FROM unnest, median", db.unnestRows, db.unnestMedianMs),
+  ];
+}

@@ -1,0 +1,60 @@
+/**
+ * What a fleet scenario measures: a server agents connect to, either the real Control or
+ * the bare grpc-js baseline, with the same handles on both (pid, memory after GC, kill,
+ * restart on the same address).
+ */
+import type { BenchControl } from "./control.js";
+import { type MemorySnapshot, memorySnapshot } from "./proc-stats.js";
+import { type EchoProcess, startEchoProcess } from "./processes.js";
+
+/** A measured server. */
+export interface Target {
+  /** `control` or `bare`. */
+  readonly name: "control" | "bare";
+  /** `HOST:PORT` agents connect to. */
+  readonly server: string;
+  readonly joinToken: string;
+  /** The pid of the measured Node.js process (changes on restart). */
+  pid(): number;
+  /** Memory after two full GCs. */
+  memory(): Promise<MemorySnapshot>;
+  /** SIGKILL. */
+  kill(): Promise<void>;
+  /** Starts again on the same address; resolves once it serves. */
+  restart(): Promise<void>;
+}
+
+/** The real Control as a target. */
+export async function controlTarget(control: BenchControl): Promise<Target> {
+  const joinToken = await control.joinToken();
+  return {
+    name: "control",
+    server: control.agentAddr,
+    joinToken,
+    pid: () => control.pid(),
+    memory: () => memorySnapshot(control.dir, "control", control.pid()),
+    kill: () => control.kill(),
+    restart: () => control.restart(),
+  };
+}
+
+/** The bare grpc-js server as a target (stop it with `stop`). */
+export async function bareTarget(
+  dir: string,
+  heartbeatMs: number,
+): Promise<Target & { stop(): Promise<void> }> {
+  let echo: EchoProcess = await startEchoProcess(dir, heartbeatMs);
+  const port = echo.port;
+  return {
+    name: "bare",
+    server: `127.0.0.1:${port}`,
+    joinToken: "ajt.bare.baseline",
+    pid: () => echo.pid,
+    memory: () => memorySnapshot(dir, "echo", echo.pid),
+    kill: () => echo.kill(),
+    async restart() {
+      echo = await startEchoProcess(dir, heartbeatMs, port);
+    },
+    stop: () => echo.stop(),
+  };
+}
