@@ -63,6 +63,8 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
     holder: o.instanceId,
     intervalMs: o.config.worker.intervalMs,
     publicUrl: o.publicUrl,
+    // After a restart, give agents up to their offline threshold (at most a minute) to reconnect.
+    warmUpMs: Math.min(60_000, o.config.timeouts.offlineAfterSeconds * 1000),
   });
   const controller = new AbortController();
   let running: Promise<void> | undefined;

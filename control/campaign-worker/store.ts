@@ -103,6 +103,16 @@ export async function readNodes(q: Queryable, campaignId: string): Promise<Campa
   return result.rows.map((r) => nodeFromJson(r.record));
 }
 
+/** The nodes of a campaign that are not in a final state. */
+export async function openNodeIds(q: Queryable, campaignId: string): Promise<string[]> {
+  const result = await q.query<{ node_id: string }>(
+    `select node_id from campaign_nodes where campaign_id = $1
+        and state not in ('succeeded', 'failed', 'timed_out', 'skipped', 'canceled', 'rolled_back', 'rollback_failed')`,
+    [campaignId],
+  );
+  return result.rows.map((r) => r.node_id);
+}
+
 /** Ids of the campaigns not finished yet (the worker's work list), oldest first. */
 export async function liveCampaignIds(q: Queryable): Promise<string[]> {
   const result = await q.query<{ id: string }>(

@@ -5,6 +5,11 @@
  * it sends what each decision committed to the outbox, and re-sends unacknowledged
  * operations when their node reconnects (and periodically while it stays silent).
  * Time comes only from the injected Clock.
+ *
+ * Warm-up: right after this process becomes leader (typically a restart) no stream is open
+ * yet, so every node would look offline and waiting nodes would be skipped. For `warmUpMs`
+ * a campaign is decided only once all its unfinished nodes have reconnected; after that,
+ * liveness is trusted again.
  */
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
@@ -15,7 +20,7 @@ import { EventIntake } from "./intake.js";
 import { createLeaderLease, type LeaderLease, StaleLeaderError } from "./lease.js";
 import { loadOfferRelease, type OfferRelease } from "./operations.js";
 import { type Outgoing, sendAll, unackedOperations } from "./outbox.js";
-import { CampaignVersionConflict, liveCampaignIds } from "./store.js";
+import { CampaignVersionConflict, liveCampaignIds, openNodeIds } from "./store.js";
 
 /** Options of {@link createCampaignWorker}. */
 export interface CampaignWorkerOptions {
@@ -35,6 +40,8 @@ export interface CampaignWorkerOptions {
   readonly debounceMs?: number;
   /** Re-send an unacknowledged operation this long after its last send (default 30 s). */
   readonly resendAfterMs?: number;
+  /** After becoming leader, wait at most this long for a campaign's nodes to reconnect (default 0). */
+  readonly warmUpMs?: number;
 }
 
 /** A campaign worker; see {@link createCampaignWorker}. */
@@ -68,6 +75,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const listeners = new Set<(campaignId: string) => void>();
   const releases = new Map<string, OfferRelease>();
   let allDue = true;
+  let warmUntil = 0;
   let waker: AbortController | undefined;
 
   const wake = () => waker?.abort();
@@ -142,8 +150,20 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   };
 
   /** Decides one campaign; returns false when the lease was lost. */
+  const warming = async (campaignId: string): Promise<boolean> => {
+    if (o.clock.now().getTime() >= warmUntil) return false;
+    const open = await openNodeIds(o.db.pool, campaignId);
+    if (open.every((nodeId) => o.gateway.connected(nodeId) !== undefined)) return false;
+    wakeAt.set(campaignId, warmUntil);
+    if (!tracked.has(campaignId)) {
+      for (const nodeId of open) nodeCampaign.set(nodeId, campaignId);
+    }
+    return true;
+  };
+
   const decideOne = async (campaignId: string): Promise<boolean> => {
     try {
+      if (await warming(campaignId)) return true;
       const out = await runDecision(deps, campaignId);
       record(campaignId, out);
       await send(out.outgoing);
@@ -214,6 +234,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
               nextLease = now + Math.floor(ttl / 3);
               if (leading && !was) {
                 allDue = true;
+                warmUntil = now + (o.warmUpMs ?? 0);
                 nextResend = 0;
                 for (const id of [...tracked]) untrack(id);
               }

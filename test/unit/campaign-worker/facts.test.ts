@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import type { ConnectedNode } from "../../../control/agents/events.js";
+import { createCampaign, planCampaign, resolveSpec } from "../../../control/campaign/index.js";
+import { buildFacts, type WorkerGateway } from "../../../control/campaign-worker/facts.js";
+import { campaignFromJson, nodeFromJson } from "../../../control/campaign-worker/rows.js";
+
+const gateway = (live: Partial<ConnectedNode>[]): WorkerGateway => ({
+  send: () => false,
+  connected: (id) => live.find((n) => n.nodeId === id) as ConnectedNode | undefined,
+  subscribe: () => () => {},
+  lastSeenMs: () => 42,
+});
+
+describe("decision facts", () => {
+  it("takes liveness and the Hello from the hub when connected, from the registry when not", () => {
+    const facts = buildFacts({
+      nodeIds: ["on", "off", "never"],
+      gateway: gateway([
+        {
+          nodeId: "on",
+          bootId: "b2",
+          agentVersion: "2.0.0",
+          capabilities: ["upgrade.v1"],
+          platform: "linux-amd64",
+        },
+      ]),
+      registry: [
+        {
+          id: "on",
+          boot_id: "b1",
+          agent_version: "1.0.0",
+          capabilities: [],
+          platform: "linux-amd64",
+        },
+        {
+          id: "off",
+          boot_id: "b7",
+          agent_version: "1.0.0",
+          capabilities: ["upgrade.v1", "config.v1"],
+          platform: "linux-amd64",
+        },
+      ],
+      operations: [
+        {
+          id: "c/off/upgrade",
+          node_id: "off",
+          report_phase: "RESTARTING",
+          report_code: null,
+          report_message: null,
+          report_version: "2.0.0",
+          report_at: new Date(5),
+          failed_at: null,
+          failure: null,
+        },
+        {
+          id: "c/on/upgrade",
+          node_id: "on",
+          report_phase: null,
+          report_code: null,
+          report_message: null,
+          report_version: null,
+          report_at: null,
+          failed_at: new Date(6),
+          failure: "no artifact",
+        },
+      ],
+      configFailures: [{ node_id: "on", at: new Date(7), boot_id: "b2", message: "bad" }],
+    });
+    expect(facts.get("on")).toMatchObject({
+      online: true,
+      bootId: "b2",
+      agentVersion: "2.0.0",
+      lastHeartbeatAt: 42,
+      sendFailures: [{ operationId: "c/on/upgrade", at: 6, message: "no artifact" }],
+      configFailures: [{ at: 7, bootId: "b2", message: "bad" }],
+    });
+    expect(facts.get("off")).toMatchObject({
+      online: false,
+      bootId: "b7",
+      capabilities: ["upgrade.v1", "config.v1"],
+      reports: [{ operationId: "c/off/upgrade", phase: "RESTARTING", version: "2.0.0", at: 5 }],
+    });
+    expect(facts.get("never")).toMatchObject({
+      online: false,
+      bootId: undefined,
+      capabilities: [],
+    });
+  });
+});
+
+describe("stored records", () => {
+  it("round-trip through JSON with every field present", () => {
+    const spec = resolveSpec({
+      targetVersion: "2.0.0",
+      batches: [{ percent: 100, minDurationMs: 0 }],
+    });
+    const candidates = [
+      {
+        id: "n1",
+        labels: {},
+        pool: "",
+        enabled: true,
+        everConnected: true,
+        capabilities: ["upgrade.v1"],
+        agentVersion: "1.0.0",
+      },
+    ];
+    const { campaign, nodes } = createCampaign({
+      id: "c1",
+      spec,
+      plan: planCampaign(spec, candidates),
+      target: { version: "2.0.0", sequence: 2 },
+      now: 1000,
+    });
+    const back = campaignFromJson(JSON.parse(JSON.stringify(campaign)));
+    expect(back).toEqual(campaign);
+    expect(Object.keys(back)).toEqual(Object.keys(campaign));
+    const node = nodeFromJson(JSON.parse(JSON.stringify(nodes[0])));
+    expect(node).toEqual(nodes[0]);
+    expect("offeredAt" in node).toBe(true);
+  });
+});
