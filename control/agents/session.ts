@@ -77,7 +77,7 @@ class AgentSession implements HubSession {
   node!: ConnectedNode;
   lastSeenMs: number;
   private stage: Stage = "handshake";
-  private log: Logger;
+  private readonly peer: string;
   private firstMessage: ((message: IncomingMessage | Error) => void) | undefined;
   private readonly queue: ControlMessage[] = [];
   private writable = true;
@@ -88,7 +88,7 @@ class AgentSession implements HubSession {
     private readonly deps: SessionDeps,
   ) {
     this.lastSeenMs = deps.clock.now().getTime();
-    this.log = deps.log.child({ sessionId: this.sessionId, peer: call.getPeer() });
+    this.peer = call.getPeer();
     const rate = deps.messagesPerSecond;
     this.bucket = new TokenBucket(rate, Math.max(20, rate * 2), this.lastSeenMs);
   }
@@ -117,7 +117,24 @@ class AgentSession implements HubSession {
     if (code === status.OK) this.call.end();
     else this.call.emit("error", { code, details: message });
     if (wasLive) this.deps.hub.unregister(this, message);
-    this.log.debug({ code, reason: message }, "agent stream closed");
+    this.logLine("debug", { code, reason: message }, "agent stream closed");
+  }
+
+  /**
+   * Logs one line about this stream with its session id, peer and (once welcomed) node id.
+   * No child logger per session: two pino children per stream cost about 1 KB of heap
+   * and hidden classes of their own for the stream's whole life, for rare lines.
+   */
+  private logLine(
+    level: "debug" | "info" | "error",
+    fields: Readonly<Record<string, unknown>>,
+    message: string,
+  ): void {
+    const log = this.deps.log;
+    if (!log.isLevelEnabled(level)) return;
+    const nodeId = (this.node as ConnectedNode | undefined)?.nodeId;
+    const context = { sessionId: this.sessionId, peer: this.peer };
+    log[level]({ ...context, ...(nodeId === undefined ? {} : { nodeId }), ...fields }, message);
   }
 
   private ended(reason: string): void {
@@ -138,7 +155,7 @@ class AgentSession implements HubSession {
   private fail(error: unknown): void {
     if (this.stage === "closed") return;
     if (!(error instanceof ControlError)) {
-      this.log.error({ err: error }, "agent stream failed");
+      this.logLine("error", { err: error }, "agent stream failed");
     }
     const { code, details } = toGrpcStatus(error);
     this.close(code, details);
@@ -211,19 +228,21 @@ class AgentSession implements HubSession {
         sha256OfText(secret),
         now,
       );
-      this.log.info(
+      this.logLine(
+        "info",
         { nodeId: facts.nodeId, created },
         created ? "node enrolled" : "node re-enrolled",
       );
     } else if (identity.kind === "certificate" && this.deps.recordCertifiedHello) {
       const { created } = await this.deps.recordCertifiedHello(nodeHello, this.sessionId, now);
-      if (created) this.log.info({ nodeId: facts.nodeId }, "node enrolled by its certificate");
+      if (created) {
+        this.logLine("info", { nodeId: facts.nodeId }, "node enrolled by its certificate");
+      }
     } else {
       await this.deps.nodes.recordHello(nodeHello, this.sessionId, now);
     }
     if (this.stage === "closed") return;
     this.node = { ...nodeHello, sessionId: this.sessionId, connectedAt: now };
-    this.log = this.log.child({ nodeId: facts.nodeId });
     this.lastSeenMs = now.getTime();
     this.stage = "live";
     this.write(
