@@ -5,14 +5,16 @@
  *
  * When active, it writes the process id to `<AGENT_CONTROL_BENCH_DIR>/<name>.pid` and, on
  * every SIGUSR2, runs a full garbage collection twice and writes `process.memoryUsage()`
- * to `<dir>/<name>.mem.json` (atomically: temporary file, then rename).
+ * to `<dir>/<name>.mem.json` (atomically: temporary file, then rename). With
+ * `AGENT_CONTROL_BENCH_SNAPSHOT=1` it also writes `<dir>/<name>-<n>.heapsnapshot` first
+ * (see heap-profile.ts).
  *
  * Plain JavaScript on purpose: NODE_OPTIONS reaches tsx's launcher process too, which
  * has no TypeScript loader; the hook skips that launcher (its argv[1] is tsx's cli).
  */
 import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { setFlagsFromString } from "node:v8";
+import { setFlagsFromString, writeHeapSnapshot } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 const active =
@@ -25,9 +27,14 @@ if (active) {
   /** @type {() => void} */
   const gc = globalThis.gc ?? runInNewContext("gc");
   writeFileSync(join(dir, `${name}.pid`), `${process.pid}\n`);
+  let snapshots = 0;
   process.on("SIGUSR2", () => {
     gc();
     gc();
+    if (process.env.AGENT_CONTROL_BENCH_SNAPSHOT === "1") {
+      snapshots += 1;
+      writeHeapSnapshot(join(dir, `${name}-${snapshots}.heapsnapshot`));
+    }
     const file = join(dir, `${name}.mem.json`);
     const usage = { ...process.memoryUsage(), at: Date.now() };
     writeFileSync(`${file}.tmp`, JSON.stringify(usage));
