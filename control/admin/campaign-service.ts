@@ -132,8 +132,9 @@ export function createCampaignService(
       const token = decodePageToken(req.pageToken);
       let after: { createdAt: Date; id: string } | undefined;
       if (token !== undefined) {
-        const [ms, id] = [token.slice(0, token.indexOf("|")), token.slice(token.indexOf("|") + 1)];
-        if (!/^\d+$/.test(ms) || id === "") {
+        const bar = token.indexOf("|");
+        const [ms, id] = [token.slice(0, Math.max(0, bar)), token.slice(bar + 1)];
+        if (bar < 0 || !/^\d+$/.test(ms) || id === "") {
           throw new ControlError("invalid_argument", "page_token is not one this server issued");
         }
         after = { createdAt: new Date(Number(ms)), id };

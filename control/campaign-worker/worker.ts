@@ -85,6 +85,8 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     campaignOfNode: (nodeId) => nodeCampaign.get(nodeId),
     bootIdOf: (nodeId) => o.gateway.connected(nodeId)?.bootId,
     touched: (campaignId) => {
+      // Only campaigns this worker decides: a made-up id in a report costs nothing.
+      if (!tracked.has(campaignId)) return;
       dirty.add(campaignId);
       wake();
     },
