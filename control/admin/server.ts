@@ -11,6 +11,7 @@ import {
 } from "node:http2";
 import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import { ConnectError, type ConnectRouter, createContextValues } from "@connectrpc/connect";
+import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ListenAddress } from "../config.js";
 import { ControlError, toConnectError } from "../errors.js";
@@ -50,7 +51,10 @@ export interface AdminServer {
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
   const log = options.log.child({ component: "admin" });
   const api = connectNodeAdapter({
-    routes: options.routes,
+    routes: (router) => {
+      options.routes(router);
+      refuseUnparsableBinary(router);
+    },
     interceptors: [
       authInterceptor(options.tokens),
       (next) => async (req) => {
@@ -156,4 +160,60 @@ type AnyResponse = ServerResponse | Http2ServerResponse;
 function text(res: AnyResponse, status: number, body: string): void {
   res.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
   res.end(body);
+}
+
+/**
+ * connect-es reports a request whose protobuf binary does not decode as `internal` ("parse
+ * binary: …": HTTP 500, grpc-status 13), though the client sent it; a JSON body that does
+ * not decode is already `invalid_argument`. This relabels the binary case the same way
+ * (HTTP 400, grpc-status 3) for the Connect and gRPC protocols, so a malformed request
+ * never looks like a server fault. Found by test/fuzz/admin-decoders.test.ts.
+ */
+function refuseUnparsableBinary(router: ConnectRouter): void {
+  router.handlers.forEach((handler, index) => {
+    const relabelled = async (req: UniversalServerRequest) => relabel(await handler(req));
+    router.handlers[index] = Object.assign(relabelled, handler);
+  });
+}
+
+const PARSE_BINARY = "parse binary:";
+
+async function relabel(res: UniversalServerResponse): Promise<UniversalServerResponse> {
+  const { body, header, trailer } = res;
+  if (res.status === 500 && body && header?.get("content-type") === "application/json") {
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of body) chunks.push(chunk);
+    const bytes = Buffer.concat(chunks);
+    let error: { code?: unknown; message?: unknown } = {};
+    try {
+      error = JSON.parse(bytes.toString("utf8")) as typeof error;
+    } catch {
+      // Not a Connect error body: pass it on unchanged.
+    }
+    if (error.code !== "internal" || !String(error.message).startsWith(PARSE_BINARY)) {
+      return { ...res, body: once(bytes) };
+    }
+    const fixed = Buffer.from(JSON.stringify({ code: "invalid_argument", message: error.message }));
+    header.set("content-length", String(fixed.length));
+    return { ...res, status: 400, body: once(fixed) };
+  }
+  if (!body || !trailer) return res;
+  const fixTrailer = () => {
+    const message = trailer.get("grpc-message") ?? "";
+    if (trailer.get("grpc-status") === "13" && message.startsWith("parse%20binary%3A")) {
+      trailer.set("grpc-status", "3");
+    }
+  };
+  fixTrailer();
+  return {
+    ...res,
+    body: (async function* () {
+      yield* body;
+      fixTrailer();
+    })(),
+  };
+}
+
+async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
+  yield bytes;
 }
