@@ -140,8 +140,8 @@ describe("Control killed with SIGKILL during running campaigns", () => {
         timeouts: {
           reconnectSeconds: 120,
           configGraceSeconds: 0,
-          heartbeatSeconds: 0.5,
-          offlineAfterSeconds: 3,
+          heartbeatSeconds: 1,
+          offlineAfterSeconds: 10,
         },
         worker: { intervalMs: 200 },
         limits: { shutdownGraceSeconds: 1 },
@@ -249,6 +249,14 @@ describe("Control killed with SIGKILL during running campaigns", () => {
       campaign: Campaign;
       nodes: { nodeId: string; state: NodeState; code: string }[];
     };
+    const statesA = doneA.nodes.map((n) => `${NodeState[n.state]}/${n.code}`);
+    const tally = Object.entries(
+      statesA.reduce<Record<string, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {}),
+    );
+    expect(tally.sort()).toEqual([
+      ["FAILED/rejected", 3],
+      ["SUCCEEDED/", 197],
+    ]);
     expect(doneA.campaign.phase).toBe(CampaignPhase.COMPLETED);
     const failed = doneA.nodes.filter((n) => n.state === NodeState.FAILED);
     expect(failed.map((n) => n.nodeId).sort()).toEqual([...refusers].sort());
