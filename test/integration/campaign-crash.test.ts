@@ -250,9 +250,9 @@ describe("Control killed with SIGKILL during running campaigns", () => {
       nodes: { nodeId: string; state: NodeState; code: string }[];
     };
     const statesA = doneA.nodes.map((n) => `${NodeState[n.state]}/${n.code}`);
-    const tally = Object.entries(
-      statesA.reduce<Record<string, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {}),
-    );
+    const counts = new Map<string, number>();
+    for (const s of statesA) counts.set(s, (counts.get(s) ?? 0) + 1);
+    const tally = [...counts];
     expect(tally.sort()).toEqual([
       ["FAILED/rejected", 3],
       ["SUCCEEDED/", 197],
