@@ -165,8 +165,19 @@ export function formatBatchTable(campaign: Campaign): string {
   );
 }
 
-/** Formats the node rows of a campaign; `wide` adds pool, times and operation ids. */
-export function formatCampaignNodes(nodes: readonly CampaignNode[], wide: boolean): string {
+/**
+ * Formats the node rows of a campaign; `wide` adds pool, times and operation ids. Batches
+ * are numbered from 1 by their position in `campaign`, as in the batch table.
+ */
+export function formatCampaignNodes(
+  campaign: Campaign,
+  nodes: readonly CampaignNode[],
+  wide: boolean,
+): string {
+  const position = (index: number): string => {
+    const at = campaign.batches.findIndex((b) => b.index === index);
+    return at < 0 ? String(index) : String(at + 1);
+  };
   const header = ["NODE", "BATCH", "STATE", "VERSION", "CODE", "MESSAGE"];
   if (wide) header.push("PREVIOUS", "POOL", "OFFERED", "FINISHED", "OPERATION");
   return formatTable(
@@ -174,7 +185,7 @@ export function formatCampaignNodes(nodes: readonly CampaignNode[], wide: boolea
     nodes.map((n) => {
       const row = [
         n.nodeId,
-        String(n.batch),
+        position(n.batch),
         stateName(n.state),
         n.version || "-",
         n.code || "-",

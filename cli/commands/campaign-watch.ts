@@ -18,6 +18,7 @@ import {
 import { expectPositionals, formatDuration } from "../args.js";
 import { type Command, type Context, ExitError } from "../command.js";
 import {
+  type Colour,
   ESC,
   enumName,
   messageJsonLine,
@@ -56,7 +57,9 @@ export function progressBar(batch: BatchStatus, paint: Painter, width = BAR_WIDT
   const s = cells(succeeded);
   const f = Math.min(width - s, cells(failed));
   const o = Math.min(width - s - f, cells(other));
-  return `[${paint("green", "#".repeat(s))}${paint("red", "x".repeat(f))}${paint("yellow", "~".repeat(o))}${paint("dim", "-".repeat(width - s - f - o))}]`;
+  const part = (colour: Colour, char: string, n: number): string =>
+    n > 0 ? paint(colour, char.repeat(n)) : "";
+  return `[${part("green", "#", s)}${part("red", "x", f)}${part("yellow", "~", o)}${part("dim", "-", width - s - f - o)}]`;
 }
 
 function batchTimeLeft(campaign: Campaign, batch: BatchStatus, sinceUpdateMs: number): string {
@@ -131,12 +134,20 @@ function transient(error: unknown): boolean {
 function createTerminalDrawer(ctx: Context): (lines: string[]) => void {
   let drawn = 0;
   return (lines) => {
-    const width = ctx.stdout.columns ?? 120;
+    // A pseudo-terminal may report 0 columns; fall back to COLUMNS, then 120.
+    const width = terminalWidth(ctx.stdout.columns, ctx.env.COLUMNS);
     const fitted = lines.map((l) => (visibleLength(l) > width - 1 ? truncate(l, width - 1) : l));
     const up = drawn > 0 ? `${ESC}[${drawn}F` : "";
     ctx.stdout.write(`${up}${ESC}[J${fitted.join("\n")}\n`);
     drawn = fitted.length;
   };
+}
+
+/** The usable width of the terminal: its column count, else `COLUMNS`, else 120. */
+export function terminalWidth(columns: number | undefined, env: string | undefined): number {
+  if (columns !== undefined && columns > 0) return columns;
+  const fromEnv = Number(env);
+  return Number.isInteger(fromEnv) && fromEnv > 0 ? fromEnv : 120;
 }
 
 function truncate(line: string, width: number): string {

@@ -173,7 +173,7 @@ const show: Command = {
     if (campaign === undefined) throw new Error("Control answered without a campaign");
     ctx.stdout.write(`${formatCampaignSummary(campaign)}\n${formatBatchTable(campaign)}`);
     if (!summaryOnly && response.nodes.length > 0) {
-      ctx.stdout.write(`\n${formatCampaignNodes(response.nodes, ctx.output === "wide")}`);
+      ctx.stdout.write(`\n${formatCampaignNodes(campaign, response.nodes, ctx.output === "wide")}`);
     }
     return 0;
   },

@@ -6,6 +6,7 @@ import {
   progressBar,
   renderFrame,
   renderLine,
+  terminalWidth,
 } from "../../../cli/commands/campaign-watch.js";
 import { createPainter, ESC, stripAnsi } from "../../../cli/output.js";
 import {
@@ -102,6 +103,15 @@ describe("watch rendering", () => {
     expect(stripAnsi(progressBar(batch, createPainter(true), 10))).toBe(
       progressBar(batch, plain, 10),
     );
+  });
+
+  it.each([
+    [100, undefined, 100],
+    [0, "160", 160],
+    [undefined, undefined, 120],
+    [0, "wide", 120],
+  ])("uses %s columns (COLUMNS=%s) as width %i, never 0", (columns, env, width) => {
+    expect(terminalWidth(columns, env)).toBe(width);
   });
 
   it("prints one plain line per update when not on a terminal", () => {
