@@ -3,8 +3,11 @@
  * node's liveness in memory, and the batched writes that keep the registry in step.
  *
  * Liveness costs no database write per heartbeat: a heartbeat only stamps the session in
- * memory; every `flushIntervalMs` the nodes heard from are written in one `unnest`
- * statement, and stream ends are written (also batched) within `endFlushDelayMs`.
+ * memory; every `flushIntervalMs` the nodes whose stored `last_seen` is older than
+ * `sightingWriteIntervalMs` are written in one `unnest` statement, and stream ends are
+ * written (also batched, with the exact last-seen time) within `endFlushDelayMs`. Readers
+ * of a live node's last-seen time ask the hub ({@link AgentHub.lastSeenMs}), so the stored
+ * value of a live node only needs to be fresh enough for after a crash.
  */
 import type { Operation } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { Clock } from "../clock.js";
@@ -17,6 +20,8 @@ export interface HubSession {
   readonly node: ConnectedNode;
   /** Milliseconds (clock time) of the last message from the Agent. */
   lastSeenMs: number;
+  /** The `lastSeenMs` last written to the database (the hub maintains it). */
+  lastSeenWrittenMs: number;
   /** Queues an operation; false when the stream is closed or its queue is full. */
   send(operation: Operation): boolean;
   /** Ends the stream with a gRPC status; idempotent. */
@@ -34,6 +39,12 @@ export interface AgentHubOptions {
   readonly flushIntervalMs?: number;
   /** How soon ended streams are written (default 100 ms). */
   readonly endFlushDelayMs?: number;
+  /**
+   * A live node's `last_seen` is written again once it is this much older than the time
+   * heard (default: 60 s, at most half of `offlineAfterMs`). With 10 s heartbeats that is
+   * one row write per node per minute instead of one per heartbeat.
+   */
+  readonly sightingWriteIntervalMs?: number;
 }
 
 /** Live sessions, liveness, and the gateway operations go through. */
@@ -47,9 +58,12 @@ export class AgentHub implements AgentGateway {
   private flushing: Promise<void> = Promise.resolve();
   private lastFlushMs: number;
   private stopped = false;
+  private readonly sightingWriteMs: number;
 
   constructor(private readonly options: AgentHubOptions) {
     this.lastFlushMs = options.clock.now().getTime();
+    this.sightingWriteMs =
+      options.sightingWriteIntervalMs ?? Math.min(60_000, options.offlineAfterMs / 2);
     const sweepMs = Math.max(50, Math.min(1000, options.offlineAfterMs / 4));
     this.ticker = setInterval(() => this.tick(), sweepMs);
     this.ticker.unref();
@@ -67,6 +81,8 @@ export class AgentHub implements AgentGateway {
 
   /** Registers a session after its Welcome; a previous session of the node is closed. */
   register(session: HubSession): void {
+    // The Hello's row write stored this connect time as `last_seen`.
+    session.lastSeenWrittenMs = session.lastSeenMs;
     const previous = this.sessions.get(session.node.nodeId);
     this.sessions.set(session.node.nodeId, session);
     if (previous) previous.close(10 /* ABORTED */, "replaced by a newer stream of the same node");
@@ -87,10 +103,12 @@ export class AgentHub implements AgentGateway {
     this.emit({ kind: "disconnected", nodeId, sessionId, reason });
   }
 
-  /** Stamps a node as heard from now. */
-  touch(session: HubSession): void {
-    session.lastSeenMs = this.options.clock.now().getTime();
-    this.heard.add(session.node.nodeId);
+  /** Stamps a node as heard from at `nowMs` (default: the clock's now). */
+  touch(session: HubSession, nowMs: number = this.options.clock.now().getTime()): void {
+    session.lastSeenMs = nowMs;
+    if (nowMs - session.lastSeenWrittenMs >= this.sightingWriteMs) {
+      this.heard.add(session.node.nodeId);
+    }
   }
 
   /** Delivers an event to every listener; a throwing listener is logged, never propagated. */
@@ -163,8 +181,10 @@ export class AgentHub implements AgentGateway {
     this.lastFlushMs = this.options.clock.now().getTime();
     const sightings: Sighting[] = [];
     for (const nodeId of this.heard) {
-      const ms = this.sessions.get(nodeId)?.lastSeenMs;
-      if (ms !== undefined) sightings.push({ nodeId, lastSeen: new Date(ms) });
+      const session = this.sessions.get(nodeId);
+      if (session === undefined) continue;
+      sightings.push({ nodeId, lastSeen: new Date(session.lastSeenMs) });
+      session.lastSeenWrittenMs = session.lastSeenMs;
     }
     this.heard.clear();
     const ends = this.ended.splice(0);
@@ -175,7 +195,12 @@ export class AgentHub implements AgentGateway {
         await this.options.store.flushSightings(sightings);
       })
       .catch((error: unknown) => {
-        // The next flush writes fresher values; stream ends are retried once.
+        // The next heartbeat of these nodes queues them again (fresher values); stream
+        // ends are retried once.
+        for (const { nodeId } of sightings) {
+          const session = this.sessions.get(nodeId);
+          if (session) session.lastSeenWrittenMs = 0;
+        }
         this.ended.push(...ends);
         this.options.log.warn({ err: (error as Error).message }, "liveness flush failed");
       });

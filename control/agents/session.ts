@@ -76,6 +76,7 @@ class AgentSession implements HubSession {
   readonly sessionId = randomUUID();
   node!: ConnectedNode;
   lastSeenMs: number;
+  lastSeenWrittenMs = 0;
   private stage: Stage = "handshake";
   private readonly peer: string;
   private firstMessage: ((message: IncomingMessage | Error) => void) | undefined;
@@ -281,8 +282,7 @@ class AgentSession implements HubSession {
       this.close(status.INVALID_ARGUMENT, error.message);
       return;
     }
-    this.deps.hub.touch(this);
-    const at = new Date(nowMs);
+    this.deps.hub.touch(this, nowMs);
     const body = message.body;
     switch (body.case) {
       case "heartbeat":
@@ -297,7 +297,7 @@ class AgentSession implements HubSession {
           kind: "observed",
           nodeId: this.node.nodeId,
           observed: checked.value,
-          at,
+          at: new Date(nowMs),
         });
         return;
       }
@@ -307,7 +307,7 @@ class AgentSession implements HubSession {
           nodeId: this.node.nodeId,
           ok: body.value.ok,
           message: body.value.message.slice(0, 1024),
-          at,
+          at: new Date(nowMs),
         });
         return;
       case "hello":
