@@ -69,7 +69,7 @@ export async function runFleetLoad(
   try {
     await sleep(plan.settleMs);
     points.push(await reading(target, 0));
-    const idle = await cpuPerSecond(target.pid(), Math.min(plan.cpuWindowMs, 5000));
+    const idle = await cpuPerSecond(target.pid(), Math.min(plan.cpuWindowMs / 2, 5000));
     let held = 0;
     for (const [index, level] of plan.levels.entries()) {
       const count = level - held;

@@ -7,12 +7,14 @@
  * every SIGUSR2, runs a full garbage collection twice and writes `process.memoryUsage()`
  * to `<dir>/<name>.mem.json` (atomically: temporary file, then rename). With
  * `AGENT_CONTROL_BENCH_SNAPSHOT=1` it also writes `<dir>/<name>-<n>.heapsnapshot` first
- * (see heap-profile.ts).
+ * (see heap-profile.ts). With `AGENT_CONTROL_BENCH_PROFILE=1`, each SIGWINCH starts or stops
+ * the V8 CPU profiler; stopping writes `<dir>/<name>-<n>.cpuprofile` (see cpu-profile.ts).
  *
  * Plain JavaScript on purpose: NODE_OPTIONS reaches tsx's launcher process too, which
  * has no TypeScript loader; the hook skips that launcher (its argv[1] is tsx's cli).
  */
 import { renameSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
 import { join } from "node:path";
 import { setFlagsFromString, writeHeapSnapshot } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -40,4 +42,23 @@ if (active) {
     writeFileSync(`${file}.tmp`, JSON.stringify(usage));
     renameSync(`${file}.tmp`, file);
   });
+  if (process.env.AGENT_CONTROL_BENCH_PROFILE === "1") {
+    const session = new Session();
+    session.connect();
+    let profiling = false;
+    let profiles = 0;
+    process.on("SIGWINCH", () => {
+      if (!profiling) {
+        profiling = true;
+        session.post("Profiler.enable", () => session.post("Profiler.start"));
+        return;
+      }
+      profiling = false;
+      session.post("Profiler.stop", (error, result) => {
+        if (error) return;
+        profiles += 1;
+        writeFileSync(join(dir, `${name}-${profiles}.cpuprofile`), JSON.stringify(result.profile));
+      });
+    });
+  }
 }

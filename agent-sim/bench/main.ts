@@ -37,13 +37,15 @@ const QUICK: Mode = {
     levels: [1000],
     heartbeatScale: 0.1,
     settleMs: 2000,
-    cpuWindows: 2,
+    cpuWindows: 3,
     cpuWindowMs: 6000,
     storms: 1,
     connectRate: 1000,
     levelTimeoutMs: 60_000,
   },
-  bounds: { memory: 2.0, cpu: 2.5 },
+  // Margins over the goals (1.3×, 1.5×) for N = 1,000 on a shared 2-core box: fixed
+  // costs (JIT code, pools) weigh more per stream at 1,000 and CPU windows are short.
+  bounds: { memory: 1.6, cpu: 2.0 },
   bareStorms: 0,
   dbRows: 1000,
   singles: 200,
@@ -158,10 +160,14 @@ async function main(): Promise<number> {
     };
     await writeReport(report, values.out);
     const failed = rows.filter(
-      (r) => r.maxRatio !== undefined && !(Number.isFinite(r.ratio) && r.ratio <= r.maxRatio),
+      (r) =>
+        (r.maxRatio !== undefined && !(r.ratio <= r.maxRatio)) ||
+        (r.maxValue !== undefined && !(r.project <= r.maxValue)),
     );
     for (const row of failed) {
-      say(`FAIL ${row.scenario} (N=${row.n}): ratio ${row.ratio.toFixed(2)} > ${row.maxRatio}`);
+      say(
+        `FAIL ${row.scenario} (N=${row.n}): ratio ${row.ratio.toFixed(2)} (bound ${row.maxRatio ?? "—"}), figure ${row.project.toFixed(2)} (bound ${row.maxValue ?? "—"})`,
+      );
     }
     say(`done in ${Math.round((Date.now() - started) / 1000)} s`);
     return failed.length === 0 ? 0 : 1;

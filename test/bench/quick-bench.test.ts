@@ -1,0 +1,66 @@
+/**
+ * CI wrapper of `npm run bench -- --quick`: runs the quick benchmark (N = 1,000, a real
+ * Control on the embedded PostgreSQL against the bare grpc-js baseline, simulators in their
+ * own processes) and holds Control to the bounds of its ratios. Wall-clock times are never
+ * asserted: this machine is shared and noisy; only ratios measured in the same run are.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "..", "..");
+
+interface Row {
+  scenario: string;
+  n: number;
+  project: number | null;
+  ratio: number | null;
+  maxRatio?: number;
+  pending?: string;
+}
+
+describe("npm run bench -- --quick", () => {
+  let out: string | undefined;
+  afterAll(async () => {
+    if (out) await rm(out, { recursive: true, force: true });
+  });
+
+  it("keeps every Control/baseline ratio within its bound", async () => {
+    out = await mkdtemp(join(tmpdir(), "bench-quick-test-"));
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"),
+        "agent-sim/bench/main.ts",
+        "--quick",
+        "--out",
+        out,
+      ],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const code = await new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
+    const report = JSON.parse(await readFile(join(out, "benchmarks-quick.json"), "utf8")) as {
+      rows: Row[];
+    };
+    const bounded = report.rows.filter((r) => r.maxRatio !== undefined);
+    expect(bounded.length, output).toBeGreaterThanOrEqual(3);
+    for (const row of bounded) {
+      expect(row.ratio, `${row.scenario} (N=${row.n})\n${output}`).not.toBeNull();
+      expect(row.ratio as number, `${row.scenario} (N=${row.n})`).toBeLessThanOrEqual(
+        row.maxRatio as number,
+      );
+    }
+    const storm = report.rows.find((r) => r.scenario.includes("peak-to-mean"));
+    expect(storm?.project ?? Number.NaN, "reconnect storm peak-to-mean").toBeLessThanOrEqual(3);
+    expect(code, output).toBe(0);
+  }, 240_000);
+});
