@@ -20,7 +20,7 @@ const count = (c: Campaign | undefined, state: NodeState) =>
   c?.counts.find((x) => x.state === state)?.count ?? 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe("pause, resume and abort by an operator", () => {
+describe("pause, resume and abort by an operator", { timeout: 120_000 }, () => {
   let fx: CampaignFixture;
   const fleets = new Map<string, Fleet>();
   beforeAll(async () => {
@@ -32,7 +32,7 @@ describe("pause, resume and abort by an operator", () => {
         await fx.fleet({ count: 100, idPrefix: group, labels: { group }, restartMs: [150, 300] }),
       );
     }
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await fx?.stop();
   });

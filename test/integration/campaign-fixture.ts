@@ -46,8 +46,8 @@ export function fastConfig(pin: string, extra: ConfigInput = {}): ConfigInput {
     timeouts: {
       reconnectSeconds: 10,
       configGraceSeconds: 0,
-      heartbeatSeconds: 1,
-      offlineAfterSeconds: 5,
+      heartbeatSeconds: 2,
+      offlineAfterSeconds: 10,
     },
     worker: { intervalMs: 200 },
     limits: { maxConcurrentHandshakes: 4096 },
@@ -76,7 +76,7 @@ export async function campaignFixture(extra: ConfigInput = {}): Promise<Campaign
       });
       fleets.push(fleet);
       const want = welcomed ?? options.count;
-      await fleet.waitUntil((f) => f.welcomedCount() >= want, 30_000, `${want} agents welcomed`);
+      await fleet.waitUntil((f) => f.welcomedCount() >= want, 90_000, `${want} agents welcomed`);
       return fleet;
     },
     async register(version) {
@@ -130,7 +130,7 @@ export async function waitForCampaign(
   client: Client<typeof CampaignService>,
   id: string,
   predicate: (c: Campaign) => boolean = isDone,
-  timeoutMs = 25_000,
+  timeoutMs = 60_000,
 ): Promise<Campaign> {
   const deadline = Date.now() + timeoutMs;
   let last: Campaign | undefined;

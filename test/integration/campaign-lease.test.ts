@@ -5,7 +5,7 @@ import { createLogger } from "../../control/log.js";
 import { CampaignPhase } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { type CampaignFixture, campaignFixture, NEW } from "./campaign-fixture.js";
 
-describe("the campaign worker's leader lease", () => {
+describe("the campaign worker's leader lease", { timeout: 120_000 }, () => {
   let fx: CampaignFixture;
   let intruder: pg.Client;
   beforeAll(async () => {
@@ -14,7 +14,7 @@ describe("the campaign worker's leader lease", () => {
     await fx.fleet({ count: 10 });
     intruder = new pg.Client({ connectionString: fx.tc.database.url });
     await intruder.connect();
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await intruder?.end();
     await fx?.stop();

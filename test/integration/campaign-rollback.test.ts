@@ -15,14 +15,14 @@ import {
   waitForCampaign,
 } from "./campaign-fixture.js";
 
-describe("a bad release over 500 simulated agents", () => {
+describe("a bad release over 500 simulated agents", { timeout: 120_000 }, () => {
   let fx: CampaignFixture;
   let fleet: Fleet;
   beforeAll(async () => {
     fx = await campaignFixture();
     await fx.register(NEW);
     fleet = await fx.fleet({ count: 500, failVersions: [NEW] });
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await fx?.stop();
   });

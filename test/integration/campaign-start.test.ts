@@ -22,7 +22,7 @@ async function refusal(call: Promise<unknown>): Promise<ConnectError> {
   throw new Error("the call succeeded");
 }
 
-describe("starting, planning, listing and retrying campaigns", () => {
+describe("starting, planning, listing and retrying campaigns", { timeout: 120_000 }, () => {
   let fx: CampaignFixture;
   let busy: Fleet;
   let offline: Fleet;
@@ -37,7 +37,7 @@ describe("starting, planning, listing and retrying campaigns", () => {
       labels: { group: "off" },
       behaviours: { "off-00002": { upgrade: "no-upgrade-cap" } },
     });
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await fx?.stop();
   });

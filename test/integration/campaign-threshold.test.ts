@@ -17,7 +17,7 @@ import {
 /** 102 nodes with batches 1 % / 100 % make a 2-node canary batch and a 100-node batch. */
 const GROUP = 102;
 
-describe("the failure threshold of a 100-node batch (5 %)", () => {
+describe("the failure threshold of a 100-node batch (5 %)", { timeout: 120_000 }, () => {
   let fx: CampaignFixture;
   const fleets = new Map<string, Fleet>();
   beforeAll(async () => {
@@ -26,7 +26,7 @@ describe("the failure threshold of a 100-node batch (5 %)", () => {
     for (const group of ["six", "five"]) {
       fleets.set(group, await fx.fleet({ count: GROUP, idPrefix: group, labels: { group } }));
     }
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await fx?.stop();
   });
