@@ -26,6 +26,16 @@ describe("the failure threshold of a 100-node batch (5 %)", { timeout: 120_000 }
     for (const group of ["six", "five"]) {
       fleets.set(group, await fx.fleet({ count: GROUP, idPrefix: group, labels: { group } }));
     }
+    fleets.set(
+      "config",
+      await fx.fleet({
+        count: 20,
+        idPrefix: "config",
+        labels: { group: "config" },
+        behaviours: { "config-00007": { upgrade: "config-fail" } },
+        configFailDelayMs: 100,
+      }),
+    );
   }, 180_000);
   afterAll(async () => {
     await fx?.stop();
@@ -78,5 +88,28 @@ describe("the failure threshold of a 100-node batch (5 %)", { timeout: 120_000 }
     const failed = nodes.filter((n) => n.state === NodeState.FAILED).map((n) => n.nodeId);
     expect(failed.sort()).toEqual([...bad].sort());
     expect(nodes.filter((n) => n.state === NodeState.SUCCEEDED)).toHaveLength(GROUP - 5);
+  });
+
+  it("fails a node whose configuration fails after the upgrade while its batch is watched", async () => {
+    const spec = quickSpec(NEW, [5, 100], {
+      selector: { labels: { group: "config" } },
+      failureThresholdPercent: 100,
+      disruptionBudgetPercent: 100,
+    });
+    spec.batches = [
+      { percent: 5, minDuration: { seconds: 0n, nanos: 0 } },
+      { percent: 100, minDuration: { seconds: 3n, nanos: 0 } },
+    ];
+    const plan = await fx.campaigns.planCampaign({ spec });
+    expect(plan.batches[1]?.nodeIds).toContain("config-00007");
+    const id = (await fx.campaigns.startCampaign({ spec })).campaign?.id ?? "";
+    const done = await waitForCampaign(fx.campaigns, id);
+    expect(done.phase).toBe(CampaignPhase.COMPLETED);
+    const { nodes } = await fx.campaigns.getCampaign({ id });
+    const failed = nodes.filter((n) => n.state === NodeState.FAILED);
+    expect(failed.map((n) => [n.nodeId, n.code])).toEqual([
+      ["config-00007", "config_apply_failed"],
+    ]);
+    expect(nodes.filter((n) => n.state === NodeState.SUCCEEDED)).toHaveLength(19);
   });
 });
