@@ -60,7 +60,7 @@ async function register(tc: TestControl, key: ReleaseKeyPair, version: string, s
 
 const BATCHES = ["--batches", "50:0s,100:0s"];
 
-describe("agentctl campaign against a real Control", () => {
+describe("agentctl campaign against a real Control", { timeout: 120_000 }, () => {
   let tc: TestControl;
   let fleet: Fleet;
   let env: Record<string, string>;
@@ -78,6 +78,7 @@ describe("agentctl campaign against a real Control", () => {
     env = { AGENTCTL_SERVER: tc.adminUrl, AGENTCTL_TOKEN: tc.operatorToken };
     await register(tc, key, "1.1.0", 1);
     await register(tc, key, "1.2.0", 2);
+    await register(tc, key, "1.3.0", 3);
     fleet = await startFleet({
       server: tc.agentAddress,
       joinToken: await tc.joinToken(),
@@ -147,6 +148,8 @@ describe("agentctl campaign against a real Control", () => {
     expect(actions).toContain("start");
   });
 
+  let rolledBack = "";
+
   it("watch exits 3 with the stop reason when a batch fails and is rolled back", async () => {
     const started = await agentctl(
       ["campaign", "start", "--version", "1.2.0", ...BATCHES, "--threshold", "0", "--yes"],
@@ -159,5 +162,59 @@ describe("agentctl campaign against a real Control", () => {
     expect(watched.stderr).toMatch(
       new RegExp(`^agentctl: campaign ${id} ended rolled_back: batch_failed.*\\n$`),
     );
+    rolledBack = id;
+  });
+
+  it("pauses, resumes and aborts a running campaign, each recorded in the audit log", async () => {
+    const started = await agentctl(
+      ["campaign", "start", "--version", "1.3.0", "--batches", "50:10m,100:10m", "--yes"],
+      env,
+    );
+    expect(started.code).toBe(0);
+    const id = started.stdout.trim();
+    const paused = await agentctl(["campaign", "pause", id, "--reason", "look first"], env);
+    expect(paused).toEqual({
+      code: 0,
+      stdout: `campaign ${id} paused; phase paused\n`,
+      stderr: "",
+    });
+    const resumed = await agentctl(["campaign", "resume", id], env);
+    expect(resumed).toEqual({
+      code: 0,
+      stdout: `campaign ${id} resumed; phase running\n`,
+      stderr: "",
+    });
+    const aborted = await agentctl(["campaign", "abort", id, "--json"], env);
+    expect(aborted.code).toBe(0);
+    expect((JSON.parse(aborted.stdout) as { campaign: { phase: string } }).campaign.phase).toBe(
+      "CAMPAIGN_PHASE_ABORTED",
+    );
+    const again = await agentctl(["campaign", "pause", id], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr.split("\n")).toHaveLength(2);
+    const audit = await agentctl(["audit", "list", "--campaign", id, "--json"], env);
+    const actions = (JSON.parse(audit.stdout) as { events: { action: string }[] }).events.map(
+      (e) => e.action,
+    );
+    expect(actions).toEqual(expect.arrayContaining(["start", "pause", "resume", "abort"]));
+  });
+
+  it("retries a rolled-back campaign as a new one that names its origin", async () => {
+    expect(rolledBack).not.toBe("");
+    const retried = await agentctl(
+      ["campaign", "retry", rolledBack, "--exclude-node", "cmp-00001"],
+      env,
+    );
+    expect(retried.stderr).toContain(`(retry of ${rolledBack})`);
+    expect(retried.code).toBe(0);
+    const id = retried.stdout.trim();
+    const shown = await agentctl(["campaign", "show", id, "--json"], env);
+    const json = JSON.parse(shown.stdout) as {
+      campaign: { retryOf: string };
+      nodes: { nodeId: string }[];
+    };
+    expect(json.campaign.retryOf).toBe(rolledBack);
+    expect(json.nodes.map((n) => n.nodeId)).not.toContain("cmp-00001");
+    await agentctl(["campaign", "abort", id], env);
   });
 });

@@ -33,7 +33,7 @@ function agentctl(args: string[], env: Record<string, string>): Promise<Result> 
   });
 }
 
-describe("agentctl against a real Control", () => {
+describe("agentctl against a real Control", { timeout: 120_000 }, () => {
   let tc: TestControl;
   let fleet: Fleet;
   let emptyDataDir: string;

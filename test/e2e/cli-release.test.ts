@@ -64,7 +64,7 @@ async function writeRelease(
   return path;
 }
 
-describe("agentctl release against a real Control", () => {
+describe("agentctl release against a real Control", { timeout: 120_000 }, () => {
   let tc: TestControl;
   let dir: string;
   let pinned: ReleaseKeyPair;

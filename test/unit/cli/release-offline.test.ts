@@ -45,7 +45,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe("offline release flow through the agentctl binary", () => {
+describe("offline release flow through the agentctl binary", { timeout: 120_000 }, () => {
   it("keygen writes a 0600 private key and a .pub pin, printing the pin", async () => {
     for (const name of ["k1", "k2", "k3"]) {
       const result = await agentctl(["release", "keygen", "--out", name], dir);
