@@ -4,6 +4,10 @@
  * them all in one go.
  */
 import { readFileSync } from "node:fs";
+import { isRecord, parseAddress, Reader } from "./config-reader.js";
+
+export { parseAddress };
+
 import { readTlsConfig, TLS_ENV, type TlsConfig, tlsEnvInput } from "./tls/config.js";
 
 /** A host and port to listen on. */
@@ -227,181 +231,11 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
-/** Reads typed values out of loose input, recording each problem with the key's full name. */
-class Reader {
-  constructor(private readonly problems: string[]) {}
-
-  section(input: ConfigInput, key: string): ConfigInput {
-    const value = input[key];
-    if (value === undefined) return {};
-    if (!isRecord(value)) {
-      this.problems.push(`${key}: must be an object`);
-      return {};
-    }
-    return value;
-  }
-
-  private raw(input: ConfigInput, name: string): unknown {
-    return input[name.split(".").at(-1) ?? name];
-  }
-
-  string(input: ConfigInput, name: string, fallback: string): string {
-    const value = this.raw(input, name);
-    if (value === undefined) return fallback;
-    if (typeof value !== "string" || value.length === 0) {
-      this.problems.push(`${name}: must be a non-empty string`);
-      return fallback;
-    }
-    return value;
-  }
-
-  optionalSecret(input: ConfigInput, name: string): string | undefined {
-    const value = this.raw(input, name);
-    if (value === undefined) return undefined;
-    if (typeof value !== "string" || value.length < 16) {
-      this.problems.push(`${name}: must be a string of at least 16 characters`);
-      return undefined;
-    }
-    return value;
-  }
-
-  optionalUrl(input: ConfigInput, name: string, protocols: string[]): string | undefined {
-    const value = this.raw(input, name);
-    if (value === undefined) return undefined;
-    if (typeof value !== "string") {
-      this.problems.push(`${name}: must be a URL string`);
-      return undefined;
-    }
-    try {
-      const url = new URL(value);
-      if (!protocols.includes(url.protocol)) {
-        this.problems.push(
-          `${name}: must start with ${protocols.map((p) => `${p}//`).join(" or ")}`,
-        );
-      }
-    } catch {
-      this.problems.push(`${name}: "${redactUrl(value)}" is not a valid URL`);
-    }
-    return value;
-  }
-
-  optionalSemver(input: ConfigInput, name: string): string | undefined {
-    const value = this.raw(input, name);
-    if (value === undefined) return undefined;
-    if (typeof value !== "string" || !SEMVER.test(value)) {
-      this.problems.push(`${name}: must be a semantic version such as 1.4.0`);
-      return undefined;
-    }
-    return value;
-  }
-
-  address(input: ConfigInput, name: string, fallback: string): ListenAddress {
-    const value = this.raw(input, name) ?? fallback;
-    const parsed = typeof value === "string" ? parseAddress(value) : undefined;
-    if (!parsed) {
-      this.problems.push(`${name}: "${String(value)}" must be HOST:PORT with a port 0-65535`);
-      return parseAddress(fallback) as ListenAddress;
-    }
-    return parsed;
-  }
-
-  integer(input: ConfigInput, name: string, fallback: number, min: number, max: number): number {
-    const value = this.number(input, name, fallback, min, max);
-    if (!Number.isInteger(value)) {
-      this.problems.push(`${name}: must be a whole number`);
-      return fallback;
-    }
-    return value;
-  }
-
-  number(input: ConfigInput, name: string, fallback: number, min: number, max: number): number {
-    const value = this.raw(input, name);
-    if (value === undefined) return fallback;
-    const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
-    if (typeof n !== "number" || !Number.isFinite(n) || n < min || n > max) {
-      this.problems.push(
-        `${name}: ${JSON.stringify(value)} must be a number from ${min} to ${max}`,
-      );
-      return fallback;
-    }
-    return n;
-  }
-
-  oneOf<T extends string>(input: ConfigInput, name: string, fallback: T, allowed: readonly T[]): T {
-    const value = this.raw(input, name);
-    if (value === undefined) return fallback;
-    if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) {
-      this.problems.push(`${name}: must be one of ${allowed.join(", ")}`);
-      return fallback;
-    }
-    return value as T;
-  }
-
-  stringList(input: ConfigInput, name: string): string[] {
-    const value = this.raw(input, name);
-    if (value === undefined) return [];
-    if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && item)) {
-      this.problems.push(`${name}: must be a list of non-empty strings`);
-      return [];
-    }
-    return value as string[];
-  }
-
-  adminTokens(input: ConfigInput, name: string): ConfiguredAdminToken[] {
-    const value = this.raw(input, name);
-    if (value === undefined) return [];
-    if (!Array.isArray(value)) {
-      this.problems.push(`${name}: must be a list of {name, role, sha256}`);
-      return [];
-    }
-    const tokens: ConfiguredAdminToken[] = [];
-    value.forEach((item: unknown, index) => {
-      const at = `${name}[${index}]`;
-      if (!isRecord(item)) {
-        this.problems.push(`${at}: must be an object {name, role, sha256}`);
-        return;
-      }
-      const tokenName = typeof item.name === "string" && item.name ? item.name : undefined;
-      const role = item.role === "viewer" || item.role === "operator" ? item.role : undefined;
-      const sha256 =
-        typeof item.sha256 === "string" && /^[0-9a-f]{64}$/.test(item.sha256)
-          ? item.sha256
-          : undefined;
-      if (!tokenName) this.problems.push(`${at}.name: must be a non-empty string`);
-      if (!role) this.problems.push(`${at}.role: must be "viewer" or "operator"`);
-      if (!sha256)
-        this.problems.push(`${at}.sha256: must be the lower-case hex SHA-256 of the token`);
-      if (tokenName && role && sha256) tokens.push({ name: tokenName, role, sha256 });
-    });
-    return tokens;
-  }
-}
-
-const SEMVER =
-  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
-
-/** Parses `HOST:PORT` (IPv6 hosts in brackets); undefined when malformed. */
-export function parseAddress(text: string): ListenAddress | undefined {
-  const match = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(text.trim());
-  if (!match) return undefined;
-  const port = Number(match[2]);
-  if (port > 65535) return undefined;
-  return { host: (match[1] ?? "").replace(/^\[|\]$/g, ""), port };
-}
-
 /** Formats an address for grpc-js / URLs (IPv6 in brackets). */
 export function formatAddress(address: ListenAddress): string {
   return address.host.includes(":")
     ? `[${address.host}]:${address.port}`
     : `${address.host}:${address.port}`;
-}
-
-function redactUrl(text: string): string {
-  return text.replace(/\/\/[^@/]*@/, "//***@");
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function deepMerge(base: ConfigInput, over: ConfigInput): ConfigInput {
