@@ -1,0 +1,219 @@
+/**
+ * The writes of the campaign store: new campaigns with their nodes, and each decision
+ * (campaign, nodes, outbox rows, applied commands, audit rows) in the caller's transaction.
+ */
+import type { CampaignNode, CampaignState } from "../campaign/index.js";
+import { dateOrNull } from "./rows.js";
+import type { Queryable } from "./store.js";
+
+/** An audit row to insert with a campaign write. */
+export interface AuditRow {
+  readonly actor: string;
+  readonly actorIp: string;
+  readonly action: string;
+  readonly campaignId: string;
+  readonly nodeId?: string | undefined;
+  readonly message: string;
+  readonly detail?: Record<string, unknown>;
+}
+
+/** Inserts audit rows in the caller's transaction, in order. */
+export async function insertAudits(
+  q: Queryable,
+  rows: readonly AuditRow[],
+  time: Date,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await q.query(
+    `insert into audit_events (time, actor, actor_ip, action, campaign_id, node_id, message, detail)
+     select $2, x.actor, x.actor_ip, x.action, x.campaign_id, x.node_id, x.message, x.detail
+       from jsonb_to_recordset($1::jsonb) as x(n int, actor text, actor_ip text, action text,
+            campaign_id text, node_id text, message text, detail jsonb)
+      order by x.n`,
+    [
+      JSON.stringify(
+        rows.map((r, n) => ({
+          n,
+          actor: r.actor,
+          actor_ip: r.actorIp,
+          action: r.action,
+          campaign_id: r.campaignId,
+          node_id: r.nodeId ?? null,
+          message: r.message,
+          detail: r.detail ?? {},
+        })),
+      ),
+      time,
+    ],
+  );
+}
+
+function campaignColumns(c: CampaignState) {
+  return [c.phase, c.currentBatch, c.code ?? null, JSON.stringify(c), dateOrNull(c.finishedAt)];
+}
+
+/** What a new campaign row holds besides the engine's records. */
+export interface NewCampaign {
+  readonly campaign: CampaignState;
+  readonly nodes: readonly CampaignNode[];
+  readonly createdBy: string;
+  readonly createdByIp: string;
+  readonly now: Date;
+}
+
+/** Inserts a campaign and its nodes. */
+export async function insertCampaign(q: Queryable, input: NewCampaign): Promise<void> {
+  const c = input.campaign;
+  await q.query(
+    `insert into campaigns (id, target_version, target_sequence, phase, current_batch, code, state,
+        finished_at, created_by, created_by_ip, retry_of, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+    [
+      c.id,
+      c.spec.targetVersion,
+      c.targetSequence,
+      ...campaignColumns(c),
+      input.createdBy,
+      input.createdByIp,
+      c.retryOf ?? null,
+      input.now,
+    ],
+  );
+  await insertNodes(q, c.id, input.nodes, input.now);
+}
+
+async function insertNodes(
+  q: Queryable,
+  campaignId: string,
+  nodes: readonly CampaignNode[],
+  now: Date,
+): Promise<void> {
+  for (let i = 0; i < nodes.length; i += 5000) {
+    await q.query(
+      `insert into campaign_nodes (campaign_id, node_id, batch, ord, state, code, pool, updated_at,
+          finished_at, record)
+       select $1, x.node_id, x.batch, x.ord, x.state, x.code, x.pool, $3,
+              to_timestamp(x.finished_ms / 1000.0), x.record
+         from jsonb_to_recordset($2::jsonb) as x(node_id text, batch int, ord int, state text,
+              code text, pool text, finished_ms double precision, record jsonb)`,
+      [campaignId, nodesJson(nodes.slice(i, i + 5000)), now],
+    );
+  }
+}
+
+function nodesJson(nodes: readonly CampaignNode[]): string {
+  return JSON.stringify(
+    nodes.map((n) => ({
+      node_id: n.nodeId,
+      batch: n.batch,
+      ord: n.order,
+      state: n.state,
+      code: n.code ?? null,
+      pool: n.pool,
+      finished_ms: n.finishedAt ?? null,
+      record: n,
+    })),
+  );
+}
+
+/** An outbox row to insert. */
+export interface NewOperation {
+  readonly id: string;
+  readonly campaignId: string;
+  readonly nodeId: string;
+  readonly kind: string;
+  /** The encoded Operation, or null when it could not be built (see `failure`). */
+  readonly payload: Uint8Array | null;
+  /** Why it can never be delivered; recorded as a send failure fact. */
+  readonly failure: string | undefined;
+}
+
+/** One decision's writes (the caller fenced the transaction and locked the campaign row). */
+export interface DecisionWrite {
+  readonly campaignId: string;
+  /** The row version read; the write fails unless it is still current. */
+  readonly version: number;
+  readonly campaign: CampaignState | undefined;
+  readonly nodes: readonly CampaignNode[];
+  readonly operations: readonly NewOperation[];
+  readonly appliedCommands: readonly { id: string; outcome: string }[];
+  readonly audits: readonly AuditRow[];
+  readonly now: Date;
+}
+
+/** Thrown when the campaign row changed since it was read. */
+export class CampaignVersionConflict extends Error {
+  override readonly name = "CampaignVersionConflict";
+}
+
+/**
+ * Writes a decision: changed node rows, the campaign row (bumping its version and
+ * `updated_at` whenever anything changed), outbox rows (insert-or-ignore: the ids are
+ * deterministic), applied commands and audit rows.
+ * @returns whether anything was written.
+ */
+export async function writeDecision(q: Queryable, w: DecisionWrite): Promise<boolean> {
+  const changed =
+    w.campaign !== undefined ||
+    w.nodes.length > 0 ||
+    w.operations.length > 0 ||
+    w.appliedCommands.length > 0;
+  if (!changed) return false;
+  const updated = w.campaign
+    ? await q.query(
+        `update campaigns set phase = $3, current_batch = $4, code = $5, state = $6,
+            finished_at = $7, updated_at = $8, version = version + 1
+          where id = $1 and version = $2`,
+        [w.campaignId, w.version, ...campaignColumns(w.campaign), w.now],
+      )
+    : await q.query(
+        "update campaigns set updated_at = $3, version = version + 1 where id = $1 and version = $2",
+        [w.campaignId, w.version, w.now],
+      );
+  if (updated.rowCount !== 1) {
+    throw new CampaignVersionConflict(
+      `campaign ${w.campaignId} changed since version ${w.version}`,
+    );
+  }
+  if (w.nodes.length > 0) {
+    await q.query(
+      `update campaign_nodes cn set state = x.state, code = x.code, updated_at = $3,
+          finished_at = to_timestamp(x.finished_ms / 1000.0), record = x.record
+         from jsonb_to_recordset($2::jsonb) as x(node_id text, batch int, ord int, state text,
+              code text, pool text, finished_ms double precision, record jsonb)
+        where cn.campaign_id = $1 and cn.node_id = x.node_id`,
+      [w.campaignId, nodesJson(w.nodes), w.now],
+    );
+  }
+  if (w.operations.length > 0) {
+    const ops = w.operations;
+    await q.query(
+      `insert into campaign_operations (id, campaign_id, node_id, kind, payload, created_at,
+          failed_at, failure)
+       select x.id, x.campaign_id, x.node_id, x.kind, x.payload, $7,
+              case when x.failure is null then null else $7::timestamptz end, x.failure
+         from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[])
+              as x(id, campaign_id, node_id, kind, payload, failure)
+       on conflict (id) do nothing`,
+      [
+        ops.map((o) => o.id),
+        ops.map((o) => o.campaignId),
+        ops.map((o) => o.nodeId),
+        ops.map((o) => o.kind),
+        ops.map((o) => (o.payload ? Buffer.from(o.payload) : null)),
+        ops.map((o) => o.failure ?? null),
+        w.now,
+      ],
+    );
+  }
+  if (w.appliedCommands.length > 0) {
+    await q.query(
+      `update campaign_commands c set applied_at = $2, outcome = x.outcome
+         from unnest($1::jsonb[]) as j(v), jsonb_to_record(j.v) as x(id bigint, outcome text)
+        where c.id = x.id`,
+      [w.appliedCommands.map((c) => JSON.stringify(c)), w.now],
+    );
+  }
+  await insertAudits(q, w.audits, w.now);
+  return true;
+}
