@@ -10,7 +10,6 @@ import {
   type CommandRow,
   type ConfigFailureRow,
   campaignFromJson,
-  dateOrNull,
   nodeFromJson,
   type OperationFactRow,
 } from "./rows.js";
