@@ -7,6 +7,7 @@
  * a gRPC status that says what was wrong.
  */
 import { randomUUID } from "node:crypto";
+import http2, { type ServerHttp2Stream } from "node:http2";
 import type { PeerCertificate } from "node:tls";
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
@@ -115,8 +116,10 @@ class AgentSession implements HubSession {
     const wasLive = this.stage === "live";
     this.stage = "closed";
     this.abandonHandshake();
+    this.queue.length = 0;
     if (code === status.OK) this.call.end();
     else this.call.emit("error", { code, details: message });
+    resetIfStuck(this.call, CLOSE_GRACE_MS);
     if (wasLive) this.deps.hub.unregister(this, message);
     this.logLine("debug", { code, reason: message }, "agent stream closed");
   }
@@ -344,4 +347,33 @@ class AgentSession implements HubSession {
 
 function malformed(detail: string): ControlError {
   return new ControlError("invalid_argument", `malformed AgentMessage: ${detail}`);
+}
+
+/** How long a closed stream may take to send its status before its HTTP/2 stream is reset. */
+const CLOSE_GRACE_MS = 2000;
+
+/**
+ * Resets the HTTP/2 stream under `call` (RST_STREAM CANCEL) if it has not finished sending
+ * within `graceMs`. grpc-js sends the status only after every queued message, so a stream
+ * whose agent stopped reading would otherwise stay open, holding its messages, for as long
+ * as the connection lives. The agent sees CANCELLED and reconnects.
+ */
+function resetIfStuck(call: ServerDuplexStream<unknown, unknown>, graceMs: number): void {
+  setTimeout(() => {
+    const stream = http2StreamOf(call);
+    if (stream && !stream.destroyed && !stream.writableFinished) {
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+    }
+  }, graceMs).unref();
+}
+
+/** The HTTP/2 stream of a grpc-js server call (grpc-js 1.14 keeps it on its base call). */
+function http2StreamOf(call: ServerDuplexStream<unknown, unknown>): ServerHttp2Stream | undefined {
+  let inner: unknown = (call as unknown as { call?: unknown }).call;
+  for (let hop = 0; hop < 8 && inner; hop += 1) {
+    const stream = (inner as { stream?: ServerHttp2Stream }).stream;
+    if (stream && typeof stream.close === "function") return stream;
+    inner = (inner as { nextCall?: unknown }).nextCall;
+  }
+  return undefined;
 }
