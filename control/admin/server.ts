@@ -10,12 +10,19 @@ import {
   type Http2ServerResponse,
 } from "node:http2";
 import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
-import { ConnectError, type ConnectRouter, createContextValues } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  createContextValues,
+  type Interceptor,
+} from "@connectrpc/connect";
 import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ListenAddress } from "../config.js";
 import { ControlError, toConnectError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { nulTextPath } from "../shared/nul-text.js";
 import type { AdminTlsConfig } from "../tls/config.js";
 import { authInterceptor, peerKey, type TokenEntry } from "./auth.js";
 import type { Metrics } from "./metrics.js";
@@ -57,6 +64,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     },
     interceptors: [
       authInterceptor(options.tokens),
+      refuseNulText,
       (next) => async (req) => {
         try {
           return await next(req);
@@ -217,3 +225,15 @@ async function relabel(res: UniversalServerResponse): Promise<UniversalServerRes
 async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
   yield bytes;
 }
+
+/** Refuses a request with U+0000 in a string (no database column can hold it), naming the field. */
+const refuseNulText: Interceptor = (next) => async (req) => {
+  const nul = req.stream ? undefined : nulTextPath(req.message);
+  if (nul) {
+    throw new ConnectError(
+      `${nul} must not contain a NUL character (U+0000)`,
+      Code.InvalidArgument,
+    );
+  }
+  return next(req);
+};

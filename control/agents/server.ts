@@ -10,6 +10,7 @@ import {
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { formatAddress, type ListenAddress } from "../config.js";
 import { grpcServiceDefinition } from "../shared/grpc-service.js";
+import { nulTextPath } from "../shared/nul-text.js";
 import { type IncomingMessage, MALFORMED, type SessionDeps, serveAgentStream } from "./session.js";
 
 /** Options of {@link startAgentServer}. */
@@ -52,12 +53,16 @@ export function agentServerOptions(maxMessageBytes: number): grpc.ServerOptions 
 }
 
 /**
- * Decodes one AgentMessage frame as the server does. Never throws: bytes that do not decode
- * become the {@link MALFORMED} marker, which ends the stream with INVALID_ARGUMENT.
+ * Decodes one AgentMessage frame as the server does. Never throws: bytes that do not decode,
+ * or a message with U+0000 in a string (which no database column can hold), become the
+ * {@link MALFORMED} marker, which ends the stream with INVALID_ARGUMENT.
  */
 export function decodeAgentMessage(bytes: Uint8Array): IncomingMessage {
   try {
-    return fromBinary(AgentMessageSchema, bytes);
+    const message = fromBinary(AgentMessageSchema, bytes);
+    const nul = nulTextPath(message.body.value);
+    if (nul) return { [MALFORMED]: `${nul} contains a NUL character (U+0000)` };
+    return message;
   } catch (error) {
     return { [MALFORMED]: String((error as Error)?.message ?? error).slice(0, 200) };
   }
