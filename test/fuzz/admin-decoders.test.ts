@@ -188,6 +188,30 @@ describe("fuzz: a real admin server answers random bodies with 4xx, never 5xx", 
     expect(decodeURIComponent(String(trailers["grpc-message"]))).toMatch(/^parse binary/);
   });
 
+  it.each([
+    ["NodeService/GetNode", { nodeId: "\u0000" }, /nodeId/],
+    ["NodeService/CreateJoinToken", { description: "a\u0000" }, /description/],
+    ["NodeService/ListNodes", { labels: { zone: "\u0000" } }, /labels\.zone/],
+    ["CampaignService/AbortCampaign", { id: "\u0000" }, /id/],
+    ["AuditService/ListAuditEvents", { campaignId: "\u0000" }, /campaignId/],
+  ] as const)(
+    "regression: U+0000 in a %s string is invalid_argument (400), not internal",
+    async (method, body, field) => {
+      const response = await fetch(`${tc.adminUrl}/agentcontrol.admin.v1.${method}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${tc.operatorToken}`,
+        },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(400);
+      const error = (await response.json()) as { code: string; message: string };
+      expect(error.code).toBe("invalid_argument");
+      expect(error.message).toMatch(field);
+    },
+  );
+
   it.fails("OPEN: a label filter key like toString, valueOf or $or is answered below 500", async () => {
     for (const labels of [{ toString: "" }, { $or: "x" }]) {
       const response = await fetch(`${tc.adminUrl}/agentcontrol.admin.v1.NodeService/ListNodes`, {

@@ -38,7 +38,9 @@ const encode = (body: Parameters<typeof create<typeof AgentMessageSchema>>[1]) =
 const helloFrame = fc
   .tuple(
     fc.nat({ max: 7 }),
-    fc.dictionary(hostileString, hostileString, { maxKeys: 3 }),
+    fc.dictionary(fc.oneof(fc.constantFrom("zone", "pool", "rack"), hostileString), hostileString, {
+      maxKeys: 3,
+    }),
     fc.boolean(),
   )
   .map(([n, labels, hostileLabels]) =>
@@ -109,5 +111,27 @@ describe("fuzz: a real Control fed hostile AgentMessage frames", () => {
       sentinel.stream.close();
     },
     FUZZ_TIMEOUT_MS,
+  );
+
+  it.each([
+    ["a Hello label value", hello("nul-1", { labels: { zone: "a\u0000b" } }), /labels\.zone/],
+    [
+      "an ObservedState message",
+      { body: { case: "observed", value: { operationId: "op-1", phase: 1, message: "\u0000" } } },
+      /message contains a NUL/,
+    ],
+  ] as const)(
+    "regression: U+0000 in %s ends the stream with INVALID_ARGUMENT, not INTERNAL",
+    async (_, message, detail) => {
+      const stream =
+        message.body?.case === "hello"
+          ? openRawStream(tc.agentAddress, joinToken)
+          : (await connectAgent(tc.agentAddress, joinToken, "nul-2")).stream;
+      stream.send(message as never);
+      const end = await stream.ended;
+      expect(end.code).toBe(status.INVALID_ARGUMENT);
+      expect(end.details).toMatch(detail);
+      expect(errors).toEqual([]);
+    },
   );
 });

@@ -26,6 +26,8 @@ export interface RawStream {
   /** Resolves with the next message received (or rejects if the stream ends first). */
   next(timeoutMs?: number): Promise<ControlMessage>;
   close(): void;
+  /** Stops reading the stream (HTTP/2 flow control then stalls Control's writes). */
+  pause(): void;
   channel: grpc.Client;
 }
 
@@ -114,6 +116,9 @@ export function openRawStream(
     },
     close: () => {
       call.end();
+    },
+    pause: () => {
+      call.pause();
     },
   };
 }
