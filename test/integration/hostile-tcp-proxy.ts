@@ -24,7 +24,7 @@ export interface TcpProxy {
   stallDownstream(): void;
   /** Stops forwarding in both directions, without closing: a peer that vanished. */
   blackhole(): void;
-  /** Frames Control sent while downstream was stalled (parsed from the kept bytes). */
+  /** Frames Control sent while downstream was stalled or blackholed (never delivered). */
   heldFrames(): Http2Frame[];
   close(): Promise<void>;
 }
@@ -41,15 +41,14 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     upstream.connect(port, host);
     pairs.push({ client, upstream });
     const frames = new FrameReader((frame) => {
-      if (stalled) held.push(frame);
+      if (stalled || holed) held.push(frame);
     });
     client.on("data", (chunk) => {
       if (!holed) upstream.write(chunk);
     });
     upstream.on("data", (chunk: Buffer) => {
-      if (holed) return;
       frames.feed(chunk);
-      if (!stalled) client.write(chunk);
+      if (!stalled && !holed) client.write(chunk);
     });
     const end = () => {
       client.destroy();
