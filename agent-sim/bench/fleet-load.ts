@@ -31,6 +31,19 @@ export interface FleetLoadPlan {
   /** Ceiling on waiting for a level to be welcomed. */
   readonly levelTimeoutMs: number;
   readonly logDir: string;
+  /** More simulator options (release pins, restart delays for campaigns). */
+  readonly simOptions?: Partial<FleetOptions>;
+  /** Simulators note offers and reports (for the campaign scenarios). */
+  readonly instrument?: boolean;
+}
+
+/** Hooks of {@link runFleetLoad}. */
+export interface FleetLoadHooks {
+  readonly onStep: (what: string) => void;
+  readonly beforeCpu?: () => Promise<void>;
+  readonly afterCpu?: () => Promise<void>;
+  /** Runs with the whole fleet still held, after the storms. */
+  readonly whileHeld?: (sims: readonly SimProcess[], held: number) => Promise<void>;
 }
 
 /** A memory reading with the number of streams held. */
@@ -60,10 +73,9 @@ export interface FleetLoadResult {
 export async function runFleetLoad(
   target: Target,
   plan: FleetLoadPlan,
-  onStep: (what: string) => void,
-  beforeCpu?: () => Promise<void>,
-  afterCpu?: () => Promise<void>,
+  hooks: FleetLoadHooks,
 ): Promise<FleetLoadResult> {
+  const { onStep, beforeCpu, afterCpu } = hooks;
   const sims: SimProcess[] = [];
   const points: MemoryPoint[] = [];
   try {
@@ -83,10 +95,10 @@ export async function runFleetLoad(
         heartbeatScale: plan.heartbeatScale,
         connectRate: plan.connectRate,
         download: false,
+        ...plan.simOptions,
       };
-      sims.push(
-        await startSimProcess(options, join(plan.logDir, `sim-${target.name}-${index}.log`)),
-      );
+      const log = join(plan.logDir, `sim-${target.name}-${index}.log`);
+      sims.push(await startSimProcess(options, log, plan.instrument));
       held = level;
       await waitWelcomed(sims, held, plan.levelTimeoutMs, `${held} streams on ${target.name}`);
       onStep(`${target.name}: ${held} streams welcomed; settling`);
@@ -105,6 +117,7 @@ export async function runFleetLoad(
       storms.push(await storm(target, sims, held, plan.stormDowntimeMs, plan.levelTimeoutMs));
       await sleep(plan.settleMs);
     }
+    await hooks.whileHeld?.(sims, held);
     return { target: target.name, points, idleCpuPerSecond: idle, cpu, storms };
   } finally {
     await Promise.all(sims.map((sim) => sim.stop()));
@@ -117,12 +130,13 @@ async function reading(target: Target, streams: number): Promise<MemoryPoint> {
     snapshots.push(await target.memory());
     await sleep(500);
   }
-  const pick = (key: keyof MemorySnapshot) => median(snapshots.map((s) => s[key]));
+  const pick = (key: Exclude<keyof MemorySnapshot, "eld">) => median(snapshots.map((s) => s[key]));
   return {
     streams,
     fds: await openFds(target.pid()),
     memory: {
       rss: pick("rss"),
+      heapTotal: pick("heapTotal"),
       heapUsed: pick("heapUsed"),
       external: pick("external"),
       arrayBuffers: pick("arrayBuffers"),

@@ -9,6 +9,8 @@
  * `AGENT_CONTROL_BENCH_SNAPSHOT=1` it also writes `<dir>/<name>-<n>.heapsnapshot` first
  * (see heap-profile.ts). With `AGENT_CONTROL_BENCH_PROFILE=1`, each SIGWINCH starts or stops
  * the V8 CPU profiler; stopping writes `<dir>/<name>-<n>.cpuprofile` (see cpu-profile.ts).
+ * With `AGENT_CONTROL_BENCH_ELD=1`, the memory report also carries the event-loop delay
+ * (`monitorEventLoopDelay`, ms) since the previous report, the GC it runs excluded.
  *
  * Plain JavaScript on purpose: NODE_OPTIONS reaches tsx's launcher process too, which
  * has no TypeScript loader; the hook skips that launcher (its argv[1] is tsx's cli).
@@ -16,6 +18,7 @@
 import { renameSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { setFlagsFromString, writeHeapSnapshot } from "node:v8";
 import { runInNewContext } from "node:vm";
 
@@ -30,7 +33,21 @@ if (active) {
   const gc = globalThis.gc ?? runInNewContext("gc");
   writeFileSync(join(dir, `${name}.pid`), `${process.pid}\n`);
   let snapshots = 0;
+  const delay =
+    process.env.AGENT_CONTROL_BENCH_ELD === "1"
+      ? monitorEventLoopDelay({ resolution: 10 })
+      : undefined;
+  delay?.enable();
   process.on("SIGUSR2", () => {
+    const ms = (ns) => ns / 1e6;
+    const eld = delay
+      ? {
+          p50: ms(delay.percentile(50)),
+          p99: ms(delay.percentile(99)),
+          max: ms(delay.max),
+          count: delay.count,
+        }
+      : undefined;
     gc();
     gc();
     if (process.env.AGENT_CONTROL_BENCH_SNAPSHOT === "1") {
@@ -38,7 +55,8 @@ if (active) {
       writeHeapSnapshot(join(dir, `${name}-${snapshots}.heapsnapshot`));
     }
     const file = join(dir, `${name}.mem.json`);
-    const usage = { ...process.memoryUsage(), at: Date.now() };
+    delay?.reset();
+    const usage = { ...process.memoryUsage(), at: Date.now(), eld };
     writeFileSync(`${file}.tmp`, JSON.stringify(usage));
     renameSync(`${file}.tmp`, file);
   });

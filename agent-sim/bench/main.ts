@@ -11,7 +11,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { runCampaignScenarios } from "./campaign.js";
+import { CAMPAIGN_POLICY, pendingCampaignRows, runCampaignScenarios } from "./campaign.js";
+import { prepareRelease } from "./campaign-release.js";
 import { startBenchControl } from "./control.js";
 import { dbCounters, measureDbBaseline } from "./db-baseline.js";
 import { type FleetLoadPlan, runFleetLoad } from "./fleet-load.js";
@@ -82,19 +83,29 @@ async function main(): Promise<number> {
       quick: { type: "boolean", default: false },
       keep: { type: "boolean", default: false },
       out: { type: "string", default: join(ROOT, "docs") },
+      // For trying the full scenarios on a smaller fleet, e.g. --levels 1000,2000.
+      levels: { type: "string" },
     },
     strict: true,
   });
-  const mode = values.quick ? QUICK : FULL;
+  const chosen = values.quick ? QUICK : FULL;
+  const levels = values.levels?.split(",").map(Number);
+  const mode: Mode = levels ? { ...chosen, plan: { ...chosen.plan, levels } } : chosen;
   const started = Date.now();
   const dir = await mkdtemp(join(tmpdir(), "agent-control-bench-"));
   say(`${mode.name} mode; work dir ${dir}`);
+  // Campaigns run in full mode only (quick mode stays within two minutes).
+  const release = mode.name === "full" ? await prepareRelease(dir, "2.0.0") : undefined;
   say("starting Control (embedded PostgreSQL)");
   const heartbeatSeconds = 10;
-  const control = await startBenchControl(dir, {
-    timeouts: { heartbeatSeconds },
-    limits: { maxConcurrentHandshakes: 512 },
-  });
+  const control = await startBenchControl(
+    dir,
+    { timeouts: { heartbeatSeconds }, policy: CAMPAIGN_POLICY },
+    {
+      AGENT_CONTROL_BENCH_ELD: "1",
+      ...(release ? { AGENT_CONTROL_RELEASE_PINS: release.pin } : {}),
+    },
+  );
   const rows: BenchRow[] = [];
   try {
     const dbUrl = await control.databaseUrl();
@@ -104,20 +115,50 @@ async function main(): Promise<number> {
     const plan = { ...mode.plan, logDir: dir };
     let before = await dbCounters(dbUrl);
     let writes = { rows: 0, commits: 0, seconds: 0 };
+    let campaignRows = pendingCampaignRows("full mode only (npm run bench)");
+    let campaignRaw: unknown;
+    const target = await controlTarget(control);
     const controlLoad = await runFleetLoad(
-      await controlTarget(control),
-      plan,
-      say,
-      async () => {
-        before = await dbCounters(dbUrl);
+      target,
+      {
+        ...plan,
+        simOptions: { restartMs: [0, 0], ...(release ? { pins: [release.pin] } : {}) },
+        instrument: release !== undefined,
       },
-      async () => {
-        const after = await dbCounters(dbUrl);
-        writes = {
-          rows: after.nodeRowsUpdated - before.nodeRowsUpdated,
-          commits: after.commits - before.commits,
-          seconds: (after.at - before.at) / 1000,
-        };
+      {
+        onStep: say,
+        beforeCpu: async () => {
+          before = await dbCounters(dbUrl);
+        },
+        afterCpu: async () => {
+          const after = await dbCounters(dbUrl);
+          writes = {
+            rows: after.nodeRowsUpdated - before.nodeRowsUpdated,
+            commits: after.commits - before.commits,
+            seconds: (after.at - before.at) / 1000,
+          };
+        },
+        whileHeld: async (sims, held) => {
+          if (release === undefined) return;
+          const context = {
+            control,
+            target,
+            sims,
+            fleet: held,
+            release,
+            databaseUrl: dbUrl,
+            db,
+            say,
+          };
+          try {
+            const result = await runCampaignScenarios(context);
+            campaignRows = result.rows;
+            campaignRaw = result.raw;
+          } catch (error) {
+            say(`campaign scenarios failed: ${(error as Error).message}`);
+            campaignRows = pendingCampaignRows(`failed: ${(error as Error).message.slice(0, 120)}`);
+          }
+        },
       },
     );
     const downtime = controlLoad.storms[0]?.downtimeMs;
@@ -131,7 +172,7 @@ async function main(): Promise<number> {
           storms: mode.bareStorms,
           ...(downtime === undefined ? {} : { stormDowntimeMs: downtime }),
         },
-        say,
+        { onStep: say },
       );
     } finally {
       await bare.stop();
@@ -150,13 +191,13 @@ async function main(): Promise<number> {
       met: writes.rows < beats,
       note: `${(writes.commits / Math.max(1, writes.seconds)).toFixed(1)} commits/s in the database`,
     });
-    rows.push(...(await runCampaignScenarios({ control, mode: mode.name, say })));
+    rows.push(...campaignRows);
     const report: BenchReport = {
       mode: mode.name,
       startedAt: new Date(started).toISOString(),
       durationSeconds: (Date.now() - started) / 1000,
       rows,
-      raw: { controlLoad, bareLoad, db, writes },
+      raw: { controlLoad, bareLoad, db, writes, campaign: campaignRaw },
     };
     await writeReport(report, values.out);
     const failed = rows.filter(

@@ -33,11 +33,14 @@ export async function openFds(pid: number): Promise<number> {
 /** `process.memoryUsage()` of a measured process right after two full GCs. */
 export interface MemorySnapshot {
   readonly rss: number;
+  readonly heapTotal: number;
   readonly heapUsed: number;
   readonly external: number;
   readonly arrayBuffers: number;
   /** VmRSS read from /proc just after the GC. */
   readonly vmRss: number;
+  /** Event-loop delay (ms) since the previous snapshot, when the hook monitors it. */
+  readonly eld?: { readonly p50: number; readonly p99: number; readonly max: number };
 }
 
 /**

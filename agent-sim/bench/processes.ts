@@ -8,7 +8,7 @@ import { createWriteStream } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { FleetOptions } from "../fleet-options.js";
-import type { SimCounts, SimReply, SimRequest } from "./sim-runner.js";
+import type { SimCounts, SimMarks, SimReply, SimRequest } from "./sim-runner.js";
 
 /** The repository root. */
 export const ROOT = resolve(import.meta.dirname, "..", "..");
@@ -35,6 +35,8 @@ export interface SimProcess {
   drop(): Promise<SimCounts>;
   traceStart(everyMs: number): Promise<void>;
   traceStop(): Promise<SimCounts[]>;
+  /** Offer and report marks since the last call (only when started with `instrument`). */
+  marks(): Promise<SimMarks>;
   /** Resolves once `predicate` holds (polled every 250 ms); rejects after `timeoutMs`. */
   waitFor(
     predicate: (c: SimCounts) => boolean,
@@ -46,8 +48,13 @@ export interface SimProcess {
 }
 
 /** Starts a fleet in its own process and resolves once it has started connecting. */
-export async function startSimProcess(options: FleetOptions, logFile: string): Promise<SimProcess> {
-  const child = fork(join(ROOT, "agent-sim", "bench", "sim-runner.ts"), [JSON.stringify(options)], {
+export async function startSimProcess(
+  options: FleetOptions,
+  logFile: string,
+  instrument = false,
+): Promise<SimProcess> {
+  const args = [JSON.stringify(options), ...(instrument ? ["--instrument"] : [])];
+  const child = fork(join(ROOT, "agent-sim", "bench", "sim-runner.ts"), args, {
     cwd: ROOT,
     execArgv: ["--import", TSX_LOADER],
     stdio: ["ignore", "ignore", "pipe", "ipc"],
@@ -82,6 +89,7 @@ export async function startSimProcess(options: FleetOptions, logFile: string): P
     drop: () => call<SimCounts>("drop"),
     traceStart: (everyMs) => call<void>("trace-start", { everyMs }),
     traceStop: () => call<SimCounts[]>("trace-stop"),
+    marks: () => call<SimMarks>("marks"),
     async waitFor(predicate, timeoutMs, what) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

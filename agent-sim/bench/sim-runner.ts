@@ -6,9 +6,11 @@
  * Requests (`{ id, kind }`) are answered with `{ id, ok, value | error }`:
  * `counts` (welcomed, connected, connects, welcomes, heartbeats), `drop` (a reconnect
  * storm), `trace-start` / `trace-stop` (welcomes and connects sampled every `everyMs`),
- * `stop` (clean stop, then exit).
+ * `marks` (with `--instrument` in argv[3]: when each agent first received an upgrade and
+ * sent each ObservedState, cleared on read), `stop` (clean stop, then exit).
  */
-import { type Fleet, type FleetOptions, startFleet } from "../index.js";
+import type { AgentMessage, Operation } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { type Fleet, type FleetOptions, SimulatedAgent, startFleet } from "../index.js";
 
 /** Fleet-wide counters the benchmark reads. */
 export interface SimCounts {
@@ -17,12 +19,21 @@ export interface SimCounts {
   readonly connects: number;
   readonly welcomes: number;
   readonly heartbeats: number;
+  /** Welcomed agents per version they run. */
+  readonly versions: Readonly<Record<string, number>>;
   readonly at: number;
+}
+
+/** Instrumentation marks: `[nodeId, ms]` of first upgrade offers and of reports sent. */
+export interface SimMarks {
+  readonly offers: readonly (readonly [string, number])[];
+  /** `[nodeId, phase, ms]`, phase as the ObservedState enum number. */
+  readonly reports: readonly (readonly [string, number, number])[];
 }
 
 /** A request to the runner. */
 export type SimRequest =
-  | { readonly id: number; readonly kind: "counts" | "drop" | "trace-stop" | "stop" }
+  | { readonly id: number; readonly kind: "counts" | "drop" | "trace-stop" | "marks" | "stop" }
   | { readonly id: number; readonly kind: "trace-start"; readonly everyMs: number };
 
 /** The runner's answer to the request with the same id. */
@@ -42,18 +53,65 @@ function counts(fleet: Fleet): SimCounts {
   let connects = 0;
   let welcomes = 0;
   let heartbeats = 0;
+  const versions: Record<string, number> = {};
   for (const agent of fleet.agents) {
-    if (agent.welcomed) welcomed++;
+    if (agent.welcomed) {
+      welcomed++;
+      versions[agent.version] = (versions[agent.version] ?? 0) + 1;
+    }
     if (agent.connected) connected++;
     connects += agent.connects;
     welcomes += agent.welcomes;
     heartbeats += agent.heartbeats;
   }
-  return { welcomed, connected, connects, welcomes, heartbeats, at: Date.now() };
+  return { welcomed, connected, connects, welcomes, heartbeats, versions, at: Date.now() };
+}
+
+/** The most marks kept between two reads (bounds memory). */
+const MAX_MARKS = 200_000;
+
+/**
+ * Wraps the agents' stream hooks (on the prototype, before any agent starts) to note when
+ * each agent first received an upgrade offer and when it sent each ObservedState; the
+ * agents' behaviour is unchanged.
+ */
+function instrument(): { take(): SimMarks } {
+  let offers: [string, number][] = [];
+  let reports: [string, number, number][] = [];
+  const offered = new Set<string>();
+  const proto = SimulatedAgent.prototype;
+  const onOperation = proto.onOperation;
+  proto.onOperation = function (this: SimulatedAgent, operation: Operation) {
+    const key = `${this.nodeId} ${operation.id}`;
+    if (operation.kind.case === "agentUpgrade" && !offered.has(key)) {
+      offered.add(key);
+      if (offers.length < MAX_MARKS) offers.push([this.nodeId, Date.now()]);
+    }
+    onOperation.call(this, operation);
+  };
+  const opened = proto.opened;
+  proto.opened = function (this: SimulatedAgent, write: (message: AgentMessage) => void) {
+    const nodeId = this.nodeId;
+    opened.call(this, (message) => {
+      if (message.body.case === "observed" && reports.length < MAX_MARKS) {
+        reports.push([nodeId, message.body.value.phase, Date.now()]);
+      }
+      write(message);
+    });
+  };
+  return {
+    take() {
+      const marks = { offers, reports };
+      offers = [];
+      reports = [];
+      return marks;
+    },
+  };
 }
 
 async function main(): Promise<void> {
   const options = JSON.parse(process.argv[2] ?? "{}") as FleetOptions;
+  const marks = process.argv[3] === "--instrument" ? instrument() : undefined;
   const fleet = await startFleet(options);
   let trace: { timer: NodeJS.Timeout; samples: SimCounts[] } | undefined;
   const answer = async (request: SimRequest): Promise<unknown> => {
@@ -79,6 +137,8 @@ async function main(): Promise<void> {
         trace = undefined;
         return samples;
       }
+      case "marks":
+        return marks?.take() ?? { offers: [], reports: [] };
       case "stop":
         if (trace) clearInterval(trace.timer);
         await fleet.stop();

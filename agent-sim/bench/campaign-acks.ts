@@ -1,0 +1,95 @@
+/**
+ * Ack-to-commit latency of ObservedState reports: the simulators note when each report
+ * was sent; a bench-only statement trigger on `campaign_operations` notes (at the end of
+ * each statement that records reports, i.e. just before its autocommit) which node's
+ * report in which phase was written. Installed for the scenario and removed after it.
+ */
+import pg from "pg";
+import type { SimMarks } from "./sim-runner.js";
+
+/** OperationPhase enum numbers → the names Control stores in `report_phase`. */
+const PHASES = [
+  "UNSPECIFIED",
+  "ACCEPTED",
+  "REFUSED",
+  "DOWNLOADING",
+  "VERIFYING",
+  "APPLYING",
+  "RESTARTING",
+  "FAILED",
+  "REINSTATED",
+  "CONFIRMED",
+];
+
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates the probe table and trigger. */
+export async function installAckProbe(url: string): Promise<void> {
+  await withClient(url, async (client) => {
+    await client.query(
+      "create unlogged table if not exists bench_acks (node_id text, phase text, at timestamptz)",
+    );
+    await client.query(`
+      create or replace function bench_note_acks() returns trigger language plpgsql as $$
+      begin
+        insert into bench_acks
+          select n.node_id, n.report_phase, clock_timestamp()
+            from new_rows n join old_rows o on o.id = n.id
+           where n.report_at is distinct from o.report_at;
+        return null;
+      end $$`);
+    await client.query("drop trigger if exists bench_acks_trigger on campaign_operations");
+    await client.query(`
+      create trigger bench_acks_trigger after update on campaign_operations
+        referencing old table as old_rows new table as new_rows
+        for each statement execute function bench_note_acks()`);
+  });
+}
+
+/** Removes the trigger, function and table. */
+export async function removeAckProbe(url: string): Promise<void> {
+  await withClient(url, async (client) => {
+    await client.query("drop trigger if exists bench_acks_trigger on campaign_operations");
+    await client.query("drop function if exists bench_note_acks()");
+    await client.query("drop table if exists bench_acks");
+  });
+}
+
+/**
+ * Milliseconds from each report's sending to its write, for every written report that a
+ * simulator noted (the latest report of that node and phase sent before the write).
+ */
+export async function ackLatencies(url: string, marks: readonly SimMarks[]): Promise<number[]> {
+  const sent = new Map<string, number[]>();
+  for (const m of marks) {
+    for (const [nodeId, phase, at] of m.reports) {
+      const key = `${nodeId} ${PHASES[phase] ?? phase}`;
+      const list = sent.get(key) ?? [];
+      list.push(at);
+      sent.set(key, list);
+    }
+  }
+  const rows = await withClient(url, async (client) => {
+    const result = await client.query<{ node_id: string; phase: string; ms: string }>(
+      "select node_id, phase, (extract(epoch from at) * 1000)::text as ms from bench_acks",
+    );
+    return result.rows;
+  });
+  const latencies: number[] = [];
+  for (const r of rows) {
+    const written = Number(r.ms);
+    const times = sent.get(`${r.node_id} ${r.phase}`) ?? [];
+    const before = times.filter((t) => t <= written + 5);
+    const last = before.length > 0 ? Math.max(...before) : undefined;
+    if (last !== undefined) latencies.push(Math.max(0, written - last));
+  }
+  return latencies;
+}
