@@ -8,7 +8,11 @@ describe("agent stream", () => {
   let tc: TestControl;
   beforeAll(async () => {
     tc = await startTestControl({
-      config: { timeouts: { heartbeatSeconds: 0.1, offlineAfterSeconds: 0.6 } },
+      config: {
+        timeouts: { heartbeatSeconds: 0.1, offlineAfterSeconds: 0.6 },
+        // Small, so an oversized message is sent well within the silence timeout.
+        limits: { maxMessageBytes: 64 * 1024 },
+      },
     });
   });
   afterAll(async () => {
@@ -177,7 +181,7 @@ describe("agent stream", () => {
     stream.send({
       body: {
         case: "observed",
-        value: { operationId: "op-1", phase: 1, message: "x".repeat(5 * 1024 * 1024) },
+        value: { operationId: "op-1", phase: 1, message: "x".repeat(200 * 1024) },
       },
     });
     const end = await stream.ended;
