@@ -5,6 +5,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { FilterQuery } from "@mikro-orm/core";
 import type { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import type { AgentHub } from "../agents/hub.js";
+import { isLabelKey } from "../agents/validate.js";
 import type { Clock } from "../clock.js";
 import { stageAudit } from "../db/audit-log.js";
 import type { Database } from "../db/database.js";
@@ -51,7 +52,16 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
       const after = decodePageToken(req.pageToken);
       const where: FilterQuery<NodeRecord> = {};
       const labels = Object.entries(req.labels);
-      if (labels.length > 0) where.labels = Object.fromEntries(labels) as never;
+      for (const [key] of labels) {
+        if (!isLabelKey(key)) {
+          throw new ControlError(
+            "invalid_argument",
+            `labels: "${key.slice(0, 40)}" is not a valid label key`,
+          );
+        }
+      }
+      // JSON containment (labels @> {...}): keys are data, never read as query operators.
+      if (labels.length > 0) where.labels = { $contains: Object.fromEntries(labels) } as never;
       if (req.online !== undefined) where.online = req.online;
       if (req.pool) where.pool = req.pool;
       if (req.agentVersion) where.agentVersion = req.agentVersion;

@@ -25,6 +25,11 @@ const LABEL_KEY = /^[A-Za-z0-9]([A-Za-z0-9._/-]*[A-Za-z0-9])?$/;
 const TOKEN_LIKE = /^[A-Za-z0-9._:-]+$/;
 const OPERATION_ID = /^[A-Za-z0-9._:/-]+$/;
 
+/** True when `key` is a valid label key (what a Hello may carry and a filter may name). */
+export function isLabelKey(key: string): boolean {
+  return key.length <= HELLO_LIMITS.labelKeyLength && LABEL_KEY.test(key);
+}
+
 /** The outcome of a validation: the value, or a message naming what is wrong. */
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
 

@@ -212,8 +212,8 @@ describe("fuzz: a real admin server answers random bodies with 4xx, never 5xx", 
     },
   );
 
-  it.fails("OPEN: a label filter key like toString, valueOf or $or is answered below 500", async () => {
-    for (const labels of [{ toString: "" }, { $or: "x" }]) {
+  it("regression: a label filter key like toString, valueOf or $or is answered below 500", async () => {
+    for (const labels of [{ toString: "" }, { valueOf: "1" }, { $or: "x" }, { __proto__x: "y" }]) {
       const response = await fetch(`${tc.adminUrl}/agentcontrol.admin.v1.NodeService/ListNodes`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${tc.viewerToken}` },

@@ -37,6 +37,18 @@ describe("agent stream", () => {
     stream.close();
   });
 
+  it("filters the node list by labels, pool and online state", async () => {
+    const byZone = await nodes().listNodes({ labels: { zone: "a" } });
+    expect(byZone.nodes.map((n) => n.nodeId)).toEqual(["enroll-1"]);
+    expect((await nodes().listNodes({ labels: { zone: "b" } })).totalSize).toBe(0);
+    expect((await nodes().listNodes({ labels: { zone: "a", pool: "edge" } })).totalSize).toBe(1);
+    expect((await nodes().listNodes({ pool: "edge" })).nodes.map((n) => n.nodeId)).toEqual([
+      "enroll-1",
+    ]);
+    const offline = await nodes().listNodes({ online: false });
+    expect(offline.nodes.every((n) => !n.online)).toBe(true);
+  });
+
   it("keeps the same node row when the node reconnects with its node token", async () => {
     const join = await tc.joinToken();
     const first = await connectAgent(tc.agentAddress, join, "reconnect-1");
