@@ -60,12 +60,12 @@ const FULL: Mode = {
     settleMs: 8000,
     cpuWindows: 3,
     cpuWindowMs: 20_000,
-    storms: 2,
+    storms: 3,
     connectRate: 1000,
     levelTimeoutMs: 240_000,
   },
   bounds: { memory: 1.3, cpu: 1.5 },
-  bareStorms: 2,
+  bareStorms: 3,
   dbRows: 10_000,
   singles: 1000,
 };
@@ -205,13 +205,15 @@ async function main(): Promise<number> {
         (r.maxRatio !== undefined && !(r.ratio <= r.maxRatio)) ||
         (r.maxValue !== undefined && !(r.project <= r.maxValue)),
     );
+    const verdict = mode.name === "quick" ? "FAIL" : "goal not met:";
     for (const row of failed) {
       say(
-        `FAIL ${row.scenario} (N=${row.n}): ratio ${row.ratio.toFixed(2)} (bound ${row.maxRatio ?? "—"}), figure ${row.project.toFixed(2)} (bound ${row.maxValue ?? "—"})`,
+        `${verdict} ${row.scenario} (N=${row.n}): ratio ${row.ratio.toFixed(2)} (bound ${row.maxRatio ?? "—"}), figure ${row.project.toFixed(2)} (bound ${row.maxValue ?? "—"})`,
       );
     }
     say(`done in ${Math.round((Date.now() - started) / 1000)} s`);
-    return failed.length === 0 ? 0 : 1;
+    // Only quick mode gates (CI); a full run reports its gaps in the table.
+    return mode.name === "quick" && failed.length > 0 ? 1 : 0;
   } finally {
     await control.stop();
     if (!values.keep) await rm(dir, { recursive: true, force: true });

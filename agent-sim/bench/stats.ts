@@ -1,8 +1,12 @@
 /** Small statistics over repeated measurements: medians, percentiles, slopes. */
 
-/** The median of `values` (NaN when empty). */
+/** The median of `values`: the middle one, or the mean of the two middle ones (NaN when empty). */
 export function median(values: readonly number[]): number {
-  return percentile(values, 50);
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const upper = sorted[mid] as number;
+  return sorted.length % 2 === 1 ? upper : ((sorted[mid - 1] as number) + upper) / 2;
 }
 
 /** The `p`-th percentile (nearest rank) of `values` (NaN when empty). */
