@@ -5,6 +5,7 @@
  * asserted: this machine is shared and noisy; only ratios measured in the same run are.
  */
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -48,6 +49,9 @@ describe("npm run bench -- --quick", () => {
       output += chunk.toString();
     });
     const code = await new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
+    expect(existsSync(join(out, "benchmarks-quick.json")), `bench exited ${code}:\n${output}`).toBe(
+      true,
+    );
     const report = JSON.parse(await readFile(join(out, "benchmarks-quick.json"), "utf8")) as {
       rows: Row[];
     };

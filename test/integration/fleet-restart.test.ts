@@ -44,5 +44,5 @@ describe("a fleet of simulated agents across a Control restart", () => {
     await eventually(async () => (await onlineCount()) === COUNT, 10_000, "all online again");
     const final = await tc.client(NodeService).listNodes({ pageSize: 1000 });
     expect(final.totalSize).toBe(COUNT);
-  });
+  }, 240_000);
 });

@@ -84,7 +84,8 @@ describe(`SIGTERM with ${COUNT} live streams`, () => {
     const drainMs = Date.now() - signalled;
     console.log(`drained ${COUNT} streams in ${drainMs} ms`);
     expect(code).toBe(0);
-    expect(drainMs).toBeLessThan((GRACE_S + 3) * 1000);
+    // The grace bounds the drain; the margin covers process exit on a loaded two-core machine.
+    expect(drainMs).toBeLessThan((GRACE_S + 8) * 1000);
     // Told to come back (UNAVAILABLE), not cut off.
     const told = fleet.agents.filter((a) => a.lastStatus === status.UNAVAILABLE).length;
     expect(told).toBeGreaterThan(COUNT * 0.95);
