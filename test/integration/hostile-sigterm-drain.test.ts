@@ -24,7 +24,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe(`SIGTERM with ${COUNT} live streams`, () => {
+describe(`SIGTERM with ${COUNT} live streams`, { timeout: 150_000 }, () => {
   let database: TestDatabase;
   let dataDir: string;
   let control: ControlProcess | undefined;
@@ -77,7 +77,7 @@ describe(`SIGTERM with ${COUNT} live streams`, () => {
       seed: 3,
       backoff: { baseMs: 200, capMs: 2000 },
     });
-    await fleet.waitUntil((f) => f.welcomedCount() === COUNT, 60_000, "all welcomed");
+    await fleet.waitUntil((f) => f.welcomedCount() === COUNT, 90_000, "all welcomed");
 
     const signalled = Date.now();
     const code = await control?.stop((GRACE_S + 10) * 1000);
@@ -91,7 +91,7 @@ describe(`SIGTERM with ${COUNT} live streams`, () => {
     expect(told).toBeGreaterThan(COUNT * 0.95);
 
     control = await start();
-    await fleet.waitUntil((f) => f.welcomedCount() === COUNT, 60_000, "all back");
+    await fleet.waitUntil((f) => f.welcomedCount() === COUNT, 90_000, "all back");
     await eventually(
       async () => (await nodes().listNodes({ online: true, pageSize: 1 })).totalSize === COUNT,
       15_000,
