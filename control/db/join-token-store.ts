@@ -45,8 +45,8 @@ export async function listJoinTokens(em: EntityManager): Promise<JoinTokenRecord
       "select join_token_id, count(*) as uses from nodes where join_token_id is not null group by join_token_id",
     );
   const uses = new Map(counts.map((row) => [row.join_token_id, Number(row.uses)]));
-  for (const token of tokens) token.uses = uses.get(token.id) ?? 0;
-  return tokens;
+  // Plain copies: the managed entities stay untouched, so no later flush writes `uses`.
+  return tokens.map((token) => ({ ...token, uses: uses.get(token.id) ?? 0 }));
 }
 
 /** Revokes a join token at `now`; revoking twice keeps the first time. */
