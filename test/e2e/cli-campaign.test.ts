@@ -2,8 +2,6 @@
  * `agentctl campaign …` end to end: a real Control, simulated agents that verify and apply
  * signed releases, and the real binary planning, starting and watching campaigns.
  */
-import { execFile } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Fleet, startFleet } from "../../agent-sim/index.js";
 import {
@@ -16,29 +14,8 @@ import {
   signEnvelope,
 } from "../../control/shared/release/index.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import { agentctl } from "../helpers/agentctl.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
-
-const BIN = join(import.meta.dirname, "../../cli/bin/agentctl.js");
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function agentctl(args: string[], env: Record<string, string>): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env }, timeout: 90_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 const ARTIFACT = new TextEncoder().encode("simulated agent binary");
 

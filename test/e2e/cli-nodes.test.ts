@@ -2,36 +2,13 @@
  * agentctl end to end: the real binary against a real Control (PostgreSQL, admin and
  * agent servers on loopback) with simulated agents connected.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Fleet, startFleet } from "../../agent-sim/index.js";
+import { agentctl } from "../helpers/agentctl.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
-
-const BIN = join(import.meta.dirname, "../../cli/bin/agentctl.js");
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the agentctl binary with only the environment given (plus PATH). */
-function agentctl(args: string[], env: Record<string, string>): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env } },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 describe("agentctl against a real Control", { timeout: 120_000 }, () => {
   let tc: TestControl;

@@ -3,30 +3,12 @@
  * two signers make keys, one builds a manifest from artifact files, both sign, Control
  * (pinning both keys, threshold 2) registers the release and serves its artifact.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { agentctl } from "../helpers/agentctl.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
-
-const BIN = join(import.meta.dirname, "../../cli/bin/agentctl.js");
-
-function agentctl(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? "", ...env } },
-      (error, stdout, stderr) =>
-        resolve({
-          code: error ? Number((error as { code?: number }).code ?? 1) : 0,
-          stdout,
-          stderr,
-        }),
-    );
-  });
-}
 
 describe("release flow through agentctl: keygen, manifest, sign twice, register with threshold 2, list", () => {
   let tc: TestControl | undefined;

@@ -2,7 +2,6 @@
  * `agentctl release register|list|show` end to end: envelopes signed offline, registered
  * through the real binary with a real Control that pins the signing key.
  */
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,29 +15,8 @@ import {
   sha256Hex,
   signEnvelope,
 } from "../../control/shared/release/index.js";
+import { agentctl } from "../helpers/agentctl.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
-
-const BIN = join(import.meta.dirname, "../../cli/bin/agentctl.js");
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function agentctl(args: string[], env: Record<string, string>): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env } },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 const AGENT = new TextEncoder().encode("the agent binary for linux-amd64");
 
