@@ -7,7 +7,6 @@
  * a gRPC status that says what was wrong.
  */
 import { randomUUID } from "node:crypto";
-import http2, { type ServerHttp2Stream } from "node:http2";
 import type { PeerCertificate } from "node:tls";
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
@@ -28,6 +27,7 @@ import type { StreamIdentity } from "./authenticate.js";
 import type { ConnectedNode } from "./events.js";
 import type { AgentHub, HubSession } from "./hub.js";
 import { TokenBucket } from "./rate-limit.js";
+import { StreamWriter } from "./stream-writer.js";
 import { checkHello, checkObserved } from "./validate.js";
 
 /** A message that failed to decode; the stream ends with INVALID_ARGUMENT. */
@@ -81,8 +81,7 @@ class AgentSession implements HubSession {
   private stage: Stage = "handshake";
   private readonly peer: string;
   private firstMessage: ((message: IncomingMessage | Error) => void) | undefined;
-  private readonly queue: ControlMessage[] = [];
-  private writable = true;
+  private readonly writer: StreamWriter;
   private readonly bucket: TokenBucket;
 
   constructor(
@@ -93,6 +92,9 @@ class AgentSession implements HubSession {
     this.peer = call.getPeer();
     const rate = deps.messagesPerSecond;
     this.bucket = new TokenBucket(rate, Math.max(20, rate * 2), this.lastSeenMs);
+    this.writer = new StreamWriter(call, deps.sendQueueLength, () =>
+      this.close(status.RESOURCE_EXHAUSTED, "agent is not reading its stream: send queue full"),
+    );
   }
 
   start(): void {
@@ -100,13 +102,12 @@ class AgentSession implements HubSession {
     this.call.on("end", () => this.close(status.OK, "agent closed the stream"));
     this.call.on("cancelled", () => this.ended("stream cancelled by the agent"));
     this.call.on("close", () => this.ended("stream closed"));
-    this.call.on("drain", () => this.drain());
     this.handshake().catch((error: unknown) => this.fail(error));
   }
 
   send(operation: Operation): boolean {
     if (this.stage !== "live") return false;
-    return this.write(
+    return this.writer.write(
       create(ControlMessageSchema, { body: { case: "operation", value: operation } }),
     );
   }
@@ -116,10 +117,7 @@ class AgentSession implements HubSession {
     const wasLive = this.stage === "live";
     this.stage = "closed";
     this.abandonHandshake();
-    this.queue.length = 0;
-    if (code === status.OK) this.call.end();
-    else this.call.emit("error", { code, details: message });
-    resetIfStuck(this.call, CLOSE_GRACE_MS);
+    this.writer.end(code, message);
     if (wasLive) this.deps.hub.unregister(this, message);
     this.logLine("debug", { code, reason: message }, "agent stream closed");
   }
@@ -146,6 +144,7 @@ class AgentSession implements HubSession {
     const wasLive = this.stage === "live";
     this.stage = "closed";
     this.abandonHandshake();
+    this.writer.abandon();
     if (wasLive) this.deps.hub.unregister(this, reason);
   }
 
@@ -249,7 +248,7 @@ class AgentSession implements HubSession {
     this.node = { ...nodeHello, sessionId: this.sessionId, connectedAt: now };
     this.lastSeenMs = now.getTime();
     this.stage = "live";
-    this.write(
+    this.writer.write(
       create(ControlMessageSchema, {
         body: {
           case: "welcome",
@@ -321,59 +320,8 @@ class AgentSession implements HubSession {
         return;
     }
   }
-
-  private write(message: ControlMessage): boolean {
-    if (this.stage === "closed") return false;
-    if (!this.writable) {
-      if (this.queue.length >= this.deps.sendQueueLength) {
-        this.close(status.RESOURCE_EXHAUSTED, "agent is not reading its stream: send queue full");
-        return false;
-      }
-      this.queue.push(message);
-      return true;
-    }
-    this.writable = this.call.write(message);
-    return true;
-  }
-
-  private drain(): void {
-    this.writable = true;
-    while (this.writable && this.queue.length > 0 && this.stage !== "closed") {
-      const next = this.queue.shift() as ControlMessage;
-      this.writable = this.call.write(next);
-    }
-  }
 }
 
 function malformed(detail: string): ControlError {
   return new ControlError("invalid_argument", `malformed AgentMessage: ${detail}`);
-}
-
-/** How long a closed stream may take to send its status before its HTTP/2 stream is reset. */
-const CLOSE_GRACE_MS = 2000;
-
-/**
- * Resets the HTTP/2 stream under `call` (RST_STREAM CANCEL) if it has not finished sending
- * within `graceMs`. grpc-js sends the status only after every queued message, so a stream
- * whose agent stopped reading would otherwise stay open, holding its messages, for as long
- * as the connection lives. The agent sees CANCELLED and reconnects.
- */
-function resetIfStuck(call: ServerDuplexStream<unknown, unknown>, graceMs: number): void {
-  setTimeout(() => {
-    const stream = http2StreamOf(call);
-    if (stream && !stream.destroyed && !stream.writableFinished) {
-      stream.close(http2.constants.NGHTTP2_CANCEL);
-    }
-  }, graceMs).unref();
-}
-
-/** The HTTP/2 stream of a grpc-js server call (grpc-js 1.14 keeps it on its base call). */
-function http2StreamOf(call: ServerDuplexStream<unknown, unknown>): ServerHttp2Stream | undefined {
-  let inner: unknown = (call as unknown as { call?: unknown }).call;
-  for (let hop = 0; hop < 8 && inner; hop += 1) {
-    const stream = (inner as { stream?: ServerHttp2Stream }).stream;
-    if (stream && typeof stream.close === "function") return stream;
-    inner = (inner as { nextCall?: unknown }).nextCall;
-  }
-  return undefined;
 }
