@@ -1,17 +1,12 @@
 /**
  * One decision for one campaign, as a unit of work: in ONE transaction, fence the lease,
- * lock the campaign row, read its nodes, pending commands and persisted facts, run the pure
- * `decide`, and write its changes, outbox rows, applied commands and audit rows. The caller
- * sends the returned operations only after this commit.
+ * lock the campaign row, bring the campaign's working copy (nodes, registry rows, persisted
+ * facts) up to date, read the pending commands, run the pure `decide`, and write its changes,
+ * outbox rows, applied commands and audit rows. Only after the commit does the working copy
+ * take the new records; the caller sends the returned operations after it too.
  */
 import type pg from "pg";
-import {
-  type AdminCommand,
-  type CampaignNode,
-  type Decision,
-  decide,
-  isFinal,
-} from "../campaign/index.js";
+import { type AdminCommand, type CampaignNode, type Decision, decide } from "../campaign/index.js";
 import type { Clock } from "../clock.js";
 import { auditRowsOf, commandOutcomes } from "./audit.js";
 import { buildFacts, platformOf, type WorkerGateway } from "./facts.js";
@@ -24,12 +19,9 @@ import {
   type NewOperation,
   pendingCommands,
   readCampaign,
-  readConfigFailures,
-  readNodes,
-  readOperationFacts,
-  readRegistry,
   writeDecision,
 } from "./store.js";
+import type { WorkingCopies } from "./working-copy.js";
 
 /** What one decision needs. */
 export interface DecisionDeps {
@@ -40,6 +32,8 @@ export interface DecisionDeps {
   /** The target release with its envelope (cached by the caller). */
   readonly release: (version: string) => Promise<OfferRelease | undefined>;
   readonly publicUrl: () => string;
+  /** The worker's working copies of its campaigns. */
+  readonly copies: WorkingCopies;
 }
 
 /** The outcome of {@link runDecision}. */
@@ -54,6 +48,8 @@ export interface DecisionOutcome {
   /** Operations that could not be built: decide again to judge them. */
   readonly undeliverable: number;
   readonly finished: boolean;
+  /** Milliseconds spent reading, deciding and writing (the transaction's commit included). */
+  readonly timings: { readonly read: number; readonly decide: number; readonly write: number };
 }
 
 const NOTHING: DecisionOutcome = {
@@ -63,6 +59,7 @@ const NOTHING: DecisionOutcome = {
   outgoing: [],
   undeliverable: 0,
   finished: true,
+  timings: { read: 0, decide: 0, write: 0 },
 };
 
 /**
@@ -74,50 +71,52 @@ export async function runDecision(
   deps: DecisionDeps,
   campaignId: string,
 ): Promise<DecisionOutcome> {
+  const began = performance.now();
   const release = await (async () => {
     const row = await readCampaign(deps.pool, campaignId);
     return row && row.finishedAt === undefined ? deps.release(row.targetVersion) : undefined;
   })();
-  return await inTransaction(deps.pool, async (client) => {
+  let committed: { version: number; nodes: readonly CampaignNode[]; stale: string[] } | undefined;
+  let read = 0;
+  let decided = 0;
+  const outcome = await inTransaction(deps.pool, async (client) => {
     await deps.lease.fence(client);
     const row = await readCampaign(client, campaignId, true);
-    if (!row || row.finishedAt !== undefined) return NOTHING;
-    const nodes = await readNodes(client, campaignId);
+    if (!row || row.finishedAt !== undefined) {
+      deps.copies.forget(campaignId);
+      return NOTHING;
+    }
+    const copy = await deps.copies.current(client, campaignId, row.version);
     const stored = await pendingCommands(client, campaignId);
     const known: { row: CommandRow; command: AdminCommand }[] = [];
     for (const r of stored) {
       const command = commandOf(r);
       if (command) known.push({ row: r, command });
     }
-    const open = nodes.filter((n) => !isFinal(n.state)).map((n) => n.nodeId);
-    const registry = await readRegistry(client, open);
-    const operations = await readOperationFacts(client, campaignId);
-    const configFailures = await readConfigFailures(client, campaignId);
+    read = performance.now();
     const now = deps.clock.now();
     const facts = buildFacts({
-      nodeIds: open,
       gateway: deps.gateway,
-      registry,
-      operations,
-      configFailures,
+      registry: copy.registry,
+      stored: copy.stored,
     });
     const decision = decide({
       campaign: row.campaign,
-      nodes,
+      nodes: copy.nodes,
       facts,
       now: now.getTime(),
       target: { version: row.targetVersion, sequence: row.campaign.targetSequence },
       commands: known.map((k) => k.command),
     });
-    const registryById = new Map(registry.map((r) => [r.id, r]));
     const outgoing: Outgoing[] = [];
     const newOps: NewOperation[] = [];
-    let undeliverable = 0;
+    const failedNodes: string[] = [];
+    const publicUrl = deps.publicUrl();
     for (const action of decision.actions) {
       const built = buildOperation(action, {
         release,
-        platform: platformOf(action.nodeId, deps.gateway, registryById),
-        publicUrl: deps.publicUrl(),
+        platform: platformOf(action.nodeId, deps.gateway, copy.registry),
+        publicUrl,
       });
       newOps.push({
         id: action.operationId,
@@ -128,14 +127,15 @@ export async function runDecision(
         failure: built.ok ? undefined : built.failure,
       });
       if (built.ok) outgoing.push({ nodeId: action.nodeId, operation: built.operation });
-      else undeliverable++;
+      else failedNodes.push(action.nodeId);
     }
     const knownRows = known.map((k) => k.row);
     const outcomes = commandOutcomes(decision.events, knownRows);
     for (const r of stored) {
       if (!knownRows.includes(r)) outcomes.push({ id: r.id, outcome: "ignored: unknown command" });
     }
-    await writeDecision(client, {
+    decided = performance.now();
+    const wrote = await writeDecision(client, {
       campaignId,
       version: row.version,
       campaign: decision.changes.campaign,
@@ -145,14 +145,38 @@ export async function runDecision(
       audits: auditRowsOf(campaignId, decision.events, knownRows),
       now,
     });
+    committed = {
+      version: wrote ? row.version + 1 : row.version,
+      nodes: decision.changes.nodes,
+      stale: failedNodes,
+    };
     const after = decision.changes.campaign ?? row.campaign;
+    const finished = after.finishedAt !== undefined;
     return {
       live: true,
       decision,
-      nodeIds: nodes.map((n: CampaignNode) => n.nodeId),
+      nodeIds: finished ? [] : copy.nodes.map((n) => n.nodeId),
       outgoing,
-      undeliverable,
-      finished: after.finishedAt !== undefined,
+      undeliverable: failedNodes.length,
+      finished,
+      timings: { read: 0, decide: 0, write: 0 },
     };
   });
+  if (committed !== undefined) {
+    const done: { version: number; nodes: readonly CampaignNode[]; stale: string[] } = committed;
+    if (outcome.finished) deps.copies.forget(campaignId);
+    else {
+      deps.copies.commit(campaignId, done.version, done.nodes);
+      for (const nodeId of done.stale) deps.copies.markStale(campaignId, nodeId);
+    }
+  }
+  const end = performance.now();
+  return {
+    ...outcome,
+    timings: {
+      read: Math.max(0, read - began),
+      decide: Math.max(0, decided - read),
+      write: Math.max(0, end - decided),
+    },
+  };
 }

@@ -6,7 +6,13 @@
  */
 
 import type { AgentGateway } from "../agents/events.js";
-import type { ConfigFailure, NodeFacts, ObservedReport, SendFailure } from "../campaign/index.js";
+import type {
+  ConfigFailure,
+  FactsLookup,
+  NodeFacts,
+  ObservedReport,
+  SendFailure,
+} from "../campaign/index.js";
 import {
   type ConfigFailureRow,
   configFailureOf,
@@ -22,13 +28,44 @@ export interface WorkerGateway extends AgentGateway {
   lastSeenMs?(nodeId: string): number | undefined;
 }
 
+/** The persisted facts of one node in one campaign: reports, send failures, config failures. */
+export interface StoredFacts {
+  readonly reports: ObservedReport[];
+  readonly sendFailures: SendFailure[];
+  readonly configFailures: ConfigFailure[];
+}
+
+/** Groups outbox and config-failure rows into {@link StoredFacts} per node. */
+export function storedFactsOf(
+  operations: readonly OperationFactRow[],
+  configFailures: readonly ConfigFailureRow[],
+): Map<string, StoredFacts> {
+  const out = new Map<string, StoredFacts>();
+  const of = (nodeId: string): StoredFacts => {
+    let facts = out.get(nodeId);
+    if (facts === undefined) {
+      facts = { reports: [], sendFailures: [], configFailures: [] };
+      out.set(nodeId, facts);
+    }
+    return facts;
+  };
+  for (const row of operations) {
+    const report = reportOf(row);
+    if (report) of(row.node_id).reports.push(report);
+    const failure = sendFailureOf(row);
+    if (failure) of(row.node_id).sendFailures.push(failure);
+  }
+  for (const row of configFailures) of(row.node_id).configFailures.push(configFailureOf(row));
+  return out;
+}
+
 /** What {@link buildFacts} combines. */
 export interface FactSources {
-  readonly nodeIds: readonly string[];
   readonly gateway: WorkerGateway;
-  readonly registry: readonly NodeRegistryRow[];
-  readonly operations: readonly OperationFactRow[];
-  readonly configFailures: readonly ConfigFailureRow[];
+  /** Registry rows by node id. */
+  readonly registry: ReadonlyMap<string, NodeRegistryRow>;
+  /** Persisted facts by node id (a node without an entry has none). */
+  readonly stored: ReadonlyMap<string, StoredFacts>;
 }
 
 /** A node's platform: its live session's, else its registry row's. */
@@ -41,42 +78,37 @@ export function platformOf(
 }
 
 /**
- * Facts for `nodeIds`. A node is online only while its stream is open on this Control; a
- * node never seen (no registry row, not connected) gets facts that say offline, nothing known.
+ * The facts of any node, built when first asked and kept for the decision (a decision asks only
+ * for the nodes it can act on). A node is online only while its stream is open on this Control;
+ * a node never seen (no registry row, not connected) gets facts that say offline, nothing known.
  */
-export function buildFacts(s: FactSources): Map<string, NodeFacts> {
-  const registry = new Map(s.registry.map((r) => [r.id, r]));
-  const reports = new Map<string, ObservedReport[]>();
-  const sendFailures = new Map<string, SendFailure[]>();
-  for (const row of s.operations) {
-    const report = reportOf(row);
-    if (report) push(reports, row.node_id, report);
-    const failure = sendFailureOf(row);
-    if (failure) push(sendFailures, row.node_id, failure);
-  }
-  const configFailures = new Map<string, ConfigFailure[]>();
-  for (const row of s.configFailures) push(configFailures, row.node_id, configFailureOf(row));
-  const facts = new Map<string, NodeFacts>();
-  for (const nodeId of s.nodeIds) {
-    const live = s.gateway.connected(nodeId);
-    const row = registry.get(nodeId);
-    facts.set(nodeId, {
-      nodeId,
-      online: live !== undefined,
-      bootId: live?.bootId ?? (row?.boot_id || undefined),
-      agentVersion: live?.agentVersion ?? (row?.agent_version || undefined),
-      capabilities: live?.capabilities ?? row?.capabilities ?? [],
-      lastHeartbeatAt: live ? s.gateway.lastSeenMs?.(nodeId) : undefined,
-      reports: reports.get(nodeId) ?? [],
-      configFailures: configFailures.get(nodeId) ?? [],
-      sendFailures: sendFailures.get(nodeId) ?? [],
-    });
-  }
-  return facts;
+export function buildFacts(s: FactSources): FactsLookup {
+  const built = new Map<string, NodeFacts>();
+  return {
+    get(nodeId) {
+      let facts = built.get(nodeId);
+      if (facts === undefined) {
+        facts = factsOf(s, nodeId);
+        built.set(nodeId, facts);
+      }
+      return facts;
+    },
+  };
 }
 
-function push<T>(map: Map<string, T[]>, key: string, value: T): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
+function factsOf(s: FactSources, nodeId: string): NodeFacts {
+  const live = s.gateway.connected(nodeId);
+  const row = s.registry.get(nodeId);
+  const stored = s.stored.get(nodeId);
+  return {
+    nodeId,
+    online: live !== undefined,
+    bootId: live?.bootId ?? (row?.boot_id || undefined),
+    agentVersion: live?.agentVersion ?? (row?.agent_version || undefined),
+    capabilities: live?.capabilities ?? row?.capabilities ?? [],
+    lastHeartbeatAt: live ? s.gateway.lastSeenMs?.(nodeId) : undefined,
+    reports: stored?.reports ?? [],
+    configFailures: stored?.configFailures ?? [],
+    sendFailures: stored?.sendFailures ?? [],
+  };
 }

@@ -9,7 +9,7 @@
  * nodes' operations change nothing (logged at debug).
  */
 import { OperationPhase } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
-import type { AgentEvent } from "../agents/events.js";
+import type { AgentEvent, ConnectedNode } from "../agents/events.js";
 import type { ObservedPhase } from "../campaign/index.js";
 import type { Logger } from "../log.js";
 import type { Queryable } from "./store.js";
@@ -81,7 +81,9 @@ export interface EventIntakeOptions {
   /** Called for each event that concerns a campaign (the worker marks it due). */
   readonly touched: (campaignId: string) => void;
   /** Called when a node's stream was welcomed (the worker re-sends its operations). */
-  readonly connected: (nodeId: string) => void;
+  readonly connected: (nodeId: string, node: ConnectedNode) => void;
+  /** Called after a flush wrote a fact of `nodeId` in `campaignId` (its copy is stale). */
+  readonly written?: (campaignId: string, nodeId: string) => void;
 }
 
 /** Buffers agent events that are decision facts, and writes them in batches. */
@@ -133,7 +135,7 @@ export class EventIntake {
         return;
       }
       case "connected": {
-        o.connected(event.node.nodeId);
+        o.connected(event.node.nodeId, event.node);
         const campaignId = o.campaignOfNode(event.node.nodeId);
         if (campaignId !== undefined) o.touched(campaignId);
         return;
@@ -202,6 +204,14 @@ export class EventIntake {
             failures.map((f) => f.message),
           ],
         );
+      }
+      const written = this.options.written;
+      if (written !== undefined) {
+        for (const r of reports) {
+          const campaignId = campaignOfOperation(r.id, r.nodeId);
+          if (campaignId !== undefined) written(campaignId, r.nodeId);
+        }
+        for (const f of failures) written(f.campaignId, f.nodeId);
       }
     } catch (error) {
       // Keep them for the next flush; newer reports of the same operation win.

@@ -24,9 +24,12 @@ export interface Outgoing {
   readonly operation: Operation;
 }
 
+/** Sends between two yields to the event loop, so a large fan-out never blocks it for long. */
+const SEND_CHUNK = 250;
+
 /**
- * Sends each operation through the gateway, in order, and stamps the ones queued on a
- * stream (`last_sent_at`, `send_count`).
+ * Sends each operation through the gateway, in order, yielding to the event loop after every
+ * {@link SEND_CHUNK} sends, and stamps the ones queued on a stream (`last_sent_at`, `send_count`).
  * @returns how many were queued.
  */
 export async function sendAll(
@@ -37,7 +40,8 @@ export async function sendAll(
   log: Logger,
 ): Promise<number> {
   const sent: string[] = [];
-  for (const o of outgoing) {
+  for (const [i, o] of outgoing.entries()) {
+    if (i > 0 && i % SEND_CHUNK === 0) await new Promise<void>((r) => setImmediate(r));
     if (gateway.send(o.nodeId, o.operation)) sent.push(o.operation.id);
     else
       log.debug(

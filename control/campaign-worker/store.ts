@@ -158,29 +158,34 @@ export async function readRegistry(
   return result.rows;
 }
 
-/** The outbox rows of a campaign that carry a report or a send failure. */
+/** The outbox rows of a campaign (of `nodeIds` only, when given) that carry a report or a send failure. */
 export async function readOperationFacts(
   q: Queryable,
   campaignId: string,
+  nodeIds?: readonly string[],
 ): Promise<OperationFactRow[]> {
   const result = await q.query<OperationFactRow>(
     `select id, node_id, report_phase, report_code, report_message, report_version, report_at,
             failed_at, failure
        from campaign_operations
-      where campaign_id = $1 and (report_phase is not null or failed_at is not null)`,
-    [campaignId],
+      where campaign_id = $1 and (report_phase is not null or failed_at is not null)
+        ${nodeIds === undefined ? "" : "and node_id = any($2::text[])"}`,
+    nodeIds === undefined ? [campaignId] : [campaignId, nodeIds],
   );
   return result.rows;
 }
 
-/** The config failures recorded for a campaign's nodes. */
+/** The config failures recorded for a campaign's nodes (`nodeIds` only, when given), oldest first. */
 export async function readConfigFailures(
   q: Queryable,
   campaignId: string,
+  nodeIds?: readonly string[],
 ): Promise<ConfigFailureRow[]> {
   const result = await q.query<ConfigFailureRow>(
-    "select node_id, at, boot_id, message from campaign_config_failures where campaign_id = $1 order by id",
-    [campaignId],
+    `select node_id, at, boot_id, message from campaign_config_failures
+      where campaign_id = $1 ${nodeIds === undefined ? "" : "and node_id = any($2::text[])"}
+      order by id`,
+    nodeIds === undefined ? [campaignId] : [campaignId, nodeIds],
   );
   return result.rows;
 }

@@ -21,6 +21,7 @@ import { createLeaderLease, type LeaderLease, StaleLeaderError } from "./lease.j
 import { loadOfferRelease, type OfferRelease } from "./operations.js";
 import { type Outgoing, sendAll, unackedOperations } from "./outbox.js";
 import { CampaignVersionConflict, liveCampaignIds, openNodeIds } from "./store.js";
+import { WorkingCopies } from "./working-copy.js";
 
 /** Options of {@link createCampaignWorker}. */
 export interface CampaignWorkerOptions {
@@ -74,6 +75,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const reconnected = new Set<string>();
   const listeners = new Set<(campaignId: string) => void>();
   const releases = new Map<string, OfferRelease>();
+  const copies = new WorkingCopies();
   let allDue = true;
   let warmUntil = 0;
   let waker: AbortController | undefined;
@@ -90,10 +92,12 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       dirty.add(campaignId);
       wake();
     },
-    connected: (nodeId) => {
+    connected: (nodeId, node) => {
+      copies.noteHello(node);
       reconnected.add(nodeId);
       wake();
     },
+    written: (campaignId, nodeId) => copies.markStale(campaignId, nodeId),
   });
   const deps = {
     pool: o.db.pool,
@@ -101,6 +105,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     gateway: o.gateway,
     clock: o.clock,
     publicUrl: o.publicUrl,
+    copies,
     release: async (version: string) => {
       const cached = releases.get(version);
       if (cached) return cached;
@@ -113,6 +118,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const untrack = (campaignId: string) => {
     tracked.delete(campaignId);
     wakeAt.delete(campaignId);
+    copies.forget(campaignId);
     for (const [nodeId, id] of nodeCampaign) if (id === campaignId) nodeCampaign.delete(nodeId);
   };
 
@@ -136,6 +142,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
           phase: (d.changes.campaign ?? undefined)?.phase,
           batch: (d.changes.campaign ?? undefined)?.currentBatch,
           changedNodes: d.changes.nodes.length,
+          ms: out.timings,
           actions: d.actions.length,
           events: d.events.map((e) => e.kind),
           reasons: d.reasons.slice(0, 20),
@@ -239,6 +246,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
                 warmUntil = now + (o.warmUpMs ?? 0);
                 nextResend = 0;
                 for (const id of [...tracked]) untrack(id);
+                copies.clear();
               }
             }
             if (leading) {

@@ -5,7 +5,7 @@
 import { inFlight } from "./batch-rules.js";
 import { applyCommand } from "./commands.js";
 import type { Draft } from "./draft.js";
-import { allNodes, createDraft, currentBatch, node } from "./draft.js";
+import { activeNodes, changedNodes, createDraft, currentBatch, type FactsLookup } from "./draft.js";
 import { judgeBreach, judgeFinish, judgePass, judgeRollbackEnd } from "./judge-batch.js";
 import { judgeRollback, judgeUpgrade, judgeVerifying } from "./judge-node.js";
 import type {
@@ -14,7 +14,6 @@ import type {
   CampaignEvent,
   CampaignNode,
   CampaignState,
-  NodeFacts,
   Target,
 } from "./model.js";
 import { offerNext, settleWithoutOffer } from "./offer.js";
@@ -24,8 +23,11 @@ export interface DecideInput {
   readonly campaign: CampaignState;
   /** Every node of the campaign. */
   readonly nodes: readonly CampaignNode[];
-  /** Live facts by node id; a node without facts counts as offline with nothing known. */
-  readonly facts: ReadonlyMap<string, NodeFacts>;
+  /**
+   * Live facts by node id; a node without facts counts as offline with nothing known. Asked
+   * only for the nodes a rule reads (active ones, and the current batch's waiting ones).
+   */
+  readonly facts: FactsLookup;
   readonly now: number;
   readonly target: Target;
   /** Admin commands to apply first, in order (see `commandError`). */
@@ -52,8 +54,7 @@ export interface Decision {
 }
 
 function judgeNodes(d: Draft): void {
-  for (const id of d.batchNodeIds.flat()) {
-    const n = node(d, id);
+  for (const n of activeNodes(d)) {
     switch (n.state) {
       case "offered":
       case "applying":
@@ -88,7 +89,7 @@ function step(d: Draft): void {
 
 function nextWake(d: Draft): number | undefined {
   const times: number[] = [];
-  for (const n of allNodes(d)) {
+  for (const n of activeNodes(d)) {
     if (inFlight(n, d.now) && n.state !== "verifying" && n.reconnectDeadline !== undefined)
       times.push(n.reconnectDeadline);
     if (n.state === "verifying" && n.graceEndsAt !== undefined) times.push(n.graceEndsAt);
@@ -124,7 +125,7 @@ export function decide(input: DecideInput): Decision {
   return {
     changes: {
       campaign: d.campaignChanged ? d.campaign : undefined,
-      nodes: [...d.changedNodeIds].map((id) => node(d, id)),
+      nodes: changedNodes(d),
     },
     actions: d.actions,
     events: d.events,

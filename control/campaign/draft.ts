@@ -1,6 +1,12 @@
 /**
  * The working copy of one decision (internal). Holds mutable copies of the loaded records and
  * collects changes, actions, events and reasons. Nothing outside the decision sees it mutate.
+ *
+ * Cost: building a draft is one pass over the nodes; every rule after that reads only the
+ * nodes it can act on — the "active" ones (offered … verifying, rolling back) and, in the
+ * current batch, the waiting ones — plus per-batch tallies kept up to date by
+ * {@link updateNode}. So a decision over a large campaign costs what is in flight, not what
+ * the campaign holds.
  */
 
 import type {
@@ -10,23 +16,52 @@ import type {
   CampaignNode,
   CampaignState,
   NodeFacts,
+  NodeState,
   Target,
 } from "./model.js";
-import { isFinal } from "./model.js";
+import { isFailure, isFinal } from "./model.js";
+
+/** Where the facts of a node come from: any map-like lookup (a Map, or one built lazily). */
+export interface FactsLookup {
+  get(nodeId: string): NodeFacts | undefined;
+}
+
+/** Running counts of one batch's nodes. */
+export interface BatchTally {
+  waiting: number;
+  failed: number;
+  skipped: number;
+  /** Nodes not final (waiting or active). */
+  open: number;
+  /** The latest settle time among its final nodes (finishedAt, else stateChangedAt). */
+  lastFinalSettle: number | undefined;
+}
 
 /** Mutable state of one decision. */
 export interface Draft {
   readonly now: number;
   readonly target: Target;
   campaign: CampaignState;
-  /** Every node by id; records are replaced, never mutated. */
-  readonly nodes: Map<string, CampaignNode>;
-  /** Node ids of each batch in canary order. */
-  readonly batchNodeIds: readonly (readonly string[])[];
+  /** Every node record in canary order; records are replaced, never mutated. */
+  readonly records: CampaignNode[];
+  /** Position in `records` of a node (by its order when dense, else by its id). */
+  readonly indexOf: (n: Pick<CampaignNode, "nodeId" | "order">) => number | undefined;
+  /** Positions in `records` of each batch's nodes, in canary order. */
+  readonly batchIndexes: readonly (readonly number[])[];
+  /** Positions of the nodes in an active state (offered … verifying, rolling back). */
+  readonly active: Set<number>;
+  /** `active` in canary order, rebuilt only after the set changed (undefined: stale). */
+  activeSorted: number[] | undefined;
+  /** Counts per batch, kept current by {@link updateNode}. */
+  readonly tallies: readonly BatchTally[];
+  /** Batches whose waiting nodes were already settled without an offer in this decision. */
+  readonly settledBatches: Set<number>;
+  /** Per batch, the position in `batchIndexes[b]` before which no node is waiting. */
+  readonly waitingFrom: number[];
   /** Campaign nodes per pool. */
   readonly poolSizes: ReadonlyMap<string, number>;
-  readonly facts: ReadonlyMap<string, NodeFacts>;
-  readonly changedNodeIds: Set<string>;
+  readonly facts: FactsLookup;
+  readonly changed: Set<number>;
   campaignChanged: boolean;
   readonly actions: Action[];
   readonly events: CampaignEvent[];
@@ -35,30 +70,76 @@ export interface Draft {
   revision: number;
 }
 
-/** Builds a draft over loaded records. */
+/** True for the states a rule may move without an offer: offered … verifying, rolling back. */
+export function isActive(state: NodeState): boolean {
+  return state !== "waiting" && !isFinal(state);
+}
+
+function emptyTally(): BatchTally {
+  return { waiting: 0, failed: 0, skipped: 0, open: 0, lastFinalSettle: undefined };
+}
+
+function count(t: BatchTally, n: CampaignNode, sign: 1 | -1): void {
+  if (n.state === "waiting") t.waiting += sign;
+  if (isFailure(n.state)) t.failed += sign;
+  if (n.state === "skipped") t.skipped += sign;
+  if (!isFinal(n.state)) t.open += sign;
+}
+
+/** Builds a draft over loaded records (one pass; sorted only when not in canary order yet). */
 export function createDraft(
   campaign: CampaignState,
   nodes: readonly CampaignNode[],
-  facts: ReadonlyMap<string, NodeFacts>,
+  facts: FactsLookup,
   now: number,
   target: Target,
 ): Draft {
-  const map = new Map(nodes.map((n) => [n.nodeId, n]));
-  const sorted = [...nodes].sort((a, b) => a.order - b.order);
-  const batchNodeIds = campaign.batches.map((b) =>
-    sorted.filter((n) => n.batch === b.index).map((n) => n.nodeId),
-  );
+  let sorted = true;
+  for (let i = 1; i < nodes.length && sorted; i++) {
+    if ((nodes[i - 1] as CampaignNode).order > (nodes[i] as CampaignNode).order) sorted = false;
+  }
+  const records = sorted ? [...nodes] : [...nodes].sort((a, b) => a.order - b.order);
+  // In a planned campaign the canary order IS the position: no map of ids is needed.
+  let dense = true;
+  for (let i = 0; i < records.length && dense; i++) {
+    if ((records[i] as CampaignNode).order !== i) dense = false;
+  }
+  let byId: Map<string, number> | undefined;
+  const indexOf = (n: Pick<CampaignNode, "nodeId" | "order">): number | undefined => {
+    if (dense && records[n.order]?.nodeId === n.nodeId) return n.order;
+    byId ??= new Map(records.map((r, i) => [r.nodeId, i]));
+    return byId.get(n.nodeId);
+  };
+  const batchIndexes: number[][] = campaign.batches.map(() => []);
+  const tallies = campaign.batches.map(emptyTally);
+  const active = new Set<number>();
   const poolSizes = new Map<string, number>();
-  for (const n of nodes) poolSizes.set(n.pool, (poolSizes.get(n.pool) ?? 0) + 1);
+  for (let i = 0; i < records.length; i++) {
+    const n = records[i] as CampaignNode;
+    batchIndexes[n.batch]?.push(i);
+    const t = tallies[n.batch];
+    if (t !== undefined) {
+      count(t, n, 1);
+      if (isFinal(n.state)) t.lastFinalSettle = later(t.lastFinalSettle, finalSettle(n));
+    }
+    if (isActive(n.state)) active.add(i);
+    poolSizes.set(n.pool, (poolSizes.get(n.pool) ?? 0) + 1);
+  }
   return {
     now,
     target,
     campaign,
-    nodes: map,
-    batchNodeIds,
+    records,
+    indexOf,
+    batchIndexes,
+    active,
+    activeSorted: undefined,
+    tallies,
+    settledBatches: new Set(),
+    waitingFrom: campaign.batches.map(() => 0),
     poolSizes,
     facts,
-    changedNodeIds: new Set(),
+    changed: new Set(),
     campaignChanged: false,
     actions: [],
     events: [],
@@ -67,21 +148,47 @@ export function createDraft(
   };
 }
 
-/** The node record (it must exist). */
-export function node(d: Draft, nodeId: string): CampaignNode {
-  const n = d.nodes.get(nodeId);
-  if (n === undefined) throw new Error(`node ${nodeId} is not in campaign ${d.campaign.id}`);
-  return n;
+function later(a: number | undefined, b: number): number {
+  return a === undefined || b > a ? b : a;
+}
+
+function finalSettle(n: CampaignNode): number {
+  return n.finishedAt ?? n.stateChangedAt;
 }
 
 /** The current records of a batch's nodes, in canary order. */
 export function batchNodes(d: Draft, batch: number): CampaignNode[] {
-  return (d.batchNodeIds[batch] ?? []).map((id) => node(d, id));
+  return (d.batchIndexes[batch] ?? []).map((i) => d.records[i] as CampaignNode);
+}
+
+/** The active nodes (offered … verifying, rolling back) of a batch, in canary order. */
+export function activeNodes(d: Draft, batch?: number): CampaignNode[] {
+  d.activeSorted ??= [...d.active].sort((a, b) => a - b);
+  const out: CampaignNode[] = [];
+  for (const i of d.activeSorted) {
+    const n = d.records[i] as CampaignNode;
+    if (batch === undefined || n.batch === batch) out.push(n);
+  }
+  return out;
+}
+
+/** The waiting nodes of a batch, in canary order. */
+export function waitingNodes(d: Draft, batch: number): CampaignNode[] {
+  const indexes = d.batchIndexes[batch] ?? [];
+  const out: CampaignNode[] = [];
+  let from = d.waitingFrom[batch] ?? 0;
+  while (from < indexes.length && d.records[indexes[from] as number]?.state !== "waiting") from++;
+  d.waitingFrom[batch] = from;
+  for (let k = from; k < indexes.length; k++) {
+    const n = d.records[indexes[k] as number] as CampaignNode;
+    if (n.state === "waiting") out.push(n);
+  }
+  return out;
 }
 
 /** Every node, in canary order. */
 export function allNodes(d: Draft): CampaignNode[] {
-  return d.batchNodeIds.flat().map((id) => node(d, id));
+  return d.records;
 }
 
 /** The current batch record. */
@@ -92,18 +199,33 @@ export function currentBatch(d: Draft): BatchRecord {
   return b;
 }
 
+/** The tally of a batch. */
+export function tallyOf(d: Draft, batch: number): BatchTally {
+  return d.tallies[batch] ?? emptyTally();
+}
+
+/** True when no node of the campaign is left open. */
+export function allFinal(d: Draft): boolean {
+  return d.tallies.every((t) => t.open === 0);
+}
+
 /**
- * Replaces a node's record with the patch applied; a state change stamps `stateChangedAt`, and
- * `finishedAt` when the new state is final.
+ * Replaces the current record of node `n` with the patch applied; a state change stamps
+ * `stateChangedAt`, and `finishedAt` when the new state is final.
  * @throws when the node is already final: final states never change.
  */
 export function updateNode(
   d: Draft,
-  nodeId: string,
+  n: CampaignNode,
   patch: Partial<CampaignNode>,
   reason?: string,
 ): CampaignNode {
-  const before = node(d, nodeId);
+  const nodeId = n.nodeId;
+  const at = d.indexOf(n);
+  const before = at === undefined ? undefined : d.records[at];
+  if (at === undefined || before === undefined) {
+    throw new Error(`node ${nodeId} is not in campaign ${d.campaign.id}`);
+  }
   if (isFinal(before.state)) {
     throw new Error(
       `node ${nodeId} is ${before.state}, a final state; refusing ${JSON.stringify(patch)}`,
@@ -118,12 +240,29 @@ export function updateNode(
       ? { finishedAt: d.now }
       : {}),
   };
-  d.nodes.set(nodeId, after);
-  d.changedNodeIds.add(nodeId);
+  d.records[at] = after;
+  const t = d.tallies[after.batch];
+  if (t !== undefined && before.state !== after.state) {
+    count(t, before, -1);
+    count(t, after, 1);
+    if (isFinal(after.state)) t.lastFinalSettle = later(t.lastFinalSettle, finalSettle(after));
+  }
+  const wasActive = d.active.has(at);
+  if (isActive(after.state) !== wasActive) {
+    if (wasActive) d.active.delete(at);
+    else d.active.add(at);
+    d.activeSorted = undefined;
+  }
+  d.changed.add(at);
   d.revision++;
   if (reason !== undefined)
     d.reasons.push(`node ${nodeId}: ${before.state} → ${after.state}: ${reason}`);
   return after;
+}
+
+/** The changed node records, in canary order. */
+export function changedNodes(d: Draft): CampaignNode[] {
+  return [...d.changed].sort((a, b) => a - b).map((i) => d.records[i] as CampaignNode);
 }
 
 /** Replaces the campaign record with the patch applied. */

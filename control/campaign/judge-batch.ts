@@ -3,26 +3,22 @@
  * next batch, completion and finish.
  */
 import { assertNever } from "./assert-never.js";
-import {
-  breachingNode,
-  countBatch,
-  elapsedMs,
-  isBreached,
-  isSettled,
-  settledAt,
-} from "./batch-rules.js";
+import { breachingNode, elapsedMs, isBreached, isSettled, settledAt } from "./batch-rules.js";
 import type { Draft } from "./draft.js";
 import {
+  activeNodes,
+  allFinal,
   allNodes,
   batchNodes,
   currentBatch,
   emit,
+  tallyOf,
   updateBatch,
   updateCampaign,
   updateNode,
 } from "./draft.js";
 import type { NodeCode, RollbackCause } from "./model.js";
-import { isEndedPhase, isFinal, isUpgrading } from "./model.js";
+import { isEndedPhase, isUpgrading } from "./model.js";
 import { operationId } from "./operation-id.js";
 
 /** Closes an open pause: its time goes to the current batch's `pausedMs`. */
@@ -38,8 +34,7 @@ export function closePause(d: Draft): void {
 /** Cancels every waiting node of the campaign and every batch not started yet. */
 export function cancelWaiting(d: Draft, code: NodeCode, message: string): void {
   for (const n of allNodes(d)) {
-    if (n.state === "waiting")
-      updateNode(d, n.nodeId, { state: "canceled", code, message }, "canceled");
+    if (n.state === "waiting") updateNode(d, n, { state: "canceled", code, message }, "canceled");
   }
   for (const b of d.campaign.batches) {
     if (b.state === "pending") updateBatch(d, b.index, { state: "canceled" });
@@ -55,12 +50,12 @@ export function startRollback(d: Draft, cause: RollbackCause, why: string): void
   closePause(d);
   cancelWaiting(d, cause === "breach" ? "batch_failed" : "aborted", `canceled: ${why}`);
   const b = currentBatch(d);
-  for (const n of batchNodes(d, b.index)) {
+  for (const n of activeNodes(d, b.index)) {
     if (!isUpgrading(n.state)) continue;
     const id = operationId(d.campaign.id, n.nodeId, "rollback");
     updateNode(
       d,
-      n.nodeId,
+      n,
       {
         state: "rolling_back",
         rollbackOperationId: id,
@@ -92,11 +87,12 @@ export function judgeBreach(d: Draft): void {
   if (c.phase !== "running" && c.phase !== "paused") return;
   const b = currentBatch(d);
   if (b.state !== "running") return;
-  const nodes = batchNodes(d, b.index);
-  const counts = countBatch(nodes);
+  const tally = tallyOf(d, b.index);
+  const size = d.batchIndexes[b.index]?.length ?? 0;
+  const counts = { failed: tally.failed, offerable: size - tally.skipped };
   const threshold = c.spec.failureThresholdPercent;
   if (!isBreached(counts, threshold, b.acceptedFailures)) return;
-  const stopper = breachingNode(nodes, threshold, b.acceptedFailures);
+  const stopper = breachingNode(batchNodes(d, b.index), threshold, b.acceptedFailures);
   const why = `${counts.failed} of ${counts.offerable} nodes of batch ${b.index + 1} failed (threshold ${threshold} %)`;
   updateBatch(d, b.index, { state: "breached" });
   updateCampaign(d, { code: "batch_failed", message: why, stoppedByNodeId: stopper?.nodeId });
@@ -130,9 +126,8 @@ export function judgeBreach(d: Draft): void {
 export function judgeRollbackEnd(d: Draft): void {
   if (d.campaign.phase !== "rolling_back") return;
   const b = currentBatch(d);
-  const nodes = batchNodes(d, b.index);
-  if (nodes.some((n) => n.state === "rolling_back")) return;
-  const failed = nodes.filter((n) => n.state === "rollback_failed");
+  if (activeNodes(d, b.index).some((n) => n.state === "rolling_back")) return;
+  const failed = batchNodes(d, b.index).filter((n) => n.state === "rollback_failed");
   const cause = d.campaign.rollbackCause ?? "breach";
   if (failed.length === 0) {
     updateBatch(d, b.index, { state: "rolled_back", endedAt: d.now });
@@ -169,20 +164,23 @@ export function judgePass(d: Draft): void {
   if (c.phase !== "running") return;
   const b = currentBatch(d);
   if (b.state !== "running") return;
-  const nodes = batchNodes(d, b.index);
-  if (nodes.length > 0) {
-    if (!nodes.every((n) => isSettled(n, d.now))) return;
-    const settled = Math.max(...nodes.map((n) => settledAt(n) ?? d.now));
+  const size = d.batchIndexes[b.index]?.length ?? 0;
+  const active = activeNodes(d, b.index);
+  if (size > 0) {
+    const tally = tallyOf(d, b.index);
+    if (tally.waiting > 0 || !active.every((n) => isSettled(n, d.now))) return;
+    let settled = tally.lastFinalSettle ?? Number.NEGATIVE_INFINITY;
+    for (const n of active) settled = Math.max(settled, settledAt(n) ?? d.now);
     if (b.settledAt !== settled) updateBatch(d, b.index, { settledAt: settled });
     if (elapsedMs(b, c.pausedAt, d.now) < b.minDurationMs) return;
     if (d.now < settled + c.spec.soakMs) return;
   }
-  for (const n of nodes) {
+  for (const n of active) {
     if (n.state !== "verifying") continue;
     const id = operationId(c.id, n.nodeId, "confirm");
     updateNode(
       d,
-      n.nodeId,
+      n,
       { state: "succeeded", confirmOperationId: id, message: `on ${d.target.version}, confirmed` },
       "batch passed",
     );
@@ -218,7 +216,7 @@ export function judgePass(d: Draft): void {
 export function judgeFinish(d: Draft): void {
   const c = d.campaign;
   if (!isEndedPhase(c.phase) || c.finishedAt !== undefined) return;
-  if (!allNodes(d).every((n) => isFinal(n.state))) return;
+  if (!allFinal(d)) return;
   updateCampaign(d, { finishedAt: d.now }, `finished (${c.phase})`);
   d.events.push({ kind: "finished", phase: c.phase });
 }

@@ -46,7 +46,7 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
   if (sent !== undefined) {
     updateNode(
       d,
-      n.nodeId,
+      n,
       {
         state: "failed",
         code: "offer_failed",
@@ -62,7 +62,7 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
       case "REFUSED":
         updateNode(
           d,
-          n.nodeId,
+          n,
           { state: "failed", code: "rejected", message: `refused the upgrade: ${detail(r)}` },
           "refused",
         );
@@ -70,7 +70,7 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
       case "FAILED":
         updateNode(
           d,
-          n.nodeId,
+          n,
           {
             state: "failed",
             code: "apply_failed",
@@ -82,7 +82,7 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
       case "REINSTATED":
         updateNode(
           d,
-          n.nodeId,
+          n,
           {
             state: "failed",
             code: "reverted",
@@ -107,7 +107,7 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
       const grace = f.capabilities.includes(CAP_CONFIG) ? d.campaign.spec.configGraceMs : 0;
       updateNode(
         d,
-        n.nodeId,
+        n,
         {
           state: "verifying",
           version: f.agentVersion,
@@ -120,7 +120,7 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
     } else {
       updateNode(
         d,
-        n.nodeId,
+        n,
         {
           state: "failed",
           code: "reverted",
@@ -136,11 +136,11 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
     const next =
       r.phase === "RESTARTING" ? "restarting" : r.phase === "CONFIRMED" ? undefined : "applying";
     if (next === "restarting" && n.state !== "restarting") {
-      updateNode(d, n.nodeId, { state: "restarting" }, "restarting");
+      updateNode(d, n, { state: "restarting" }, "restarting");
       return;
     }
     if (next === "applying" && n.state === "offered") {
-      updateNode(d, n.nodeId, { state: "applying" }, `reported ${r.phase}`);
+      updateNode(d, n, { state: "applying" }, `reported ${r.phase}`);
       return;
     }
   }
@@ -149,7 +149,7 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
     if (f?.online !== true && n.state !== "restarting") {
       updateNode(
         d,
-        n.nodeId,
+        n,
         {
           state: "timed_out",
           code: "reconnect_timeout",
@@ -160,7 +160,7 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
     } else {
       updateNode(
         d,
-        n.nodeId,
+        n,
         {
           state: "failed",
           code: "reconnect_timeout",
@@ -200,7 +200,7 @@ export function judgeVerifying(d: Draft, n: CampaignNode): void {
   if (failure !== undefined && isWatched) {
     updateNode(
       d,
-      n.nodeId,
+      n,
       {
         state: "failed",
         code: "config_apply_failed",
@@ -218,7 +218,7 @@ export function judgeVerifying(d: Draft, n: CampaignNode): void {
   ) {
     updateNode(
       d,
-      n.nodeId,
+      n,
       {
         state: "failed",
         code: "reverted",
@@ -232,7 +232,7 @@ export function judgeVerifying(d: Draft, n: CampaignNode): void {
   if (!isWatched && d.campaign.phase !== "rolling_back") {
     updateNode(
       d,
-      n.nodeId,
+      n,
       {
         state: "succeeded",
         message: `on ${d.target.version}; the campaign ended before its batch passed, not confirmed`,
@@ -254,7 +254,7 @@ export function judgeRollback(d: Draft, n: CampaignNode): void {
   if (sent !== undefined) {
     updateNode(
       d,
-      n.nodeId,
+      n,
       {
         state: "rollback_failed",
         code: "rollback_failed",
@@ -268,7 +268,7 @@ export function judgeRollback(d: Draft, n: CampaignNode): void {
   if (r?.phase === "REINSTATED" || r?.phase === "CONFIRMED") {
     updateNode(
       d,
-      n.nodeId,
+      n,
       {
         state: "rolled_back",
         version: n.previousVersion,
@@ -281,7 +281,7 @@ export function judgeRollback(d: Draft, n: CampaignNode): void {
   if (r?.phase === "REFUSED" || r?.phase === "FAILED") {
     updateNode(
       d,
-      n.nodeId,
+      n,
       {
         state: "rollback_failed",
         code: "rollback_failed",
@@ -297,7 +297,7 @@ export function judgeRollback(d: Draft, n: CampaignNode): void {
   if (onPrevious && ((f?.bootId !== undefined && f.bootId !== n.rollbackBootId) || neverApplied)) {
     updateNode(
       d,
-      n.nodeId,
+      n,
       { state: "rolled_back", version: f?.agentVersion, message: `back on ${n.previousVersion}` },
       "back on the previous version",
     );
@@ -306,7 +306,7 @@ export function judgeRollback(d: Draft, n: CampaignNode): void {
   if (n.rollbackDeadline !== undefined && d.now >= n.rollbackDeadline) {
     updateNode(
       d,
-      n.nodeId,
+      n,
       {
         state: "rollback_failed",
         code: "rollback_unconfirmed",

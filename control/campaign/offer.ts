@@ -3,7 +3,7 @@
  */
 import { concurrencyLimit, inFlight, poolLimit } from "./batch-rules.js";
 import type { Draft } from "./draft.js";
-import { batchNodes, currentBatch, emit, factsOf, updateNode } from "./draft.js";
+import { activeNodes, currentBatch, emit, factsOf, updateNode, waitingNodes } from "./draft.js";
 import type { NodeFacts } from "./model.js";
 import { CAP_UPGRADE } from "./model.js";
 import { operationId } from "./operation-id.js";
@@ -15,14 +15,16 @@ import { operationId } from "./operation-id.js";
  */
 export function settleWithoutOffer(d: Draft): void {
   const b = currentBatch(d);
-  for (const n of batchNodes(d, b.index)) {
-    if (n.state !== "waiting") continue;
+  // Facts do not change within a decision: a batch's waiting nodes are looked at once.
+  if (d.settledBatches.has(b.index)) return;
+  d.settledBatches.add(b.index);
+  for (const n of waitingNodes(d, b.index)) {
     const f = factsOf(d, n.nodeId);
     if (f === undefined) continue;
     if (f.agentVersion === d.target.version) {
       updateNode(
         d,
-        n.nodeId,
+        n,
         {
           state: "succeeded",
           code: "already_current",
@@ -35,7 +37,7 @@ export function settleWithoutOffer(d: Draft): void {
     } else if (!f.capabilities.includes(CAP_UPGRADE)) {
       updateNode(
         d,
-        n.nodeId,
+        n,
         {
           state: "skipped",
           code: "upgrade_unsupported",
@@ -63,16 +65,15 @@ function reachable(f: NodeFacts | undefined): f is NodeFacts & { bootId: string 
 export function offerNext(d: Draft): void {
   const b = currentBatch(d);
   const spec = d.campaign.spec;
-  const nodes = batchNodes(d, b.index);
-  let batchInFlight = nodes.filter((n) => inFlight(n, d.now)).length;
+  let batchInFlight = activeNodes(d, b.index).filter((n) => inFlight(n, d.now)).length;
   const poolInFlight = new Map<string, number>();
-  for (const n of d.nodes.values()) {
+  for (const n of activeNodes(d)) {
     if (inFlight(n, d.now)) poolInFlight.set(n.pool, (poolInFlight.get(n.pool) ?? 0) + 1);
   }
   const limit = concurrencyLimit(spec.concurrency);
-  for (const n of nodes) {
+  if (batchInFlight >= limit) return;
+  for (const n of waitingNodes(d, b.index)) {
     if (batchInFlight >= limit) break;
-    if (n.state !== "waiting") continue;
     const f = factsOf(d, n.nodeId);
     if (!reachable(f)) continue;
     const poolMax = poolLimit(d.poolSizes.get(n.pool) ?? 1, spec.disruptionBudgetPercent);
@@ -81,7 +82,7 @@ export function offerNext(d: Draft): void {
     const id = operationId(d.campaign.id, n.nodeId, "upgrade");
     updateNode(
       d,
-      n.nodeId,
+      n,
       {
         state: "offered",
         upgradeOperationId: id,
@@ -103,15 +104,14 @@ export function offerNext(d: Draft): void {
     batchInFlight++;
     poolInFlight.set(n.pool, inPool + 1);
   }
-  const after = batchNodes(d, b.index);
-  if (after.some((n) => inFlight(n, d.now))) return;
-  const waiting = after.filter((n) => n.state === "waiting");
+  if (activeNodes(d, b.index).some((n) => inFlight(n, d.now))) return;
+  const waiting = waitingNodes(d, b.index);
   if (waiting.length === 0) return;
   if (waiting.some((n) => reachable(factsOf(d, n.nodeId)))) return;
   for (const n of waiting) {
     updateNode(
       d,
-      n.nodeId,
+      n,
       {
         state: "skipped",
         code: "node_offline",

@@ -1,8 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { ConnectedNode } from "../../../control/agents/events.js";
 import { createCampaign, planCampaign, resolveSpec } from "../../../control/campaign/index.js";
-import { buildFacts, type WorkerGateway } from "../../../control/campaign-worker/facts.js";
-import { campaignFromJson, nodeFromJson } from "../../../control/campaign-worker/rows.js";
+import {
+  buildFacts,
+  storedFactsOf,
+  type WorkerGateway,
+} from "../../../control/campaign-worker/facts.js";
+import {
+  type ConfigFailureRow,
+  campaignFromJson,
+  nodeFromJson,
+  type OperationFactRow,
+} from "../../../control/campaign-worker/rows.js";
+import type { NodeRegistryRow } from "../../../control/campaign-worker/store.js";
 
 const gateway = (live: Partial<ConnectedNode>[]): WorkerGateway => ({
   send: () => false,
@@ -11,9 +21,24 @@ const gateway = (live: Partial<ConnectedNode>[]): WorkerGateway => ({
   lastSeenMs: () => 42,
 });
 
+/** buildFacts over plain rows, grouped as the worker's working copy groups them. */
+function factsFrom(s: {
+  nodeIds: string[];
+  gateway: WorkerGateway;
+  registry: NodeRegistryRow[];
+  operations: OperationFactRow[];
+  configFailures: ConfigFailureRow[];
+}) {
+  return buildFacts({
+    gateway: s.gateway,
+    registry: new Map(s.registry.map((r) => [r.id, r])),
+    stored: storedFactsOf(s.operations, s.configFailures),
+  });
+}
+
 describe("decision facts", () => {
   it("takes liveness and the Hello from the hub when connected, from the registry when not", () => {
-    const facts = buildFacts({
+    const facts = factsFrom({
       nodeIds: ["on", "off", "never"],
       gateway: gateway([
         {

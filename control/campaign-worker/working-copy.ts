@@ -1,0 +1,166 @@
+/**
+ * The leader's working copy of each campaign it decides, so a decision costs what changed
+ * rather than what the campaign holds: the node records, the registry rows of its open nodes
+ * and the persisted facts (reports, send failures, config failures) of each node.
+ *
+ * The database stays the truth. A copy is valid only for the campaign row `version` it was
+ * read or written at: a decision that finds another version (another writer, a takeover)
+ * reloads the copy whole. Facts written after the copy was read (the intake's reports and
+ * config failures, a decision's send failures) mark their node stale, and the next decision
+ * re-reads the facts of just those nodes. A node's registry row changes only with its Hello,
+ * which the hub announces; {@link WorkingCopies.noteHello} keeps the copies in step.
+ */
+import type { ConnectedNode } from "../agents/events.js";
+import { type CampaignNode, isFinal } from "../campaign/index.js";
+import { type StoredFacts, storedFactsOf } from "./facts.js";
+import {
+  type NodeRegistryRow,
+  type Queryable,
+  readConfigFailures,
+  readNodes,
+  readOperationFacts,
+  readRegistry,
+} from "./store.js";
+
+/** One campaign's working copy at one row version. */
+export interface WorkingCopy {
+  readonly campaignId: string;
+  /** The campaign row version these records are current for. */
+  readonly version: number;
+  /** Every node record, in canary order. */
+  readonly nodes: readonly CampaignNode[];
+  /** Registry rows of the nodes that were open when loaded (refreshed by Hellos). */
+  readonly registry: ReadonlyMap<string, NodeRegistryRow>;
+  /** Persisted facts by node id. */
+  readonly stored: ReadonlyMap<string, StoredFacts>;
+}
+
+interface Copy {
+  version: number;
+  nodes: CampaignNode[];
+  index: Map<string, number>;
+  registry: Map<string, NodeRegistryRow>;
+  stored: Map<string, StoredFacts>;
+}
+
+/** The working copies of the campaigns this worker decides. */
+export class WorkingCopies {
+  private readonly copies = new Map<string, Copy>();
+  private readonly stale = new Map<string, Set<string>>();
+  private readonly loading = new Set<string>();
+
+  /**
+   * Marks the persisted facts of `nodeId` in `campaignId` for re-reading. Campaigns without a
+   * copy are ignored (a made-up id in a report costs nothing): their first decision reads all.
+   */
+  markStale(campaignId: string, nodeId: string): void {
+    if (!this.copies.has(campaignId) && !this.loading.has(campaignId)) return;
+    let nodes = this.stale.get(campaignId);
+    if (nodes === undefined) {
+      nodes = new Set();
+      this.stale.set(campaignId, nodes);
+    }
+    nodes.add(nodeId);
+  }
+
+  /** Takes a node's new Hello into every copy that holds its registry row. */
+  noteHello(node: ConnectedNode): void {
+    for (const copy of this.copies.values()) {
+      const row = copy.registry.get(node.nodeId);
+      if (row === undefined) continue;
+      copy.registry.set(node.nodeId, {
+        id: node.nodeId,
+        boot_id: node.bootId,
+        agent_version: node.agentVersion,
+        capabilities: [...node.capabilities],
+        platform: node.platform,
+      });
+    }
+  }
+
+  /** Drops a campaign's copy (finished, or no longer decided here). */
+  forget(campaignId: string): void {
+    this.copies.delete(campaignId);
+    this.stale.delete(campaignId);
+  }
+
+  /** Drops every copy (leadership changed hands). */
+  clear(): void {
+    this.copies.clear();
+    this.stale.clear();
+  }
+
+  /**
+   * The copy of `campaignId` at row `version`, read through `q` (the decision's transaction):
+   * loaded whole when there is none or it is at another version, else with the facts of its
+   * stale nodes re-read.
+   */
+  async current(q: Queryable, campaignId: string, version: number): Promise<WorkingCopy> {
+    const held = this.copies.get(campaignId);
+    const copy = held?.version === version ? held : await this.load(q, campaignId, version);
+    await this.refresh(q, campaignId, copy);
+    return { campaignId, ...copy };
+  }
+
+  /** Takes a committed decision's node records; the copy is now at `version`. */
+  commit(campaignId: string, version: number, changed: readonly CampaignNode[]): void {
+    const copy = this.copies.get(campaignId);
+    if (copy === undefined) return;
+    copy.version = version;
+    if (changed.length === 0) return;
+    const nodes = copy.nodes.slice();
+    for (const n of changed) {
+      const at = copy.index.get(n.nodeId);
+      if (at !== undefined) nodes[at] = n;
+    }
+    copy.nodes = nodes;
+  }
+
+  private async load(q: Queryable, campaignId: string, version: number): Promise<Copy> {
+    // Facts written while this reads are marked stale again and re-read by `refresh`.
+    this.copies.delete(campaignId);
+    this.stale.delete(campaignId);
+    this.loading.add(campaignId);
+    try {
+      const nodes = await readNodes(q, campaignId);
+      const open = nodes.filter((n) => !isFinal(n.state)).map((n) => n.nodeId);
+      const registry = await readRegistry(q, open);
+      const stored = storedFactsOf(
+        await readOperationFacts(q, campaignId),
+        await readConfigFailures(q, campaignId),
+      );
+      const copy: Copy = {
+        version,
+        nodes,
+        index: new Map(nodes.map((n, i) => [n.nodeId, i])),
+        registry: new Map(registry.map((r) => [r.id, r])),
+        stored,
+      };
+      this.copies.set(campaignId, copy);
+      return copy;
+    } finally {
+      this.loading.delete(campaignId);
+    }
+  }
+
+  private async refresh(q: Queryable, campaignId: string, copy: Copy): Promise<void> {
+    const marked = this.stale.get(campaignId);
+    if (marked === undefined || marked.size === 0) return;
+    this.stale.delete(campaignId);
+    const nodeIds = [...marked];
+    try {
+      const fresh = storedFactsOf(
+        await readOperationFacts(q, campaignId, nodeIds),
+        await readConfigFailures(q, campaignId, nodeIds),
+      );
+      for (const nodeId of nodeIds) {
+        const facts = fresh.get(nodeId);
+        if (facts === undefined) copy.stored.delete(nodeId);
+        else copy.stored.set(nodeId, facts);
+      }
+    } catch (error) {
+      for (const nodeId of nodeIds) this.markStale(campaignId, nodeId);
+      throw error;
+    }
+  }
+}
