@@ -1,9 +1,10 @@
 /**
  * Writes and reads of the node registry on the agent hot paths, as single SQL statements
- * (no identity map): one row write per stream start and end, and liveness flushed in
- * batches with `unnest`, never one write per heartbeat.
+ * (no identity map): handshake reads and writes coalesced into batches under load, and
+ * liveness flushed in batches with `unnest`, never one write per heartbeat.
  */
 import type pg from "pg";
+import { Coalescer } from "./coalescer.js";
 
 /** What a node said in its Hello, after validation, plus what Control decided. */
 export interface NodeHello {
@@ -39,19 +40,71 @@ export interface StreamEnd {
   readonly lastSeen: Date;
 }
 
-/** Node registry statements over a `pg` pool. */
+/** How the handshake statements of a {@link NodeStore} are batched. */
+export interface HandshakeBatching {
+  /** Statements of one kind (credential reads, Hello writes) executing at once. */
+  readonly maxInFlight: number;
+  /** Handshakes served by one statement at most. */
+  readonly maxBatch: number;
+}
+
+/**
+ * The default {@link HandshakeBatching}. Every handshake costs a credential read and a Hello
+ * write; in a reconnect storm (a fleet coming back after a Control restart, or an upgrade
+ * campaign restarting thousands of agents) one row per round trip would make the pool the
+ * bottleneck, so each kind is coalesced:
+ * - `maxInFlight: 4`: both kinds together hold at most 8 of the pool's 10 connections,
+ *   leaving room for enrollments, certificate Hellos and the hub's liveness flushes; at low
+ *   load 4 lone handshakes still go through at once, each in one round trip.
+ * - `maxBatch: 500`: about the default cap of concurrent handshakes (512), so when a batch
+ *   ends the next one takes every waiting handshake; it bounds a statement's parameters
+ *   (typically a few hundred kilobytes, about 10 MB with every Hello at its label limits)
+ *   and how long it holds row locks (milliseconds).
+ */
+export const DEFAULT_HANDSHAKE_BATCHING: HandshakeBatching = { maxInFlight: 4, maxBatch: 500 };
+
+/** Options of a {@link NodeStore}. */
+export interface NodeStoreOptions {
+  readonly batching?: HandshakeBatching;
+}
+
+/** A Hello to record, as one call of {@link NodeStore.recordHello}. */
+interface HelloWrite {
+  readonly hello: NodeHello;
+  readonly sessionId: string;
+  readonly now: Date;
+}
+
+/**
+ * Node registry statements over a `pg` pool. {@link NodeStore.credential} and
+ * {@link NodeStore.recordHello} are coalesced (see {@link DEFAULT_HANDSHAKE_BATCHING}): a call
+ * made while its kind has `maxInFlight` statements executing waits for the next statement,
+ * which serves up to `maxBatch` waiting calls at once. Each call resolves as it would alone;
+ * a statement that fails for another reason than a value PostgreSQL refuses (connection
+ * lost, server down) rejects every call it served.
+ */
 export class NodeStore {
-  constructor(private readonly pool: pg.Pool) {}
+  private readonly credentials: Coalescer<string, NodeCredentialRow | undefined>;
+  private readonly hellos: Coalescer<HelloWrite, HelloOutcome>;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    options: NodeStoreOptions = {},
+  ) {
+    const batching = options.batching ?? DEFAULT_HANDSHAKE_BATCHING;
+    this.credentials = new Coalescer({
+      ...batching,
+      execute: (nodeIds) => this.credentialBatch(nodeIds),
+    });
+    this.hellos = new Coalescer({ ...batching, execute: (writes) => this.helloBatch(writes) });
+  }
 
   /** The credential columns of a node, or undefined when it never enrolled. */
   async credential(nodeId: string): Promise<NodeCredentialRow | undefined> {
-    const result = await this.pool.query<{
-      id: string;
-      token_hash: string | null;
-      enabled: boolean;
-    }>("select id, token_hash, enabled from nodes where id = $1", [nodeId]);
-    const row = result.rows[0];
-    return row ? { id: row.id, tokenHash: row.token_hash, enabled: row.enabled } : undefined;
+    // PostgreSQL text cannot hold U+0000 (a node token names its node in base64url, so a
+    // forged one can carry it): no node has such an id, and asking would fail the batch.
+    if (nodeId.includes("\u0000")) return undefined;
+    return this.credentials.run(nodeId);
   }
 
   /**
@@ -87,24 +140,24 @@ export class NodeStore {
     return { created: result.rows[0]?.created ?? false };
   }
 
-  /** Records a Hello on a node token: what the node runs now, and that it is online. */
+  /**
+   * Records a Hello on a node token: what the node runs now, and that it is online. Does
+   * nothing when the node has no row. Hellos of one node recorded in one statement leave the
+   * row as recording them one by one, in call order, would.
+   */
   async recordHello(hello: NodeHello, sessionId: string, now: Date): Promise<void> {
-    await this.pool.query(
-      `update nodes set labels = $2, pool = $3, platform = $4, agent_version = $5,
-          previous_version = $6, boot_id = $7, capabilities = $8,
-          confirmed_sequence = greatest(confirmed_sequence, $9), first_seen = coalesce(first_seen, $10),
-          last_seen = $10, online = true, session_id = $11, version = version + 1, updated_at = $10
-       where id = $1`,
-      [...helloParams(hello), now, sessionId],
-    );
+    const outcome = await this.hellos.run({ hello, sessionId, now });
+    if (!outcome.ok) throw outcome.error;
   }
 
-  /** Writes `last_seen` of many nodes in one statement. */
+  /** Writes `last_seen` of many nodes in one statement (rows locked in id order). */
   async flushSightings(entries: readonly Sighting[]): Promise<void> {
     if (entries.length === 0) return;
     await this.pool.query(
-      `update nodes set last_seen = greatest(nodes.last_seen, v.last_seen)
-       from unnest($1::text[], $2::timestamptz[]) as v(id, last_seen)
+      `with v as (select * from unnest($1::text[], $2::timestamptz[]) as v(id, last_seen)),
+       ${LOCK_IN_ID_ORDER}
+       update nodes set last_seen = greatest(nodes.last_seen, v.last_seen)
+       from v join locked on locked.id = v.id
        where nodes.id = v.id`,
       [entries.map((e) => e.nodeId), entries.map((e) => e.lastSeen)],
     );
@@ -113,12 +166,17 @@ export class NodeStore {
   /**
    * Marks nodes offline whose ended stream is still the one on record: a node that
    * already reconnected (a newer session id) stays online, whatever order the writes land.
+   * One statement, rows locked in id order.
    */
   async flushStreamEnds(entries: readonly StreamEnd[]): Promise<void> {
     if (entries.length === 0) return;
     await this.pool.query(
-      `update nodes set online = false, last_seen = greatest(nodes.last_seen, v.last_seen)
-       from unnest($1::text[], $2::text[], $3::timestamptz[]) as v(id, session_id, last_seen)
+      `with v as (
+         select * from unnest($1::text[], $2::text[], $3::timestamptz[])
+           as v(id, session_id, last_seen)
+       ), ${LOCK_IN_ID_ORDER}
+       update nodes set online = false, last_seen = greatest(nodes.last_seen, v.last_seen)
+       from v join locked on locked.id = v.id
        where nodes.id = v.id and nodes.session_id = v.session_id`,
       [
         entries.map((e) => e.nodeId),
@@ -139,6 +197,117 @@ export class NodeStore {
     );
     return result.rowCount ?? 0;
   }
+
+  private async credentialBatch(nodeIds: string[]): Promise<(NodeCredentialRow | undefined)[]> {
+    const result = await this.pool.query<{
+      id: string;
+      token_hash: string | null;
+      enabled: boolean;
+    }>("select id, token_hash, enabled from nodes where id = any($1::text[])", [
+      [...new Set(nodeIds)],
+    ]);
+    const byId = new Map(
+      result.rows.map((r) => [r.id, { id: r.id, tokenHash: r.token_hash, enabled: r.enabled }]),
+    );
+    return nodeIds.map((id) => byId.get(id));
+  }
+
+  /**
+   * Writes a batch of Hellos in one statement. A data error (SQLSTATE class 22: a value
+   * PostgreSQL cannot store) fails only the Hellos that cause it: the batch is split in
+   * halves until they are found, so one bad Hello cannot fail the handshakes it shares a
+   * batch with.
+   */
+  private async helloBatch(writes: HelloWrite[]): Promise<HelloOutcome[]> {
+    try {
+      await this.pool.query(HELLO_BATCH_SQL, helloBatchParams(writes));
+      return writes.map(() => ({ ok: true }));
+    } catch (error) {
+      if (!isDataError(error)) throw error;
+      if (writes.length === 1) return [{ ok: false, error }];
+      const half = Math.ceil(writes.length / 2);
+      const first = await this.helloBatch(writes.slice(0, half));
+      const second = await this.helloBatch(writes.slice(half));
+      return [...first, ...second];
+    }
+  }
+}
+
+/**
+ * A `locked` CTE locking the node rows named in a CTE `v`, in id order, before the
+ * statement that joins it updates any of them. Every statement here that updates many node
+ * rows locks them this way, so two of them running at once (Hello batches, liveness
+ * flushes) never wait on each other in a cycle: no deadlock. Joining `locked` makes it run.
+ */
+const LOCK_IN_ID_ORDER = `locked as materialized (
+  select nodes.id from nodes where nodes.id in (select v.id from v) order by nodes.id
+  for update of nodes
+)`;
+
+/** How one Hello of a batch fared. */
+type HelloOutcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
+
+/**
+ * The Hello write of {@link NodeStore.recordHello} for many nodes, one row of `v` per node,
+ * rows locked in id order first ({@link LOCK_IN_ID_ORDER}).
+ */
+const HELLO_BATCH_SQL = `
+  with v as (
+    select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+        $6::text[], $7::text[], $8::text[], $9::bigint[], $10::timestamptz[],
+        $11::timestamptz[], $12::text[], $13::integer[])
+      as v(id, labels, pool, platform, agent_version, previous_version, boot_id, capabilities,
+        confirmed_sequence, first_now, now, session_id, hellos)
+  ), ${LOCK_IN_ID_ORDER}
+  update nodes set labels = v.labels::jsonb, pool = v.pool, platform = v.platform,
+      agent_version = v.agent_version, previous_version = v.previous_version,
+      boot_id = v.boot_id, capabilities = v.capabilities::jsonb,
+      confirmed_sequence = greatest(nodes.confirmed_sequence, v.confirmed_sequence),
+      first_seen = coalesce(nodes.first_seen, v.first_now), last_seen = v.now, online = true,
+      session_id = v.session_id, version = nodes.version + v.hellos, updated_at = v.now
+  from v join locked on locked.id = v.id
+  where nodes.id = v.id`;
+
+/**
+ * The parameters of {@link HELLO_BATCH_SQL}: one row per node (an `update … from` joining
+ * a node twice would apply only one of its rows). Several Hellos of a node fold into what
+ * recording them in order would leave: the last one's facts, session and time, the highest
+ * confirmed sequence, the first one's time as a first sighting, a version bump per Hello.
+ * Labels and capabilities travel as JSON text: their arrays are ragged, which a
+ * two-dimensional array parameter cannot hold.
+ */
+function helloBatchParams(writes: readonly HelloWrite[]): unknown[][] {
+  const nodes = new Map<string, { first: HelloWrite; last: HelloWrite; top: number; n: number }>();
+  for (const write of writes) {
+    const seen = nodes.get(write.hello.nodeId);
+    if (seen) {
+      seen.last = write;
+      seen.top = Math.max(seen.top, write.hello.confirmedSequence);
+      seen.n += 1;
+    } else {
+      nodes.set(write.hello.nodeId, {
+        first: write,
+        last: write,
+        top: write.hello.confirmedSequence,
+        n: 1,
+      });
+    }
+  }
+  const rows = [...nodes.values()].map(({ first, last, top, n }) => [
+    ...helloParams({ ...last.hello, confirmedSequence: top }),
+    first.now,
+    last.now,
+    last.sessionId,
+    n,
+  ]);
+  const columns = 13;
+  return Array.from({ length: columns }, (_, c) => rows.map((row) => row[c]));
+}
+
+/** True for a PostgreSQL data exception (SQLSTATE class 22), caused by a value sent. */
+function isDataError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("22");
 }
 
 function helloParams(hello: NodeHello): unknown[] {
