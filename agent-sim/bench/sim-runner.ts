@@ -9,6 +9,8 @@
  * `marks` (with `--instrument` in argv[3]: when each agent first received an upgrade and
  * sent each ObservedState, cleared on read), `stop` (clean stop, then exit).
  */
+
+import { pino } from "pino";
 import type { AgentMessage, Operation } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { type Fleet, type FleetOptions, SimulatedAgent, startFleet } from "../index.js";
 
@@ -112,7 +114,11 @@ function instrument(): { take(): SimMarks } {
 async function main(): Promise<void> {
   const options = JSON.parse(process.argv[2] ?? "{}") as FleetOptions;
   const marks = process.argv[3] === "--instrument" ? instrument() : undefined;
-  const fleet = await startFleet(options);
+  // AGENT_SIM_LOG_LEVEL (e.g. debug) logs the agents' own lines to this runner's stderr.
+  const level = process.env.AGENT_SIM_LOG_LEVEL;
+  const fleet = await startFleet(
+    level ? { ...options, logger: pino({ level }, pino.destination(2)) } : options,
+  );
   let trace: { timer: NodeJS.Timeout; samples: SimCounts[] } | undefined;
   const answer = async (request: SimRequest): Promise<unknown> => {
     switch (request.kind) {

@@ -2,7 +2,8 @@
  * What the agent hub tells the rest of Control. The campaign worker subscribes to these;
  * the hub knows nothing about campaigns.
  */
-import type { ObservedState, Operation } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { ObservedState } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { EncodedOperation } from "./operation-frame.js";
 
 /** A node whose stream completed its Hello/Welcome exchange. */
 export interface ConnectedNode {
@@ -51,8 +52,8 @@ export type AgentEventListener = (event: AgentEvent) => void;
  * over the stream: durability comes from the caller's outbox, which re-sends on reconnect.
  */
 export interface AgentGateway {
-  /** True when the operation was queued on the node's open stream. */
-  send(nodeId: string, operation: Operation): boolean;
+  /** True when the operation (in wire form, as the outbox holds it) was queued on the node's open stream. */
+  send(nodeId: string, operation: EncodedOperation): boolean;
   /** The node's current stream, if it has one here. */
   connected(nodeId: string): ConnectedNode | undefined;
   /** Subscribes to hub events; returns the unsubscribe function. */

@@ -9,11 +9,11 @@
  * of a live node's last-seen time ask the hub ({@link AgentHub.lastSeenMs}), so the stored
  * value of a live node only needs to be fresh enough for after a crash.
  */
-import type { Operation } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { Clock } from "../clock.js";
 import type { NodeStore, Sighting, StreamEnd } from "../db/node-store.js";
 import type { Logger } from "../log.js";
 import type { AgentEvent, AgentEventListener, AgentGateway, ConnectedNode } from "./events.js";
+import type { EncodedOperation } from "./operation-frame.js";
 
 /** What the hub needs of a session. */
 export interface HubSession {
@@ -23,7 +23,7 @@ export interface HubSession {
   /** The `lastSeenMs` last written to the database (the hub maintains it). */
   lastSeenWrittenMs: number;
   /** Queues an operation; false when the stream is closed or its queue is full. */
-  send(operation: Operation): boolean;
+  send(operation: EncodedOperation): boolean;
   /** Ends the stream with a gRPC status; idempotent. */
   close(code: number, message: string): void;
 }
@@ -122,7 +122,7 @@ export class AgentHub implements AgentGateway {
     }
   }
 
-  send(nodeId: string, operation: Operation): boolean {
+  send(nodeId: string, operation: EncodedOperation): boolean {
     return this.sessions.get(nodeId)?.send(operation) ?? false;
   }
 

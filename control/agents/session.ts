@@ -26,6 +26,7 @@ import type { Logger } from "../log.js";
 import type { StreamIdentity } from "./authenticate.js";
 import type { ConnectedNode } from "./events.js";
 import type { AgentHub, HubSession } from "./hub.js";
+import { type EncodedOperation, operationFrame } from "./operation-frame.js";
 import { TokenBucket } from "./rate-limit.js";
 import { StreamWriter } from "./stream-writer.js";
 import { checkHello, checkObserved } from "./validate.js";
@@ -105,11 +106,9 @@ class AgentSession implements HubSession {
     this.handshake().catch((error: unknown) => this.fail(error));
   }
 
-  send(operation: Operation): boolean {
+  send(operation: EncodedOperation): boolean {
     if (this.stage !== "live") return false;
-    return this.writer.write(
-      create(ControlMessageSchema, { body: { case: "operation", value: operation } }),
-    );
+    return this.writer.write(operationFrame(operation));
   }
 
   close(code: number, message: string): void {

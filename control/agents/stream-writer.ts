@@ -6,6 +6,7 @@
 import http2, { type ServerHttp2Stream } from "node:http2";
 import { type ServerDuplexStream, status } from "@grpc/grpc-js";
 import type { ControlMessage } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { WireMessage } from "../shared/wire-message.js";
 
 /** How long a closed stream may take to send its status before its HTTP/2 stream is reset. */
 const CLOSE_GRACE_MS = 2000;
@@ -18,12 +19,12 @@ const CLOSE_GRACE_MS = 2000;
  * {@link StreamWriter.abandon} nothing more is written.
  */
 export class StreamWriter {
-  private readonly queue: ControlMessage[] = [];
+  private readonly queue: (ControlMessage | WireMessage)[] = [];
   private writable = true;
   private closed = false;
 
   constructor(
-    private readonly call: ServerDuplexStream<unknown, ControlMessage>,
+    private readonly call: ServerDuplexStream<unknown, ControlMessage | WireMessage>,
     private readonly maxQueued: number,
     private readonly onFull: () => void,
   ) {
@@ -34,7 +35,7 @@ export class StreamWriter {
    * Sends `message`, or queues it while the stream is backed up. Returns false when it will
    * never be sent: the writer is closed, or the queue was full (`onFull` has been called).
    */
-  write(message: ControlMessage): boolean {
+  write(message: ControlMessage | WireMessage): boolean {
     if (this.closed) return false;
     if (!this.writable) {
       if (this.queue.length >= this.maxQueued) {

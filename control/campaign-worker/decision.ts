@@ -41,8 +41,8 @@ export interface DecisionOutcome {
   /** False when the campaign does not exist or had already finished. */
   readonly live: boolean;
   readonly decision: Decision | undefined;
-  /** Every node of the campaign after the decision. */
-  readonly nodeIds: readonly string[];
+  /** Every node of the campaign after the decision (read lazily, once). */
+  readonly nodeIds: Iterable<string>;
   /** Operations committed to the outbox, to send now. */
   readonly outgoing: readonly Outgoing[];
   /** Operations that could not be built: decide again to judge them. */
@@ -76,7 +76,14 @@ export async function runDecision(
     const row = await readCampaign(deps.pool, campaignId);
     return row && row.finishedAt === undefined ? deps.release(row.targetVersion) : undefined;
   })();
-  let committed: { version: number; nodes: readonly CampaignNode[]; stale: string[] } | undefined;
+  let committed:
+    | {
+        version: number;
+        nodes: readonly CampaignNode[];
+        stale: string[];
+        seen: ReadonlySet<string> | undefined;
+      }
+    | undefined;
   let read = 0;
   let decided = 0;
   const outcome = await inTransaction(deps.pool, async (client) => {
@@ -107,6 +114,8 @@ export async function runDecision(
       now: now.getTime(),
       target: { version: row.targetVersion, sequence: row.campaign.targetSequence },
       commands: known.map((k) => k.command),
+      changedFacts: copy.helloSince,
+      positions: copy.positions,
     });
     const outgoing: Outgoing[] = [];
     const newOps: NewOperation[] = [];
@@ -149,13 +158,14 @@ export async function runDecision(
       version: wrote ? row.version + 1 : row.version,
       nodes: decision.changes.nodes,
       stale: failedNodes,
+      seen: copy.helloSince,
     };
     const after = decision.changes.campaign ?? row.campaign;
     const finished = after.finishedAt !== undefined;
     return {
       live: true,
       decision,
-      nodeIds: finished ? [] : copy.nodes.map((n) => n.nodeId),
+      nodeIds: finished ? [] : copy.positions.keys(),
       outgoing,
       undeliverable: failedNodes.length,
       finished,
@@ -163,10 +173,10 @@ export async function runDecision(
     };
   });
   if (committed !== undefined) {
-    const done: { version: number; nodes: readonly CampaignNode[]; stale: string[] } = committed;
+    const done: NonNullable<typeof committed> = committed;
     if (outcome.finished) deps.copies.forget(campaignId);
     else {
-      deps.copies.commit(campaignId, done.version, done.nodes);
+      deps.copies.commit(campaignId, done.version, done.nodes, done.seen);
       for (const nodeId of done.stale) deps.copies.markStale(campaignId, nodeId);
     }
   }

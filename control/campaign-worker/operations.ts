@@ -4,10 +4,13 @@
  * signatures), so the Agent verifies everything itself.
  */
 import { create, toBinary } from "@bufbuild/protobuf";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import {
+  AgentUpgradeSchema,
   type Operation,
   OperationSchema,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { EncodedOperation } from "../agents/operation-frame.js";
 import { type Action, assertNever } from "../campaign/index.js";
 import type { Database } from "../db/database.js";
 import { ReleaseEntity, type StoredArtifact } from "../db/entities/index.js";
@@ -49,8 +52,55 @@ export interface OfferContext {
 
 /** An operation ready for the outbox, or why it can never be delivered. */
 export type BuiltOperation =
-  | { readonly ok: true; readonly operation: Operation; readonly payload: Uint8Array }
+  | { readonly ok: true; readonly operation: EncodedOperation; readonly payload: Uint8Array }
   | { readonly ok: false; readonly failure: string };
+
+const ID_FIELD = OperationSchema.field.id.number;
+const UPGRADE_FIELD = OperationSchema.field.agentUpgrade.number;
+
+/**
+ * Encoded `AgentUpgrade` bodies by release, platform and URL: every node of a platform gets the
+ * same body (artifact and envelope), so it is encoded once and framed with each operation id.
+ * Small: one entry per (release, platform, URL) seen.
+ */
+const upgradeBodies = new Map<string, Uint8Array>();
+
+function upgradeBody(
+  release: OfferRelease,
+  sequence: number,
+  artifact: StoredArtifact,
+  url: string,
+): Uint8Array {
+  const key = JSON.stringify([release.version, sequence, artifact.platform, artifact.sha256, url]);
+  let body = upgradeBodies.get(key);
+  if (body === undefined) {
+    body = toBinary(
+      AgentUpgradeSchema,
+      create(AgentUpgradeSchema, {
+        version: release.version,
+        sequence: BigInt(sequence),
+        artifact: {
+          platform: artifact.platform,
+          url,
+          sha256: artifact.sha256,
+          size: BigInt(artifact.size),
+        },
+        envelope: {
+          payloadType: release.envelope.payloadType,
+          payload: release.envelope.payload,
+          signatures: release.envelope.signatures.map((s) => ({ keyid: s.keyid, sig: s.sig })),
+        },
+      }),
+    );
+    if (upgradeBodies.size >= 64) upgradeBodies.clear();
+    upgradeBodies.set(key, body);
+  }
+  return body;
+}
+
+function encoded(id: string, payload: Uint8Array): BuiltOperation {
+  return { ok: true, operation: { id, bytes: payload }, payload };
+}
 
 /**
  * Builds the operation of an action. An upgrade fails to build (a send failure, so the node
@@ -72,30 +122,16 @@ export function buildOperation(action: Action, ctx: OfferContext): BuiltOperatio
           failure: `release ${action.version} has no artifact for platform ${ctx.platform ?? "(unknown)"}`,
         };
       }
-      operation = create(OperationSchema, {
-        id: action.operationId,
-        kind: {
-          case: "agentUpgrade",
-          value: {
-            version: action.version,
-            sequence: BigInt(action.sequence),
-            artifact: {
-              platform: artifact.platform,
-              url:
-                artifact.url ||
-                `${ctx.publicUrl}${downloadPath(release.version, artifact.platform)}`,
-              sha256: artifact.sha256,
-              size: BigInt(artifact.size),
-            },
-            envelope: {
-              payloadType: release.envelope.payloadType,
-              payload: release.envelope.payload,
-              signatures: release.envelope.signatures.map((s) => ({ keyid: s.keyid, sig: s.sig })),
-            },
-          },
-        },
-      });
-      break;
+      const url =
+        artifact.url || `${ctx.publicUrl}${downloadPath(release.version, artifact.platform)}`;
+      // Operation { id, agent_upgrade }: the shared body framed with this operation's id.
+      const payload = new BinaryWriter()
+        .tag(ID_FIELD, WireType.LengthDelimited)
+        .string(action.operationId)
+        .tag(UPGRADE_FIELD, WireType.LengthDelimited)
+        .bytes(upgradeBody(release, action.sequence, artifact, url))
+        .finish();
+      return encoded(action.operationId, payload);
     }
     case "rollback":
       operation = create(OperationSchema, {
@@ -118,5 +154,5 @@ export function buildOperation(action: Action, ctx: OfferContext): BuiltOperatio
     default:
       return assertNever(action, "action");
   }
-  return { ok: true, operation, payload: toBinary(OperationSchema, operation) };
+  return encoded(action.operationId, toBinary(OperationSchema, operation));
 }

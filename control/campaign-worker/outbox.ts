@@ -9,19 +9,16 @@
  * an upgrade while the node is offered/applying/restarting, a rollback while it is rolling
  * back, a confirm until acknowledged.
  */
-import { fromBinary } from "@bufbuild/protobuf";
-import {
-  type Operation,
-  OperationSchema,
-} from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { AgentGateway } from "../agents/events.js";
+import type { EncodedOperation } from "../agents/operation-frame.js";
 import type { Logger } from "../log.js";
 import type { Queryable } from "./store.js";
 
 /** An operation to send now. */
 export interface Outgoing {
   readonly nodeId: string;
-  readonly operation: Operation;
+  /** The operation as the outbox stores it. */
+  readonly operation: EncodedOperation;
 }
 
 /** Sends between two yields to the event loop, so a large fan-out never blocks it for long. */
@@ -80,8 +77,8 @@ export async function unackedOperations(db: Queryable, filter: ResendFilter): Pr
     params.push(filter.sentBefore);
     where.push(`(o.last_sent_at is null or o.last_sent_at < $${params.length})`);
   }
-  const result = await db.query<{ node_id: string; payload: Buffer }>(
-    `select o.node_id, o.payload from campaign_operations o
+  const result = await db.query<{ id: string; node_id: string; payload: Buffer }>(
+    `select o.id, o.node_id, o.payload from campaign_operations o
        join campaign_nodes cn on cn.campaign_id = o.campaign_id and cn.node_id = o.node_id
       where o.acked_at is null and o.failed_at is null and o.payload is not null
         and (o.kind = 'confirm'
@@ -93,6 +90,6 @@ export async function unackedOperations(db: Queryable, filter: ResendFilter): Pr
   );
   return result.rows.map((r) => ({
     nodeId: r.node_id,
-    operation: fromBinary(OperationSchema, new Uint8Array(r.payload)),
+    operation: { id: r.id, bytes: new Uint8Array(r.payload) },
   }));
 }

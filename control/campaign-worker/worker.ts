@@ -153,9 +153,22 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     }
   };
 
+  /** Runs one step of a pass; a step slower than a second is logged with its size. */
+  const timed = async <T>(step: string, size: number, work: () => Promise<T>): Promise<T> => {
+    const began = performance.now();
+    try {
+      return await work();
+    } finally {
+      const ms = Math.round(performance.now() - began);
+      if (ms >= 1000) log.info({ step, size, ms }, "slow campaign worker step");
+    }
+  };
+
   const send = async (outgoing: readonly Outgoing[]) => {
     if (outgoing.length === 0) return;
-    await sendAll(o.db.pool, o.gateway, outgoing, o.clock.now(), log);
+    await timed("send", outgoing.length, () =>
+      sendAll(o.db.pool, o.gateway, outgoing, o.clock.now(), log),
+    );
   };
 
   /** Decides one campaign; returns false when the lease was lost. */
@@ -196,7 +209,9 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
 
   /** One pass as leader; returns false when the lease was lost. */
   const pass = async (now: number, resendStale: boolean): Promise<boolean> => {
-    await intake.flush().catch((error: unknown) => log.warn({ err: error }, "report flush failed"));
+    await timed("flush reports", 0, () => intake.flush()).catch((error: unknown) =>
+      log.warn({ err: error }, "report flush failed"),
+    );
     if (allDue) {
       allDue = false;
       for (const id of await liveCampaignIds(o.db.pool)) dirty.add(id);
@@ -208,10 +223,17 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     if (reconnected.size > 0) {
       const nodeIds = [...reconnected];
       reconnected.clear();
-      await send(await unackedOperations(o.db.pool, { nodeIds }));
+      await send(
+        await timed("read unacknowledged of reconnected", nodeIds.length, () =>
+          unackedOperations(o.db.pool, { nodeIds }),
+        ),
+      );
     }
     if (resendStale) {
-      await send(await unackedOperations(o.db.pool, { sentBefore: new Date(now - resendAfterMs) }));
+      const sentBefore = new Date(now - resendAfterMs);
+      await send(
+        await timed("read unacknowledged", 0, () => unackedOperations(o.db.pool, { sentBefore })),
+      );
     }
     return true;
   };

@@ -33,12 +33,23 @@ export interface WorkingCopy {
   readonly registry: ReadonlyMap<string, NodeRegistryRow>;
   /** Persisted facts by node id. */
   readonly stored: ReadonlyMap<string, StoredFacts>;
+  /** Position of each node id in `nodes`. */
+  readonly positions: ReadonlyMap<string, number>;
+  /**
+   * Nodes that sent a Hello since the last committed decision; undefined right after a load
+   * (every node counts as changed).
+   */
+  readonly helloSince: ReadonlySet<string> | undefined;
 }
 
 interface Copy {
   version: number;
   nodes: CampaignNode[];
   index: Map<string, number>;
+  /** Nodes that sent a Hello since the last committed decision (or since the load). */
+  hellos: Set<string>;
+  /** True once a decision that looked at every waiting node committed over this copy. */
+  checkedAll: boolean;
   registry: Map<string, NodeRegistryRow>;
   stored: Map<string, StoredFacts>;
 }
@@ -66,6 +77,7 @@ export class WorkingCopies {
   /** Takes a node's new Hello into every copy that holds its registry row. */
   noteHello(node: ConnectedNode): void {
     for (const copy of this.copies.values()) {
+      if (copy.index.has(node.nodeId)) copy.hellos.add(node.nodeId);
       const row = copy.registry.get(node.nodeId);
       if (row === undefined) continue;
       copy.registry.set(node.nodeId, {
@@ -99,21 +111,36 @@ export class WorkingCopies {
     const held = this.copies.get(campaignId);
     const copy = held?.version === version ? held : await this.load(q, campaignId, version);
     await this.refresh(q, campaignId, copy);
-    return { campaignId, ...copy };
+    return {
+      campaignId,
+      version: copy.version,
+      nodes: copy.nodes,
+      registry: copy.registry,
+      stored: copy.stored,
+      positions: copy.index,
+      helloSince: copy.checkedAll ? new Set(copy.hellos) : undefined,
+    };
   }
 
-  /** Takes a committed decision's node records; the copy is now at `version`. */
-  commit(campaignId: string, version: number, changed: readonly CampaignNode[]): void {
+  /**
+   * Takes a committed decision's node records; the copy is now at `version`. `seen` are the
+   * Hellos that decision took into account (its `helloSince`, or every node after a load).
+   */
+  commit(
+    campaignId: string,
+    version: number,
+    changed: readonly CampaignNode[],
+    seen: ReadonlySet<string> | undefined,
+  ): void {
     const copy = this.copies.get(campaignId);
     if (copy === undefined) return;
     copy.version = version;
-    if (changed.length === 0) return;
-    const nodes = copy.nodes.slice();
+    if (seen === undefined) copy.checkedAll = true;
+    else for (const nodeId of seen) copy.hellos.delete(nodeId);
     for (const n of changed) {
       const at = copy.index.get(n.nodeId);
-      if (at !== undefined) nodes[at] = n;
+      if (at !== undefined) copy.nodes[at] = n;
     }
-    copy.nodes = nodes;
   }
 
   private async load(q: Queryable, campaignId: string, version: number): Promise<Copy> {
@@ -131,6 +158,8 @@ export class WorkingCopies {
       );
       const copy: Copy = {
         version,
+        hellos: new Set(),
+        checkedAll: false,
         nodes,
         index: new Map(nodes.map((n, i) => [n.nodeId, i])),
         registry: new Map(registry.map((r) => [r.id, r])),

@@ -32,6 +32,16 @@ export interface DecideInput {
   readonly target: Target;
   /** Admin commands to apply first, in order (see `commandError`). */
   readonly commands?: readonly AdminCommand[] | undefined;
+  /**
+   * The nodes whose facts may have changed since the previous decision of this campaign, when
+   * the caller knows them; undefined means any may have. A waiting node of the batch that was
+   * already current then is settled without an offer only if it is among these (the others
+   * were looked at with the same facts before). A batch started during this decision is always
+   * looked at whole.
+   */
+  readonly changedFacts?: ReadonlySet<string> | undefined;
+  /** Position of each node id in `nodes`, when the caller keeps one (saves building it). */
+  readonly positions?: ReadonlyMap<string, number> | undefined;
 }
 
 /** What changed: the new campaign record if it changed, and the new records of changed nodes. */
@@ -114,7 +124,17 @@ function nextWake(d: Draft): number | undefined {
  * batch pass); resending an unacknowledged operation is the delivery layer's job (outbox).
  */
 export function decide(input: DecideInput): Decision {
-  const d = createDraft(input.campaign, input.nodes, input.facts, input.now, input.target);
+  const d = createDraft(
+    input.campaign,
+    input.nodes,
+    input.facts,
+    input.now,
+    input.target,
+    input.positions,
+  );
+  if (input.changedFacts !== undefined) {
+    d.changedFacts = { batch: input.campaign.currentBatch, nodeIds: input.changedFacts };
+  }
   for (const command of input.commands ?? []) applyCommand(d, command);
   const limit = 4 * (d.campaign.batches.length + 2);
   for (let round = 0; round < limit; round++) {

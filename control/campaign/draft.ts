@@ -46,6 +46,8 @@ export interface Draft {
   readonly records: CampaignNode[];
   /** Position in `records` of a node (by its order when dense, else by its id). */
   readonly indexOf: (n: Pick<CampaignNode, "nodeId" | "order">) => number | undefined;
+  /** Position in `records` of a node id (builds a map of ids on first use). */
+  readonly indexById: (nodeId: string) => number | undefined;
   /** Positions in `records` of each batch's nodes, in canary order. */
   readonly batchIndexes: readonly (readonly number[])[];
   /** Positions of the nodes in an active state (offered … verifying, rolling back). */
@@ -56,6 +58,8 @@ export interface Draft {
   readonly tallies: readonly BatchTally[];
   /** Batches whose waiting nodes were already settled without an offer in this decision. */
   readonly settledBatches: Set<number>;
+  /** The nodes whose facts may have changed since the previous decision, in `batch` (see `DecideInput.changedFacts`). */
+  changedFacts: { readonly batch: number; readonly nodeIds: ReadonlySet<string> } | undefined;
   /** Per batch, the position in `batchIndexes[b]` before which no node is waiting. */
   readonly waitingFrom: number[];
   /** Campaign nodes per pool. */
@@ -86,13 +90,17 @@ function count(t: BatchTally, n: CampaignNode, sign: 1 | -1): void {
   if (!isFinal(n.state)) t.open += sign;
 }
 
-/** Builds a draft over loaded records (one pass; sorted only when not in canary order yet). */
+/**
+ * Builds a draft over loaded records (one pass; sorted only when not in canary order yet).
+ * `positions` (node id → index in `nodes`) is used when `nodes` is already in canary order.
+ */
 export function createDraft(
   campaign: CampaignState,
   nodes: readonly CampaignNode[],
   facts: FactsLookup,
   now: number,
   target: Target,
+  positions?: ReadonlyMap<string, number>,
 ): Draft {
   let sorted = true;
   for (let i = 1; i < nodes.length && sorted; i++) {
@@ -104,12 +112,13 @@ export function createDraft(
   for (let i = 0; i < records.length && dense; i++) {
     if ((records[i] as CampaignNode).order !== i) dense = false;
   }
-  let byId: Map<string, number> | undefined;
-  const indexOf = (n: Pick<CampaignNode, "nodeId" | "order">): number | undefined => {
-    if (dense && records[n.order]?.nodeId === n.nodeId) return n.order;
+  let byId: ReadonlyMap<string, number> | undefined = sorted ? positions : undefined;
+  const indexById = (nodeId: string): number | undefined => {
     byId ??= new Map(records.map((r, i) => [r.nodeId, i]));
-    return byId.get(n.nodeId);
+    return byId.get(nodeId);
   };
+  const indexOf = (n: Pick<CampaignNode, "nodeId" | "order">): number | undefined =>
+    dense && records[n.order]?.nodeId === n.nodeId ? n.order : indexById(n.nodeId);
   const batchIndexes: number[][] = campaign.batches.map(() => []);
   const tallies = campaign.batches.map(emptyTally);
   const active = new Set<number>();
@@ -131,11 +140,13 @@ export function createDraft(
     campaign,
     records,
     indexOf,
+    indexById,
     batchIndexes,
     active,
     activeSorted: undefined,
     tallies,
     settledBatches: new Set(),
+    changedFacts: undefined,
     waitingFrom: campaign.batches.map(() => 0),
     poolSizes,
     facts,
@@ -154,6 +165,12 @@ function later(a: number | undefined, b: number): number {
 
 function finalSettle(n: CampaignNode): number {
   return n.finishedAt ?? n.stateChangedAt;
+}
+
+/** The current record of a node of the campaign, by id (undefined when it is not in it). */
+export function nodeById(d: Draft, nodeId: string): CampaignNode | undefined {
+  const at = d.indexById(nodeId);
+  return at === undefined ? undefined : d.records[at];
 }
 
 /** The current records of a batch's nodes, in canary order. */

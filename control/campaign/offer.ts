@@ -3,8 +3,16 @@
  */
 import { concurrencyLimit, inFlight, poolLimit } from "./batch-rules.js";
 import type { Draft } from "./draft.js";
-import { activeNodes, currentBatch, emit, factsOf, updateNode, waitingNodes } from "./draft.js";
-import type { NodeFacts } from "./model.js";
+import {
+  activeNodes,
+  currentBatch,
+  emit,
+  factsOf,
+  nodeById,
+  updateNode,
+  waitingNodes,
+} from "./draft.js";
+import type { CampaignNode, NodeFacts } from "./model.js";
 import { CAP_UPGRADE } from "./model.js";
 import { operationId } from "./operation-id.js";
 
@@ -18,7 +26,14 @@ export function settleWithoutOffer(d: Draft): void {
   // Facts do not change within a decision: a batch's waiting nodes are looked at once.
   if (d.settledBatches.has(b.index)) return;
   d.settledBatches.add(b.index);
-  for (const n of waitingNodes(d, b.index)) {
+  const known = d.changedFacts?.batch === b.index ? d.changedFacts.nodeIds : undefined;
+  const candidates =
+    known === undefined
+      ? waitingNodes(d, b.index)
+      : [...known]
+          .map((id) => nodeById(d, id))
+          .filter((n) => n?.state === "waiting" && n.batch === b.index);
+  for (const n of candidates as CampaignNode[]) {
     const f = factsOf(d, n.nodeId);
     if (f === undefined) continue;
     if (f.agentVersion === d.target.version) {

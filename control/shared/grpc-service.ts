@@ -9,6 +9,7 @@
 import type { DescMessage, DescMethod, DescService, MessageShape } from "@bufbuild/protobuf";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { MethodDefinition, ServiceDefinition } from "@grpc/grpc-js";
+import { WireMessage } from "./wire-message.js";
 
 /** A grpc-js method definition whose request and response are protobuf-es messages. */
 export type GrpcMethodDefinition<I extends DescMessage, O extends DescMessage> = MethodDefinition<
@@ -29,9 +30,11 @@ export function grpcMethodDefinition(
       method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming",
     responseStream:
       method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming",
-    requestSerialize: (value) => Buffer.from(toBinary(input, value)),
+    requestSerialize: (value) =>
+      value instanceof WireMessage ? value.bytes : Buffer.from(toBinary(input, value)),
     requestDeserialize: (bytes) => fromBinary(input, bytes),
-    responseSerialize: (value) => Buffer.from(toBinary(output, value)),
+    responseSerialize: (value) =>
+      value instanceof WireMessage ? value.bytes : Buffer.from(toBinary(output, value)),
     responseDeserialize: (bytes) => fromBinary(output, bytes),
   };
 }

@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OperationSchema } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
@@ -7,14 +7,19 @@ import { H2, startTcpProxy, type TcpProxy } from "./hostile-tcp-proxy.js";
 
 const QUEUE = 16;
 /** An operation of about 64 KiB, so a stalled reader exhausts its HTTP/2 window quickly. */
-const bigOperation = (n: number) =>
-  create(OperationSchema, {
-    id: `op-${n}`,
-    kind: {
-      case: "agentUpgrade",
-      value: { version: "9.9.9", envelope: { payload: new Uint8Array(64 * 1024) } },
-    },
-  });
+const bigOperation = (n: number) => ({
+  id: `op-${n}`,
+  bytes: toBinary(
+    OperationSchema,
+    create(OperationSchema, {
+      id: `op-${n}`,
+      kind: {
+        case: "agentUpgrade",
+        value: { version: "9.9.9", envelope: { payload: new Uint8Array(64 * 1024) } },
+      },
+    }),
+  ),
+});
 
 describe("an agent that stops reading its stream", () => {
   let tc: TestControl;

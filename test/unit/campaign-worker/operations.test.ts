@@ -1,4 +1,4 @@
-import { fromBinary } from "@bufbuild/protobuf";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { buildOperation, type OfferRelease } from "../../../control/campaign-worker/operations.js";
 import { OperationSchema } from "../../../proto/gen/agentcontrol/v1/agent_control_pb.js";
@@ -24,6 +24,8 @@ const upgrade = {
   sequence: 20,
 };
 
+const decoded = (payload: Uint8Array) => fromBinary(OperationSchema, payload);
+
 describe("building operations", () => {
   it("offers the node's platform artifact, served by Control when it has no url, with the envelope as registered", () => {
     const built = buildOperation(upgrade, {
@@ -46,11 +48,8 @@ describe("building operations", () => {
 
   it("uses the manifest's url when it has one", () => {
     const built = buildOperation(upgrade, { release, platform: "linux-arm64", publicUrl: "x" });
-    expect(
-      built.ok &&
-        built.operation.kind.case === "agentUpgrade" &&
-        built.operation.kind.value.artifact?.url,
-    ).toBe("https://cdn/x");
+    const op = built.ok ? decoded(built.payload) : undefined;
+    expect(op?.kind.case === "agentUpgrade" && op.kind.value.artifact?.url).toBe("https://cdn/x");
   });
 
   it("cannot build an upgrade for a platform the release lacks, or without the release", () => {
@@ -67,6 +66,20 @@ describe("building operations", () => {
     expect(gone).toEqual({ ok: false, failure: expect.stringMatching(/not registered/) });
   });
 
+  it("frames the shared upgrade body with each id exactly as a full encoding would", () => {
+    const ctx = { release, platform: "linux-amd64", publicUrl: "http://control:7080" };
+    const a = buildOperation(upgrade, ctx);
+    const b = buildOperation({ ...upgrade, nodeId: "n2", operationId: "c1/n2/upgrade" }, ctx);
+    if (!a.ok || !b.ok) throw new Error("not built");
+    expect(a.operation).toEqual({ id: "c1/n1/upgrade", bytes: a.payload });
+    const other = decoded(b.payload);
+    expect(other.id).toBe("c1/n2/upgrade");
+    expect(toBinary(OperationSchema, other)).toEqual(b.payload);
+    expect(toBinary(OperationSchema, { ...decoded(a.payload), id: "c1/n2/upgrade" })).toEqual(
+      b.payload,
+    );
+  });
+
   it("builds rollbacks and confirms", () => {
     const rollback = buildOperation(
       {
@@ -78,7 +91,7 @@ describe("building operations", () => {
       },
       { release: undefined, platform: undefined, publicUrl: "" },
     );
-    expect(rollback.ok && rollback.operation.kind).toEqual({
+    expect(rollback.ok && decoded(rollback.payload).kind).toEqual({
       case: "agentRollback",
       value: expect.objectContaining({ version: "1.0.0", reason: "batch failed" }),
     });
@@ -92,7 +105,7 @@ describe("building operations", () => {
       },
       { release: undefined, platform: undefined, publicUrl: "" },
     );
-    expect(confirm.ok && confirm.operation.kind).toEqual({
+    expect(confirm.ok && decoded(confirm.payload).kind).toEqual({
       case: "agentConfirm",
       value: expect.objectContaining({ version: "2.0.0", sequence: 20n }),
     });

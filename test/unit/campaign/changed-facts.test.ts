@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { applyDecision, decide } from "../../../control/campaign/decide.js";
+import type { Decision } from "../../../control/campaign/index.js";
+import { fleet, type Harness, NEW, nodeOf, start } from "./harness.js";
+
+/** One decision told which nodes' facts changed since the previous one. */
+function tickKnowing(h: Harness, changed: ReadonlySet<string>): Decision {
+  const decision = decide({
+    campaign: h.campaign,
+    nodes: h.nodes,
+    facts: h.facts,
+    now: h.now,
+    target: h.target,
+    changedFacts: changed,
+    positions: new Map(h.nodes.map((n, i) => [n.nodeId, i])),
+  });
+  const next = applyDecision(h.campaign, h.nodes, decision);
+  h.campaign = next.campaign;
+  h.nodes = next.nodes;
+  return decision;
+}
+
+function becomesCurrent(h: Harness, nodeId: string): void {
+  const f = h.facts.get(nodeId);
+  if (!f) throw new Error(nodeId);
+  h.facts.set(nodeId, { ...f, agentVersion: NEW, bootId: `${f.bootId}-x` });
+}
+
+describe("waiting nodes whose facts changed", () => {
+  // 20 nodes, one batch, one slot: 19 stay waiting while node-000 is in flight.
+  const setup = () => {
+    const h = start(fleet(20), { batches: [{ percent: 100, minDurationMs: 0 }], concurrency: 1 });
+    tickKnowing(h, new Set()); // the batch is already current: decided as a whole before
+    return h;
+  };
+
+  it("settles a waiting node already on the target when its facts are said to have changed", () => {
+    const h = setup();
+    becomesCurrent(h, "node-010");
+    tickKnowing(h, new Set(["node-010"]));
+    expect(nodeOf(h, "node-010")).toMatchObject({ state: "succeeded", code: "already_current" });
+  });
+
+  it("leaves a waiting node alone when its facts are not said to have changed", () => {
+    const h = setup();
+    becomesCurrent(h, "node-010");
+    tickKnowing(h, new Set());
+    expect(nodeOf(h, "node-010").state).toBe("waiting");
+    // Without the hint (any facts may have changed), it is settled.
+    const d = decide({
+      campaign: h.campaign,
+      nodes: h.nodes,
+      facts: h.facts,
+      now: h.now,
+      target: h.target,
+    });
+    expect(d.changes.nodes.find((n) => n.nodeId === "node-010")?.code).toBe("already_current");
+  });
+
+  it("looks at a whole batch that starts within the decision", () => {
+    const h = start(fleet(20), {
+      batches: [
+        { percent: 5, minDurationMs: 0 },
+        { percent: 100, minDurationMs: 0 },
+      ],
+      configGraceMs: 0,
+    });
+    tickKnowing(h, new Set());
+    const canary = h.nodes.find((n) => n.batch === 0)?.nodeId ?? "";
+    const later = h.nodes.find((n) => n.batch === 1)?.nodeId ?? "";
+    becomesCurrent(h, later);
+    becomesCurrent(h, canary); // the canary comes back on the target: batch 0 passes
+    tickKnowing(h, new Set([canary]));
+    expect(h.campaign.currentBatch).toBe(1);
+    expect(nodeOf(h, later)).toMatchObject({ state: "succeeded", code: "already_current" });
+  });
+});
