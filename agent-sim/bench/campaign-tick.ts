@@ -31,7 +31,8 @@ import { insertCampaign } from "../../control/campaign-worker/store.js";
 import { WorkingCopies } from "../../control/campaign-worker/working-copy.js";
 import { systemClock } from "../../control/clock.js";
 import { openDatabase } from "../../control/db/database.js";
-import { median } from "./stats.js";
+import type { BenchRow } from "./rows.js";
+import { median, ratio } from "./stats.js";
 
 const DB_NAME = "agent_control_tick";
 const TARGET = "2.0.0";
@@ -261,4 +262,30 @@ export async function measureCampaignTicks(
     await admin(url, `drop database if exists ${DB_NAME}`);
   }
   return results;
+}
+
+/** The table rows of the tick scenario; `maxRatio` makes quick mode fail beyond it. */
+export function tickRows(results: readonly TickResult[], maxRatio?: number): BenchRow[] {
+  const smallest = results[0];
+  return results.map((r) => {
+    const growth =
+      smallest && r !== smallest
+        ? `; ${(r.tickMs / smallest.tickMs).toFixed(2)}× the tick at ${smallest.nodes.toLocaleString("en-US")} nodes`
+        : "";
+    const value = ratio(r.tickMs, r.baselineMs);
+    return {
+      scenario: `campaign tick (${r.inFlight.toLocaleString("en-US")} in flight report) vs raw read + unnest update`,
+      n: r.nodes,
+      unit: "ms",
+      project: r.tickMs,
+      baseline: r.baselineMs,
+      baselineName:
+        "raw SQL: read the in-flight outbox rows and records, UPDATE … FROM jsonb_to_recordset",
+      ratio: value,
+      goal: "≤ 2×",
+      met: value <= 2,
+      ...(maxRatio === undefined ? {} : { maxRatio }),
+      note: `${r.changed} nodes changed; loading the working copy (once per campaign after a takeover) ${r.loadMs.toFixed(0)} ms${growth}`,
+    };
+  });
 }

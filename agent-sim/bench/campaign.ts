@@ -65,8 +65,6 @@ export function pendingCampaignRows(reason: string): BenchRow[] {
   return [
     pending("fan-out: batch start → last offer received", 2500, "ms", "≤ 1 s"),
     pending("fan-out: Control event-loop delay p99", 2500, "ms", "≤ 100 ms"),
-    pending("campaign tick vs raw read + unnest update", 10_000, "ms", "≤ 2×"),
-    pending("campaign tick vs raw read + unnest update", 100_000, "ms", "≤ 2×"),
     pending("rollout rate", 10_000, "nodes/min", "≥ 20,000/min"),
     pending("ack-to-commit of ObservedState, p50", 10_000, "ms", "vs single-row UPDATE"),
     pending("ack-to-commit of ObservedState, p99", 10_000, "ms", "vs single-row UPDATE"),

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CAMPAIGN_POLICY, pendingCampaignRows, runCampaignScenarios } from "./campaign.js";
 import { prepareRelease } from "./campaign-release.js";
+import { measureCampaignTicks, tickRows } from "./campaign-tick.js";
 import { startBenchControl } from "./control.js";
 import { dbCounters, measureDbBaseline } from "./db-baseline.js";
 import { type FleetLoadPlan, runFleetLoad } from "./fleet-load.js";
@@ -30,6 +31,12 @@ interface Mode {
   readonly bareStorms: number;
   readonly dbRows: number;
   readonly singles: number;
+  /** Fleet sizes of the campaign tick scenario, and the quick-mode bound of its ratio. */
+  readonly ticks: {
+    readonly sizes: readonly number[];
+    readonly repeats: number;
+    readonly bound?: number;
+  };
 }
 
 const QUICK: Mode = {
@@ -50,6 +57,8 @@ const QUICK: Mode = {
   bareStorms: 0,
   dbRows: 1000,
   singles: 200,
+  // The tick is cheap to seed at 10k; a shared 2-core box needs a margin over the 2× goal.
+  ticks: { sizes: [10_000], repeats: 3, bound: 3 },
 };
 
 const FULL: Mode = {
@@ -70,6 +79,7 @@ const FULL: Mode = {
   bareStorms: 3,
   dbRows: 10_000,
   singles: 1000,
+  ticks: { sizes: [10_000, 100_000], repeats: 5 },
 };
 
 const T0 = Date.now();
@@ -114,6 +124,11 @@ async function main(): Promise<number> {
     say("raw SQL baselines");
     const db = await measureDbBaseline(dbUrl, mode.dbRows, mode.singles, 5);
     rows.push(...dbRows(db));
+    say("campaign tick on seeded campaigns");
+    const ticks = await measureCampaignTicks(dbUrl, mode.ticks.sizes, {
+      repeats: mode.ticks.repeats,
+      say,
+    });
     const plan = { ...mode.plan, logDir: dir };
     let before = await dbCounters(dbUrl);
     let writes = { rows: 0, commits: 0, seconds: 0 };
@@ -193,13 +208,14 @@ async function main(): Promise<number> {
       met: writes.rows < beats,
       note: `${(writes.commits / Math.max(1, writes.seconds)).toFixed(1)} commits/s in the whole database, autovacuum included`,
     });
+    rows.push(...tickRows(ticks, mode.ticks.bound));
     rows.push(...campaignRows);
     const report: BenchReport = {
       mode: mode.name,
       startedAt: new Date(started).toISOString(),
       durationSeconds: (Date.now() - started) / 1000,
       rows,
-      raw: { controlLoad, bareLoad, db, writes, campaign: campaignRaw },
+      raw: { controlLoad, bareLoad, db, writes, campaign: campaignRaw, ticks },
     };
     await writeReport(report, values.out);
     const failed = rows.filter(

@@ -150,6 +150,11 @@ export class EventIntake {
     }
   };
 
+  /** True when reports or config failures wait to be written. */
+  get pending(): boolean {
+    return this.reports.size > 0 || this.configFailures.length > 0;
+  }
+
   /** Writes everything buffered so far; resolves once written (flushes run one at a time). */
   flush(): Promise<void> {
     const reports = [...this.reports.values()];

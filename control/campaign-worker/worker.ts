@@ -23,6 +23,9 @@ import { type Outgoing, sendAll, unackedOperations } from "./outbox.js";
 import { CampaignVersionConflict, liveCampaignIds, openNodeIds } from "./store.js";
 import { WorkingCopies } from "./working-copy.js";
 
+/** How often buffered agent reports are written between passes. */
+const REPORT_FLUSH_MS = 50;
+
 /** Options of {@link createCampaignWorker}. */
 export interface CampaignWorkerOptions {
   readonly db: Database;
@@ -251,6 +254,12 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     },
     async run(signal) {
       const unsubscribe = o.gateway.subscribe(intake.handle);
+      // Reports are written within ~50 ms of arrival even while a long decision or send runs
+      // (a pass also flushes before deciding, so decisions always see what arrived).
+      const flusher = setInterval(() => {
+        if (intake.pending) intake.flush().catch(() => {});
+      }, REPORT_FLUSH_MS);
+      flusher.unref();
       let leading = false;
       let nextLease = 0;
       let nextTick = 0;
@@ -304,6 +313,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
           if (controller.signal.aborted) await nap(o.clock, debounceMs, signal);
         }
       } finally {
+        clearInterval(flusher);
         unsubscribe();
         await intake.flush().catch(() => {});
         await lease.release();
