@@ -6,7 +6,7 @@
  *
  * Usage: `npx tsx agent-sim/bench/campaign-profile.ts [--count 10000] [--sims 2] [--profile] [--keep]`
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -15,28 +15,8 @@ import { prepareRelease } from "./campaign-release.js";
 import { startBenchControl } from "./control.js";
 import { measureDbBaseline } from "./db-baseline.js";
 import { type SimProcess, sleep, startSimProcess, waitWelcomed } from "./processes.js";
+import { printProfileSummary } from "./profile-summary.js";
 import { controlTarget } from "./target.js";
-
-interface Profile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
-  samples: number[];
-}
-
-function printProfile(profile: Profile): void {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map<string, number>();
-  for (const id of profile.samples) {
-    const frame = byId.get(id)?.callFrame;
-    const url = frame?.url.replace(/^.*node_modules\//, "").replace(/^.*\/main\//, "") ?? "";
-    const key = `${frame?.functionName || "(anonymous)"} ${url}:${frame?.lineNumber ?? 0}`;
-    self.set(key, (self.get(key) ?? 0) + 1);
-  }
-  const total = profile.samples.length;
-  process.stdout.write(`${total} samples\n`);
-  for (const [key, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 50)) {
-    process.stdout.write(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}\n`);
-  }
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -106,9 +86,7 @@ async function main(): Promise<void> {
       say(`${row.scenario} (N=${row.n}): ${row.project.toFixed(1)} ${row.unit} ${row.note ?? ""}`);
     }
     if (values.profile) {
-      printProfile(
-        JSON.parse(await readFile(join(dir, "control-1.cpuprofile"), "utf8")) as Profile,
-      );
+      await printProfileSummary(join(dir, "control-1.cpuprofile"), "during the campaign", 50);
     }
   } finally {
     await Promise.all(sims.map((s) => s.stop()));

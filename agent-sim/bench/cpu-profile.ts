@@ -5,17 +5,13 @@
  *
  * Usage: `npx tsx agent-sim/bench/cpu-profile.ts [--count 1000] [--seconds 20] [--heartbeat-ms 1000]`
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startBenchControl } from "./control.js";
 import { sleep, startSimProcess, waitWelcomed } from "./processes.js";
-
-interface Profile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
-  samples: number[];
-}
+import { printProfileSummary } from "./profile-summary.js";
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -49,22 +45,7 @@ async function main(): Promise<void> {
     process.kill(control.pid(), "SIGWINCH");
     await sleep(2000);
     await sim.stop();
-    const profile = JSON.parse(
-      await readFile(join(dir, "control-1.cpuprofile"), "utf8"),
-    ) as Profile;
-    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-    const self = new Map<string, number>();
-    for (const id of profile.samples) {
-      const frame = byId.get(id)?.callFrame;
-      const url = frame?.url.replace(/^.*node_modules\//, "").replace(/^.*\/main\//, "") ?? "";
-      const key = `${frame?.functionName || "(anonymous)"} ${url}:${frame?.lineNumber ?? 0}`;
-      self.set(key, (self.get(key) ?? 0) + 1);
-    }
-    const total = profile.samples.length;
-    process.stdout.write(`${total} samples over ${values.seconds} s\n`);
-    for (const [key, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 45)) {
-      process.stdout.write(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}\n`);
-    }
+    await printProfileSummary(join(dir, "control-1.cpuprofile"), `over ${values.seconds} s`);
   } finally {
     await control.stop();
     await rm(dir, { recursive: true, force: true });

@@ -1,23 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { applyDecision, decide } from "../../../control/campaign/decide.js";
+import { decide } from "../../../control/campaign/decide.js";
 import type { Decision } from "../../../control/campaign/index.js";
-import { fleet, type Harness, NEW, nodeOf, start } from "./harness.js";
+import { fleet, type Harness, NEW, nodeOf, start, tick } from "./harness.js";
 
 /** One decision told which nodes' facts changed since the previous one. */
 function tickKnowing(h: Harness, changed: ReadonlySet<string>): Decision {
-  const decision = decide({
-    campaign: h.campaign,
-    nodes: h.nodes,
-    facts: h.facts,
-    now: h.now,
-    target: h.target,
+  return tick(h, [], {
     changedFacts: changed,
     positions: new Map(h.nodes.map((n, i) => [n.nodeId, i])),
   });
-  const next = applyDecision(h.campaign, h.nodes, decision);
-  h.campaign = next.campaign;
-  h.nodes = next.nodes;
-  return decision;
 }
 
 function becomesCurrent(h: Harness, nodeId: string): void {

@@ -5,7 +5,7 @@
  */
 
 import { createCampaign } from "../../../control/campaign/create.js";
-import { applyDecision, decide } from "../../../control/campaign/decide.js";
+import { applyDecision, type DecideInput, decide } from "../../../control/campaign/decide.js";
 import type {
   Action,
   ActionKind,
@@ -85,8 +85,12 @@ export function start(
   return { campaign, nodes, facts, now: 0, target, actions: [], last: undefined, boots: 0 };
 }
 
-/** Runs one decision at the harness's time and persists it. */
-export function tick(h: Harness, commands: readonly AdminCommand[] = []): Decision {
+/** Runs one decision at the harness's time and persists it (`extra`: more decide input). */
+export function tick(
+  h: Harness,
+  commands: readonly AdminCommand[] = [],
+  extra: Pick<DecideInput, "changedFacts" | "positions"> = {},
+): Decision {
   const decision = decide({
     campaign: h.campaign,
     nodes: h.nodes,
@@ -94,6 +98,7 @@ export function tick(h: Harness, commands: readonly AdminCommand[] = []): Decisi
     now: h.now,
     target: h.target,
     commands,
+    ...extra,
   });
   const next = applyDecision(h.campaign, h.nodes, decision);
   h.campaign = next.campaign;
