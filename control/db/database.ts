@@ -30,8 +30,18 @@ export interface OpenDatabaseOptions {
   readonly log: Logger;
   /** Apply pending migrations (default true). */
   readonly migrate?: boolean;
+  /** Connections of the ORM's pool (default 10; admin reads and writes). */
   readonly poolSize?: number;
+  /**
+   * Connections of the raw pool (default {@link RAW_POOL_SIZE}): the worker's lease holds
+   * one, coalesced handshakes use up to 8 during a reconnect storm, and the campaign
+   * decisions, report flushes and liveness flushes must still find one then.
+   */
+  readonly rawPoolSize?: number;
 }
+
+/** Default size of the raw pool; with the ORM's 10, one Control uses at most 30 connections. */
+export const RAW_POOL_SIZE = 20;
 
 /** Connects, applies pending migrations, and returns the open database. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
@@ -53,7 +63,10 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     if (applied.length > 0)
       log.info({ migrations: applied.map((m) => m.name) }, "migrations applied");
   }
-  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.rawPoolSize ?? options.poolSize ?? RAW_POOL_SIZE,
+  });
   pool.on("error", (error) => log.warn({ err: error.message }, "idle database connection failed"));
   return {
     orm,
