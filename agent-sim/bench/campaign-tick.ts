@@ -73,8 +73,17 @@ async function admin(url: string, sql: string): Promise<void> {
   }
 }
 
-/** Seeds campaign `id` with `n` nodes (`inFlight` offered) and their registry rows. */
-async function seed(pool: pg.Pool, id: string, n: number, inFlight: number): Promise<string[]> {
+/**
+ * Seeds campaign `id` with `n` nodes in one running batch (`inFlight` offered, half of the
+ * rest succeeded, half waiting), their registry rows and the offered nodes' outbox rows.
+ * @returns the ids of the offered nodes.
+ */
+export async function seedCampaign(
+  pool: pg.Pool,
+  id: string,
+  n: number,
+  inFlight: number,
+): Promise<string[]> {
   const ids = Array.from({ length: n }, (_, i) => `${id}-${String(i).padStart(6, "0")}`);
   await pool.query(
     `insert into nodes (id, agent_version, capabilities, platform, first_seen, boot_id)
@@ -223,7 +232,7 @@ export async function measureCampaignTicks(
       for (let rep = 0; rep < repeats; rep++) {
         const id = `t${n}r${rep}`;
         options.say?.(`campaign tick: seeding ${n} nodes (${inFlight} in flight), run ${rep + 1}`);
-        const flying = await seed(db.pool, id, n, inFlight);
+        const flying = await seedCampaign(db.pool, id, n, inFlight);
         await db.pool.query("analyze");
         const copies = new WorkingCopies();
         const deps: DecisionDeps = {

@@ -82,6 +82,7 @@ export async function runDecision(
         nodes: readonly CampaignNode[];
         stale: string[];
         seen: ReadonlySet<string> | undefined;
+        lookedAtWaiting: boolean;
       }
     | undefined;
   let read = 0;
@@ -93,7 +94,12 @@ export async function runDecision(
       deps.copies.forget(campaignId);
       return NOTHING;
     }
-    const copy = await deps.copies.current(client, campaignId, row.version);
+    const copy = await deps.copies.current(
+      client,
+      campaignId,
+      row.version,
+      deps.clock.now().getTime(),
+    );
     const stored = await pendingCommands(client, campaignId);
     const known: { row: CommandRow; command: AdminCommand }[] = [];
     for (const r of stored) {
@@ -159,6 +165,7 @@ export async function runDecision(
       nodes: decision.changes.nodes,
       stale: failedNodes,
       seen: copy.helloSince,
+      lookedAtWaiting: decision.lookedAtWaiting,
     };
     const after = decision.changes.campaign ?? row.campaign;
     const finished = after.finishedAt !== undefined;
@@ -176,7 +183,7 @@ export async function runDecision(
     const done: NonNullable<typeof committed> = committed;
     if (outcome.finished) deps.copies.forget(campaignId);
     else {
-      deps.copies.commit(campaignId, done.version, done.nodes, done.seen);
+      deps.copies.commit(campaignId, done.version, done.nodes, done.seen, done.lookedAtWaiting);
       for (const nodeId of done.stale) deps.copies.markStale(campaignId, nodeId);
     }
   }

@@ -155,6 +155,19 @@ export class EventIntake {
     return this.reports.size > 0 || this.configFailures.length > 0;
   }
 
+  /**
+   * Runs `work` between flushes, never alongside one: for other writes to the outbox rows
+   * reports land on (a concurrent multi-row update of the same rows could deadlock).
+   */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.writing.then(work);
+    this.writing = next.then(
+      () => {},
+      () => {},
+    );
+    return next;
+  }
+
   /** Writes everything buffered so far; resolves once written (flushes run one at a time). */
   flush(): Promise<void> {
     const reports = [...this.reports.values()];

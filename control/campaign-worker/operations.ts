@@ -59,11 +59,12 @@ const ID_FIELD = OperationSchema.field.id.number;
 const UPGRADE_FIELD = OperationSchema.field.agentUpgrade.number;
 
 /**
- * Encoded `AgentUpgrade` bodies by release, platform and URL: every node of a platform gets the
- * same body (artifact and envelope), so it is encoded once and framed with each operation id.
- * Small: one entry per (release, platform, URL) seen.
+ * Encoded `AgentUpgrade` bodies of each loaded release, by sequence, platform and URL: every
+ * node of a platform gets the same body (artifact and envelope), so it is encoded once and
+ * framed with each operation id. Held by the release object, so a release loaded again (or
+ * from another database) never reuses another's bytes.
  */
-const upgradeBodies = new Map<string, Uint8Array>();
+const upgradeBodies = new WeakMap<OfferRelease, Map<string, Uint8Array>>();
 
 function upgradeBody(
   release: OfferRelease,
@@ -71,8 +72,13 @@ function upgradeBody(
   artifact: StoredArtifact,
   url: string,
 ): Uint8Array {
-  const key = JSON.stringify([release.version, sequence, artifact.platform, artifact.sha256, url]);
-  let body = upgradeBodies.get(key);
+  let bodies = upgradeBodies.get(release);
+  if (bodies === undefined) {
+    bodies = new Map();
+    upgradeBodies.set(release, bodies);
+  }
+  const key = JSON.stringify([sequence, artifact.platform, artifact.sha256, url]);
+  let body = bodies.get(key);
   if (body === undefined) {
     body = toBinary(
       AgentUpgradeSchema,
@@ -92,8 +98,8 @@ function upgradeBody(
         },
       }),
     );
-    if (upgradeBodies.size >= 64) upgradeBodies.clear();
-    upgradeBodies.set(key, body);
+    if (bodies.size >= 64) bodies.clear();
+    bodies.set(key, body);
   }
   return body;
 }

@@ -47,11 +47,16 @@ export async function sendAll(
       );
   }
   if (sent.length > 0) {
-    await db.query(
-      `update campaign_operations set last_sent_at = $2, send_count = send_count + 1
-        where id = any($1::text[])`,
-      [sent, now],
-    );
+    // The stamp only times re-sends: losing it means an early re-send, never a lost operation.
+    await db
+      .query(
+        `update campaign_operations set last_sent_at = $2, send_count = send_count + 1
+          where id = any($1::text[])`,
+        [sent, now],
+      )
+      .catch((error: unknown) =>
+        log.warn({ err: error, operations: sent.length }, "could not stamp sent operations"),
+      );
   }
   return sent.length;
 }

@@ -20,7 +20,7 @@ import { EventIntake } from "./intake.js";
 import { createLeaderLease, type LeaderLease, StaleLeaderError } from "./lease.js";
 import { loadOfferRelease, type OfferRelease } from "./operations.js";
 import { type Outgoing, sendAll, unackedOperations } from "./outbox.js";
-import { CampaignVersionConflict, liveCampaignIds, openNodeIds } from "./store.js";
+import { CampaignVersionConflict, liveCampaignIds, openNodeIds, type Queryable } from "./store.js";
 import { WorkingCopies } from "./working-copy.js";
 
 /** How often buffered agent reports are written between passes. */
@@ -125,6 +125,12 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     for (const [nodeId, id] of nodeCampaign) if (id === campaignId) nodeCampaign.delete(nodeId);
   };
 
+  /** Drops what this process knew as leader (taking or losing the lease). */
+  const forgetAll = () => {
+    for (const id of [...tracked]) untrack(id);
+    copies.clear();
+  };
+
   const record = (campaignId: string, out: DecisionOutcome) => {
     if (!out.live || out.finished) {
       untrack(campaignId);
@@ -156,6 +162,12 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     }
   };
 
+  /** Send stamps run between report flushes, which update the same outbox rows. */
+  const stamps: Queryable = {
+    query: ((text: string, values?: unknown[]) =>
+      intake.exclusive(() => o.db.pool.query(text, values))) as Queryable["query"],
+  };
+
   /** Runs one step of a pass; a step slower than a second is logged with its size. */
   const timed = async <T>(step: string, size: number, work: () => Promise<T>): Promise<T> => {
     const began = performance.now();
@@ -170,7 +182,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const send = async (outgoing: readonly Outgoing[]) => {
     if (outgoing.length === 0) return;
     await timed("send", outgoing.length, () =>
-      sendAll(o.db.pool, o.gateway, outgoing, o.clock.now(), log),
+      sendAll(stamps, o.gateway, outgoing, o.clock.now(), log),
     );
   };
 
@@ -272,12 +284,12 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
               const was = leading;
               leading = await lease.tick();
               nextLease = now + Math.floor(ttl / 3);
+              if (was && !leading) forgetAll();
               if (leading && !was) {
                 allDue = true;
                 warmUntil = now + (o.warmUpMs ?? 0);
                 nextResend = 0;
-                for (const id of [...tracked]) untrack(id);
-                copies.clear();
+                forgetAll();
               }
             }
             if (leading) {
@@ -290,6 +302,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
               if (!(await pass(now, resendStale))) {
                 leading = false;
                 nextLease = 0;
+                forgetAll();
               }
             } else {
               reconnected.clear();

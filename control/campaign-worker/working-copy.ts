@@ -9,9 +9,13 @@
  * config failures, a decision's send failures) mark their node stale, and the next decision
  * re-reads the facts of just those nodes. A node's registry row changes only with its Hello,
  * which the hub announces; {@link WorkingCopies.noteHello} keeps the copies in step.
+ *
+ * Facts another Control wrote (a standby records the reports of agents connected to it) reach
+ * no intake here: every {@link REFRESH_MS} a decision re-reads the facts and registry rows of
+ * the campaign's active nodes, so they count within that time.
  */
 import type { ConnectedNode } from "../agents/events.js";
-import { type CampaignNode, isFinal } from "../campaign/index.js";
+import { type CampaignNode, isActive, isFinal } from "../campaign/index.js";
 import { type StoredFacts, storedFactsOf } from "./facts.js";
 import {
   type NodeRegistryRow,
@@ -21,6 +25,9 @@ import {
   readOperationFacts,
   readRegistry,
 } from "./store.js";
+
+/** How often a copy re-reads the facts and registry rows of its active nodes. */
+export const REFRESH_MS = 10_000;
 
 /** One campaign's working copy at one row version. */
 export interface WorkingCopy {
@@ -50,6 +57,8 @@ interface Copy {
   hellos: Set<string>;
   /** True once a decision that looked at every waiting node committed over this copy. */
   checkedAll: boolean;
+  /** When the active nodes' facts and registry rows were last re-read (epoch ms). */
+  refreshedAt: number;
   registry: Map<string, NodeRegistryRow>;
   stored: Map<string, StoredFacts>;
 }
@@ -59,6 +68,8 @@ export class WorkingCopies {
   private readonly copies = new Map<string, Copy>();
   private readonly stale = new Map<string, Set<string>>();
   private readonly loading = new Set<string>();
+  /** Nodes that sent a Hello while some copy was loading: re-read once the load is done. */
+  private readonly hellosDuringLoad = new Set<string>();
 
   /**
    * Marks the persisted facts of `nodeId` in `campaignId` for re-reading. Campaigns without a
@@ -76,6 +87,7 @@ export class WorkingCopies {
 
   /** Takes a node's new Hello into every copy that holds its registry row. */
   noteHello(node: ConnectedNode): void {
+    if (this.loading.size > 0) this.hellosDuringLoad.add(node.nodeId);
     for (const copy of this.copies.values()) {
       if (copy.index.has(node.nodeId)) copy.hellos.add(node.nodeId);
       const row = copy.registry.get(node.nodeId);
@@ -102,14 +114,25 @@ export class WorkingCopies {
     this.stale.clear();
   }
 
+  /** How many copies are held (for tests and logs). */
+  get size(): number {
+    return this.copies.size;
+  }
+
   /**
    * The copy of `campaignId` at row `version`, read through `q` (the decision's transaction):
    * loaded whole when there is none or it is at another version, else with the facts of its
    * stale nodes re-read.
    */
-  async current(q: Queryable, campaignId: string, version: number): Promise<WorkingCopy> {
+  async current(
+    q: Queryable,
+    campaignId: string,
+    version: number,
+    now: number,
+  ): Promise<WorkingCopy> {
     const held = this.copies.get(campaignId);
-    const copy = held?.version === version ? held : await this.load(q, campaignId, version);
+    const copy = held?.version === version ? held : await this.load(q, campaignId, version, now);
+    if (now - copy.refreshedAt >= REFRESH_MS) await this.refreshActive(q, campaignId, copy, now);
     await this.refresh(q, campaignId, copy);
     return {
       campaignId,
@@ -124,26 +147,36 @@ export class WorkingCopies {
 
   /**
    * Takes a committed decision's node records; the copy is now at `version`. `seen` are the
-   * Hellos that decision took into account (its `helloSince`, or every node after a load).
+   * Hellos that decision was given (its `helloSince`, undefined: every node), and
+   * `lookedAtWaiting` whether it actually looked at its current batch's waiting nodes (a
+   * paused or breached batch is not looked at: its Hellos stay pending).
    */
   commit(
     campaignId: string,
     version: number,
     changed: readonly CampaignNode[],
     seen: ReadonlySet<string> | undefined,
+    lookedAtWaiting: boolean,
   ): void {
     const copy = this.copies.get(campaignId);
     if (copy === undefined) return;
     copy.version = version;
-    if (seen === undefined) copy.checkedAll = true;
-    else for (const nodeId of seen) copy.hellos.delete(nodeId);
+    if (lookedAtWaiting) {
+      if (seen === undefined) copy.checkedAll = true;
+      else for (const nodeId of seen) copy.hellos.delete(nodeId);
+    }
     for (const n of changed) {
       const at = copy.index.get(n.nodeId);
       if (at !== undefined) copy.nodes[at] = n;
     }
   }
 
-  private async load(q: Queryable, campaignId: string, version: number): Promise<Copy> {
+  private async load(
+    q: Queryable,
+    campaignId: string,
+    version: number,
+    now: number,
+  ): Promise<Copy> {
     // Facts written while this reads are marked stale again and re-read by `refresh`.
     this.copies.delete(campaignId);
     this.stale.delete(campaignId);
@@ -160,16 +193,35 @@ export class WorkingCopies {
         version,
         hellos: new Set(),
         checkedAll: false,
+        refreshedAt: now,
         nodes,
         index: new Map(nodes.map((n, i) => [n.nodeId, i])),
         registry: new Map(registry.map((r) => [r.id, r])),
         stored,
       };
       this.copies.set(campaignId, copy);
+      // A Hello written after the registry was read above: read its row again.
+      const late = [...this.hellosDuringLoad].filter((id) => copy.index.has(id));
+      if (this.loading.size === 1) this.hellosDuringLoad.clear();
+      for (const row of await readRegistry(q, late)) copy.registry.set(row.id, row);
+      for (const id of late) copy.hellos.add(id);
       return copy;
     } finally {
       this.loading.delete(campaignId);
     }
+  }
+
+  /** Re-reads the facts and registry rows of the copy's active nodes. */
+  private async refreshActive(
+    q: Queryable,
+    campaignId: string,
+    copy: Copy,
+    now: number,
+  ): Promise<void> {
+    const active = copy.nodes.filter((n) => isActive(n.state)).map((n) => n.nodeId);
+    for (const row of await readRegistry(q, active)) copy.registry.set(row.id, row);
+    for (const nodeId of active) this.markStale(campaignId, nodeId);
+    copy.refreshedAt = now;
   }
 
   private async refresh(q: Queryable, campaignId: string, copy: Copy): Promise<void> {

@@ -61,6 +61,12 @@ export interface Decision {
   readonly wakeAt: number | undefined;
   /** One line per change, for the log. */
   readonly reasons: readonly string[];
+  /**
+   * Whether it looked at the waiting nodes of the batch current after it (it does not while
+   * that batch is paused, breached or not running): only then are the facts it was given
+   * (`changedFacts`) taken into account.
+   */
+  readonly lookedAtWaiting: boolean;
 }
 
 function judgeNodes(d: Draft): void {
@@ -151,6 +157,7 @@ export function decide(input: DecideInput): Decision {
     events: d.events,
     wakeAt: nextWake(d),
     reasons: d.reasons,
+    lookedAtWaiting: d.settledBatches.has(d.campaign.currentBatch),
   };
 }
 

@@ -83,7 +83,7 @@ export * from "./batch-rules.js";
 export { commandError } from "./commands.js";
 export * from "./create.js";
 export * from "./decide.js";
-export type { FactsLookup } from "./draft.js";
+export { type FactsLookup, isActive } from "./draft.js";
 export * from "./model.js";
 export * from "./operation-id.js";
 export * from "./plan.js";

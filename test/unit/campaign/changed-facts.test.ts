@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decide } from "../../../control/campaign/decide.js";
 import type { Decision } from "../../../control/campaign/index.js";
-import { fleet, type Harness, NEW, nodeOf, start, tick } from "./harness.js";
+import { fleet, type Harness, NEW, nodeOf, report, start, tick } from "./harness.js";
 
 /** One decision told which nodes' facts changed since the previous one. */
 function tickKnowing(h: Harness, changed: ReadonlySet<string>): Decision {
@@ -64,5 +64,30 @@ describe("waiting nodes whose facts changed", () => {
     tickKnowing(h, new Set([canary]));
     expect(h.campaign.currentBatch).toBe(1);
     expect(nodeOf(h, later)).toMatchObject({ state: "succeeded", code: "already_current" });
+  });
+});
+
+describe("whether a decision looked at the waiting nodes", () => {
+  it("says so while the batch runs, and not while it is breached and paused", () => {
+    const h = start(fleet(20), {
+      batches: [{ percent: 100, minDurationMs: 0 }],
+      concurrency: 2,
+      failureThresholdPercent: 5,
+      disruptionBudgetPercent: 100,
+      onBreach: "pause",
+    });
+    expect(tick(h).lookedAtWaiting).toBe(true);
+    const offered = h.nodes.filter((n) => n.state === "offered").map((n) => n.nodeId);
+    for (const id of offered) report(h, id, "REFUSED");
+    tick(h);
+    expect(h.campaign).toMatchObject({ phase: "paused", code: "batch_failed" });
+    const waiting = h.nodes.find((n) => n.state === "waiting")?.nodeId ?? "";
+    becomesCurrent(h, waiting);
+    // Breached: its Hello is not taken into account, so the caller must keep it pending.
+    expect(tickKnowing(h, new Set([waiting])).lookedAtWaiting).toBe(false);
+    expect(nodeOf(h, waiting).state).toBe("waiting");
+    // Resumed with that Hello still pending, the node is settled.
+    tick(h, [{ kind: "resume" }], { changedFacts: new Set([waiting]) });
+    expect(nodeOf(h, waiting)).toMatchObject({ state: "succeeded", code: "already_current" });
   });
 });
