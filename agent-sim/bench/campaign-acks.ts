@@ -5,21 +5,8 @@
  * report in which phase was written. Installed for the scenario and removed after it.
  */
 import pg from "pg";
+import { phaseName } from "../../control/campaign-worker/intake.js";
 import type { SimMarks } from "./sim-runner.js";
-
-/** OperationPhase enum numbers → the names Control stores in `report_phase`. */
-const PHASES = [
-  "UNSPECIFIED",
-  "ACCEPTED",
-  "REFUSED",
-  "DOWNLOADING",
-  "VERIFYING",
-  "APPLYING",
-  "RESTARTING",
-  "FAILED",
-  "REINSTATED",
-  "CONFIRMED",
-];
 
 async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
@@ -71,7 +58,7 @@ export async function ackLatencies(url: string, marks: readonly SimMarks[]): Pro
   const sent = new Map<string, number[]>();
   for (const m of marks) {
     for (const [nodeId, phase, at] of m.reports) {
-      const key = `${nodeId} ${PHASES[phase] ?? phase}`;
+      const key = `${nodeId} ${phaseName(phase) ?? phase}`;
       const list = sent.get(key) ?? [];
       list.push(at);
       sent.set(key, list);

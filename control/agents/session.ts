@@ -16,7 +16,6 @@ import {
   type ControlMessage,
   ControlMessageSchema,
   type Hello,
-  type Operation,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { formatCredential, newSecret, sha256OfText } from "../auth/secrets.js";
 import type { Clock } from "../clock.js";

@@ -72,10 +72,6 @@ export async function runDecision(
   campaignId: string,
 ): Promise<DecisionOutcome> {
   const began = performance.now();
-  const release = await (async () => {
-    const row = await readCampaign(deps.pool, campaignId);
-    return row && row.finishedAt === undefined ? deps.release(row.targetVersion) : undefined;
-  })();
   let committed:
     | {
         version: number;
@@ -94,6 +90,8 @@ export async function runDecision(
       deps.copies.forget(campaignId);
       return NOTHING;
     }
+    // Cached by the worker after the first decision of a release: no query per decision.
+    const release = await deps.release(row.targetVersion);
     const copy = await deps.copies.current(
       client,
       campaignId,

@@ -16,6 +16,8 @@ import {
   serializeEnvelope,
   sha256Hex,
 } from "../../control/shared/release/index.js";
+import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import type { TestControl } from "./control.js";
 
 /** A signed release ready to register. */
 export interface TestRelease {
@@ -105,4 +107,25 @@ export async function signRaw(envelope: Envelope, key: ReleaseKeyPair): Promise<
     ...envelope,
     signatures: [...envelope.signatures, { keyid: keyIdOf(key.publicKey), sig }],
   };
+}
+
+/**
+ * Makes a release of `version` for linux-amd64 signed by `key` and registers it, with its
+ * artifact, through `control`'s ReleaseService (as operator).
+ */
+export async function registerTestRelease(
+  control: Pick<TestControl, "client">,
+  options: { version: string; sequence: number; key: ReleaseKeyPair },
+): Promise<TestRelease> {
+  const release = await makeRelease({
+    version: options.version,
+    sequence: options.sequence,
+    keys: [options.key],
+    platforms: ["linux-amd64"],
+  });
+  await control.client(ReleaseService).registerRelease({
+    envelope: release.envelope,
+    artifacts: [...release.files].map(([platform, content]) => ({ platform, content })),
+  });
+  return release;
 }

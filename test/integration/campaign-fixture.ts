@@ -16,9 +16,8 @@ import {
   type CampaignSpecSchema,
   NodeState,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
-import { makeKeys, makeRelease } from "../helpers/releases.js";
+import { makeKeys, registerTestRelease } from "../helpers/releases.js";
 
 /** The version the fleet starts on, and the targets registered. */
 export const OLD = "1.0.0";
@@ -80,15 +79,10 @@ export async function campaignFixture(extra: ConfigInput = {}): Promise<Campaign
       return fleet;
     },
     async register(version) {
-      const release = await makeRelease({
+      await registerTestRelease(tc, {
         version,
         sequence: Number(version.split(".")[0]) * 10,
-        keys: [key],
-        platforms: ["linux-amd64"],
-      });
-      await tc.client(ReleaseService).registerRelease({
-        envelope: release.envelope,
-        artifacts: [...release.files].map(([platform, content]) => ({ platform, content })),
+        key,
       });
     },
     async stop() {

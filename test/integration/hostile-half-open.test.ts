@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestControl, type TestControl } from "../helpers/control.js";
 import { connectAgent, eventually } from "../helpers/raw-agent.js";
-import { H2, startTcpProxy, type TcpProxy } from "./hostile-tcp-proxy.js";
+import { startTcpProxy, type TcpProxy } from "./hostile-tcp-proxy.js";
 
 const OFFLINE_AFTER_S = 1;
 const heartbeat = { body: { case: "heartbeat" as const, value: {} } };
@@ -47,18 +47,7 @@ describe("a half-open connection: an agent that vanishes without closing", () =>
       expect(detectedMs).toBeLessThan(OFFLINE_AFTER_S * 1000 + 1000);
       expect(tc.control.hub.connected("ghost-1")).toBeUndefined();
       // Control also ends the HTTP/2 stream it can no longer deliver a status on.
-      await eventually(
-        () =>
-          proxy
-            .heldFrames()
-            .some(
-              (f) =>
-                f.streamId > 0 &&
-                (f.type === H2.RST_STREAM || (f.type === H2.HEADERS && f.flags & H2.END_STREAM)),
-            ),
-        4000,
-        "the ghost's stream ended by Control",
-      );
+      await eventually(() => proxy.heldStreamEnd(), 4000, "the ghost's stream ended by Control");
       expect(await online("alive-1")).toBe(true);
       expect(tc.control.hub.connected("alive-1")).toBeDefined();
     } finally {

@@ -26,6 +26,8 @@ export interface TcpProxy {
   blackhole(): void;
   /** Frames Control sent while downstream was stalled or blackholed (never delivered). */
   heldFrames(): Http2Frame[];
+  /** True once a held frame ended a stream: RST_STREAM, or HEADERS with END_STREAM (trailers). */
+  heldStreamEnd(): boolean;
   close(): Promise<void>;
 }
 
@@ -67,6 +69,12 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
       holed = true;
     },
     heldFrames: () => [...held],
+    heldStreamEnd: () =>
+      held.some(
+        (f) =>
+          f.streamId > 0 &&
+          (f.type === H2.RST_STREAM || (f.type === H2.HEADERS && (f.flags & H2.END_STREAM) !== 0)),
+      ),
     close: () =>
       new Promise<void>((resolve) => {
         for (const { client, upstream } of pairs) {

@@ -14,10 +14,9 @@ import {
   CampaignPhase,
   CampaignService,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
 import { eventually } from "../helpers/raw-agent.js";
-import { makeKeys, makeRelease } from "../helpers/releases.js";
+import { makeKeys, registerTestRelease } from "../helpers/releases.js";
 import { fastConfig, waitForCampaign } from "./campaign-fixture.js";
 
 /** How long PostgreSQL stays away (the 20 s by default). */
@@ -56,16 +55,7 @@ describe("PostgreSQL stopped during a batch", () => {
   });
 
   it("reports not-ready, sends no new offers, keeps the streams, and finishes the campaign once it is back", async () => {
-    const release = await makeRelease({
-      version: "2.0.0",
-      sequence: 20,
-      keys: [key],
-      platforms: ["linux-amd64"],
-    });
-    await tc.client(ReleaseService).registerRelease({
-      envelope: release.envelope,
-      artifacts: [...release.files].map(([platform, content]) => ({ platform, content })),
-    });
+    await registerTestRelease(tc, { version: "2.0.0", sequence: 20, key });
     fleet = await startFleet({
       server: tc.agentAddress,
       joinToken: await tc.joinToken(),

@@ -4,12 +4,11 @@ import {
   CampaignService,
   NodeState,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { OperationPhase } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { channelCredentials, NODE_A, NODE_CN, tlsConfig, tlsFile } from "../fixtures/tls/index.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
 import { connectAgent, type RawStream } from "../helpers/raw-agent.js";
-import { makeKeys, makeRelease } from "../helpers/releases.js";
+import { makeKeys, registerTestRelease } from "../helpers/releases.js";
 import { fastConfig, quickSpec, waitForCampaign } from "./campaign-fixture.js";
 
 const OLD = "1.0.0";
@@ -82,16 +81,7 @@ describe("a campaign entirely over TLS: agents on mTLS (no tokens), the admin AP
       adminCa: tlsFile("ca"),
       config: { ...fastConfig(key.pin), tls: tlsConfig({ mtls: true, admin: true }) },
     });
-    const release = await makeRelease({
-      version: NEW,
-      sequence: 20,
-      keys: [key],
-      platforms: ["linux-amd64"],
-    });
-    await tc.client(ReleaseService).registerRelease({
-      envelope: release.envelope,
-      artifacts: [...release.files].map(([platform, content]) => ({ platform, content })),
-    });
+    await registerTestRelease(tc, { version: NEW, sequence: 20, key });
   });
   afterAll(async () => {
     await tc?.stop();
