@@ -31,7 +31,8 @@ export interface RegisterInput {
 const LOCK_KEY = 7_443_001;
 
 /**
- * Verifies and registers a release.
+ * Verifies and registers a release. The identical envelope (same bytes) registered again is
+ * a no-op, checked before expiry and sequence, so it succeeds even once expired.
  * @returns the stored release and whether it is new (false: this exact envelope again).
  * @throws ControlError `release_rejected` naming the refusal, or `release_conflict`.
  */
@@ -45,10 +46,16 @@ export async function registerRelease(
       "no release keys are pinned: set AGENT_CONTROL_RELEASE_PINS (or release.pins) to the signers' public keys",
     );
   }
+  const envelopeSha256 = sha256Hex(input.envelope);
+  // Identity first: these exact bytes were verified when they were registered, so
+  // registering them again is a no-op even once they have expired or a newer release
+  // exists (the expiry and sequence checks are for new releases). Uploaded files are not
+  // needed then: the release's artifacts are already stored.
+  const registered = await deps.db.em().findOne(ReleaseEntity, { envelopeSha256 });
+  if (registered) return { record: registered, created: false };
   const now = deps.clock.now();
   const verified = await verifyOrRefuse(input.envelope, deps, now);
   const { manifest } = verified;
-  const envelopeSha256 = sha256Hex(input.envelope);
   const artifacts: StoredArtifact[] = [];
   const uploads: Array<{ sha256: string; content: Uint8Array }> = [];
   for (const [platform, artifact] of Object.entries(manifest.artifacts)) {
@@ -83,6 +90,7 @@ export async function registerRelease(
 
   return await deps.db.em().transactional(async (em) => {
     await em.execute("select pg_advisory_xact_lock(?)", [LOCK_KEY]);
+    // Again under the lock: a concurrent registration of the same bytes may have won.
     const same = await em.findOne(ReleaseEntity, { envelopeSha256 });
     if (same) return { record: same, created: false };
     const byVersion = await em.findOne(ReleaseEntity, { version: manifest.version });

@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Clock, systemClock } from "../../control/clock.js";
 import type { ReleaseKeyPair } from "../../control/shared/release/index.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
@@ -154,5 +155,69 @@ describe("release registry", () => {
     );
     expect(error.code).toBe(Code.InvalidArgument);
     expect(error.rawMessage).toMatch(/malformed_envelope/);
+  });
+});
+
+describe("release registry, as time passes", () => {
+  let tc: TestControl;
+  let key: ReleaseKeyPair;
+  /** How far Control's clock runs ahead of the wall clock. */
+  let aheadMs = 0;
+  const clock: Clock = {
+    now: () => new Date(Date.now() + aheadMs),
+    sleep: systemClock.sleep,
+  };
+  beforeAll(async () => {
+    [key] = (await makeKeys(1)) as [ReleaseKeyPair];
+    tc = await startTestControl({ clock, config: { release: { pins: [key.pin] } } });
+  });
+  afterAll(async () => {
+    await tc?.stop();
+  });
+
+  const register = async (release: { envelope: Uint8Array; files: Map<string, Uint8Array> }) =>
+    await tc.client(ReleaseService).registerRelease({
+      envelope: release.envelope,
+      artifacts: [...release.files].map(([platform, content]) => ({ platform, content })),
+    });
+
+  it("registers the identical envelope again as a no-op once it has expired and a newer one exists", async () => {
+    const hour = 3600_000;
+    const old = await makeRelease({
+      version: "1.0.0",
+      sequence: 10,
+      keys: [key],
+      expires: new Date(Date.now() + hour),
+    });
+    expect((await register(old)).created).toBe(true);
+    const newer = await makeRelease({
+      version: "2.0.0",
+      sequence: 20,
+      keys: [key],
+      expires: new Date(Date.now() + 24 * hour),
+    });
+    expect((await register(newer)).created).toBe(true);
+    const unseen = await makeRelease({
+      version: "3.0.0",
+      sequence: 30,
+      keys: [key],
+      expires: new Date(Date.now() + hour),
+    });
+    aheadMs = 2 * hour;
+
+    const again = await register(old);
+    expect(again.created).toBe(false);
+    expect(again.release?.version).toBe("1.0.0");
+    expect(again.release?.sequence).toBe(10n);
+    // Expiry still refuses an envelope that is not registered yet, by Control's clock.
+    const error = await register(unseen).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ConnectError);
+    expect((error as ConnectError).code).toBe(Code.InvalidArgument);
+    expect((error as ConnectError).rawMessage).toMatch(/expired/);
+    const listed = await tc.client(ReleaseService).listReleases({});
+    expect(listed.releases.map((r) => r.version).sort()).toEqual(["1.0.0", "2.0.0"]);
   });
 });
