@@ -99,6 +99,8 @@ function step(d: Draft): void {
   }
   judgeBreach(d);
   if (d.campaign.phase === "running" && currentBatch(d).state === "running") offerNext(d);
+  // Skipping offline nodes shrinks the offerable count: judge the breach again before passing.
+  judgeBreach(d);
   judgePass(d);
   judgeFinish(d);
 }

@@ -3,6 +3,7 @@
  * next batch, completion and finish.
  */
 import { assertNever } from "./assert-never.js";
+import type { BatchCounts } from "./batch-rules.js";
 import { breachingNode, elapsedMs, isBreached, isSettled, settledAt } from "./batch-rules.js";
 import type { Draft } from "./draft.js";
 import {
@@ -81,15 +82,24 @@ export function startRollback(d: Draft, cause: RollbackCause, why: string): void
   d.events.push({ kind: "rollback_started", batch: b.index, cause });
 }
 
-/** Acts on a breach of the running current batch (running or paused campaign) per on_breach. */
+/** A batch's failures and offerable nodes, from its tally. */
+function countsOf(d: Draft, batch: number): BatchCounts {
+  const tally = tallyOf(d, batch);
+  const size = d.batchIndexes[batch]?.length ?? 0;
+  return { failed: tally.failed, offerable: size - tally.skipped };
+}
+
+/**
+ * Acts on a breach of the running current batch (running or paused campaign) per on_breach.
+ * Runs after every rule that can add a failure or shrink the offerable nodes (judging nodes,
+ * settling without an offer, skipping offline nodes), before a batch may pass.
+ */
 export function judgeBreach(d: Draft): void {
   const c = d.campaign;
   if (c.phase !== "running" && c.phase !== "paused") return;
   const b = currentBatch(d);
   if (b.state !== "running") return;
-  const tally = tallyOf(d, b.index);
-  const size = d.batchIndexes[b.index]?.length ?? 0;
-  const counts = { failed: tally.failed, offerable: size - tally.skipped };
+  const counts = countsOf(d, b.index);
   const threshold = c.spec.failureThresholdPercent;
   if (!isBreached(counts, threshold, b.acceptedFailures)) return;
   const stopper = breachingNode(batchNodes(d, b.index), threshold, b.acceptedFailures);
@@ -158,6 +168,8 @@ export function judgeRollbackEnd(d: Draft): void {
  * its minimum duration elapsed (paused time excluded) and the soak after the last settle is
  * over; an empty batch passes at once. Passing makes its verifying nodes succeeded and confirms
  * them, then starts the next batch (startedAt = now) or completes the campaign.
+ * @throws when the batch's failures exceed its threshold: a breach must have been acted on
+ * (judgeBreach) before; passing a breached batch is impossible whatever the order of rules (I1).
  */
 export function judgePass(d: Draft): void {
   const c = d.campaign;
@@ -174,6 +186,12 @@ export function judgePass(d: Draft): void {
     if (b.settledAt !== settled) updateBatch(d, b.index, { settledAt: settled });
     if (elapsedMs(b, c.pausedAt, d.now) < b.minDurationMs) return;
     if (d.now < settled + c.spec.soakMs) return;
+  }
+  const counts = countsOf(d, b.index);
+  if (isBreached(counts, c.spec.failureThresholdPercent, b.acceptedFailures)) {
+    throw new Error(
+      `campaign ${c.id}: refusing to pass batch ${b.index + 1}: ${counts.failed} of ${counts.offerable} nodes failed (threshold ${c.spec.failureThresholdPercent} %)`,
+    );
   }
   for (const n of active) {
     if (n.state !== "verifying") continue;
