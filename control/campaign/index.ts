@@ -30,9 +30,12 @@
  * Input ({@link DecideInput}): campaign record (with batch records), all its node records,
  * `facts` per node, `now`, `target {version, sequence}`, optional admin `commands`.
  * The worker supplies per node ({@link NodeFacts}): `online` (stream open and heartbeating),
- * `bootId` / `agentVersion` / `capabilities` of its latest Hello (kept while offline), the latest
- * `ObservedState` per operation id of THIS campaign, `ConfigStatus{ok:false}` with time and the
- * session's boot id, and send failures (operations it gave up delivering). No facts = offline.
+ * `offline` (no stream for `offlineAfter`, counted from this Control's ready time or the node's
+ * last sighting, whichever is later; neither online nor offline = reconnecting: not offered, never
+ * skipped as offline), `bootId` / `agentVersion` / `capabilities` of its latest Hello (kept while
+ * offline), the latest `ObservedState` per operation id of THIS campaign,
+ * `ConfigStatus{ok:false}` with time and the session's boot id, and send failures (operations it
+ * gave up delivering). No facts = offline.
  *
  * Order within a decision, repeated to a fixpoint (so a re-run on the result is a no-op): apply
  * commands → judge every non-final node → breach → rollback end → settle nodes needing no offer
@@ -65,6 +68,8 @@
  *   (stopped heartbeating while running), else `failed/reconnect_timeout` (restarted and not
  *   back on the target, or still online but unfinished). Both count as failures.
  * - Offer needs online + known boot id. Success needs a boot id ≠ the one at offer.
+ * - Waiting nodes are skipped `node_offline` only when nothing of the batch is in flight, none
+ *   waiting is reachable and every one waiting is offline (a reconnecting one holds the batch).
  * - ObservedState VERIFYING (package check) counts as applying; REINSTATED on the upgrade
  *   operation = failed/reverted.
  * - Config failures count if from a boot after the offer; after the grace only while the

@@ -244,11 +244,27 @@ export interface SendFailure {
  * What the worker knows live about one node. `bootId`, `agentVersion` and `capabilities` are
  * those of its latest Hello (kept while it is offline); reports, config failures and send
  * failures are those concerning this campaign (at least since the node was offered).
- * A node without facts is treated as offline with nothing known.
+ * A node without facts (never seen) is treated as offline with nothing known.
+ *
+ * Liveness has three values, from `online` and `offline` (never both true):
+ * - online: it has a welcomed stream on this Control; it can be offered now (with a boot id);
+ * - offline: see {@link NodeFacts.offline}; a waiting node may be skipped `node_offline`;
+ * - neither (reconnecting): no stream here yet, but not away long enough to be offline (e.g.
+ *   just after this Control restarted). It cannot be offered now and is never skipped as
+ *   offline: the batch waits for it.
  */
 export interface NodeFacts {
   readonly nodeId: string;
+  /** It has a welcomed stream on this Control now (an offer can be sent to it). */
   readonly online: boolean;
+  /**
+   * True only when the node has had no stream for the Control's `offlineAfter`, counted from
+   * when this Control became ready or from when the node was last seen (stream closed or last
+   * heartbeat), whichever is later. False whenever `online` is true. A node that is neither
+   * online nor offline is reconnecting: it cannot be offered now, and it is never skipped as
+   * offline.
+   */
+  readonly offline: boolean;
   readonly bootId: string | undefined;
   readonly agentVersion: string | undefined;
   /** The negotiated set (Welcome), e.g. "upgrade.v1", "config.v1". */

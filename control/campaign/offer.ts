@@ -70,12 +70,18 @@ function reachable(f: NodeFacts | undefined): f is NodeFacts & { bootId: string 
   return f?.online === true && f.bootId !== undefined;
 }
 
+/** True when the node counts as offline: its facts say so, or it has none (never seen). */
+function isOffline(f: NodeFacts | undefined): boolean {
+  return f === undefined || f.offline;
+}
+
 /**
  * Offers the upgrade to the current batch's waiting nodes in canary order while slots are free:
  * at most `concurrency` in flight in the batch and at most the pool's budget in flight in each
- * pool. Offline nodes and nodes whose pool is full are passed over (a later node may still go).
- * When afterwards nothing is in flight and every node still waiting is offline, those are
- * skipped (node_offline): they could only wait forever.
+ * pool. Nodes that cannot be reached now (offline or reconnecting) and nodes whose pool is full
+ * are passed over (a later node may still go). When afterwards nothing is in flight in the
+ * batch, no waiting node is reachable and every node still waiting is offline (a reconnecting
+ * one is not), those are skipped (node_offline): they could only wait forever.
  */
 export function offerNext(d: Draft): void {
   const b = currentBatch(d);
@@ -122,7 +128,10 @@ export function offerNext(d: Draft): void {
   if (activeNodes(d, b.index).some((n) => inFlight(n, d.now))) return;
   const waiting = waitingNodes(d, b.index);
   if (waiting.length === 0) return;
-  if (waiting.some((n) => reachable(factsOf(d, n.nodeId)))) return;
+  for (const n of waiting) {
+    const f = factsOf(d, n.nodeId);
+    if (reachable(f) || !isOffline(f)) return;
+  }
   for (const n of waiting) {
     updateNode(
       d,

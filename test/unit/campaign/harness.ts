@@ -73,6 +73,7 @@ export function start(
     facts.set(c.id, {
       nodeId: c.id,
       online: true,
+      offline: false,
       bootId: `boot-${i}-0`,
       agentVersion: c.agentVersion,
       capabilities: c.capabilities,
@@ -143,20 +144,26 @@ export function reboot(h: Harness, nodeId: string, version: string): void {
   h.boots++;
   patchFacts(h, nodeId, {
     online: true,
+    offline: false,
     bootId: `boot-${nodeId}-${h.boots}`,
     agentVersion: version,
     lastHeartbeatAt: h.now,
   });
 }
 
-/** The node's stream closes / heartbeats stop. */
+/** The node's stream closes / heartbeats stop, and it stays away past offlineAfter (offline). */
 export function goOffline(h: Harness, nodeId: string): void {
-  patchFacts(h, nodeId, { online: false });
+  patchFacts(h, nodeId, { online: false, offline: true });
+}
+
+/** The node has no stream on this Control but is not offline yet (e.g. just after a restart). */
+export function goReconnecting(h: Harness, nodeId: string): void {
+  patchFacts(h, nodeId, { online: false, offline: false });
 }
 
 /** The node's stream is open again on the same boot. */
 export function goOnline(h: Harness, nodeId: string): void {
-  patchFacts(h, nodeId, { online: true });
+  patchFacts(h, nodeId, { online: true, offline: false });
 }
 
 /** Replaces the node's negotiated capabilities. */

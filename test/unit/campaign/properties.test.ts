@@ -27,6 +27,7 @@ const behaviours: Behaviour[] = [
   "lose_heartbeat",
   "offline",
   "late_online",
+  "reconnecting",
   "no_cap",
   "current",
   "send_fail",
@@ -121,6 +122,16 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
     );
   }
 
+  // Only offline nodes (or nodes never seen) are skipped as offline; a reconnecting one never is.
+  const beforeById = new Map(before.nodes.map((n) => [n.nodeId, n]));
+  for (const n of after.nodes) {
+    if (n.code !== "node_offline" || beforeById.get(n.nodeId)?.code === "node_offline") continue;
+    const f = step.facts.get(n.nodeId);
+    expect(f === undefined || f.offline, `skipped ${n.nodeId} as offline while not offline`).toBe(
+      true,
+    );
+  }
+
   // A final state never changes; an ended phase never changes.
   for (const n of before.nodes) {
     if (isFinal(n.state)) expect(byId.get(n.nodeId)).toEqual(n);
@@ -190,28 +201,64 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
   expect(applyDecision(c, after.nodes, again).nodes).toEqual(after.nodes);
 }
 
+/** Runs a scenario, checking every invariant at each decision, and that it ends (or pauses). */
+function runChecked(scenario: Scenario): ReturnType<typeof simulate> {
+  const running = new Map<number, number>();
+  const offered = new Set<string>();
+  let last: { now: number; phase: string; batch: number } | undefined;
+  const result = simulate(scenario, (step) => {
+    if (last !== undefined && last.phase === "running") {
+      running.set(last.batch, (running.get(last.batch) ?? 0) + (step.now - last.now));
+    }
+    checkStep(step, running, offered);
+    last = {
+      now: step.now,
+      phase: step.after.campaign.phase,
+      batch: step.after.campaign.currentBatch,
+    };
+  });
+  expect(result.stalled, "the engine stalled: nothing would wake it").toBe(false);
+  if (result.campaign.phase !== "paused") expect(result.campaign.finishedAt).toBeDefined();
+  return result;
+}
+
+const runs = Number(process.env.CAMPAIGN_PROPERTY_RUNS ?? 150);
+
+/** Scenarios where about a third of the nodes have `behaviour`. */
+function scenariosWith(behaviour: Behaviour): fc.Arbitrary<Scenario> {
+  return scenarioArb.chain((s) =>
+    fc
+      .array(fc.integer({ min: 0, max: 2 }), {
+        minLength: s.nodes.length,
+        maxLength: s.nodes.length,
+      })
+      .map((picks) => ({
+        ...s,
+        nodes: s.nodes.map((n, i) => (picks[i] === 0 ? { ...n, behaviour } : n)),
+      })),
+  );
+}
+
 describe("campaign engine properties", () => {
   it("keeps every invariant over random fleets, behaviours and admin actions", () => {
     fc.assert(
       fc.property(scenarioArb, (scenario) => {
-        const running = new Map<number, number>();
-        const offered = new Set<string>();
-        let last: { now: number; phase: string; batch: number } | undefined;
-        const result = simulate(scenario, (step) => {
-          if (last !== undefined && last.phase === "running") {
-            running.set(last.batch, (running.get(last.batch) ?? 0) + (step.now - last.now));
-          }
-          checkStep(step, running, offered);
-          last = {
-            now: step.now,
-            phase: step.after.campaign.phase,
-            batch: step.after.campaign.currentBatch,
-          };
-        });
-        expect(result.stalled, "the engine stalled: nothing would wake it").toBe(false);
-        if (result.campaign.phase !== "paused") expect(result.campaign.finishedAt).toBeDefined();
+        runChecked(scenario);
       }),
-      { numRuns: Number(process.env.CAMPAIGN_PROPERTY_RUNS ?? 150) },
+      { numRuns: runs },
+    );
+  });
+
+  it("never skips a reconnecting node as offline (no stream is not offline)", () => {
+    fc.assert(
+      fc.property(scenariosWith("reconnecting"), (scenario) => {
+        const result = runChecked(scenario);
+        scenario.nodes.forEach((n, i) => {
+          if (n.behaviour !== "reconnecting") return;
+          expect(result.nodes.find((x) => x.nodeId === `n${i}`)?.code).not.toBe("node_offline");
+        });
+      }),
+      { numRuns: runs },
     );
   });
 });

@@ -36,6 +36,7 @@ export type Behaviour =
   | "lose_heartbeat"
   | "offline"
   | "late_online"
+  | "reconnecting"
   | "no_cap"
   | "current"
   | "send_fail";
@@ -107,9 +108,11 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
   const facts = new Map<string, NodeFacts>();
   candidates.forEach((c, i) => {
     const b = s.nodes[i]!.behaviour;
+    const online = b !== "offline" && b !== "late_online" && b !== "reconnecting";
     facts.set(c.id, {
       nodeId: c.id,
-      online: b !== "offline" && b !== "late_online",
+      online,
+      offline: b === "offline" || b === "late_online",
       bootId: `${c.id}-boot-0`,
       agentVersion: c.agentVersion,
       capabilities: c.capabilities,
@@ -125,8 +128,10 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
   const at = (time: number, run: () => void) => {
     events.push({ at: time, seq: seq++, run });
   };
+  /** Applies a change to a node's facts; a node without a stream counts as offline at once. */
   const patch = (id: string, p: Partial<NodeFacts>) => {
-    facts.set(id, { ...facts.get(id)!, ...p });
+    const liveness = p.online === undefined ? {} : { offline: !p.online };
+    facts.set(id, { ...facts.get(id)!, ...p, ...liveness });
   };
   const reportOp = (id: string, opId: string, phase: ObservedPhase, now: number) => {
     const f = facts.get(id)!;
@@ -139,10 +144,16 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
   };
   const rebootOn = (id: string, version: string) => {
     boots++;
-    patch(id, { online: true, bootId: `${id}-boot-${boots}`, agentVersion: version });
+    patch(id, {
+      online: true,
+      offline: false,
+      bootId: `${id}-boot-${boots}`,
+      agentVersion: version,
+    });
   };
   s.nodes.forEach((n, i) => {
-    if (n.behaviour === "late_online") at(n.restartMs * 3, () => patch(ids[i]!, { online: true }));
+    if (n.behaviour === "late_online" || n.behaviour === "reconnecting")
+      at(n.restartMs * 3, () => patch(ids[i]!, { online: true, offline: false }));
   });
 
   const deliver = (a: Action, now: number) => {
@@ -175,13 +186,13 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
         return;
       case "lose_heartbeat":
         at(t, () => reportOp(id, op, "ACCEPTED", t));
-        at(t + n.stepMs, () => patch(id, { online: false }));
+        at(t + n.stepMs, () => patch(id, { online: false, offline: true }));
         return;
       default: {
         at(t, () => reportOp(id, op, "ACCEPTED", t));
         at(t + n.stepMs, () => {
           reportOp(id, op, "RESTARTING", t + n.stepMs);
-          patch(id, { online: false });
+          patch(id, { online: false, offline: true });
         });
         const back = t + n.stepMs + n.restartMs;
         if (n.behaviour === "never_return") return;
