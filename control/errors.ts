@@ -17,6 +17,7 @@ export type ErrorCode =
   | "campaign_not_found"
   | "release_rejected"
   | "release_conflict"
+  | "release_unusable"
   | "node_busy"
   | "no_eligible_nodes"
   | "invalid_plan"
@@ -42,6 +43,8 @@ export const ERROR_MAPPING: Readonly<Record<ErrorCode, Mapping>> = {
   campaign_not_found: { connect: Code.NotFound, grpc: GrpcStatus.NOT_FOUND },
   release_rejected: { connect: Code.InvalidArgument, grpc: GrpcStatus.INVALID_ARGUMENT },
   release_conflict: { connect: Code.AlreadyExists, grpc: GrpcStatus.ALREADY_EXISTS },
+  /** A registered release the agents would refuse now (expired, or below a confirmed sequence). */
+  release_unusable: { connect: Code.FailedPrecondition, grpc: GrpcStatus.FAILED_PRECONDITION },
   node_busy: { connect: Code.AlreadyExists, grpc: GrpcStatus.ALREADY_EXISTS },
   no_eligible_nodes: { connect: Code.FailedPrecondition, grpc: GrpcStatus.FAILED_PRECONDITION },
   invalid_plan: { connect: Code.InvalidArgument, grpc: GrpcStatus.INVALID_ARGUMENT },

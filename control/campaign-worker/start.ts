@@ -45,9 +45,16 @@ export interface StartDeps {
 
 const START_LOCK = 7_443_002;
 const MAX_NAMED = 50;
+/** How many nodes a refusal over confirmed sequences names before "and N more". */
+const MAX_NAMED_CONFIRMED = 10;
+
+/** A planning candidate with the highest release sequence its agent reported confirmed. */
+export interface StartCandidate extends Candidate {
+  readonly confirmedSequence: number;
+}
 
 /** Every node of the registry as a planning candidate. */
-export async function readCandidates(q: Queryable): Promise<Candidate[]> {
+export async function readCandidates(q: Queryable): Promise<StartCandidate[]> {
   const result = await q.query<{
     id: string;
     labels: Record<string, string>;
@@ -56,8 +63,10 @@ export async function readCandidates(q: Queryable): Promise<Candidate[]> {
     ever: boolean;
     capabilities: string[];
     agent_version: string;
+    confirmed_sequence: string;
   }>(
-    `select id, labels, pool, enabled, first_seen is not null as ever, capabilities, agent_version
+    `select id, labels, pool, enabled, first_seen is not null as ever, capabilities, agent_version,
+            confirmed_sequence
        from nodes`,
   );
   return result.rows.map((r) => ({
@@ -68,11 +77,23 @@ export async function readCandidates(q: Queryable): Promise<Candidate[]> {
     everConnected: r.ever,
     capabilities: r.capabilities,
     agentVersion: r.agent_version || undefined,
+    confirmedSequence: Number(r.confirmed_sequence),
   }));
 }
 
-/** The release a campaign targets, after the registry and `agent.maxVersion` checks. */
-async function targetRelease(deps: StartDeps, spec: CampaignSpec) {
+/** What the start checks read of the target release. */
+interface TargetRelease {
+  readonly version: string;
+  readonly sequence: number;
+  readonly expiresAt: Date;
+}
+
+/**
+ * The release a campaign targets, after the registry, `agent.maxVersion` and expiry checks.
+ * An expired release would be refused by every agent (SPEC §3), so it is refused here,
+ * by the injected clock, with `release_unusable` (FAILED_PRECONDITION).
+ */
+async function targetRelease(deps: StartDeps, spec: CampaignSpec): Promise<TargetRelease> {
   const release = await deps.db.em().findOne(ReleaseEntity, { version: spec.targetVersion });
   if (!release) {
     throw new ControlError(
@@ -86,7 +107,58 @@ async function targetRelease(deps: StartDeps, spec: CampaignSpec) {
       `release ${spec.targetVersion} is newer than ${deps.maxVersion}, the newest Agent this Control supports (agent.maxVersion)`,
     );
   }
-  return release;
+  const { expiresAt } = release;
+  if (expiresAt.getTime() <= deps.clock.now().getTime()) {
+    throw new ControlError(
+      "release_unusable",
+      `release ${release.version} expired at ${expiresAt.toISOString()}; register a newer one`,
+      { version: release.version, expiresAt: expiresAt.toISOString() },
+    );
+  }
+  return { version: release.version, sequence: release.sequence, expiresAt };
+}
+
+/**
+ * Refuses a plan that would offer the release to a node that confirmed a higher sequence:
+ * its agent never moves its confirmed sequence back and would refuse the offer, so the
+ * canary batch would only breach. Only the nodes the plan would offer the release to count
+ * (not those already on the target or lacking upgrade.v1, nor any node outside the plan).
+ */
+function refuseBelowConfirmed(
+  release: TargetRelease,
+  plan: Plan,
+  candidates: readonly StartCandidate[],
+): void {
+  const byId = new Map(candidates.map((c) => [c.id, c]));
+  const settled = new Set([...plan.upToDateNodeIds, ...plan.unsupportedNodeIds]);
+  const above: StartCandidate[] = [];
+  for (const planned of plan.nodes) {
+    const node = byId.get(planned.nodeId);
+    if (node && !settled.has(node.id) && node.confirmedSequence > release.sequence) {
+      above.push(node);
+    }
+  }
+  if (above.length === 0) return;
+  const highest = Math.max(...above.map((n) => n.confirmedSequence));
+  const uniform = above.every((n) => n.confirmedSequence === highest);
+  const named = above
+    .slice(0, MAX_NAMED_CONFIRMED)
+    .map((n) => (uniform ? n.id : `${n.id} (${n.confirmedSequence})`))
+    .join(", ");
+  const more =
+    above.length > MAX_NAMED_CONFIRMED ? ` (and ${above.length - MAX_NAMED_CONFIRMED} more)` : "";
+  const which = uniform ? `sequence ${highest}` : `sequences up to ${highest}`;
+  const who = above.length === 1 ? `node ${named} has` : `nodes ${named}${more} have`;
+  throw new ControlError(
+    "release_unusable",
+    `release ${release.version} has sequence ${release.sequence}, below ${which} that ${who} confirmed: ${above.length === 1 ? "it" : "they"} would refuse it`,
+    {
+      version: release.version,
+      sequence: release.sequence,
+      nodeIds: above.map((n) => n.id),
+      confirmedSequence: highest,
+    },
+  );
 }
 
 /** Resolves and validates a spec; throws invalid_plan listing every violation. */
@@ -108,8 +180,11 @@ export async function planOnly(
   input: CampaignSpecInput,
 ): Promise<{ spec: CampaignSpec; plan: Plan }> {
   const spec = checkedSpec(resolveSpec(input, deps.policy), deps.policy);
-  await targetRelease(deps, spec);
-  return { spec, plan: planCampaign(spec, await readCandidates(deps.db.pool)) };
+  const release = await targetRelease(deps, spec);
+  const candidates = await readCandidates(deps.db.pool);
+  const plan = planCampaign(spec, candidates);
+  refuseBelowConfirmed(release, plan, candidates);
+  return { spec, plan };
 }
 
 function campaignId(now: Date): string {
@@ -125,16 +200,20 @@ export interface StartRequest {
 }
 
 /**
- * Starts a campaign: validates the spec, checks the release, plans over the current
- * candidates, refuses busy nodes (node_busy naming them) and plans with nothing to upgrade
- * (no_eligible_nodes), and writes the campaign, its nodes and the "start" audit row.
+ * Starts a campaign: validates the spec, checks the release (release_unusable when expired),
+ * plans over the current candidates, refuses a release below a sequence that a node it would
+ * offer it to has confirmed (release_unusable naming them), busy nodes (node_busy naming
+ * them) and plans with nothing to upgrade (no_eligible_nodes), and writes the campaign, its
+ * nodes and the "start" audit row.
  */
 export async function startCampaign(deps: StartDeps, req: StartRequest): Promise<CampaignState> {
   const spec = checkedSpec(req.spec, deps.policy);
   const release = await targetRelease(deps, spec);
   return await inTransaction(deps.db.pool, async (client) => {
     await client.query("select pg_advisory_xact_lock($1)", [START_LOCK]);
-    const plan = planCampaign(spec, await readCandidates(client));
+    const candidates = await readCandidates(client);
+    const plan = planCampaign(spec, candidates);
+    refuseBelowConfirmed(release, plan, candidates);
     const busy = await busyNodes(
       client,
       plan.nodes.map((n) => n.nodeId),
