@@ -70,6 +70,9 @@
  * - Offer needs online + known boot id. Success needs a boot id ≠ the one at offer.
  * - Waiting nodes are skipped `node_offline` only when nothing of the batch is in flight, none
  *   waiting is reachable and every one waiting is offline (a reconnecting one holds the batch).
+ * - A disabled node (`NodeFacts.disabled`) is never offered: when its batch looks at its waiting
+ *   nodes or the offering reaches it, it is skipped `node_disabled` (not in the denominator);
+ *   one already in flight finishes.
  * - ObservedState VERIFYING (package check) counts as applying; REINSTATED on the upgrade
  *   operation = failed/reverted.
  * - Config failures count if from a boot after the offer; after the grace only while the

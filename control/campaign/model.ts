@@ -114,6 +114,7 @@ export type NodeCode =
   | "offer_failed"
   | "reconnect_timeout"
   | "node_offline"
+  | "node_disabled"
   | "upgrade_unsupported"
   | "batch_failed"
   | "aborted"
@@ -265,6 +266,13 @@ export interface NodeFacts {
    * offline.
    */
   readonly offline: boolean;
+  /**
+   * The node's registry row says it is disabled (an administrator disabled it), as read for
+   * this decision. A disabled waiting node is never offered: it is skipped `node_disabled` when
+   * its batch looks at it or its offering reaches it. A node already offered (in flight) is
+   * left to finish. False when the row says enabled.
+   */
+  readonly disabled: boolean;
   readonly bootId: string | undefined;
   readonly agentVersion: string | undefined;
   /** The negotiated set (Welcome), e.g. "upgrade.v1", "config.v1". */

@@ -17,9 +17,10 @@ import { CAP_UPGRADE } from "./model.js";
 import { operationId } from "./operation-id.js";
 
 /**
- * Settles the current batch's waiting nodes that need no offer: already on the target →
- * succeeded (already_current); known to lack upgrade.v1 → skipped (upgrade_unsupported).
- * Nodes without facts are left waiting (nothing is known about them).
+ * Settles the current batch's waiting nodes that need no offer: disabled → skipped
+ * (node_disabled, before anything else); already on the target → succeeded (already_current);
+ * known to lack upgrade.v1 → skipped (upgrade_unsupported). Nodes without facts are left
+ * waiting (nothing is known about them).
  */
 export function settleWithoutOffer(d: Draft): void {
   const b = currentBatch(d);
@@ -36,7 +37,9 @@ export function settleWithoutOffer(d: Draft): void {
   for (const n of candidates as CampaignNode[]) {
     const f = factsOf(d, n.nodeId);
     if (f === undefined) continue;
-    if (f.agentVersion === d.target.version) {
+    if (f.disabled) {
+      skipDisabled(d, n);
+    } else if (f.agentVersion === d.target.version) {
       updateNode(
         d,
         n,
@@ -65,6 +68,16 @@ export function settleWithoutOffer(d: Draft): void {
   }
 }
 
+/** Settles a waiting node an administrator disabled: it is never offered. */
+function skipDisabled(d: Draft, n: CampaignNode): void {
+  updateNode(
+    d,
+    n,
+    { state: "skipped", code: "node_disabled", message: "disabled by an administrator" },
+    "skipped disabled",
+  );
+}
+
 /** True when an offer could reach the node now: online, with a known boot id. */
 function reachable(f: NodeFacts | undefined): f is NodeFacts & { bootId: string } {
   return f?.online === true && f.bootId !== undefined;
@@ -78,8 +91,10 @@ function isOffline(f: NodeFacts | undefined): boolean {
 /**
  * Offers the upgrade to the current batch's waiting nodes in canary order while slots are free:
  * at most `concurrency` in flight in the batch and at most the pool's budget in flight in each
- * pool. Nodes that cannot be reached now (offline or reconnecting) and nodes whose pool is full
- * are passed over (a later node may still go). When afterwards nothing is in flight in the
+ * pool. A disabled node the offering reaches is skipped (node_disabled), whatever else is known
+ * about it (its facts may have changed after the batch's first look). Nodes that cannot be
+ * reached now (offline or reconnecting) and nodes whose pool is full are passed over (a later
+ * node may still go). When afterwards nothing is in flight in the
  * batch, no waiting node is reachable and every node still waiting is offline (a reconnecting
  * one is not), those are skipped (node_offline): they could only wait forever.
  */
@@ -96,6 +111,10 @@ export function offerNext(d: Draft): void {
   for (const n of waitingNodes(d, b.index)) {
     if (batchInFlight >= limit) break;
     const f = factsOf(d, n.nodeId);
+    if (f?.disabled === true) {
+      skipDisabled(d, n);
+      continue;
+    }
     if (!reachable(f)) continue;
     const poolMax = poolLimit(d.poolSizes.get(n.pool) ?? 1, spec.disruptionBudgetPercent);
     const inPool = poolInFlight.get(n.pool) ?? 0;

@@ -74,6 +74,7 @@ export function start(
       nodeId: c.id,
       online: true,
       offline: false,
+      disabled: false,
       bootId: `boot-${i}-0`,
       agentVersion: c.agentVersion,
       capabilities: c.capabilities,
@@ -164,6 +165,11 @@ export function goReconnecting(h: Harness, nodeId: string): void {
 /** The node's stream is open again on the same boot. */
 export function goOnline(h: Harness, nodeId: string): void {
   patchFacts(h, nodeId, { online: true, offline: false });
+}
+
+/** An administrator disables (or enables again) the node in the registry. */
+export function setDisabled(h: Harness, nodeId: string, disabled = true): void {
+  patchFacts(h, nodeId, { disabled });
 }
 
 /** Replaces the node's negotiated capabilities. */

@@ -28,6 +28,8 @@ const behaviours: Behaviour[] = [
   "offline",
   "late_online",
   "reconnecting",
+  "disabled",
+  "disable_later",
   "no_cap",
   "current",
   "send_fail",
@@ -93,10 +95,11 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
   const byId = new Map(after.nodes.map((n) => [n.nodeId, n]));
   const current = after.nodes.filter((n) => n.batch === c.currentBatch);
 
-  // Offers only in the current batch, once per node.
+  // Offers only in the current batch, once per node, never to a disabled node.
   for (const a of decision.actions) {
     const n = byId.get(a.nodeId)!;
     if (a.kind === "upgrade") {
+      expect(step.facts.get(a.nodeId)?.disabled, `offered disabled ${a.nodeId}`).not.toBe(true);
       expect(n.batch, `offer outside the current batch: ${a.nodeId}`).toBe(c.currentBatch);
       expect(offered.has(a.nodeId), `offered twice: ${a.nodeId}`).toBe(false);
       offered.add(a.nodeId);
@@ -130,6 +133,12 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
     expect(f === undefined || f.offline, `skipped ${n.nodeId} as offline while not offline`).toBe(
       true,
     );
+  }
+
+  // Only disabled nodes are skipped as disabled.
+  for (const n of after.nodes) {
+    if (n.code !== "node_disabled" || beforeById.get(n.nodeId)?.code === "node_disabled") continue;
+    expect(step.facts.get(n.nodeId)?.disabled, `skipped ${n.nodeId} as disabled`).toBe(true);
   }
 
   // A final state never changes; an ended phase never changes.
@@ -245,6 +254,24 @@ describe("campaign engine properties", () => {
       fc.property(scenarioArb, (scenario) => {
         runChecked(scenario);
       }),
+      { numRuns: runs },
+    );
+  });
+
+  it("never offers a disabled node, and skips a node disabled from the start node_disabled", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom<Behaviour>("disabled", "disable_later").chain(scenariosWith),
+        (scenario) => {
+          const result = runChecked(scenario);
+          scenario.nodes.forEach((n, i) => {
+            if (n.behaviour !== "disabled") return;
+            const node = result.nodes.find((x) => x.nodeId === `n${i}`)!;
+            expect(node.upgradeOperationId).toBeUndefined();
+            if (node.state === "skipped") expect(node.code).toBe("node_disabled");
+          });
+        },
+      ),
       { numRuns: runs },
     );
   });

@@ -37,6 +37,8 @@ export type Behaviour =
   | "offline"
   | "late_online"
   | "reconnecting"
+  | "disabled"
+  | "disable_later"
   | "no_cap"
   | "current"
   | "send_fail";
@@ -113,6 +115,7 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
       nodeId: c.id,
       online,
       offline: b === "offline" || b === "late_online",
+      disabled: b === "disabled",
       bootId: `${c.id}-boot-0`,
       agentVersion: c.agentVersion,
       capabilities: c.capabilities,
@@ -154,6 +157,8 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
   s.nodes.forEach((n, i) => {
     if (n.behaviour === "late_online" || n.behaviour === "reconnecting")
       at(n.restartMs * 3, () => patch(ids[i]!, { online: true, offline: false }));
+    // Disabled by an administrator while the campaign runs (offered or not by then).
+    if (n.behaviour === "disable_later") at(n.stepMs * 2, () => patch(ids[i]!, { disabled: true }));
   });
 
   const deliver = (a: Action, now: number) => {
