@@ -6,7 +6,7 @@ import { inFlight } from "./batch-rules.js";
 import { applyCommand } from "./commands.js";
 import type { Draft } from "./draft.js";
 import { activeNodes, changedNodes, createDraft, currentBatch, type FactsLookup } from "./draft.js";
-import { judgeBreach, judgeFinish, judgePass, judgeRollbackEnd } from "./judge-batch.js";
+import { judgeBreach, judgeFinish, judgePass } from "./judge-batch.js";
 import { judgeRollback, judgeUpgrade, judgeVerifying } from "./judge-node.js";
 import type {
   Action,
@@ -17,6 +17,7 @@ import type {
   Target,
 } from "./model.js";
 import { offerNext, settleWithoutOffer } from "./offer.js";
+import { judgeRollbackEnd } from "./rollback.js";
 
 /** Everything a decision reads. */
 export interface DecideInput {

@@ -19,22 +19,15 @@ import type {
   NodeState,
   Target,
 } from "./model.js";
-import { isFailure, isFinal } from "./model.js";
+import { isFinal } from "./model.js";
+import type { BatchTally } from "./tally.js";
+import { addToTally, count, emptyTally } from "./tally.js";
+
+export type { BatchTally } from "./tally.js";
 
 /** Where the facts of a node come from: any map-like lookup (a Map, or one built lazily). */
 export interface FactsLookup {
   get(nodeId: string): NodeFacts | undefined;
-}
-
-/** Running counts of one batch's nodes. */
-export interface BatchTally {
-  waiting: number;
-  failed: number;
-  skipped: number;
-  /** Nodes not final (waiting or active). */
-  open: number;
-  /** The latest settle time among its final nodes (finishedAt, else stateChangedAt). */
-  lastFinalSettle: number | undefined;
 }
 
 /** Mutable state of one decision. */
@@ -79,17 +72,6 @@ export function isActive(state: NodeState): boolean {
   return state !== "waiting" && !isFinal(state);
 }
 
-function emptyTally(): BatchTally {
-  return { waiting: 0, failed: 0, skipped: 0, open: 0, lastFinalSettle: undefined };
-}
-
-function count(t: BatchTally, n: CampaignNode, sign: 1 | -1): void {
-  if (n.state === "waiting") t.waiting += sign;
-  if (isFailure(n.state)) t.failed += sign;
-  if (n.state === "skipped") t.skipped += sign;
-  if (!isFinal(n.state)) t.open += sign;
-}
-
 /**
  * Builds a draft over loaded records (one pass; sorted only when not in canary order yet).
  * `positions` (node id → index in `nodes`) is used when `nodes` is already in canary order.
@@ -128,8 +110,7 @@ export function createDraft(
     batchIndexes[n.batch]?.push(i);
     const t = tallies[n.batch];
     if (t !== undefined) {
-      count(t, n, 1);
-      if (isFinal(n.state)) t.lastFinalSettle = later(t.lastFinalSettle, finalSettle(n));
+      addToTally(t, n);
     }
     if (isActive(n.state)) active.add(i);
     poolSizes.set(n.pool, (poolSizes.get(n.pool) ?? 0) + 1);
@@ -157,14 +138,6 @@ export function createDraft(
     reasons: [],
     revision: 0,
   };
-}
-
-function later(a: number | undefined, b: number): number {
-  return a === undefined || b > a ? b : a;
-}
-
-function finalSettle(n: CampaignNode): number {
-  return n.finishedAt ?? n.stateChangedAt;
 }
 
 /** The current record of a node of the campaign, by id (undefined when it is not in it). */
@@ -261,8 +234,7 @@ export function updateNode(
   const t = d.tallies[after.batch];
   if (t !== undefined && before.state !== after.state) {
     count(t, before, -1);
-    count(t, after, 1);
-    if (isFinal(after.state)) t.lastFinalSettle = later(t.lastFinalSettle, finalSettle(after));
+    addToTally(t, after);
   }
   const wasActive = d.active.has(at);
   if (isActive(after.state) !== wasActive) {
@@ -274,6 +246,58 @@ export function updateNode(
   d.revision++;
   if (reason !== undefined)
     d.reasons.push(`node ${nodeId}: ${before.state} → ${after.state}: ${reason}`);
+  return after;
+}
+
+/** The fields {@link annotateFinal} may set: operations sent to a node after it ended. */
+export type FinalAnnotation = Partial<
+  Pick<CampaignNode, "rollbackOperationId" | "rollbackAt" | "confirmOperationId">
+>;
+
+const ANNOTATIONS: ReadonlySet<string> = new Set([
+  "rollbackOperationId",
+  "rollbackAt",
+  "confirmOperationId",
+]);
+
+/**
+ * Records on a FINAL node an operation sent to it after it ended (the rollback of its batch, the
+ * confirm of its passed batch): only `rollbackOperationId`, `rollbackAt` and
+ * `confirmOperationId`, each written once. Its state, code, message and times stay as they are
+ * (final states never change); the record counts as changed, so the worker writes it.
+ * @throws when the node is not final, the patch names another field, or a field already holds
+ * another value.
+ */
+export function annotateFinal(
+  d: Draft,
+  n: CampaignNode,
+  patch: FinalAnnotation,
+  reason?: string,
+): CampaignNode {
+  const at = d.indexOf(n);
+  const before = at === undefined ? undefined : d.records[at];
+  if (at === undefined || before === undefined) {
+    throw new Error(`node ${n.nodeId} is not in campaign ${d.campaign.id}`);
+  }
+  if (!isFinal(before.state)) {
+    throw new Error(
+      `node ${n.nodeId} is ${before.state}, not final; annotateFinal is for final nodes`,
+    );
+  }
+  for (const [key, value] of Object.entries(patch)) {
+    if (!ANNOTATIONS.has(key)) {
+      throw new Error(`node ${n.nodeId} is final (${before.state}); refusing to set ${key}`);
+    }
+    const old = before[key as keyof FinalAnnotation];
+    if (old !== undefined && old !== value) {
+      throw new Error(`node ${n.nodeId}: ${key} is already ${old}; refusing ${String(value)}`);
+    }
+  }
+  const after: CampaignNode = { ...before, ...patch };
+  d.records[at] = after;
+  d.changed.add(at);
+  d.revision++;
+  if (reason !== undefined) d.reasons.push(`node ${n.nodeId}: ${before.state} (final): ${reason}`);
   return after;
 }
 

@@ -1,6 +1,7 @@
 /**
- * Judging the current batch and the campaign (internal to decide): breach, rollback, pass,
- * next batch, completion and finish.
+ * Judging the current batch and the campaign (internal to decide): breach, pass, next batch,
+ * completion and finish. Stopping a batch (pause bookkeeping, cancel, rollback) is in
+ * `rollback.ts`.
  */
 import { assertNever } from "./assert-never.js";
 import type { BatchCounts } from "./batch-rules.js";
@@ -9,7 +10,6 @@ import type { Draft } from "./draft.js";
 import {
   activeNodes,
   allFinal,
-  allNodes,
   batchNodes,
   currentBatch,
   emit,
@@ -18,69 +18,12 @@ import {
   updateCampaign,
   updateNode,
 } from "./draft.js";
-import type { NodeCode, RollbackCause } from "./model.js";
-import { isEndedPhase, isUpgrading } from "./model.js";
+import { isEndedPhase } from "./model.js";
 import { operationId } from "./operation-id.js";
+import { cancelWaiting, closePause, startRollback } from "./rollback.js";
 
-/** Closes an open pause: its time goes to the current batch's `pausedMs`. */
-export function closePause(d: Draft): void {
-  const { pausedAt } = d.campaign;
-  if (pausedAt === undefined) return;
-  const b = currentBatch(d);
-  const from = Math.max(pausedAt, b.startedAt ?? pausedAt);
-  updateBatch(d, b.index, { pausedMs: b.pausedMs + Math.max(0, d.now - from) });
-  updateCampaign(d, { pausedAt: undefined });
-}
-
-/** Cancels every waiting node of the campaign and every batch not started yet. */
-export function cancelWaiting(d: Draft, code: NodeCode, message: string): void {
-  for (const n of allNodes(d)) {
-    if (n.state === "waiting") updateNode(d, n, { state: "canceled", code, message }, "canceled");
-  }
-  for (const b of d.campaign.batches) {
-    if (b.state === "pending") updateBatch(d, b.index, { state: "canceled" });
-  }
-}
-
-/**
- * Starts rolling back the current batch: phase rolling_back, waiting nodes canceled, and every
- * node of the batch that upgraded or is upgrading (offered … verifying) told to reinstate its
- * previous release (rolling_back, deadline = now + reconnect timeout).
- */
-export function startRollback(d: Draft, cause: RollbackCause, why: string): void {
-  closePause(d);
-  cancelWaiting(d, cause === "breach" ? "batch_failed" : "aborted", `canceled: ${why}`);
-  const b = currentBatch(d);
-  for (const n of activeNodes(d, b.index)) {
-    if (!isUpgrading(n.state)) continue;
-    const id = operationId(d.campaign.id, n.nodeId, "rollback");
-    updateNode(
-      d,
-      n,
-      {
-        state: "rolling_back",
-        rollbackOperationId: id,
-        rollbackAt: d.now,
-        rollbackBootId: d.facts.get(n.nodeId)?.bootId,
-        rollbackDeadline: d.now + d.campaign.spec.reconnectTimeoutMs,
-      },
-      "rolling back",
-    );
-    emit(d, {
-      kind: "rollback",
-      nodeId: n.nodeId,
-      operationId: id,
-      version: n.previousVersion,
-      reason: why,
-    });
-  }
-  updateCampaign(
-    d,
-    { phase: "rolling_back", rollbackCause: cause },
-    `rolling back batch ${b.index + 1}: ${why}`,
-  );
-  d.events.push({ kind: "rollback_started", batch: b.index, cause });
-}
+/** Re-exported for the admin commands. */
+export { cancelWaiting, closePause, startRollback } from "./rollback.js";
 
 /** A batch's failures and offerable nodes, from its tally. */
 function countsOf(d: Draft, batch: number): BatchCounts {
@@ -130,37 +73,6 @@ export function judgeBreach(d: Draft): void {
     default:
       assertNever(c.spec.onBreach, "on_breach");
   }
-}
-
-/** Ends a rollback once no node of the batch is rolling back any more. */
-export function judgeRollbackEnd(d: Draft): void {
-  if (d.campaign.phase !== "rolling_back") return;
-  const b = currentBatch(d);
-  if (activeNodes(d, b.index).some((n) => n.state === "rolling_back")) return;
-  const failed = batchNodes(d, b.index).filter((n) => n.state === "rollback_failed");
-  const cause = d.campaign.rollbackCause ?? "breach";
-  if (failed.length === 0) {
-    updateBatch(d, b.index, { state: "rolled_back", endedAt: d.now });
-    updateCampaign(
-      d,
-      { phase: "rolled_back", code: cause === "breach" ? "batch_failed" : "aborted" },
-      `batch ${b.index + 1} rolled back`,
-    );
-    return;
-  }
-  const code = failed.some((n) => n.code === "rollback_failed")
-    ? "rollback_failed"
-    : "rollback_unconfirmed";
-  updateBatch(d, b.index, { endedAt: d.now });
-  updateCampaign(
-    d,
-    {
-      phase: "failed",
-      code,
-      message: `${failed.length} node(s) of batch ${b.index + 1} could not be confirmed back on their previous release`,
-    },
-    `rollback of batch ${b.index + 1} ended with ${failed.length} failure(s)`,
-  );
 }
 
 /**

@@ -4,7 +4,7 @@
  * passed batch is confirmed, I6 final states never change), each on the scenario that broke it.
  */
 import { describe, expect, it } from "vitest";
-import { createDraft } from "../../../control/campaign/draft.js";
+import { annotateFinal, createDraft } from "../../../control/campaign/draft.js";
 import type { CampaignSpecInput } from "../../../control/campaign/index.js";
 import { judgePass } from "../../../control/campaign/judge-batch.js";
 import type { Harness } from "./harness.js";
@@ -12,10 +12,16 @@ import {
   advance,
   batchIds,
   bringBack,
+  configFails,
   fleet,
   goOffline,
   inState,
+  MIN,
+  nodeOf,
+  OLD,
+  reboot,
   report,
+  sent,
   start,
   tick,
 } from "./harness.js";
@@ -61,5 +67,93 @@ describe("I1: no breached batch passes", () => {
     );
     const d = createDraft(h.campaign, nodes, h.facts, h.now + 1, h.target);
     expect(() => judgePass(d)).toThrow(/refusing to pass batch 1: 1 of 10 nodes failed/);
+  });
+});
+
+/**
+ * 20 nodes in one batch lasting 30 minutes, threshold 20 % (4 failures allowed). Five nodes end
+ * differently, then the fifth failure (at the 10-minute reconnect timeout) breaches the batch:
+ * config: failed config_apply_failed (runs the new release); restart: failed reconnect_timeout
+ * (announced a restart, may still come back on it); gone: timed_out (may still come back on it);
+ * refuse: failed rejected and revert: failed reverted (both still on the old release).
+ */
+function breachedWithFinalNodes(): { h: Harness; ids: Record<string, string>; rest: string[] } {
+  const h = start(fleet(20), {
+    batches: [{ percent: 100, minDurationMs: 30 * MIN }],
+    failureThresholdPercent: 20,
+    disruptionBudgetPercent: 100,
+  });
+  const all = batchIds(h, 0);
+  const [config, restart, gone, refuse, revert] = all as [string, string, string, string, string];
+  const rest = all.slice(5);
+  tick(h);
+  bringBack(h, [config, ...rest]);
+  report(h, refuse, "REFUSED");
+  report(h, revert, "ACCEPTED");
+  reboot(h, revert, OLD);
+  report(h, restart, "RESTARTING");
+  goOffline(h, restart);
+  report(h, gone, "DOWNLOADING");
+  goOffline(h, gone);
+  advance(h, MIN);
+  configFails(h, config);
+  advance(h, MIN);
+  expect(h.campaign.phase).toBe("running");
+  advance(h, 8 * MIN);
+  return { h, ids: { config, restart, gone, refuse, revert }, rest };
+}
+
+describe("I2: a rollback reaches every node of the batch that reached or may reach the target", () => {
+  it("sends a rollback to its failed config_apply_failed, failed reconnect_timeout and timed_out nodes, keeping their states", () => {
+    const { h, ids, rest } = breachedWithFinalNodes();
+    expect(h.campaign).toMatchObject({ phase: "rolling_back", code: "batch_failed" });
+    expect(sent(h, "rollback").sort()).toEqual([ids.config, ids.restart, ids.gone, ...rest].sort());
+    const expected = {
+      config: { state: "failed", code: "config_apply_failed" },
+      restart: { state: "failed", code: "reconnect_timeout" },
+      gone: { state: "timed_out", code: "reconnect_timeout" },
+    };
+    for (const [name, outcome] of Object.entries(expected)) {
+      const id = ids[name]!;
+      expect(nodeOf(h, id)).toMatchObject({
+        ...outcome,
+        rollbackOperationId: `c1/${id}/rollback`,
+        rollbackAt: 10 * MIN,
+        rollbackDeadline: undefined,
+      });
+      expect(h.actions).toContainEqual(
+        expect.objectContaining({ kind: "rollback", nodeId: id, version: OLD }),
+      );
+      expect(h.last?.changes.nodes.map((n) => n.nodeId)).toContain(id);
+    }
+    for (const id of [ids.refuse!, ids.revert!]) {
+      expect(nodeOf(h, id).rollbackOperationId).toBeUndefined();
+    }
+  });
+
+  it("ends the rollback once its rolling-back nodes are back, without waiting for the final ones", () => {
+    const { h, rest } = breachedWithFinalNodes();
+    for (const id of rest) report(h, id, "REINSTATED", "rollback");
+    const d = advance(h, 1000);
+    expect(h.campaign).toMatchObject({ phase: "rolled_back", code: "batch_failed" });
+    expect(h.campaign.finishedAt).toBe(h.now);
+    expect(d.actions).toEqual([]);
+    expect(tick(h).changes).toEqual({ campaign: undefined, nodes: [] });
+  });
+
+  it("records a rollback sent to a final node without changing anything else, and refuses any other change", () => {
+    const { h, ids } = breachedWithFinalNodes();
+    const d = createDraft(h.campaign, h.nodes, h.facts, h.now, h.target);
+    const final = nodeOf(h, ids.refuse!);
+    const before = d.revision;
+    const after = annotateFinal(d, final, { rollbackOperationId: "x", rollbackAt: 1 });
+    expect(after).toEqual({ ...final, rollbackOperationId: "x", rollbackAt: 1 });
+    expect(d.revision).toBeGreaterThan(before);
+    expect(() => annotateFinal(d, after, { state: "succeeded" } as never)).toThrow(/state/);
+    expect(() => annotateFinal(d, after, { rollbackOperationId: "y" })).toThrow(/already/);
+    const live = start(fleet(1), oneBatch);
+    tick(live);
+    const dl = createDraft(live.campaign, live.nodes, live.facts, live.now, live.target);
+    expect(() => annotateFinal(dl, live.nodes[0]!, { confirmOperationId: "z" })).toThrow(/final/);
   });
 });

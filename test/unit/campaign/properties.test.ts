@@ -1,6 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { AdminCommand, CampaignSpecInput, OnBreach } from "../../../control/campaign/index.js";
+import type {
+  AdminCommand,
+  CampaignNode,
+  CampaignSpecInput,
+  OnBreach,
+} from "../../../control/campaign/index.js";
 import {
   applyDecision,
   concurrencyLimit,
@@ -11,6 +16,7 @@ import {
   isEndedPhase,
   isFailure,
   isFinal,
+  isUpgrading,
   poolLimit,
 } from "../../../control/campaign/index.js";
 import { MIN } from "./harness.js";
@@ -141,9 +147,21 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
     expect(step.facts.get(n.nodeId)?.disabled, `skipped ${n.nodeId} as disabled`).toBe(true);
   }
 
-  // A final state never changes; an ended phase never changes.
+  // A final state never changes (I6): only an operation sent to it afterwards (its batch's
+  // rollback or confirm) is recorded on it, once. An ended phase never changes.
+  const unannotated = (n: CampaignNode) => ({
+    ...n,
+    rollbackOperationId: undefined,
+    rollbackAt: undefined,
+    confirmOperationId: undefined,
+  });
   for (const n of before.nodes) {
-    if (isFinal(n.state)) expect(byId.get(n.nodeId)).toEqual(n);
+    if (!isFinal(n.state)) continue;
+    const later = byId.get(n.nodeId)!;
+    expect(unannotated(later), `final node ${n.nodeId} changed`).toEqual(unannotated(n));
+    for (const k of ["rollbackOperationId", "rollbackAt", "confirmOperationId"] as const) {
+      if (n[k] !== undefined) expect(later[k]).toBe(n[k]);
+    }
   }
   if (isEndedPhase(before.campaign.phase)) expect(c.phase).toBe(before.campaign.phase);
 
@@ -175,6 +193,16 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
       expect(now).not.toBe("passed");
   }
 
+  // I2: once a batch is rolled back, every node of it that reached or may reach the target was
+  // sent a rollback; none is left upgrading.
+  if (c.rollbackCause !== undefined) {
+    for (const n of current) {
+      expect(isUpgrading(n.state), `${n.nodeId} still ${n.state} in a rollback`).toBe(false);
+      if (mayRunTarget(n)) {
+        expect(n.rollbackOperationId, `${n.nodeId} (${n.state}) not rolled back`).toBeDefined();
+      }
+    }
+  }
   // Failed ≤ offered, per batch.
   for (const batch of c.batches) {
     const nodes = after.nodes.filter((n) => n.batch === batch.index);
@@ -210,6 +238,41 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
   expect(applyDecision(c, after.nodes, again).nodes).toEqual(after.nodes);
 }
 
+/** A node that runs or may still come to run the target, or was told to roll back from it. */
+function mayRunTarget(n: CampaignNode): boolean {
+  return (
+    n.state === "timed_out" ||
+    n.state === "rolling_back" ||
+    n.state === "rolled_back" ||
+    n.state === "rollback_failed" ||
+    (n.state === "failed" && (n.code === "config_apply_failed" || n.code === "reconnect_timeout"))
+  );
+}
+
+/**
+ * I2 at the end: no node of a rolled-back batch that this campaign offered the target is left on
+ * it without having been sent a rollback, and an agent that honours rollbacks and is reachable
+ * ends off the target.
+ */
+function checkRolledBack(scenario: Scenario, result: ReturnType<typeof simulate>): void {
+  const c = result.campaign;
+  if (c.rollbackCause === undefined) return;
+  result.nodes.forEach((n) => {
+    if (n.batch !== c.currentBatch) return;
+    const f = result.facts.get(n.nodeId)!;
+    const sim = scenario.nodes[Number(n.nodeId.slice(1))]!;
+    // Nodes already on the target before (already_current) were never moved by this campaign.
+    if (n.upgradeOperationId === undefined || f.agentVersion !== c.spec.targetVersion) return;
+    expect(
+      n.rollbackOperationId,
+      `${n.nodeId} (${n.state}) on the target, never sent a rollback`,
+    ).toBeDefined();
+    if (f.online && sim.rollback === "reinstate") {
+      expect.fail(`${n.nodeId} (${n.state}) honours rollbacks but ended on the target`);
+    }
+  });
+}
+
 /** Runs a scenario, checking every invariant at each decision, and that it ends (or pauses). */
 function runChecked(scenario: Scenario): ReturnType<typeof simulate> {
   const running = new Map<number, number>();
@@ -228,6 +291,7 @@ function runChecked(scenario: Scenario): ReturnType<typeof simulate> {
   });
   expect(result.stalled, "the engine stalled: nothing would wake it").toBe(false);
   if (result.campaign.phase !== "paused") expect(result.campaign.finishedAt).toBeDefined();
+  checkRolledBack(scenario, result);
   return result;
 }
 

@@ -131,10 +131,16 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
   const at = (time: number, run: () => void) => {
     events.push({ at: time, seq: seq++, run });
   };
-  /** Applies a change to a node's facts; a node without a stream counts as offline at once. */
+  /** The time of the event being run (or of the decision whose actions are delivered). */
+  let clock = 0;
+  /**
+   * Applies a change to a node's facts; a node without a stream counts as offline at once. A node
+   * whose stream opens is handed the operations held for it (the outbox re-sends on reconnect).
+   */
   const patch = (id: string, p: Partial<NodeFacts>) => {
     const liveness = p.online === undefined ? {} : { offline: !p.online };
     facts.set(id, { ...facts.get(id)!, ...p, ...liveness });
+    if (p.online === true) pump(id);
   };
   const reportOp = (id: string, opId: string, phase: ObservedPhase, now: number) => {
     const f = facts.get(id)!;
@@ -161,18 +167,46 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
     if (n.behaviour === "disable_later") at(n.stepMs * 2, () => patch(ids[i]!, { disabled: true }));
   });
 
+  /**
+   * Operations held for each agent. Like the outbox, the sim hands an operation over only while
+   * the node's stream is open and re-sends it when the node reconnects; like an agent, a node
+   * handles one operation at a time: one that arrives while an upgrade is in progress (until the
+   * node is back after its restart, or reported the end of it) waits for the upgrade to end.
+   */
+  const inbox = new Map<string, Action[]>();
+  const busy = new Set<string>();
+  const pump = (id: string) => {
+    const queue = inbox.get(id) ?? [];
+    while (queue.length > 0 && !busy.has(id) && facts.get(id)!.online) {
+      handle(queue.shift()!, clock);
+    }
+  };
+  const done = (id: string) => {
+    busy.delete(id);
+    pump(id);
+  };
   const deliver = (a: Action, now: number) => {
+    if (a.kind === "confirm") return;
+    clock = now;
+    inbox.set(a.nodeId, [...(inbox.get(a.nodeId) ?? []), a]);
+    pump(a.nodeId);
+  };
+
+  const handle = (a: Action, now: number) => {
     const i = ids.indexOf(a.nodeId);
     const n = s.nodes[i]!;
     const id = a.nodeId;
     const t = now + n.stepMs;
     if (a.kind === "confirm") return;
     if (a.kind === "rollback") {
-      if (n.behaviour === "never_return" || n.behaviour === "lose_heartbeat") return;
+      // What a real agent does (agent-sim/operations.ts): already on the version it is asked
+      // to reinstate (it never applied the upgrade, or reverted itself) → REINSTATED, nothing
+      // changes; on another version (the target) → it reinstates its previous release and says
+      // REINSTATED once back on it. A "silent" agent never answers; a "fail" one reports FAILED.
       if (n.rollback === "reinstate") {
         at(t, () => {
           reportOp(id, a.operationId, "REINSTATED", t);
-          if (facts.get(id)!.agentVersion !== OLD || !facts.get(id)!.online) rebootOn(id, OLD);
+          if (facts.get(id)!.agentVersion !== (a.version ?? OLD)) rebootOn(id, a.version ?? OLD);
         });
       } else if (n.rollback === "fail") at(t, () => reportOp(id, a.operationId, "FAILED", t));
       return;
@@ -186,14 +220,20 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
         at(t, () => reportOp(id, op, "REFUSED", t));
         return;
       case "fail":
+        busy.add(id);
         at(t, () => reportOp(id, op, "ACCEPTED", t));
-        at(t + n.stepMs, () => reportOp(id, op, "FAILED", t + n.stepMs));
+        at(t + n.stepMs, () => {
+          reportOp(id, op, "FAILED", t + n.stepMs);
+          done(id);
+        });
         return;
       case "lose_heartbeat":
+        busy.add(id);
         at(t, () => reportOp(id, op, "ACCEPTED", t));
         at(t + n.stepMs, () => patch(id, { online: false, offline: true }));
         return;
       default: {
+        busy.add(id);
         at(t, () => reportOp(id, op, "ACCEPTED", t));
         at(t + n.stepMs, () => {
           reportOp(id, op, "RESTARTING", t + n.stepMs);
@@ -201,7 +241,10 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
         });
         const back = t + n.stepMs + n.restartMs;
         if (n.behaviour === "never_return") return;
-        at(back, () => rebootOn(id, n.behaviour === "revert" ? OLD : NEW));
+        at(back, () => {
+          rebootOn(id, n.behaviour === "revert" ? OLD : NEW);
+          done(id);
+        });
         if (n.behaviour === "config_fail") {
           at(back + n.stepMs, () => {
             const f = facts.get(id)!;
@@ -223,7 +266,11 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
   let steps = 0;
   for (; steps < maxSteps; steps++) {
     events.sort((a, b) => a.at - b.at || a.seq - b.seq);
-    while (events.length > 0 && events[0]!.at <= now) events.shift()!.run();
+    while (events.length > 0 && events[0]!.at <= now) {
+      const e = events.shift()!;
+      clock = e.at;
+      e.run();
+    }
     const commands: AdminCommand[] = [];
     while (pending.length > 0 && pending[0]!.at <= now) commands.push(pending.shift()!.command);
     const decision = decide({ campaign, nodes, facts, now, target, commands });
@@ -247,6 +294,8 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
   return {
     campaign,
     nodes,
+    /** The agents' facts at the end (what each runs). */
+    facts,
     stalled,
     steps,
     operationIdOf: (id: string) => operationId("sim", id, "upgrade"),
