@@ -10,6 +10,7 @@ import type { Draft } from "./draft.js";
 import {
   activeNodes,
   allFinal,
+  annotateFinal,
   batchNodes,
   currentBatch,
   emit,
@@ -79,7 +80,8 @@ export function judgeBreach(d: Draft): void {
  * Passes the current batch when the campaign runs, the batch is running, every node settled,
  * its minimum duration elapsed (paused time excluded) and the soak after the last settle is
  * over; an empty batch passes at once. Passing makes its verifying nodes succeeded and confirms
- * them, then starts the next batch (startedAt = now) or completes the campaign.
+ * them, confirms its nodes that were already on the target (already_current), then starts the
+ * next batch (startedAt = now) or completes the campaign.
  * @throws when the batch's failures exceed its threshold: a breach must have been acted on
  * (judgeBreach) before; passing a breached batch is impossible whatever the order of rules (I1).
  */
@@ -122,6 +124,7 @@ export function judgePass(d: Draft): void {
       sequence: d.target.sequence,
     });
   }
+  confirmAlreadyCurrent(d, b.index);
   updateBatch(d, b.index, { state: "passed", endedAt: d.now });
   d.events.push({ kind: "batch_passed", batch: b.index });
   const next = c.batches[b.index + 1];
@@ -140,6 +143,28 @@ export function judgePass(d: Draft): void {
   );
   updateBatch(d, next.index, { state: "running", startedAt: d.now });
   d.events.push({ kind: "batch_started", batch: next.index });
+}
+
+/**
+ * Confirms the passing batch's nodes that were already on the target (succeeded,
+ * already_current) and were not confirmed yet: their agents may hold the target unconfirmed
+ * (I3). Their state stays; the confirm is recorded with {@link annotateFinal}. One pass over the
+ * batch, once, when it passes.
+ */
+function confirmAlreadyCurrent(d: Draft, batch: number): void {
+  for (const n of batchNodes(d, batch)) {
+    if (n.state !== "succeeded" || n.code !== "already_current") continue;
+    if (n.confirmOperationId !== undefined) continue;
+    const id = operationId(d.campaign.id, n.nodeId, "confirm");
+    annotateFinal(d, n, { confirmOperationId: id }, "batch passed; confirmed");
+    emit(d, {
+      kind: "confirm",
+      nodeId: n.nodeId,
+      operationId: id,
+      version: d.target.version,
+      sequence: d.target.sequence,
+    });
+  }
 }
 
 /** Sets finishedAt once the phase has ended and every node is final. */

@@ -17,6 +17,7 @@ import {
   goOffline,
   inState,
   MIN,
+  NEW,
   nodeOf,
   OLD,
   reboot,
@@ -155,5 +156,47 @@ describe("I2: a rollback reaches every node of the batch that reached or may rea
     tick(live);
     const dl = createDraft(live.campaign, live.nodes, live.facts, live.now, live.target);
     expect(() => annotateFinal(dl, live.nodes[0]!, { confirmOperationId: "z" })).toThrow(/final/);
+  });
+});
+
+describe("I3: every succeeded node of a passed batch is confirmed", () => {
+  it("confirms the nodes already on the target when their batch passes (already_current)", () => {
+    const h = start(fleet(10, { version: (i) => (i % 3 === 0 ? NEW : OLD) }), oneBatch);
+    tick(h);
+    const current = inState(h, "succeeded");
+    expect(current).toHaveLength(4);
+    expect(sent(h, "confirm")).toEqual([]);
+    bringBack(h, inState(h, "offered"));
+    const d = advance(h, 1000);
+    expect(h.campaign.phase).toBe("completed");
+    expect(sent(h, "confirm").sort()).toEqual(batchIds(h, 0).sort());
+    for (const id of current) {
+      expect(nodeOf(h, id)).toMatchObject({
+        state: "succeeded",
+        code: "already_current",
+        confirmOperationId: `c1/${id}/confirm`,
+        finishedAt: 0,
+      });
+      expect(d.actions).toContainEqual({
+        kind: "confirm",
+        nodeId: id,
+        operationId: `c1/${id}/confirm`,
+        version: NEW,
+        sequence: 2,
+      });
+    }
+    expect(tick(h).actions).toEqual([]);
+  });
+
+  it("does not confirm the already-current nodes of a batch that was rolled back", () => {
+    const h = start(fleet(10, { version: (i) => (i === 0 ? NEW : OLD) }), {
+      ...oneBatch,
+      failureThresholdPercent: 0,
+    });
+    tick(h);
+    report(h, inState(h, "offered")[0]!, "REFUSED");
+    tick(h);
+    expect(h.campaign.phase).toBe("rolling_back");
+    expect(sent(h, "confirm")).toEqual([]);
   });
 });

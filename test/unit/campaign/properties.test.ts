@@ -203,6 +203,16 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
       }
     }
   }
+  // I3: every succeeded node of a passed batch, already_current included, is confirmed.
+  for (const batch of c.batches) {
+    if (batch.state !== "passed") continue;
+    for (const n of after.nodes) {
+      if (n.batch === batch.index && n.state === "succeeded") {
+        expect(n.confirmOperationId, `${n.nodeId} (${n.code}) not confirmed`).toBeDefined();
+      }
+    }
+  }
+
   // Failed ≤ offered, per batch.
   for (const batch of c.batches) {
     const nodes = after.nodes.filter((n) => n.batch === batch.index);
