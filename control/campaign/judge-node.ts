@@ -35,7 +35,10 @@ const detail = (r: ObservedReport): string =>
  * Judges a node that was offered the upgrade (offered, applying, restarting), in this order:
  * send failure → failed/offer_failed; REFUSED → failed/rejected; FAILED → failed/apply_failed;
  * REINSTATED → failed/reverted; a new boot id on the target → verifying (config grace from now,
- * none without config.v1); a new boot id on another version → failed/reverted; progress reports
+ * none without config.v1); a new boot id on another version → failed/reverted, except while
+ * `offered` with no report at all on the upgrade (it restarted before receiving the offer): it
+ * stays offered with the new boot id as its offerBootId, same operation id and reconnect
+ * deadline, and no new action (the outbox re-sends the offer on reconnect); progress reports
  * (ACCEPTED, DOWNLOADING, VERIFYING, APPLYING → applying; RESTARTING → restarting; never backwards);
  * then, at the reconnect deadline: timed_out when the node is offline and never announced a
  * restart (it stopped heartbeating while running), failed/reconnect_timeout otherwise.
@@ -116,6 +119,16 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
           graceEndsAt: d.now + grace,
         },
         `back on ${f.agentVersion} with a new boot id`,
+      );
+    } else if (r === undefined && n.state === "offered") {
+      // It never said anything about the offer: it restarted (crashed) before receiving it, so
+      // its old version says nothing about the upgrade. The outbox re-sends the unacknowledged
+      // offer on reconnect; the deadline stays, so a node that keeps restarting still times out.
+      updateNode(
+        d,
+        n,
+        { offerBootId: f.bootId },
+        "restarted before acknowledging the offer; offered again",
       );
     } else {
       updateNode(

@@ -169,10 +169,27 @@ describe("judging an offered node", () => {
       code: "reverted",
     },
     {
-      name: "fails a node back on its old version (reverted)",
-      script: (h, id) => reboot(h, id, OLD),
+      name: "fails a node back on its old version after accepting the upgrade (reverted)",
+      script: (h, id) => {
+        report(h, id, "ACCEPTED");
+        reboot(h, id, OLD);
+      },
       state: "failed",
       code: "reverted",
+    },
+    {
+      name: "fails a node back on its old version after announcing its restart (reverted)",
+      script: (h, id) => {
+        report(h, id, "RESTARTING");
+        reboot(h, id, OLD);
+      },
+      state: "failed",
+      code: "reverted",
+    },
+    {
+      name: "keeps offering a node that restarted on its old version before acknowledging the offer",
+      script: (h, id) => reboot(h, id, OLD),
+      state: "offered",
     },
     {
       name: "fails an offer the worker could not send (offer_failed)",
