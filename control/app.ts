@@ -14,7 +14,7 @@ import { type AdminServer, startAdminServer } from "./admin/server.js";
 import { authenticateStream } from "./agents/authenticate.js";
 import { AgentHub } from "./agents/hub.js";
 import { type AgentServer, startAgentServer } from "./agents/server.js";
-import { createCampaignEngine } from "./campaign-worker/engine.js";
+import { createCampaignEngine } from "./campaign-engine.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { ControlConfig } from "./config.js";
 import { type Database, openDatabase } from "./db/database.js";

@@ -24,10 +24,9 @@ import {
   planCampaign,
   resolveSpec,
 } from "../../control/campaign/index.js";
+import { createSqlCampaignStore, insertCampaign } from "../../control/campaign-store/index.js";
 import { type DecisionDeps, runDecision } from "../../control/campaign-worker/decision.js";
 import type { WorkerGateway } from "../../control/campaign-worker/facts.js";
-import { createLeaderLease } from "../../control/campaign-worker/lease.js";
-import { insertCampaign } from "../../control/campaign-worker/store.js";
 import { WorkingCopies } from "../../control/campaign-worker/working-copy.js";
 import { systemClock } from "../../control/clock.js";
 import { openDatabase } from "../../control/db/database.js";
@@ -222,7 +221,8 @@ export async function measureCampaignTicks(
   await admin(url, `create database ${DB_NAME}`);
   const log = pino({ level: "silent" });
   const db = await openDatabase({ url: withDatabase(url, DB_NAME), log, poolSize: 4 });
-  const lease = createLeaderLease({ pool: db.pool, holder: "bench-tick", log, name: "bench-tick" });
+  const store = createSqlCampaignStore(db, log);
+  const lease = store.lease({ holder: "bench-tick", name: "bench-tick", ttlMs: 15_000 });
   const results: TickResult[] = [];
   try {
     if (!(await lease.tick())) throw new Error("could not take the tick benchmark's lease");
@@ -236,13 +236,14 @@ export async function measureCampaignTicks(
         await db.pool.query("analyze");
         const copies = new WorkingCopies();
         const deps: DecisionDeps = {
-          pool: db.pool,
+          store,
           lease,
           gateway: OFFLINE,
           clock: systemClock,
           release: async () => undefined,
           publicUrl: () => "http://127.0.0.1",
           copies,
+          liveness: { readyAt: 0, offlineAfterMs: 120_000, lastHeardMs: () => undefined },
         };
         let began = performance.now();
         await runDecision(deps, id);

@@ -17,10 +17,15 @@ import {
   type Policy,
   resolveSpec,
 } from "../campaign/index.js";
+import {
+  campaignPage,
+  campaignWithCounts,
+  nodeStateCounts,
+  readCampaign,
+  readNodes,
+} from "../campaign-store/index.js";
 import { awaitCommand, submitCommand } from "../campaign-worker/commands.js";
-import { campaignPage, campaignWithCounts, nodeStateCounts } from "../campaign-worker/queries.js";
 import { planOnly, retryCampaign, startCampaign } from "../campaign-worker/start.js";
-import { readCampaign, readNodes } from "../campaign-worker/store.js";
 import type { Clock } from "../clock.js";
 import type { Actor } from "../db/audit-log.js";
 import type { Database } from "../db/database.js";

@@ -5,8 +5,7 @@
  * an abort's rollback are attributed to the command's actor.
  */
 import type { AdminCommand, CampaignEvent } from "../campaign/index.js";
-import type { CommandRow } from "./rows.js";
-import type { AuditRow } from "./store.js";
+import type { AuditRow, CommandRow } from "../campaign-store/index.js";
 
 /** The engine's actor name. */
 export const ENGINE_ACTOR = "control";

@@ -6,9 +6,9 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { type AdminCommand, commandError } from "../campaign/index.js";
+import { type Queryable, readCampaign } from "../campaign-store/index.js";
 import type { Actor } from "../db/audit-log.js";
 import { ControlError } from "../errors.js";
-import { type Queryable, readCampaign } from "./store.js";
 
 /**
  * Records `command` for the campaign.

@@ -1,31 +1,41 @@
 /**
  * One decision for one campaign, as a unit of work: in ONE transaction, fence the lease,
  * lock the campaign row, bring the campaign's working copy (nodes, registry rows, persisted
- * facts) up to date, read the pending commands, run the pure `decide`, and write its changes,
- * outbox rows, applied commands and audit rows. Only after the commit does the working copy
- * take the new records; the caller sends the returned operations after it too.
+ * facts) up to date, read the pending commands and the load of its pools, run the pure
+ * `decide`, and write its changes, outbox rows, applied commands and audit rows. Only after
+ * the commit does the working copy take the new records; the caller sends the returned
+ * operations after it too.
+ *
+ * A node an administrator disabled is never offered: the registry rows of the nodes a
+ * decision would offer are read again in its transaction, and a node found disabled there
+ * makes the decision run again with that fact.
  */
-import type pg from "pg";
-import { type AdminCommand, type CampaignNode, type Decision, decide } from "../campaign/index.js";
+import {
+  type AdminCommand,
+  type CampaignNode,
+  type DecideInput,
+  type Decision,
+  decide,
+} from "../campaign/index.js";
+import {
+  type CampaignStore,
+  type CampaignTransaction,
+  type CommandRow,
+  commandOf,
+  type LeaderLease,
+  type NewOperation,
+  type OfferRelease,
+  type Outgoing,
+} from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import { auditRowsOf, commandOutcomes } from "./audit.js";
-import { buildFacts, platformOf, type WorkerGateway } from "./facts.js";
-import type { LeaderLease } from "./lease.js";
-import { buildOperation, type OfferRelease } from "./operations.js";
-import type { Outgoing } from "./outbox.js";
-import { type CommandRow, commandOf } from "./rows.js";
-import {
-  inTransaction,
-  type NewOperation,
-  pendingCommands,
-  readCampaign,
-  writeDecision,
-} from "./store.js";
-import type { WorkingCopies } from "./working-copy.js";
+import { buildFacts, type Liveness, platformOf, type WorkerGateway } from "./facts.js";
+import { buildOperation } from "./operations.js";
+import type { WorkingCopies, WorkingCopy } from "./working-copy.js";
 
 /** What one decision needs. */
 export interface DecisionDeps {
-  readonly pool: pg.Pool;
+  readonly store: Pick<CampaignStore, "transaction">;
   readonly lease: LeaderLease;
   readonly gateway: WorkerGateway;
   readonly clock: Clock;
@@ -34,6 +44,8 @@ export interface DecisionDeps {
   readonly publicUrl: () => string;
   /** The worker's working copies of its campaigns. */
   readonly copies: WorkingCopies;
+  /** What makes a node without a stream offline (the decision's `now` is added). */
+  readonly liveness: Omit<Liveness, "now">;
 }
 
 /** The outcome of {@link runDecision}. */
@@ -83,22 +95,17 @@ export async function runDecision(
     | undefined;
   let read = 0;
   let decided = 0;
-  const outcome = await inTransaction(deps.pool, async (client) => {
-    await deps.lease.fence(client);
-    const row = await readCampaign(client, campaignId, true);
+  const outcome = await deps.store.transaction(async (tx) => {
+    await deps.lease.fence(tx);
+    const row = await tx.readCampaign(campaignId, true);
     if (!row || row.finishedAt !== undefined) {
       deps.copies.forget(campaignId);
       return NOTHING;
     }
     // Cached by the worker after the first decision of a release: no query per decision.
     const release = await deps.release(row.targetVersion);
-    const copy = await deps.copies.current(
-      client,
-      campaignId,
-      row.version,
-      deps.clock.now().getTime(),
-    );
-    const stored = await pendingCommands(client, campaignId);
+    const copy = await deps.copies.current(tx, campaignId, row.version, deps.clock.now().getTime());
+    const stored = await tx.pendingCommands(campaignId);
     const known: { row: CommandRow; command: AdminCommand }[] = [];
     for (const r of stored) {
       const command = commandOf(r);
@@ -106,21 +113,23 @@ export async function runDecision(
     }
     read = performance.now();
     const now = deps.clock.now();
-    const facts = buildFacts({
-      gateway: deps.gateway,
-      registry: copy.registry,
-      stored: copy.stored,
-    });
-    const decision = decide({
+    const input: DecideInput = {
       campaign: row.campaign,
       nodes: copy.nodes,
-      facts,
+      facts: factsOf(deps, copy, now.getTime()),
       now: now.getTime(),
       target: { version: row.targetVersion, sequence: row.campaign.targetSequence },
       commands: known.map((k) => k.command),
       changedFacts: copy.helloSince,
       positions: copy.positions,
-    });
+      pools: await tx.poolLoads(copy.pools, campaignId, now.getTime()),
+    };
+    let decision = decide(input);
+    const disabled = await disabledOffers(tx, decision);
+    if (disabled.length > 0) {
+      deps.copies.noteRegistry(campaignId, disabled);
+      decision = decide({ ...input, facts: factsOf(deps, copy, now.getTime()) });
+    }
     const outgoing: Outgoing[] = [];
     const newOps: NewOperation[] = [];
     const failedNodes: string[] = [];
@@ -148,7 +157,7 @@ export async function runDecision(
       if (!knownRows.includes(r)) outcomes.push({ id: r.id, outcome: "ignored: unknown command" });
     }
     decided = performance.now();
-    const wrote = await writeDecision(client, {
+    const wrote = await tx.writeDecision({
       campaignId,
       version: row.version,
       campaign: decision.changes.campaign,
@@ -194,4 +203,20 @@ export async function runDecision(
       write: Math.max(0, end - decided),
     },
   };
+}
+
+function factsOf(deps: DecisionDeps, copy: WorkingCopy, now: number) {
+  return buildFacts({
+    gateway: deps.gateway,
+    registry: copy.registry,
+    stored: copy.stored,
+    liveness: { ...deps.liveness, now },
+  });
+}
+
+/** The registry rows, read in the transaction, of the nodes a decision offers that are disabled. */
+async function disabledOffers(tx: CampaignTransaction, decision: Decision) {
+  const offered = decision.actions.filter((a) => a.kind === "upgrade").map((a) => a.nodeId);
+  if (offered.length === 0) return [];
+  return (await tx.readRegistry(offered)).filter((r) => !r.enabled);
 }

@@ -1,8 +1,12 @@
 /**
  * The live facts of a decision ({@link NodeFacts}): liveness, boot id, version and
  * capabilities from the hub when the node is connected here (from its registry row, as of
- * its latest Hello, when it is not), and the persisted reports, config failures and send
- * failures of the campaign.
+ * its latest Hello, when it is not), whether an administrator disabled it, and the persisted
+ * reports, config failures and send failures of the campaign.
+ *
+ * Offline is not "no stream here": a node without a stream is `offline` only once
+ * `offlineAfterMs` passed since this Control became ready or since the node was last seen,
+ * whichever is later. Until then it is reconnecting (a restarted Control has no streams yet).
  */
 
 import type { AgentGateway } from "../agents/events.js";
@@ -16,11 +20,11 @@ import type {
 import {
   type ConfigFailureRow,
   configFailureOf,
+  type NodeRegistryRow,
   type OperationFactRow,
   reportOf,
   sendFailureOf,
-} from "./rows.js";
-import type { NodeRegistryRow } from "./store.js";
+} from "../campaign-store/index.js";
 
 /** The gateway the worker needs: the hub's port, plus when a node was last heard from. */
 export interface WorkerGateway extends AgentGateway {
@@ -66,6 +70,37 @@ export interface FactSources {
   readonly registry: ReadonlyMap<string, NodeRegistryRow>;
   /** Persisted facts by node id (a node without an entry has none). */
   readonly stored: ReadonlyMap<string, StoredFacts>;
+  readonly liveness: Liveness;
+}
+
+/** What decides that a node without a stream here is offline. */
+export interface Liveness {
+  /** The decision's time (epoch ms). */
+  readonly now: number;
+  /** When this Control became ready to judge liveness (it took the lead), epoch ms. */
+  readonly readyAt: number;
+  /** Silence after which a node without a stream is offline (config timeouts.offlineAfterSeconds). */
+  readonly offlineAfterMs: number;
+  /** When this Control last heard from the node (its stream ended then, if it did), epoch ms. */
+  readonly lastHeardMs: (nodeId: string) => number | undefined;
+}
+
+/**
+ * True when a node without a stream here has been silent for `offlineAfterMs`, counted from
+ * the latest of: this Control becoming ready, the registry's last-seen time, the last time
+ * this Control heard from it.
+ */
+export function isOffline(
+  liveness: Liveness,
+  nodeId: string,
+  lastSeen: Date | null | undefined,
+): boolean {
+  const since = Math.max(
+    liveness.readyAt,
+    lastSeen?.getTime() ?? Number.NEGATIVE_INFINITY,
+    liveness.lastHeardMs(nodeId) ?? Number.NEGATIVE_INFINITY,
+  );
+  return liveness.now - since >= liveness.offlineAfterMs;
 }
 
 /** A node's platform: its live session's, else its registry row's. */
@@ -103,6 +138,8 @@ function factsOf(s: FactSources, nodeId: string): NodeFacts {
   return {
     nodeId,
     online: live !== undefined,
+    offline: live === undefined && isOffline(s.liveness, nodeId, row?.last_seen),
+    disabled: row?.enabled === false,
     bootId: live?.bootId ?? (row?.boot_id || undefined),
     agentVersion: live?.agentVersion ?? (row?.agent_version || undefined),
     capabilities: live?.capabilities ?? row?.capabilities ?? [],

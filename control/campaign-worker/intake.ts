@@ -11,8 +11,8 @@
 import { OperationPhase } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { AgentEvent, ConnectedNode } from "../agents/events.js";
 import type { ObservedPhase } from "../campaign/index.js";
+import type { CampaignStore } from "../campaign-store/index.js";
 import type { Logger } from "../log.js";
-import type { Queryable } from "./store.js";
 
 const KINDS = new Set(["upgrade", "rollback", "confirm"]);
 const MAX_TEXT = 1024;
@@ -72,7 +72,7 @@ export function phaseName(phase: OperationPhase): ObservedPhase | undefined {
 
 /** Options of {@link EventIntake}. */
 export interface EventIntakeOptions {
-  readonly db: Queryable;
+  readonly store: Pick<CampaignStore, "recordFacts">;
   readonly log: Logger;
   /** The live campaign a node belongs to, if any. */
   readonly campaignOfNode: (nodeId: string) => string | undefined;
@@ -181,48 +181,7 @@ export class EventIntake {
 
   private async write(reports: PendingReport[], failures: PendingConfigFailure[]): Promise<void> {
     try {
-      if (reports.length > 0) {
-        const result = await this.options.db.query(
-          `update campaign_operations o set report_phase = x.phase, report_code = x.code,
-              report_message = x.message, report_version = x.version, report_at = x.at,
-              acked_at = coalesce(o.acked_at, x.at)
-             from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                  $7::timestamptz[]) as x(id, node_id, phase, code, message, version, at)
-            where o.id = x.id and o.node_id = x.node_id
-              and (o.report_at is null or o.report_at <= x.at)`,
-          [
-            reports.map((r) => r.id),
-            reports.map((r) => r.nodeId),
-            reports.map((r) => r.phase),
-            reports.map((r) => r.code),
-            reports.map((r) => r.message),
-            reports.map((r) => r.version),
-            reports.map((r) => r.at),
-          ],
-        );
-        if ((result.rowCount ?? 0) < reports.length) {
-          this.options.log.debug(
-            { received: reports.length, matched: result.rowCount },
-            "ignored reports on unknown operations",
-          );
-        }
-      }
-      if (failures.length > 0) {
-        await this.options.db.query(
-          `insert into campaign_config_failures (campaign_id, node_id, at, boot_id, message)
-           select x.campaign_id, x.node_id, x.at, x.boot_id, x.message
-             from unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])
-                  as x(campaign_id, node_id, at, boot_id, message)
-            where exists (select 1 from campaigns c where c.id = x.campaign_id)`,
-          [
-            failures.map((f) => f.campaignId),
-            failures.map((f) => f.nodeId),
-            failures.map((f) => f.at),
-            failures.map((f) => f.bootId),
-            failures.map((f) => f.message),
-          ],
-        );
-      }
+      await this.options.store.recordFacts(reports, failures);
       const written = this.options.written;
       if (written !== undefined) {
         for (const r of reports) {

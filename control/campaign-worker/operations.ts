@@ -12,33 +12,9 @@ import {
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { EncodedOperation } from "../agents/operation-frame.js";
 import { type Action, assertNever } from "../campaign/index.js";
-import type { Database } from "../db/database.js";
-import { ReleaseEntity, type StoredArtifact } from "../db/entities/index.js";
+import type { OfferRelease } from "../campaign-store/index.js";
+import type { StoredArtifact } from "../db/entities/index.js";
 import { downloadPath } from "../releases/downloads.js";
-import { type Envelope, parseEnvelope } from "../shared/release/index.js";
-
-/** What an upgrade offer needs of the target release. */
-export interface OfferRelease {
-  readonly version: string;
-  readonly sequence: number;
-  readonly envelope: Envelope;
-  readonly artifacts: readonly StoredArtifact[];
-}
-
-/** Loads a registered release with its envelope, or undefined when it is not registered. */
-export async function loadOfferRelease(
-  db: Database,
-  version: string,
-): Promise<OfferRelease | undefined> {
-  const record = await db.em().findOne(ReleaseEntity, { version }, { populate: ["envelope"] });
-  if (!record) return undefined;
-  return {
-    version: record.version,
-    sequence: record.sequence,
-    envelope: parseEnvelope(new Uint8Array(record.envelope)),
-    artifacts: record.artifacts,
-  };
-}
 
 /** Where a node's upgrade comes from. */
 export interface OfferContext {

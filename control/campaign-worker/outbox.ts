@@ -7,19 +7,12 @@
  * is re-sent when the node's stream is welcomed again, and every `resendAfterMs` while the
  * node is connected and has not reported. Only operations that still matter are re-sent:
  * an upgrade while the node is offered/applying/restarting, a rollback while it is rolling
- * back, a confirm until acknowledged.
+ * back or after it ended failed or timed out (it may still come back on the target), a
+ * confirm until acknowledged ({@link CampaignStore.unackedOperations}).
  */
 import type { AgentGateway } from "../agents/events.js";
-import type { EncodedOperation } from "../agents/operation-frame.js";
+import type { CampaignStore, Outgoing } from "../campaign-store/index.js";
 import type { Logger } from "../log.js";
-import type { Queryable } from "./store.js";
-
-/** An operation to send now. */
-export interface Outgoing {
-  readonly nodeId: string;
-  /** The operation as the outbox stores it. */
-  readonly operation: EncodedOperation;
-}
 
 /** Sends between two yields to the event loop, so a large fan-out never blocks it for long. */
 const SEND_CHUNK = 250;
@@ -30,7 +23,7 @@ const SEND_CHUNK = 250;
  * @returns how many were queued.
  */
 export async function sendAll(
-  db: Queryable,
+  store: Pick<CampaignStore, "markSent">,
   gateway: AgentGateway,
   outgoing: readonly Outgoing[],
   now: Date,
@@ -48,53 +41,11 @@ export async function sendAll(
   }
   if (sent.length > 0) {
     // The stamp only times re-sends: losing it means an early re-send, never a lost operation.
-    await db
-      .query(
-        `update campaign_operations set last_sent_at = $2, send_count = send_count + 1
-          where id = any($1::text[])`,
-        [sent, now],
-      )
+    await store
+      .markSent(sent, now)
       .catch((error: unknown) =>
         log.warn({ err: error, operations: sent.length }, "could not stamp sent operations"),
       );
   }
   return sent.length;
-}
-
-/** Which unacknowledged operations to re-send. */
-export interface ResendFilter {
-  /** Only these nodes (typically: just reconnected). */
-  readonly nodeIds?: readonly string[];
-  /** Only rows never sent or last sent before this time. */
-  readonly sentBefore?: Date;
-}
-
-/** The unacknowledged operations worth re-sending, oldest first per node. */
-export async function unackedOperations(db: Queryable, filter: ResendFilter): Promise<Outgoing[]> {
-  const params: unknown[] = [];
-  const where: string[] = [];
-  if (filter.nodeIds !== undefined) {
-    if (filter.nodeIds.length === 0) return [];
-    params.push(filter.nodeIds);
-    where.push(`o.node_id = any($${params.length}::text[])`);
-  }
-  if (filter.sentBefore !== undefined) {
-    params.push(filter.sentBefore);
-    where.push(`(o.last_sent_at is null or o.last_sent_at < $${params.length})`);
-  }
-  const result = await db.query<{ id: string; node_id: string; payload: Buffer }>(
-    `select o.id, o.node_id, o.payload from campaign_operations o
-       join campaign_nodes cn on cn.campaign_id = o.campaign_id and cn.node_id = o.node_id
-      where o.acked_at is null and o.failed_at is null and o.payload is not null
-        and (o.kind = 'confirm'
-             or (o.kind = 'upgrade' and cn.state in ('offered', 'applying', 'restarting'))
-             or (o.kind = 'rollback' and cn.state = 'rolling_back'))
-        ${where.map((w) => `and ${w}`).join(" ")}
-      order by o.created_at, o.id`,
-    params,
-  );
-  return result.rows.map((r) => ({
-    nodeId: r.node_id,
-    operation: { id: r.id, bytes: new Uint8Array(r.payload) },
-  }));
 }

@@ -18,12 +18,6 @@ import {
   resolveSpec,
   validateSpec,
 } from "../campaign/index.js";
-import type { Clock } from "../clock.js";
-import type { Actor } from "../db/audit-log.js";
-import type { Database } from "../db/database.js";
-import { ReleaseEntity } from "../db/entities/index.js";
-import { ControlError } from "../errors.js";
-import { compareSemver } from "../shared/release/index.js";
 import {
   busyNodes,
   insertAudits,
@@ -32,7 +26,13 @@ import {
   type Queryable,
   readCampaign,
   readNodes,
-} from "./store.js";
+} from "../campaign-store/index.js";
+import type { Clock } from "../clock.js";
+import type { Actor } from "../db/audit-log.js";
+import type { Database } from "../db/database.js";
+import { ReleaseEntity } from "../db/entities/index.js";
+import { ControlError } from "../errors.js";
+import { compareSemver } from "../shared/release/index.js";
 
 /** What planning and starting need. */
 export interface StartDeps {

@@ -1,26 +1,32 @@
 /**
  * The campaign worker: the imperative shell around `decide`. While this process holds the
- * leader lease it runs a decision for each live campaign every `intervalMs`, soon after
- * each agent event that concerns it (debounced a few ms), and at the decision's `wakeAt`;
- * it sends what each decision committed to the outbox, and re-sends unacknowledged
- * operations when their node reconnects (and periodically while it stays silent).
- * Time comes only from the injected Clock.
+ * leader lease, each {@link CampaignWorker.step} decides the campaigns that are due (marked
+ * by an agent event, every `intervalMs`, or at a decision's `wakeAt`), sends what each
+ * decision committed to the outbox, and re-sends unacknowledged operations when their node
+ * reconnects (and periodically while it stays silent). {@link CampaignWorker.run} is the loop
+ * that calls `step` and sleeps until the next due time or event. Time comes only from the
+ * injected Clock; the store, the agents and the lease are ports, so the deterministic
+ * simulation drives this same code.
  *
- * Warm-up: right after this process becomes leader (typically a restart) no stream is open
- * yet, so every node would look offline and waiting nodes would be skipped. For `warmUpMs`
- * a campaign is decided only once all its unfinished nodes have reconnected; after that,
- * liveness is trusted again.
+ * Liveness after a restart: a node without a stream is offline only `offlineAfterMs` after
+ * this process became leader (or after it was last heard from, whichever is later), so a
+ * restarted Control never skips nodes that simply have not reconnected yet.
  */
+import type { AgentEvent } from "../agents/events.js";
+import {
+  type CampaignStore,
+  CampaignVersionConflict,
+  type OfferRelease,
+  StaleLeaderError,
+} from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
-import type { Database } from "../db/database.js";
 import type { Logger } from "../log.js";
 import { type DecisionOutcome, runDecision } from "./decision.js";
+import { DueQueue } from "./due-queue.js";
 import type { WorkerGateway } from "./facts.js";
 import { EventIntake } from "./intake.js";
-import { createLeaderLease, type LeaderLease, StaleLeaderError } from "./lease.js";
-import { loadOfferRelease, type OfferRelease } from "./operations.js";
-import { type Outgoing, sendAll, unackedOperations } from "./outbox.js";
-import { CampaignVersionConflict, liveCampaignIds, openNodeIds, type Queryable } from "./store.js";
+import { Leadership } from "./leadership.js";
+import { sendAll } from "./outbox.js";
 import { WorkingCopies } from "./working-copy.js";
 
 /** How often buffered agent reports are written between passes. */
@@ -28,7 +34,7 @@ const REPORT_FLUSH_MS = 50;
 
 /** Options of {@link createCampaignWorker}. */
 export interface CampaignWorkerOptions {
-  readonly db: Database;
+  readonly store: CampaignStore;
   readonly gateway: WorkerGateway;
   readonly clock: Clock;
   readonly log: Logger;
@@ -38,21 +44,34 @@ export interface CampaignWorkerOptions {
   readonly intervalMs: number;
   /** Base URL of artifacts Control serves, for upgrade operations. */
   readonly publicUrl: () => string;
+  /** Silence after which a node without a stream is offline (config timeouts.offlineAfterSeconds). */
+  readonly offlineAfterMs: number;
   /** Lease time-to-live (default: 3 × intervalMs, within 3–15 s). */
   readonly leaseTtlMs?: number;
   /** How long events are gathered before a decision (default 20 ms). */
   readonly debounceMs?: number;
   /** Re-send an unacknowledged operation this long after its last send (default 30 s). */
   readonly resendAfterMs?: number;
-  /** After becoming leader, wait at most this long for a campaign's nodes to reconnect (default 0). */
-  readonly warmUpMs?: number;
 }
 
 /** A campaign worker; see {@link createCampaignWorker}. */
 export interface CampaignWorker {
-  readonly lease: LeaderLease;
+  readonly lease: Leadership["lease"];
   /** Marks a campaign due (all live campaigns when omitted) and wakes the loop. */
   wake(campaignId?: string): void;
+  /**
+   * Listens to the gateway's agent events (reports, config failures, connects); `run` does
+   * this itself. Returns the unsubscribe function.
+   */
+  listen(): () => void;
+  /**
+   * One turn of the loop at the clock's now: ticks the lease when due, and as leader writes
+   * buffered reports, decides every due campaign, and sends. Never rejects.
+   * @returns when the next turn is due (epoch ms) and whether something is due at once.
+   */
+  step(): Promise<{ readonly next: number; readonly busy: boolean }>;
+  /** Writes buffered agent reports now. */
+  flush(): Promise<void>;
   /** Runs until `signal` aborts, then gives the lease up. Never rejects. */
   run(signal: AbortSignal): Promise<void>;
   /** Called with the campaign id after each committed decision; returns the unsubscribe. */
@@ -64,55 +83,68 @@ async function nap(clock: Clock, ms: number, signal: AbortSignal): Promise<void>
   await clock.sleep(ms, signal).catch(() => {});
 }
 
-/** Creates the worker; it does nothing until {@link CampaignWorker.run}. */
+/** Creates the worker; it does nothing until {@link CampaignWorker.step} or `run`. */
 export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const log = o.log.child({ component: "campaign-worker" });
   const ttl = o.leaseTtlMs ?? Math.min(15_000, Math.max(3000, 3 * o.intervalMs));
   const debounceMs = o.debounceMs ?? 20;
   const resendAfterMs = o.resendAfterMs ?? 30_000;
-  const lease = createLeaderLease({ pool: o.db.pool, holder: o.holder, log, ttlMs: ttl });
-  const dirty = new Set<string>();
-  const wakeAt = new Map<string, number>();
+  const leadership = new Leadership(o.store.lease({ holder: o.holder, ttlMs: ttl }), ttl);
+  const due = new DueQueue();
   const nodeCampaign = new Map<string, string>();
   const tracked = new Set<string>();
   const reconnected = new Set<string>();
+  /** When this process last heard from a node whose stream ended (epoch ms). */
+  const lastHeard = new Map<string, number>();
   const listeners = new Set<(campaignId: string) => void>();
   const releases = new Map<string, OfferRelease>();
   const copies = new WorkingCopies();
-  let allDue = true;
-  let warmUntil = 0;
+  let nextPeriodic = 0;
+  let nextResend = 0;
   let waker: AbortController | undefined;
 
   const wake = () => waker?.abort();
   const intake = new EventIntake({
-    db: o.db.pool,
+    store: o.store,
     log,
     campaignOfNode: (nodeId) => nodeCampaign.get(nodeId),
     bootIdOf: (nodeId) => o.gateway.connected(nodeId)?.bootId,
     touched: (campaignId) => {
       // Only campaigns this worker decides: a made-up id in a report costs nothing.
       if (!tracked.has(campaignId)) return;
-      dirty.add(campaignId);
+      due.markDue(campaignId);
       wake();
     },
     connected: (nodeId, node) => {
+      lastHeard.delete(nodeId);
       copies.noteHello(node);
       reconnected.add(nodeId);
       wake();
     },
     written: (campaignId, nodeId) => copies.markStale(campaignId, nodeId),
   });
+  const onEvent = (event: AgentEvent) => {
+    if (event.kind === "disconnected") lastHeard.set(event.nodeId, o.clock.now().getTime());
+    intake.handle(event);
+  };
   const deps = {
-    pool: o.db.pool,
-    lease,
+    store: o.store,
+    lease: leadership.lease,
     gateway: o.gateway,
     clock: o.clock,
     publicUrl: o.publicUrl,
     copies,
+    liveness: {
+      get readyAt() {
+        return leadership.readyAt;
+      },
+      offlineAfterMs: o.offlineAfterMs,
+      lastHeardMs: (nodeId: string) => lastHeard.get(nodeId),
+    },
     release: async (version: string) => {
       const cached = releases.get(version);
       if (cached) return cached;
-      const loaded = await loadOfferRelease(o.db, version);
+      const loaded = await o.store.offerRelease(version);
       if (loaded) releases.set(version, loaded);
       return loaded;
     },
@@ -120,7 +152,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
 
   const untrack = (campaignId: string) => {
     tracked.delete(campaignId);
-    wakeAt.delete(campaignId);
+    due.forget(campaignId);
     copies.forget(campaignId);
     for (const [nodeId, id] of nodeCampaign) if (id === campaignId) nodeCampaign.delete(nodeId);
   };
@@ -129,6 +161,9 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const forgetAll = () => {
     for (const id of [...tracked]) untrack(id);
     copies.clear();
+    due.reset();
+    reconnected.clear();
+    nextResend = 0;
   };
 
   const record = (campaignId: string, out: DecisionOutcome) => {
@@ -139,9 +174,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
         tracked.add(campaignId);
         for (const nodeId of out.nodeIds) nodeCampaign.set(nodeId, campaignId);
       }
-      const next = out.decision?.wakeAt;
-      if (next === undefined) wakeAt.delete(campaignId);
-      else wakeAt.set(campaignId, next);
+      due.wakeAtTime(campaignId, out.decision?.wakeAt);
     }
     const d = out.decision;
     if (d && (d.reasons.length > 0 || d.events.length > 0)) {
@@ -163,9 +196,9 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   };
 
   /** Send stamps run between report flushes, which update the same outbox rows. */
-  const stamps: Queryable = {
-    query: ((text: string, values?: unknown[]) =>
-      intake.exclusive(() => o.db.pool.query(text, values))) as Queryable["query"],
+  const stamps = {
+    markSent: (ids: readonly string[], at: Date) =>
+      intake.exclusive(() => o.store.markSent(ids, at)),
   };
 
   /** Runs one step of a pass; a step slower than a second is logged with its size. */
@@ -179,7 +212,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     }
   };
 
-  const send = async (outgoing: readonly Outgoing[]) => {
+  const send = async (outgoing: Parameters<typeof sendAll>[2]) => {
     if (outgoing.length === 0) return;
     await timed("send", outgoing.length, () =>
       sendAll(stamps, o.gateway, outgoing, o.clock.now(), log),
@@ -187,24 +220,12 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   };
 
   /** Decides one campaign; returns false when the lease was lost. */
-  const warming = async (campaignId: string): Promise<boolean> => {
-    if (o.clock.now().getTime() >= warmUntil) return false;
-    const open = await openNodeIds(o.db.pool, campaignId);
-    if (open.every((nodeId) => o.gateway.connected(nodeId) !== undefined)) return false;
-    wakeAt.set(campaignId, warmUntil);
-    if (!tracked.has(campaignId)) {
-      for (const nodeId of open) nodeCampaign.set(nodeId, campaignId);
-    }
-    return true;
-  };
-
   const decideOne = async (campaignId: string): Promise<boolean> => {
     try {
-      if (await warming(campaignId)) return true;
       const out = await runDecision(deps, campaignId);
       record(campaignId, out);
       await send(out.outgoing);
-      if (out.undeliverable > 0) dirty.add(campaignId);
+      if (out.undeliverable > 0) due.markDue(campaignId);
       if (out.live) for (const l of listeners) l(campaignId);
       return true;
     } catch (error) {
@@ -213,123 +234,118 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
         return false;
       }
       if (error instanceof CampaignVersionConflict) {
-        dirty.add(campaignId);
+        due.markDue(campaignId);
         return true;
       }
       log.error({ campaignId, err: error }, "campaign decision failed; retrying later");
-      wakeAt.set(campaignId, o.clock.now().getTime() + o.intervalMs);
+      due.wakeAtTime(campaignId, o.clock.now().getTime() + o.intervalMs);
       return true;
     }
   };
 
   /** One pass as leader; returns false when the lease was lost. */
-  const pass = async (now: number, resendStale: boolean): Promise<boolean> => {
+  const pass = async (now: number): Promise<boolean> => {
     await timed("flush reports", 0, () => intake.flush()).catch((error: unknown) =>
       log.warn({ err: error }, "report flush failed"),
     );
-    if (allDue) {
-      allDue = false;
-      for (const id of await liveCampaignIds(o.db.pool)) dirty.add(id);
+    if (now >= nextPeriodic) {
+      due.markAllDue();
+      nextPeriodic = now + o.intervalMs;
     }
-    for (const [id, at] of wakeAt) if (at <= now) dirty.add(id);
-    const due = [...dirty];
-    dirty.clear();
-    for (const id of due) if (!(await decideOne(id))) return false;
+    const resendStale = now >= nextResend;
+    if (resendStale) nextResend = now + Math.min(resendAfterMs, 5 * o.intervalMs);
+    for (const id of await due.take(now, () => o.store.liveCampaignIds())) {
+      if (!(await decideOne(id))) return false;
+    }
     if (reconnected.size > 0) {
       const nodeIds = [...reconnected];
       reconnected.clear();
       await send(
         await timed("read unacknowledged of reconnected", nodeIds.length, () =>
-          unackedOperations(o.db.pool, { nodeIds }),
+          o.store.unackedOperations({ nodeIds }),
         ),
       );
     }
     if (resendStale) {
       const sentBefore = new Date(now - resendAfterMs);
       await send(
-        await timed("read unacknowledged", 0, () => unackedOperations(o.db.pool, { sentBefore })),
+        await timed("read unacknowledged", 0, () => o.store.unackedOperations({ sentBefore })),
       );
     }
     return true;
   };
 
+  const step = async (): Promise<{ next: number; busy: boolean }> => {
+    const now = o.clock.now().getTime();
+    try {
+      const change = await leadership.tick(now);
+      if (change !== "none") {
+        forgetAll();
+        nextPeriodic = 0;
+      }
+      if (leadership.leading) {
+        if (!(await pass(now))) {
+          leadership.lost();
+          forgetAll();
+        }
+      } else {
+        reconnected.clear();
+        await intake.flush();
+      }
+    } catch (error) {
+      log.error({ err: error }, "campaign worker pass failed");
+      return { next: now + Math.min(1000, o.intervalMs), busy: false };
+    }
+    let next = leadership.nextTick;
+    if (leadership.leading) {
+      next = Math.min(next, nextPeriodic, nextResend, due.nextWake() ?? Number.POSITIVE_INFINITY);
+    }
+    return { next, busy: leadership.leading && (due.hasDue || reconnected.size > 0) };
+  };
+
   return {
-    lease,
+    lease: leadership.lease,
     wake(campaignId) {
-      if (campaignId === undefined) allDue = true;
-      else dirty.add(campaignId);
+      if (campaignId === undefined) due.markAllDue();
+      else due.markDue(campaignId);
       wake();
     },
+    listen: () => o.gateway.subscribe(onEvent),
+    step,
+    flush: () => intake.flush(),
     onDecided(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     async run(signal) {
-      const unsubscribe = o.gateway.subscribe(intake.handle);
+      const unsubscribe = o.gateway.subscribe(onEvent);
       // Reports are written within ~50 ms of arrival even while a long decision or send runs
       // (a pass also flushes before deciding, so decisions always see what arrived).
-      const flusher = setInterval(() => {
-        if (intake.pending) intake.flush().catch(() => {});
-      }, REPORT_FLUSH_MS);
-      flusher.unref();
-      let leading = false;
-      let nextLease = 0;
-      let nextTick = 0;
-      let nextResend = 0;
+      const flusher = (async () => {
+        while (!signal.aborted) {
+          await nap(o.clock, REPORT_FLUSH_MS, signal);
+          if (intake.pending) await intake.flush().catch(() => {});
+        }
+      })();
       try {
         while (!signal.aborted) {
-          const now = o.clock.now().getTime();
-          try {
-            if (now >= nextLease) {
-              const was = leading;
-              leading = await lease.tick();
-              nextLease = now + Math.floor(ttl / 3);
-              if (was && !leading) forgetAll();
-              if (leading && !was) {
-                allDue = true;
-                warmUntil = now + (o.warmUpMs ?? 0);
-                nextResend = 0;
-                forgetAll();
-              }
-            }
-            if (leading) {
-              if (now >= nextTick) {
-                allDue = true;
-                nextTick = now + o.intervalMs;
-              }
-              const resendStale = now >= nextResend;
-              if (resendStale) nextResend = now + Math.min(resendAfterMs, 5 * o.intervalMs);
-              if (!(await pass(now, resendStale))) {
-                leading = false;
-                nextLease = 0;
-                forgetAll();
-              }
-            } else {
-              reconnected.clear();
-              await intake.flush();
-            }
-          } catch (error) {
-            log.error({ err: error }, "campaign worker pass failed");
-            await nap(o.clock, Math.min(1000, o.intervalMs), signal);
-          }
-          if (dirty.size > 0 || reconnected.size > 0) {
+          const { next, busy } = await step();
+          if (busy) {
             await nap(o.clock, debounceMs, signal);
             continue;
           }
-          const after = o.clock.now().getTime();
-          let until = nextLease;
-          if (leading) until = Math.min(until, nextTick, nextResend, ...wakeAt.values());
           const controller = new AbortController();
           waker = controller;
-          await nap(o.clock, until - after, AbortSignal.any([signal, controller.signal]));
+          const waitMs = next - o.clock.now().getTime();
+          await nap(o.clock, waitMs, AbortSignal.any([signal, controller.signal]));
           waker = undefined;
           if (controller.signal.aborted) await nap(o.clock, debounceMs, signal);
         }
       } finally {
-        clearInterval(flusher);
+        await flusher;
         unsubscribe();
         await intake.flush().catch(() => {});
-        await lease.release();
+        await leadership.lease.release();
       }
     },
   };

@@ -16,15 +16,8 @@
  */
 import type { ConnectedNode } from "../agents/events.js";
 import { type CampaignNode, isActive, isFinal } from "../campaign/index.js";
+import type { CampaignTransaction, NodeRegistryRow } from "../campaign-store/index.js";
 import { type StoredFacts, storedFactsOf } from "./facts.js";
-import {
-  type NodeRegistryRow,
-  type Queryable,
-  readConfigFailures,
-  readNodes,
-  readOperationFacts,
-  readRegistry,
-} from "./store.js";
 
 /** How often a copy re-reads the facts and registry rows of its active nodes. */
 export const REFRESH_MS = 10_000;
@@ -42,6 +35,8 @@ export interface WorkingCopy {
   readonly stored: ReadonlyMap<string, StoredFacts>;
   /** Position of each node id in `nodes`. */
   readonly positions: ReadonlyMap<string, number>;
+  /** The distinct pools of its nodes. */
+  readonly pools: readonly string[];
   /**
    * Nodes that sent a Hello since the last committed decision; undefined right after a load
    * (every node counts as changed).
@@ -53,6 +48,7 @@ interface Copy {
   version: number;
   nodes: CampaignNode[];
   index: Map<string, number>;
+  pools: string[];
   /** Nodes that sent a Hello since the last committed decision (or since the load). */
   hellos: Set<string>;
   /** True once a decision that looked at every waiting node committed over this copy. */
@@ -93,13 +89,21 @@ export class WorkingCopies {
       const row = copy.registry.get(node.nodeId);
       if (row === undefined) continue;
       copy.registry.set(node.nodeId, {
-        id: node.nodeId,
+        ...row,
         boot_id: node.bootId,
         agent_version: node.agentVersion,
         capabilities: [...node.capabilities],
         platform: node.platform,
+        last_seen: node.connectedAt,
       });
     }
+  }
+
+  /** Takes fresher registry rows (e.g. a node found disabled) into the campaign's copy. */
+  noteRegistry(campaignId: string, rows: readonly NodeRegistryRow[]): void {
+    const copy = this.copies.get(campaignId);
+    if (copy === undefined) return;
+    for (const row of rows) if (copy.index.has(row.id)) copy.registry.set(row.id, row);
   }
 
   /** Drops a campaign's copy (finished, or no longer decided here). */
@@ -120,20 +124,20 @@ export class WorkingCopies {
   }
 
   /**
-   * The copy of `campaignId` at row `version`, read through `q` (the decision's transaction):
+   * The copy of `campaignId` at row `version`, read through `tx` (the decision's transaction):
    * loaded whole when there is none or it is at another version, else with the facts of its
    * stale nodes re-read.
    */
   async current(
-    q: Queryable,
+    tx: CampaignTransaction,
     campaignId: string,
     version: number,
     now: number,
   ): Promise<WorkingCopy> {
     const held = this.copies.get(campaignId);
-    const copy = held?.version === version ? held : await this.load(q, campaignId, version, now);
-    if (now - copy.refreshedAt >= REFRESH_MS) await this.refreshActive(q, campaignId, copy, now);
-    await this.refresh(q, campaignId, copy);
+    const copy = held?.version === version ? held : await this.load(tx, campaignId, version, now);
+    if (now - copy.refreshedAt >= REFRESH_MS) await this.refreshActive(tx, campaignId, copy, now);
+    await this.refresh(tx, campaignId, copy);
     return {
       campaignId,
       version: copy.version,
@@ -141,6 +145,7 @@ export class WorkingCopies {
       registry: copy.registry,
       stored: copy.stored,
       positions: copy.index,
+      pools: copy.pools,
       helloSince: copy.checkedAll ? new Set(copy.hellos) : undefined,
     };
   }
@@ -172,7 +177,7 @@ export class WorkingCopies {
   }
 
   private async load(
-    q: Queryable,
+    tx: CampaignTransaction,
     campaignId: string,
     version: number,
     now: number,
@@ -182,12 +187,12 @@ export class WorkingCopies {
     this.stale.delete(campaignId);
     this.loading.add(campaignId);
     try {
-      const nodes = await readNodes(q, campaignId);
+      const nodes = await tx.readNodes(campaignId);
       const open = nodes.filter((n) => !isFinal(n.state)).map((n) => n.nodeId);
-      const registry = await readRegistry(q, open);
+      const registry = await tx.readRegistry(open);
       const stored = storedFactsOf(
-        await readOperationFacts(q, campaignId),
-        await readConfigFailures(q, campaignId),
+        await tx.readOperationFacts(campaignId),
+        await tx.readConfigFailures(campaignId),
       );
       const copy: Copy = {
         version,
@@ -196,6 +201,7 @@ export class WorkingCopies {
         refreshedAt: now,
         nodes,
         index: new Map(nodes.map((n, i) => [n.nodeId, i])),
+        pools: [...new Set(nodes.map((n) => n.pool))],
         registry: new Map(registry.map((r) => [r.id, r])),
         stored,
       };
@@ -203,7 +209,7 @@ export class WorkingCopies {
       // A Hello written after the registry was read above: read its row again.
       const late = [...this.hellosDuringLoad].filter((id) => copy.index.has(id));
       if (this.loading.size === 1) this.hellosDuringLoad.clear();
-      for (const row of await readRegistry(q, late)) copy.registry.set(row.id, row);
+      for (const row of await tx.readRegistry(late)) copy.registry.set(row.id, row);
       for (const id of late) copy.hellos.add(id);
       return copy;
     } finally {
@@ -213,26 +219,26 @@ export class WorkingCopies {
 
   /** Re-reads the facts and registry rows of the copy's active nodes. */
   private async refreshActive(
-    q: Queryable,
+    tx: CampaignTransaction,
     campaignId: string,
     copy: Copy,
     now: number,
   ): Promise<void> {
     const active = copy.nodes.filter((n) => isActive(n.state)).map((n) => n.nodeId);
-    for (const row of await readRegistry(q, active)) copy.registry.set(row.id, row);
+    for (const row of await tx.readRegistry(active)) copy.registry.set(row.id, row);
     for (const nodeId of active) this.markStale(campaignId, nodeId);
     copy.refreshedAt = now;
   }
 
-  private async refresh(q: Queryable, campaignId: string, copy: Copy): Promise<void> {
+  private async refresh(tx: CampaignTransaction, campaignId: string, copy: Copy): Promise<void> {
     const marked = this.stale.get(campaignId);
     if (marked === undefined || marked.size === 0) return;
     this.stale.delete(campaignId);
     const nodeIds = [...marked];
     try {
       const fresh = storedFactsOf(
-        await readOperationFacts(q, campaignId, nodeIds),
-        await readConfigFailures(q, campaignId, nodeIds),
+        await tx.readOperationFacts(campaignId, nodeIds),
+        await tx.readConfigFailures(campaignId, nodeIds),
       );
       for (const nodeId of nodeIds) {
         const facts = fresh.get(nodeId);

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLeaderLease } from "../../control/campaign-worker/lease.js";
+import { createLeaderLease } from "../../control/campaign-store/sql/lease.js";
 import { createLogger } from "../../control/log.js";
 import { CampaignPhase } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { type CampaignFixture, campaignFixture, NEW } from "./campaign-fixture.js";
@@ -37,6 +37,7 @@ describe("the campaign worker's leader lease", { timeout: 120_000 }, () => {
     const other = createLeaderLease({
       pool,
       holder: "second",
+      ttlMs: 15_000,
       log: createLogger({ level: "silent" }),
     });
     expect(await other.tick()).toBe(false);

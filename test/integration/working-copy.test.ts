@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedCampaign } from "../../agent-sim/bench/campaign-tick.js";
+import { sqlTransaction } from "../../control/campaign-store/index.js";
 import { REFRESH_MS, WorkingCopies } from "../../control/campaign-worker/working-copy.js";
 import { type Database, openDatabase } from "../../control/db/database.js";
 import { createLogger } from "../../control/log.js";
@@ -34,14 +35,14 @@ describe("the campaign worker's working copy", () => {
     const [first, second] = flying as [string, string];
     const copies = new WorkingCopies();
     const v = await versionOf("wc1");
-    const loaded = await copies.current(db.pool, "wc1", v, T0);
+    const loaded = await copies.current(sqlTransaction(db.pool), "wc1", v, T0);
     expect(loaded.nodes).toHaveLength(50);
     expect(loaded.stored.size).toBe(0);
 
     await reportOn("wc1", first, "APPLYING");
     await reportOn("wc1", second, "APPLYING");
     copies.markStale("wc1", first);
-    const refreshed = await copies.current(db.pool, "wc1", v, T0 + 1);
+    const refreshed = await copies.current(sqlTransaction(db.pool), "wc1", v, T0 + 1);
     expect(refreshed.stored.get(first)?.reports.map((r) => r.phase)).toEqual(["APPLYING"]);
     // Not marked, not yet due for the periodic refresh: the copy does not know it yet.
     expect(refreshed.stored.get(second)).toBeUndefined();
@@ -52,7 +53,7 @@ describe("the campaign worker's working copy", () => {
       [first],
     );
     await db.pool.query("update campaigns set version = version + 1 where id = 'wc1'");
-    const reloaded = await copies.current(db.pool, "wc1", v + 1, T0 + 2);
+    const reloaded = await copies.current(sqlTransaction(db.pool), "wc1", v + 1, T0 + 2);
     expect(reloaded.nodes.find((n) => n.nodeId === first)?.message).toBe("changed elsewhere");
     expect(reloaded.stored.get(second)?.reports.map((r) => r.phase)).toEqual(["APPLYING"]);
   });
@@ -62,15 +63,15 @@ describe("the campaign worker's working copy", () => {
     const node = flying[0] as string;
     const copies = new WorkingCopies();
     const v = await versionOf("wc2");
-    await copies.current(db.pool, "wc2", v, T0);
+    await copies.current(sqlTransaction(db.pool), "wc2", v, T0);
     await reportOn("wc2", node, "RESTARTING");
     await db.pool.query("update nodes set agent_version = '2.0.0', boot_id = 'b1' where id = $1", [
       node,
     ]);
-    const early = await copies.current(db.pool, "wc2", v, T0 + REFRESH_MS - 1);
+    const early = await copies.current(sqlTransaction(db.pool), "wc2", v, T0 + REFRESH_MS - 1);
     expect(early.stored.get(node)).toBeUndefined();
     expect(early.registry.get(node)?.boot_id).toBe("b0");
-    const later = await copies.current(db.pool, "wc2", v, T0 + REFRESH_MS);
+    const later = await copies.current(sqlTransaction(db.pool), "wc2", v, T0 + REFRESH_MS);
     expect(later.stored.get(node)?.reports.map((r) => r.phase)).toEqual(["RESTARTING"]);
     expect(later.registry.get(node)).toMatchObject({ agent_version: "2.0.0", boot_id: "b1" });
   });
@@ -79,7 +80,7 @@ describe("the campaign worker's working copy", () => {
     const flying = await seedCampaign(db.pool, "wc3", 30, 5);
     const copies = new WorkingCopies();
     const v = await versionOf("wc3");
-    const loaded = await copies.current(db.pool, "wc3", v, T0);
+    const loaded = await copies.current(sqlTransaction(db.pool), "wc3", v, T0);
     expect(loaded.helloSince).toBeUndefined(); // fresh: every waiting node is looked at
     const waiting = loaded.nodes.find((n) => n.state === "waiting")?.nodeId as string;
     const hello = {
@@ -98,13 +99,15 @@ describe("the campaign worker's working copy", () => {
     copies.noteHello(hello);
     // A decision that did not look at the waiting nodes (a breached batch) keeps them pending.
     copies.commit("wc3", v, [], undefined, false);
-    expect((await copies.current(db.pool, "wc3", v, T0)).helloSince).toBeUndefined();
+    expect(
+      (await copies.current(sqlTransaction(db.pool), "wc3", v, T0)).helloSince,
+    ).toBeUndefined();
     copies.commit("wc3", v, [], undefined, true);
-    const after = await copies.current(db.pool, "wc3", v, T0);
+    const after = await copies.current(sqlTransaction(db.pool), "wc3", v, T0);
     expect([...(after.helloSince ?? [])]).toEqual([waiting]);
     expect(after.registry.get(waiting)).toMatchObject({ boot_id: "b9", agent_version: "2.0.0" });
     copies.commit("wc3", v, [], after.helloSince, true);
-    expect((await copies.current(db.pool, "wc3", v, T0)).helloSince?.size).toBe(0);
+    expect((await copies.current(sqlTransaction(db.pool), "wc3", v, T0)).helloSince?.size).toBe(0);
     expect(flying).toHaveLength(5);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { CampaignEvent } from "../../../control/campaign/index.js";
+import type { CommandRow } from "../../../control/campaign-store/index.js";
 import { auditRowsOf, commandOutcomes } from "../../../control/campaign-worker/audit.js";
-import type { CommandRow } from "../../../control/campaign-worker/rows.js";
 
 const cmd = (id: string, kind: string, rollback = false): CommandRow => ({
   id,

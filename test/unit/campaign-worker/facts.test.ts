@@ -2,17 +2,17 @@ import { describe, expect, it } from "vitest";
 import type { ConnectedNode } from "../../../control/agents/events.js";
 import { createCampaign, planCampaign, resolveSpec } from "../../../control/campaign/index.js";
 import {
+  type ConfigFailureRow,
+  campaignFromJson,
+  type NodeRegistryRow,
+  nodeFromJson,
+  type OperationFactRow,
+} from "../../../control/campaign-store/index.js";
+import {
   buildFacts,
   storedFactsOf,
   type WorkerGateway,
 } from "../../../control/campaign-worker/facts.js";
-import {
-  type ConfigFailureRow,
-  campaignFromJson,
-  nodeFromJson,
-  type OperationFactRow,
-} from "../../../control/campaign-worker/rows.js";
-import type { NodeRegistryRow } from "../../../control/campaign-worker/store.js";
 
 const gateway = (live: Partial<ConnectedNode>[]): WorkerGateway => ({
   send: () => false,
@@ -33,6 +33,7 @@ function factsFrom(s: {
     gateway: s.gateway,
     registry: new Map(s.registry.map((r) => [r.id, r])),
     stored: storedFactsOf(s.operations, s.configFailures),
+    liveness: { now: 10_000, readyAt: 0, offlineAfterMs: 5_000, lastHeardMs: () => undefined },
   });
 }
 
@@ -56,6 +57,8 @@ describe("decision facts", () => {
           agent_version: "1.0.0",
           capabilities: [],
           platform: "linux-amd64",
+          enabled: true,
+          last_seen: null,
         },
         {
           id: "off",
@@ -63,6 +66,8 @@ describe("decision facts", () => {
           agent_version: "1.0.0",
           capabilities: ["upgrade.v1", "config.v1"],
           platform: "linux-amd64",
+          enabled: true,
+          last_seen: null,
         },
       ],
       operations: [

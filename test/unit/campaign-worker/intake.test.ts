@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../../control/agents/events.js";
+import type { ConfigFailureWrite, ReportWrite } from "../../../control/campaign-store/index.js";
 import {
   campaignOfOperation,
   EventIntake,
@@ -12,23 +13,25 @@ import {
   OperationPhase,
 } from "../../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 
-function fakeDb(fail = false) {
-  const calls: { text: string; params: unknown[] }[] = [];
+function fakeStore(fail = false) {
+  const calls: { reports: readonly ReportWrite[]; failures: readonly ConfigFailureWrite[] }[] = [];
   return {
     calls,
-    query: async (text: string, params: unknown[]) => {
-      calls.push({ text, params });
+    recordFacts: async (
+      reports: readonly ReportWrite[],
+      failures: readonly ConfigFailureWrite[],
+    ) => {
+      calls.push({ reports, failures });
       if (fail) throw new Error("database down");
-      return { rowCount: (params[0] as unknown[]).length, rows: [] };
     },
   };
 }
 
-function intake(db: ReturnType<typeof fakeDb>, campaignOfNode = new Map<string, string>()) {
+function intake(db: ReturnType<typeof fakeStore>, campaignOfNode = new Map<string, string>()) {
   const touched: string[] = [];
   const connected: string[] = [];
   const it = new EventIntake({
-    db: db as never,
+    store: db,
     log: createLogger({ level: "silent" }),
     campaignOfNode: (n) => campaignOfNode.get(n),
     bootIdOf: () => "boot-2",
@@ -68,7 +71,7 @@ describe("operation ids in agent reports", () => {
 
 describe("the event intake", () => {
   it("ignores reports on other nodes' operations and unknown phases without writing", async () => {
-    const db = fakeDb();
+    const db = fakeStore();
     const { it: intakeOf, touched } = intake(db);
     intakeOf.handle(observed("n1", "c1/n2/upgrade", OperationPhase.FAILED));
     intakeOf.handle(observed("n1", "garbage", OperationPhase.FAILED));
@@ -78,8 +81,8 @@ describe("the event intake", () => {
     expect(db.calls).toEqual([]);
   });
 
-  it("keeps the latest report per operation and writes them in one statement matched on id and node", async () => {
-    const db = fakeDb();
+  it("keeps the latest report per operation and writes them in one write", async () => {
+    const db = fakeStore();
     const { it: intakeOf, touched } = intake(db);
     intakeOf.handle(observed("n1", "c1/n1/upgrade", OperationPhase.DOWNLOADING));
     intakeOf.handle(observed("n1", "c1/n1/upgrade", OperationPhase.RESTARTING));
@@ -87,16 +90,14 @@ describe("the event intake", () => {
     await intakeOf.flush();
     expect(touched).toEqual(["c1", "c1", "c1"]);
     expect(db.calls).toHaveLength(1);
-    expect(db.calls[0]?.text).toMatch(/o\.id = x\.id and o\.node_id = x\.node_id/);
-    expect(db.calls[0]?.params.slice(0, 3)).toEqual([
-      ["c1/n1/upgrade", "c1/n2/upgrade"],
-      ["n1", "n2"],
-      ["RESTARTING", "REFUSED"],
+    expect(db.calls[0]?.reports.map((r) => [r.id, r.nodeId, r.phase])).toEqual([
+      ["c1/n1/upgrade", "n1", "RESTARTING"],
+      ["c1/n2/upgrade", "n2", "REFUSED"],
     ]);
   });
 
   it("records failed config statuses of nodes in a live campaign only, with the session's boot id", async () => {
-    const db = fakeDb();
+    const db = fakeStore();
     const { it: intakeOf, touched } = intake(db, new Map([["n1", "c1"]]));
     const status = (nodeId: string, ok: boolean): AgentEvent => ({
       kind: "config_status",
@@ -110,20 +111,25 @@ describe("the event intake", () => {
     intakeOf.handle(status("n1", false));
     await intakeOf.flush();
     expect(touched).toEqual(["c1"]);
-    expect(db.calls[0]?.params.slice(0, 4)).toEqual([["c1"], ["n1"], [new Date(5)], ["boot-2"]]);
+    expect(db.calls[0]?.failures.map((f) => [f.campaignId, f.nodeId, f.at, f.bootId])).toEqual([
+      ["c1", "n1", new Date(5), "boot-2"],
+    ]);
   });
 
   it("keeps what it could not write for the next flush", async () => {
-    const failing = fakeDb(true);
+    const failing = fakeStore(true);
     const { it: intakeOf } = intake(failing);
     intakeOf.handle(observed("n1", "c1/n1/upgrade", OperationPhase.FAILED));
     await expect(intakeOf.flush()).rejects.toThrow(/database down/);
     await expect(intakeOf.flush()).rejects.toThrow(/database down/);
-    expect(failing.calls.map((c) => c.params[0])).toEqual([["c1/n1/upgrade"], ["c1/n1/upgrade"]]);
+    expect(failing.calls.map((c) => c.reports.map((r) => r.id))).toEqual([
+      ["c1/n1/upgrade"],
+      ["c1/n1/upgrade"],
+    ]);
   });
 
   it("reports reconnects so the worker re-sends", () => {
-    const { it: intakeOf, connected, touched } = intake(fakeDb(), new Map([["n1", "c1"]]));
+    const { it: intakeOf, connected, touched } = intake(fakeStore(), new Map([["n1", "c1"]]));
     intakeOf.handle({ kind: "connected", node: { nodeId: "n1" } as never });
     intakeOf.handle({ kind: "disconnected", nodeId: "n1", sessionId: "s", reason: "" });
     expect(connected).toEqual(["n1"]);

@@ -1,6 +1,7 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { buildOperation, type OfferRelease } from "../../../control/campaign-worker/operations.js";
+import type { OfferRelease } from "../../../control/campaign-store/index.js";
+import { buildOperation } from "../../../control/campaign-worker/operations.js";
 import { OperationSchema } from "../../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 
 const release: OfferRelease = {

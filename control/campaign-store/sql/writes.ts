@@ -1,21 +1,17 @@
 /**
- * The writes of the campaign store: new campaigns with their nodes, and each decision
+ * The writes of the SQL campaign store: new campaigns with their nodes, and each decision
  * (campaign, nodes, outbox rows, applied commands, audit rows) in the caller's transaction.
+ * Many rows go in one statement (`jsonb_to_recordset` / `unnest`).
  */
-import type { CampaignNode, CampaignState } from "../campaign/index.js";
-import { dateOrNull } from "./rows.js";
-import type { Queryable } from "./store.js";
-
-/** An audit row to insert with a campaign write. */
-export interface AuditRow {
-  readonly actor: string;
-  readonly actorIp: string;
-  readonly action: string;
-  readonly campaignId: string;
-  readonly nodeId?: string | undefined;
-  readonly message: string;
-  readonly detail?: Record<string, unknown>;
-}
+import type { CampaignNode, CampaignState } from "../../campaign/index.js";
+import {
+  type AuditRow,
+  CampaignVersionConflict,
+  type DecisionWrite,
+  type NewCampaign,
+} from "../port.js";
+import { dateOrNull } from "../rows.js";
+import type { Queryable } from "./reads.js";
 
 /** Inserts audit rows in the caller's transaction, in order. */
 export async function insertAudits(
@@ -50,15 +46,6 @@ export async function insertAudits(
 
 function campaignColumns(c: CampaignState) {
   return [c.phase, c.currentBatch, c.code ?? null, JSON.stringify(c), dateOrNull(c.finishedAt)];
-}
-
-/** What a new campaign row holds besides the engine's records. */
-export interface NewCampaign {
-  readonly campaign: CampaignState;
-  readonly nodes: readonly CampaignNode[];
-  readonly createdBy: string;
-  readonly createdByIp: string;
-  readonly now: Date;
 }
 
 /** Inserts a campaign and its nodes. */
@@ -114,36 +101,6 @@ function nodesJson(nodes: readonly CampaignNode[]): string {
       record: n,
     })),
   );
-}
-
-/** An outbox row to insert. */
-export interface NewOperation {
-  readonly id: string;
-  readonly campaignId: string;
-  readonly nodeId: string;
-  readonly kind: string;
-  /** The encoded Operation, or null when it could not be built (see `failure`). */
-  readonly payload: Uint8Array | null;
-  /** Why it can never be delivered; recorded as a send failure fact. */
-  readonly failure: string | undefined;
-}
-
-/** One decision's writes (the caller fenced the transaction and locked the campaign row). */
-export interface DecisionWrite {
-  readonly campaignId: string;
-  /** The row version read; the write fails unless it is still current. */
-  readonly version: number;
-  readonly campaign: CampaignState | undefined;
-  readonly nodes: readonly CampaignNode[];
-  readonly operations: readonly NewOperation[];
-  readonly appliedCommands: readonly { id: string; outcome: string }[];
-  readonly audits: readonly AuditRow[];
-  readonly now: Date;
-}
-
-/** Thrown when the campaign row changed since it was read. */
-export class CampaignVersionConflict extends Error {
-  override readonly name = "CampaignVersionConflict";
 }
 
 /**

@@ -1,21 +1,21 @@
 /**
- * The campaign engine as Control wires it: the worker (started once the admin server knows
+ * The campaign engine as Control wires it (its composition root): the worker (started once the admin server knows
  * its public URL), the CampaignService and AuditService routes, and the "active campaign of
  * a node" lookup the NodeService shows.
  */
 import type { ConnectRouter } from "@connectrpc/connect";
-import { AuditService } from "../../proto/gen/agentcontrol/admin/v1/audit_pb.js";
-import { CampaignService } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-import { createAuditService } from "../admin/audit-service.js";
-import { createCampaignService } from "../admin/campaign-service.js";
-import type { Policy } from "../campaign/index.js";
-import type { Clock } from "../clock.js";
-import type { ControlConfig } from "../config.js";
-import type { Database } from "../db/database.js";
-import type { Logger } from "../log.js";
-import type { WorkerGateway } from "./facts.js";
-import { busyNodes } from "./store.js";
-import { type CampaignWorker, createCampaignWorker } from "./worker.js";
+import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
+import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { createAuditService } from "./admin/audit-service.js";
+import { createCampaignService } from "./admin/campaign-service.js";
+import type { Policy } from "./campaign/index.js";
+import { busyNodes, createSqlCampaignStore } from "./campaign-store/index.js";
+import type { WorkerGateway } from "./campaign-worker/facts.js";
+import { type CampaignWorker, createCampaignWorker } from "./campaign-worker/worker.js";
+import type { Clock } from "./clock.js";
+import type { ControlConfig } from "./config.js";
+import type { Database } from "./db/database.js";
+import type { Logger } from "./log.js";
 
 /** The campaign policy of a Control configuration (`policy.*`, `timeouts.*`). */
 export function policyOf(config: ControlConfig): Policy {
@@ -56,15 +56,14 @@ export interface CampaignEngine {
 /** Builds the engine; the worker runs from {@link CampaignEngine.start}. */
 export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
   const worker = createCampaignWorker({
-    db: o.db,
+    store: createSqlCampaignStore(o.db, o.log),
     gateway: o.gateway,
     clock: o.clock,
     log: o.log,
     holder: o.instanceId,
     intervalMs: o.config.worker.intervalMs,
     publicUrl: o.publicUrl,
-    // After a restart, give agents up to their offline threshold (at most a minute) to reconnect.
-    warmUpMs: Math.min(60_000, o.config.timeouts.offlineAfterSeconds * 1000),
+    offlineAfterMs: o.config.timeouts.offlineAfterSeconds * 1000,
   });
   const controller = new AbortController();
   let running: Promise<void> | undefined;

@@ -13,48 +13,41 @@
  *   in-flight decisions to commit.
  */
 import type pg from "pg";
-import type { Logger } from "../log.js";
+import type { Logger } from "../../log.js";
+import {
+  type CampaignTransaction,
+  type LeaderLease,
+  type LeaseOptions,
+  StaleLeaderError,
+} from "../port.js";
 
 /** The lease the campaign worker runs under. */
 export const WORKER_LEASE = "campaign-worker";
 
-/** Thrown inside a write transaction by a process that no longer holds the lease. */
-export class StaleLeaderError extends Error {
-  override readonly name = "StaleLeaderError";
-}
-
 /** Options of {@link createLeaderLease}. */
-export interface LeaderLeaseOptions {
+export interface SqlLeaseOptions extends LeaseOptions {
   readonly pool: pg.Pool;
-  /** This process's unique id. */
-  readonly holder: string;
   readonly log: Logger;
-  /** How long a lease lasts without renewal (default 15 s). */
-  readonly ttlMs?: number;
-  readonly name?: string;
 }
 
-/** A leader lease: whether this process leads, and the fence its writes go through. */
-export interface LeaderLease {
-  readonly name: string;
-  readonly holder: string;
-  /** The epoch this process leads at, or undefined while it does not lead. */
-  readonly epoch: number | undefined;
-  /**
-   * Tries to acquire (when not leading) or renew (when leading) once.
-   * @returns whether this process leads afterwards.
-   */
-  tick(): Promise<boolean>;
-  /** Inside an open transaction: throws StaleLeaderError unless this process leads at its epoch. */
-  fence(client: pg.ClientBase): Promise<void>;
-  /** Gives the lease up (expires it now) and closes its connection. Idempotent. */
-  release(): Promise<void>;
+/** The SQL of {@link CampaignTransaction.holdsLease}: a share lock on the lease row. */
+export async function holdsLease(
+  q: Pick<pg.ClientBase, "query">,
+  name: string,
+  holder: string,
+  epoch: number,
+): Promise<boolean> {
+  const row = await q.query(
+    "select 1 from control_leases where name = $1 and holder = $2 and epoch = $3 for share",
+    [name, holder, epoch],
+  );
+  return row.rowCount === 1;
 }
 
 /** Creates a lease handle; nothing happens until {@link LeaderLease.tick}. */
-export function createLeaderLease(options: LeaderLeaseOptions): LeaderLease {
+export function createLeaderLease(options: SqlLeaseOptions): LeaderLease {
   const name = options.name ?? WORKER_LEASE;
-  const ttlMs = options.ttlMs ?? 15_000;
+  const ttlMs = options.ttlMs;
   let epoch: number | undefined;
   let client: pg.PoolClient | undefined;
   let broken = false;
@@ -65,7 +58,10 @@ export function createLeaderLease(options: LeaderLeaseOptions): LeaderLease {
     if (c) c.release(destroy ? new Error("lease connection dropped") : undefined);
   };
   const lose = (why: string) => {
-    if (epoch !== undefined) options.log.warn({ lease: name, epoch, why }, "leadership lost");
+    if (epoch !== undefined) {
+      options.log.warn({ lease: name, epoch, why }, "leadership lost");
+      options.onLost?.(why);
+    }
     epoch = undefined;
     dropClient(true);
   };
@@ -123,14 +119,10 @@ export function createLeaderLease(options: LeaderLeaseOptions): LeaderLease {
         return false;
       }
     },
-    async fence(tx) {
+    async fence(tx: CampaignTransaction) {
       const mine = epoch;
       if (mine === undefined) throw new StaleLeaderError("this Control does not lead");
-      const row = await tx.query(
-        "select 1 from control_leases where name = $1 and holder = $2 and epoch = $3 for share",
-        [name, options.holder, mine],
-      );
-      if (row.rowCount !== 1) {
+      if (!(await tx.holdsLease(name, options.holder, mine))) {
         lose("fence refused a write");
         throw new StaleLeaderError(`lease ${name} epoch ${mine} is no longer held by this Control`);
       }

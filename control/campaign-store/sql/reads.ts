@@ -1,18 +1,23 @@
 /**
- * The campaign store: the SQL the worker and the admin API run on `campaigns`,
- * `campaign_nodes`, `campaign_operations`, `campaign_commands` and the audit log. Plain `pg`
- * statements on a client the caller holds (no identity map); many rows go in one statement
- * (`jsonb_to_recordset` / `unnest`). Transactions are the caller's ({@link inTransaction}).
+ * The reads of the SQL campaign store on `campaigns`, `campaign_nodes`, `campaign_operations`,
+ * `campaign_commands` and the node registry. Plain `pg` statements on a client the caller
+ * holds (no identity map). Transactions are the caller's ({@link inTransaction}).
  */
 import type pg from "pg";
-import type { CampaignNode, CampaignState } from "../campaign/index.js";
+import { type CampaignNode, isFinal, NODE_STATES, type PoolLoad } from "../../campaign/index.js";
+import type { CampaignRow, NodeRegistryRow } from "../port.js";
 import {
   type CommandRow,
   type ConfigFailureRow,
   campaignFromJson,
   nodeFromJson,
   type OperationFactRow,
-} from "./rows.js";
+} from "../rows.js";
+
+/** The final node states, as a SQL list. */
+const FINAL_STATES = NODE_STATES.filter(isFinal)
+  .map((s) => `'${s}'`)
+  .join(", ");
 
 /** Anything that runs a query: a pool or a client inside a transaction. */
 export type Queryable = Pick<pg.Pool, "query">;
@@ -34,17 +39,6 @@ export async function inTransaction<T>(
   } finally {
     client.release();
   }
-}
-
-/** A campaign row with its engine record. */
-export interface CampaignRow {
-  readonly campaign: CampaignState;
-  readonly targetVersion: string;
-  readonly createdBy: string;
-  readonly updatedAt: Date;
-  readonly finishedAt: Date | undefined;
-  /** Optimistic fencing: a write names the version it read. */
-  readonly version: number;
 }
 
 interface RawCampaignRow {
@@ -106,7 +100,7 @@ export async function readNodes(q: Queryable, campaignId: string): Promise<Campa
 export async function openNodeIds(q: Queryable, campaignId: string): Promise<string[]> {
   const result = await q.query<{ node_id: string }>(
     `select node_id from campaign_nodes where campaign_id = $1
-        and state not in ('succeeded', 'failed', 'timed_out', 'skipped', 'canceled', 'rolled_back', 'rollback_failed')`,
+        and state not in (${FINAL_STATES})`,
     [campaignId],
   );
   return result.rows.map((r) => r.node_id);
@@ -120,7 +114,12 @@ export async function liveCampaignIds(q: Queryable): Promise<string[]> {
   return result.rows.map((r) => r.id);
 }
 
-/** Among `nodeIds`, those in a campaign that has not finished, with that campaign. */
+/**
+ * Among `nodeIds`, those in flight in a campaign, with that campaign: not final in a campaign
+ * that has not finished, or in the current batch of a campaign still running, paused or
+ * rolling back (that batch can still roll back and send them a rollback). A node that ended
+ * in a campaign whose other nodes still run is free.
+ */
 export async function busyNodes(
   q: Queryable,
   nodeIds: readonly string[],
@@ -130,19 +129,12 @@ export async function busyNodes(
     `select cn.node_id, cn.campaign_id from campaign_nodes cn
        join campaigns c on c.id = cn.campaign_id
      where c.finished_at is null and cn.node_id = any($1::text[])
+       and (cn.state not in (${FINAL_STATES})
+            or (c.phase in ('running', 'paused', 'rolling_back') and cn.batch = c.current_batch))
      order by cn.node_id`,
     [nodeIds],
   );
   return new Map(result.rows.map((r) => [r.node_id, r.campaign_id]));
-}
-
-/** What a node's registry row says, for the facts of an offline node. */
-export interface NodeRegistryRow {
-  id: string;
-  boot_id: string;
-  agent_version: string;
-  capabilities: string[];
-  platform: string;
 }
 
 /** The registry rows of `nodeIds`. */
@@ -152,7 +144,7 @@ export async function readRegistry(
 ): Promise<NodeRegistryRow[]> {
   if (nodeIds.length === 0) return [];
   const result = await q.query<NodeRegistryRow>(
-    "select id, boot_id, agent_version, capabilities, platform from nodes where id = any($1::text[])",
+    "select id, boot_id, agent_version, capabilities, platform, enabled, last_seen from nodes where id = any($1::text[])",
     [nodeIds],
   );
   return result.rows;
@@ -200,4 +192,33 @@ export async function pendingCommands(q: Queryable, campaignId: string): Promise
   return result.rows;
 }
 
-export * from "./store-writes.js";
+/** See {@link CampaignTransaction.poolLoads}. */
+export async function poolLoads(
+  q: Queryable,
+  pools: readonly string[],
+  excludingCampaignId: string,
+  now: number,
+): Promise<Map<string, PoolLoad>> {
+  const out = new Map<string, PoolLoad>();
+  if (pools.length === 0) return out;
+  const sizes = await q.query<{ pool: string; n: string }>(
+    "select pool, count(*) as n from nodes where enabled and pool = any($1::text[]) group by pool",
+    [pools],
+  );
+  const busy = await q.query<{ pool: string; n: string }>(
+    `select cn.pool, count(*) as n from campaign_nodes cn
+       join campaigns c on c.id = cn.campaign_id and c.finished_at is null
+      where cn.pool = any($1::text[]) and cn.campaign_id <> $2
+        and cn.state in ('offered', 'applying', 'restarting', 'verifying')
+        and (cn.state <> 'verifying' or coalesce((cn.record->>'graceEndsAt')::double precision > $3, true))
+      group by cn.pool`,
+    [pools, excludingCampaignId, now],
+  );
+  for (const pool of pools) out.set(pool, { size: 0, inFlightElsewhere: 0 });
+  for (const r of sizes.rows) out.set(r.pool, { size: Number(r.n), inFlightElsewhere: 0 });
+  for (const r of busy.rows) {
+    const load = out.get(r.pool) ?? { size: 0, inFlightElsewhere: 0 };
+    out.set(r.pool, { size: load.size, inFlightElsewhere: Number(r.n) });
+  }
+  return out;
+}

@@ -2,8 +2,9 @@
  * Read queries of the admin API over campaigns: pages of campaigns (newest first, filtered by
  * phase and node), per-state node counts, and a campaign with its counts.
  */
-import type { CampaignPhase, NodeState } from "../campaign/index.js";
-import { type CampaignRow, type Queryable, readCampaign, readCampaigns } from "./store.js";
+import type { CampaignPhase, NodeState } from "../../campaign/index.js";
+import type { CampaignRow } from "../port.js";
+import { type Queryable, readCampaign, readCampaigns } from "./reads.js";
 
 /** A page request of campaigns. */
 export interface CampaignPageQuery {

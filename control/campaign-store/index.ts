@@ -1,0 +1,21 @@
+/**
+ * The campaign store: the {@link CampaignStore} port, its PostgreSQL adapter (the product's)
+ * and its memory adapter (unit tests and the deterministic simulation), the row conversions
+ * both share, and the admin API's SQL reads of campaigns.
+ */
+export * from "./memory/memory-store.js";
+export type { OfferRelease } from "./offer-release.js";
+export * from "./port.js";
+export * from "./rows.js";
+export { WORKER_LEASE } from "./sql/lease.js";
+export * from "./sql/queries.js";
+export {
+  busyNodes,
+  inTransaction,
+  type Queryable,
+  readCampaign,
+  readCampaigns,
+  readNodes,
+} from "./sql/reads.js";
+export { createSqlCampaignStore, sqlTransaction } from "./sql/sql-store.js";
+export { insertAudits, insertCampaign } from "./sql/writes.js";

@@ -1,0 +1,163 @@
+/**
+ * The memory adapter of the {@link CampaignStore} port, for unit tests and the deterministic
+ * simulation. It keeps the semantics of the SQL adapter (the same contract tests run on both):
+ * transactions run one at a time and their writes apply only on commit; a decision write
+ * fails on a stale campaign version; reports match their outbox row on id AND node; a lease
+ * is taken over when expired or when its holder's session ended ({@link MemoryCampaignStore.endSession},
+ * as a killed process's database session ends).
+ *
+ * Faults for the simulation: {@link MemoryCampaignStore.outage} makes every call fail, as an
+ * unreachable database does.
+ */
+import type { Clock } from "../../clock.js";
+import {
+  type CampaignStore,
+  type CampaignTransaction,
+  type LeaderLease,
+  type NodeRegistryRow,
+  StaleLeaderError,
+} from "../port.js";
+import { MemoryTables } from "./memory-tables.js";
+import { MemoryTransaction } from "./memory-transaction.js";
+
+/** The error every call of a store in outage rejects with. */
+export class StoreOutageError extends Error {
+  override readonly name = "StoreOutageError";
+}
+
+/** A campaign store held in memory; see the file's TSDoc. */
+export class MemoryCampaignStore implements CampaignStore {
+  /** The tables, for seeding and for the simulation's invariant checks (read them, don't write). */
+  readonly tables = new MemoryTables();
+  private down = false;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly sessions = new Set<string>();
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Starts or ends an outage: while down, every call rejects with {@link StoreOutageError}. */
+  outage(down: boolean): void {
+    this.down = down;
+  }
+
+  /** Ends `holder`'s session: its lease may be taken over at once (its process died). */
+  endSession(holder: string): void {
+    this.sessions.delete(holder);
+  }
+
+  /** Adds or replaces a node's registry row (its pool and labels ride along). */
+  putNode(row: NodeRegistryRow & { readonly pool: string }): void {
+    this.tables.registry.set(row.id, { ...row, capabilities: [...row.capabilities] });
+  }
+
+  private check(): void {
+    if (this.down) throw new StoreOutageError("the campaign store is unreachable");
+  }
+
+  transaction<T>(work: (tx: CampaignTransaction) => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> => {
+      this.check();
+      const tx = new MemoryTransaction(this.tables, () => this.check());
+      const result = await work(tx);
+      this.check();
+      tx.commit();
+      return result;
+    };
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  async liveCampaignIds(): Promise<string[]> {
+    this.check();
+    return this.tables.liveCampaignIds();
+  }
+
+  async openNodeIds(campaignId: string): Promise<string[]> {
+    this.check();
+    return this.tables.openNodeIds(campaignId);
+  }
+
+  async recordFacts(
+    ...args: Parameters<CampaignStore["recordFacts"]>
+  ): ReturnType<CampaignStore["recordFacts"]> {
+    this.check();
+    this.tables.recordFacts(...args);
+  }
+
+  async unackedOperations(
+    filter: Parameters<CampaignStore["unackedOperations"]>[0],
+  ): ReturnType<CampaignStore["unackedOperations"]> {
+    this.check();
+    return this.tables.unacked(filter);
+  }
+
+  async markSent(operationIds: readonly string[], at: Date): Promise<void> {
+    this.check();
+    this.tables.markSent(operationIds, at);
+  }
+
+  async offerRelease(version: string): ReturnType<CampaignStore["offerRelease"]> {
+    this.check();
+    return this.tables.releases.get(version);
+  }
+
+  lease(options: Parameters<CampaignStore["lease"]>[0]): LeaderLease {
+    const name = options.name ?? "campaign-worker";
+    const { holder, ttlMs } = options;
+    const store = this;
+    let epoch: number | undefined;
+    const lose = (why: string) => {
+      if (epoch !== undefined) options.onLost?.(why);
+      epoch = undefined;
+    };
+    return {
+      name,
+      holder,
+      get epoch() {
+        return epoch;
+      },
+      async tick() {
+        const now = store.clock.now().getTime();
+        try {
+          store.check();
+        } catch (error) {
+          lose((error as Error).message);
+          return false;
+        }
+        store.sessions.add(holder);
+        const row = store.tables.leases.get(name);
+        if (epoch !== undefined) {
+          if (row?.holder === holder && row.epoch === epoch) {
+            row.expiresAt = now + ttlMs;
+            return true;
+          }
+          lose("another process took the lease over");
+          return false;
+        }
+        if (row === undefined || row.expiresAt < now || !store.sessions.has(row.holder)) {
+          const next = (row?.epoch ?? 0) + 1;
+          store.tables.leases.set(name, { holder, epoch: next, expiresAt: now + ttlMs });
+          epoch = next;
+        }
+        return epoch !== undefined;
+      },
+      async fence(tx) {
+        const mine = epoch;
+        if (mine === undefined) throw new StaleLeaderError("this Control does not lead");
+        if (!(await tx.holdsLease(name, holder, mine))) {
+          lose("fence refused a write");
+          throw new StaleLeaderError(`lease ${name} epoch ${mine} is no longer held`);
+        }
+      },
+      async release() {
+        const mine = epoch;
+        epoch = undefined;
+        const row = store.tables.leases.get(name);
+        if (mine !== undefined && !store.down && row?.holder === holder && row.epoch === mine) {
+          row.expiresAt = store.clock.now().getTime() - 1000;
+        }
+      },
+    };
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * The tables of the memory campaign store, with the queries both its transactions and its
+ * direct calls run. Records are kept as the SQL adapter stores them (engine records whole,
+ * rows with their column names) and handed out as copies, so a caller never mutates a table.
+ */
+import {
+  type CampaignNode,
+  type CampaignState,
+  isFinal,
+  type PoolLoad,
+} from "../../campaign/index.js";
+import type { OfferRelease } from "../offer-release.js";
+import type {
+  AuditRow,
+  ConfigFailureWrite,
+  NodeRegistryRow,
+  Outgoing,
+  ReportWrite,
+  ResendFilter,
+} from "../port.js";
+import { IN_FLIGHT_STATES } from "../port.js";
+import type { CommandRow, ConfigFailureRow, OperationFactRow } from "../rows.js";
+
+/** A campaign as stored. */
+export interface MemoryCampaign {
+  campaign: CampaignState;
+  targetVersion: string;
+  createdBy: string;
+  createdAt: number;
+  updatedAt: Date;
+  version: number;
+}
+
+/** An outbox row as stored. */
+export interface MemoryOperation {
+  readonly id: string;
+  readonly campaignId: string;
+  readonly nodeId: string;
+  readonly kind: string;
+  readonly payload: Uint8Array | null;
+  readonly createdAt: number;
+  /** Insertion order, the tie-break of `createdAt`. */
+  readonly seq: number;
+  readonly failedAt: Date | null;
+  readonly failure: string | null;
+  ackedAt: Date | null;
+  report: { phase: string; code: string; message: string; version: string; at: Date } | null;
+  lastSentAt: Date | null;
+  sendCount: number;
+}
+
+/** A command as stored. */
+export interface MemoryCommand extends CommandRow {
+  readonly campaignId: string;
+  appliedAt: Date | null;
+  outcome: string | null;
+}
+
+/** A lease row. */
+export interface MemoryLease {
+  holder: string;
+  epoch: number;
+  expiresAt: number;
+}
+
+/** Every table of the memory store. */
+export class MemoryTables {
+  readonly campaigns = new Map<string, MemoryCampaign>();
+  /** Node records per campaign, in canary order. */
+  readonly nodes = new Map<string, CampaignNode[]>();
+  readonly operations = new Map<string, MemoryOperation>();
+  readonly configFailures: (ConfigFailureRow & { campaign_id: string })[] = [];
+  readonly commands: MemoryCommand[] = [];
+  readonly audits: (AuditRow & { time: Date })[] = [];
+  readonly registry = new Map<string, NodeRegistryRow & { pool: string }>();
+  readonly releases = new Map<string, OfferRelease>();
+  readonly leases = new Map<string, MemoryLease>();
+  private seq = 0;
+  private commandSeq = 0;
+
+  /** The next insertion sequence number. */
+  nextSeq(): number {
+    return ++this.seq;
+  }
+
+  /** Records an administrator command (as the admin API does). */
+  addCommand(row: Omit<MemoryCommand, "id" | "appliedAt" | "outcome">): string {
+    const id = String(++this.commandSeq);
+    this.commands.push({ ...row, id, appliedAt: null, outcome: null });
+    return id;
+  }
+
+  liveCampaignIds(): string[] {
+    return [...this.campaigns.values()]
+      .filter((c) => c.campaign.finishedAt === undefined)
+      .sort((a, b) => a.createdAt - b.createdAt || cmp(a.campaign.id, b.campaign.id))
+      .map((c) => c.campaign.id);
+  }
+
+  openNodeIds(campaignId: string): string[] {
+    return (this.nodes.get(campaignId) ?? []).filter((n) => !isFinal(n.state)).map((n) => n.nodeId);
+  }
+
+  operationFacts(campaignId: string, nodeIds?: readonly string[]): OperationFactRow[] {
+    const only = nodeIds === undefined ? undefined : new Set(nodeIds);
+    const out: OperationFactRow[] = [];
+    for (const o of this.operations.values()) {
+      if (o.campaignId !== campaignId || (only && !only.has(o.nodeId))) continue;
+      if (o.report === null && o.failedAt === null) continue;
+      out.push({
+        id: o.id,
+        node_id: o.nodeId,
+        report_phase: o.report?.phase ?? null,
+        report_code: o.report?.code ?? null,
+        report_message: o.report?.message ?? null,
+        report_version: o.report?.version ?? null,
+        report_at: o.report?.at ?? null,
+        failed_at: o.failedAt,
+        failure: o.failure,
+      });
+    }
+    return out;
+  }
+
+  configFailuresOf(campaignId: string, nodeIds?: readonly string[]): ConfigFailureRow[] {
+    const only = nodeIds === undefined ? undefined : new Set(nodeIds);
+    return this.configFailures
+      .filter((f) => f.campaign_id === campaignId && (!only || only.has(f.node_id)))
+      .map(({ node_id, at, boot_id, message }) => ({ node_id, at, boot_id, message }));
+  }
+
+  poolLoads(pools: readonly string[], excluding: string, now: number): Map<string, PoolLoad> {
+    const wanted = new Set(pools);
+    const out = new Map<string, PoolLoad>();
+    for (const pool of pools) out.set(pool, { size: 0, inFlightElsewhere: 0 });
+    for (const row of this.registry.values()) {
+      const load = out.get(row.pool);
+      if (load && row.enabled) out.set(row.pool, { ...load, size: load.size + 1 });
+    }
+    for (const [campaignId, nodes] of this.nodes) {
+      const c = this.campaigns.get(campaignId);
+      if (campaignId === excluding || c === undefined || c.campaign.finishedAt !== undefined)
+        continue;
+      for (const n of nodes) {
+        if (!wanted.has(n.pool) || !IN_FLIGHT_STATES.includes(n.state)) continue;
+        if (n.state === "verifying" && n.graceEndsAt !== undefined && n.graceEndsAt <= now)
+          continue;
+        const load = out.get(n.pool) as PoolLoad;
+        out.set(n.pool, { ...load, inFlightElsewhere: load.inFlightElsewhere + 1 });
+      }
+    }
+    return out;
+  }
+
+  recordFacts(reports: readonly ReportWrite[], failures: readonly ConfigFailureWrite[]): void {
+    for (const r of reports) {
+      const o = this.operations.get(r.id);
+      if (o === undefined || o.nodeId !== r.nodeId) continue;
+      if (o.report !== null && o.report.at > r.at) continue;
+      o.report = { phase: r.phase, code: r.code, message: r.message, version: r.version, at: r.at };
+      o.ackedAt ??= r.at;
+    }
+    for (const f of failures) {
+      if (!this.campaigns.has(f.campaignId)) continue;
+      this.configFailures.push({
+        campaign_id: f.campaignId,
+        node_id: f.nodeId,
+        at: f.at,
+        boot_id: f.bootId,
+        message: f.message,
+      });
+    }
+  }
+
+  unacked(filter: ResendFilter): Outgoing[] {
+    if (filter.nodeIds !== undefined && filter.nodeIds.length === 0) return [];
+    const only = filter.nodeIds === undefined ? undefined : new Set(filter.nodeIds);
+    const out: MemoryOperation[] = [];
+    for (const o of this.operations.values()) {
+      if (o.ackedAt !== null || o.failedAt !== null || o.payload === null) continue;
+      if (only && !only.has(o.nodeId)) continue;
+      if (filter.sentBefore && o.lastSentAt !== null && o.lastSentAt >= filter.sentBefore) continue;
+      const state = this.nodes.get(o.campaignId)?.find((n) => n.nodeId === o.nodeId)?.state;
+      if (state === undefined || !worthResending(o.kind, state)) continue;
+      out.push(o);
+    }
+    out.sort((a, b) => a.createdAt - b.createdAt || cmp(a.id, b.id));
+    return out.map((o) => ({
+      nodeId: o.nodeId,
+      operation: { id: o.id, bytes: o.payload as Uint8Array },
+    }));
+  }
+
+  markSent(ids: readonly string[], at: Date): void {
+    for (const id of ids) {
+      const o = this.operations.get(id);
+      if (o === undefined) continue;
+      o.lastSentAt = at;
+      o.sendCount++;
+    }
+  }
+}
+
+/** The SQL adapter's re-send rule (see `CampaignStore.unackedOperations`). */
+function worthResending(kind: string, state: string): boolean {
+  switch (kind) {
+    case "confirm":
+      return true;
+    case "upgrade":
+      return state === "offered" || state === "applying" || state === "restarting";
+    case "rollback":
+      return state === "rolling_back" || state === "failed" || state === "timed_out";
+    default:
+      return false;
+  }
+}
+
+/** Byte-order comparison, as PostgreSQL's "C" collation of ids. */
+export function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,11 @@
+/** What an upgrade offer needs of the target release. */
+import type { StoredArtifact } from "../db/entities/index.js";
+import type { Envelope } from "../shared/release/index.js";
+
+/** A registered release as an upgrade offer carries it. */
+export interface OfferRelease {
+  readonly version: string;
+  readonly sequence: number;
+  readonly envelope: Envelope;
+  readonly artifacts: readonly StoredArtifact[];
+}

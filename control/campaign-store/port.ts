@@ -1,0 +1,244 @@
+/**
+ * The campaign store port: everything the campaign worker reads and writes, as one small
+ * interface with two adapters — PostgreSQL (`sql/`, the product) and memory (`memory/`, for
+ * unit tests and the deterministic simulation). Both pass the same contract tests
+ * (`test/integration/campaign-store-contract.test.ts`), so the simulation drives the real
+ * worker against the same semantics the product runs on.
+ *
+ * Rows use the column names of the tables they stand for (`node_id`, `report_at`, …) so the
+ * SQL adapter maps them one-to-one; engine records (`CampaignState`, `CampaignNode`) travel
+ * whole.
+ */
+
+import type { EncodedOperation } from "../agents/operation-frame.js";
+import type { CampaignNode, CampaignState, NodeState, PoolLoad } from "../campaign/index.js";
+import type { OfferRelease } from "./offer-release.js";
+import type { CommandRow, ConfigFailureRow, OperationFactRow } from "./rows.js";
+
+/** A campaign row with its engine record. */
+export interface CampaignRow {
+  readonly campaign: CampaignState;
+  readonly targetVersion: string;
+  readonly createdBy: string;
+  readonly updatedAt: Date;
+  readonly finishedAt: Date | undefined;
+  /** Optimistic fencing: a write names the version it read. */
+  readonly version: number;
+}
+
+/** What a node's registry row says, for the facts of a node that is not connected here. */
+export interface NodeRegistryRow {
+  id: string;
+  boot_id: string;
+  agent_version: string;
+  capabilities: string[];
+  platform: string;
+  /** False once an administrator disabled the node. */
+  enabled: boolean;
+  /** When the node was last heard from, as recorded (at most a minute behind). */
+  last_seen: Date | null;
+}
+
+/** An audit row to insert with a campaign write. */
+export interface AuditRow {
+  readonly actor: string;
+  readonly actorIp: string;
+  readonly action: string;
+  readonly campaignId: string;
+  readonly nodeId?: string | undefined;
+  readonly message: string;
+  readonly detail?: Record<string, unknown>;
+}
+
+/** An outbox row to insert. */
+export interface NewOperation {
+  readonly id: string;
+  readonly campaignId: string;
+  readonly nodeId: string;
+  readonly kind: string;
+  /** The encoded Operation, or null when it could not be built (see `failure`). */
+  readonly payload: Uint8Array | null;
+  /** Why it can never be delivered; recorded as a send failure fact. */
+  readonly failure: string | undefined;
+}
+
+/** One decision's writes (the caller fenced the transaction and locked the campaign row). */
+export interface DecisionWrite {
+  readonly campaignId: string;
+  /** The row version read; the write fails unless it is still current. */
+  readonly version: number;
+  readonly campaign: CampaignState | undefined;
+  readonly nodes: readonly CampaignNode[];
+  readonly operations: readonly NewOperation[];
+  readonly appliedCommands: readonly { id: string; outcome: string }[];
+  readonly audits: readonly AuditRow[];
+  readonly now: Date;
+}
+
+/** A new campaign with its nodes. */
+export interface NewCampaign {
+  readonly campaign: CampaignState;
+  readonly nodes: readonly CampaignNode[];
+  readonly createdBy: string;
+  readonly createdByIp: string;
+  readonly now: Date;
+}
+
+/** The latest `ObservedState` of one operation, as the intake writes it. */
+export interface ReportWrite {
+  readonly id: string;
+  readonly nodeId: string;
+  readonly phase: string;
+  readonly code: string;
+  readonly message: string;
+  readonly version: string;
+  readonly at: Date;
+}
+
+/** A `ConfigStatus { ok: false }` of a node of a live campaign, as the intake writes it. */
+export interface ConfigFailureWrite {
+  readonly campaignId: string;
+  readonly nodeId: string;
+  readonly at: Date;
+  readonly bootId: string | null;
+  readonly message: string;
+}
+
+/** Which unacknowledged operations to re-send. */
+export interface ResendFilter {
+  /** Only these nodes (typically: just reconnected). */
+  readonly nodeIds?: readonly string[];
+  /** Only rows never sent or last sent before this time. */
+  readonly sentBefore?: Date;
+}
+
+/** An operation to send now. */
+export interface Outgoing {
+  readonly nodeId: string;
+  /** The operation as the outbox stores it. */
+  readonly operation: EncodedOperation;
+}
+
+/** Thrown when the campaign row changed since it was read. */
+export class CampaignVersionConflict extends Error {
+  override readonly name = "CampaignVersionConflict";
+}
+
+/** Thrown inside a write transaction by a process that no longer holds the lease. */
+export class StaleLeaderError extends Error {
+  override readonly name = "StaleLeaderError";
+}
+
+/** The reads and writes of one transaction: all of its writes commit together or none does. */
+export interface CampaignTransaction {
+  /**
+   * Holds the lease `name` at `epoch` for `holder` until the transaction ends (a takeover
+   * waits for it); false when the lease is not held so.
+   */
+  holdsLease(name: string, holder: string, epoch: number): Promise<boolean>;
+  /** One campaign; `lock` keeps other writers of it out until the transaction ends. */
+  readCampaign(id: string, lock?: boolean): Promise<CampaignRow | undefined>;
+  /** Every node record of a campaign, in canary order. */
+  readNodes(campaignId: string): Promise<CampaignNode[]>;
+  /** The registry rows of `nodeIds` (unknown ids are left out). */
+  readRegistry(nodeIds: readonly string[]): Promise<NodeRegistryRow[]>;
+  /** The outbox rows of a campaign (of `nodeIds` only, when given) that carry a report or a send failure. */
+  readOperationFacts(campaignId: string, nodeIds?: readonly string[]): Promise<OperationFactRow[]>;
+  /** The config failures of a campaign's nodes (`nodeIds` only, when given), oldest first. */
+  readConfigFailures(campaignId: string, nodeIds?: readonly string[]): Promise<ConfigFailureRow[]>;
+  /** The commands of a campaign not applied yet, oldest first. */
+  pendingCommands(campaignId: string): Promise<CommandRow[]>;
+  /**
+   * The load of each of `pools`: its enabled nodes in the fleet, and its nodes in flight in
+   * other unfinished campaigns at `now` (offered, applying, restarting, or verifying within
+   * their config grace).
+   */
+  poolLoads(
+    pools: readonly string[],
+    excludingCampaignId: string,
+    now: number,
+  ): Promise<Map<string, PoolLoad>>;
+  /**
+   * Writes a decision: changed node rows, the campaign row (bumping its version whenever
+   * anything changed), outbox rows (insert-or-ignore: ids are deterministic), applied commands
+   * and audit rows.
+   * @returns whether anything was written.
+   * @throws CampaignVersionConflict when the campaign row is no longer at `version`.
+   */
+  writeDecision(w: DecisionWrite): Promise<boolean>;
+  /** Inserts a campaign and its nodes. */
+  insertCampaign(input: NewCampaign): Promise<void>;
+}
+
+/**
+ * A leader lease: whether this process leads, and the fence its writes go through.
+ * Acquired when expired or when the holder's session is gone; every takeover bumps `epoch`.
+ */
+export interface LeaderLease {
+  readonly name: string;
+  readonly holder: string;
+  /** The epoch this process leads at, or undefined while it does not lead. */
+  readonly epoch: number | undefined;
+  /**
+   * Tries to acquire (when not leading) or renew (when leading) once.
+   * @returns whether this process leads afterwards.
+   */
+  tick(): Promise<boolean>;
+  /**
+   * Inside an open transaction: throws StaleLeaderError (and ends the leadership) unless this
+   * process leads at its epoch.
+   */
+  fence(tx: CampaignTransaction): Promise<void>;
+  /** Gives the lease up (expires it now) and ends its session. Idempotent. */
+  release(): Promise<void>;
+}
+
+/** Options of {@link CampaignStore.lease}. */
+export interface LeaseOptions {
+  /** This process's unique id. */
+  readonly holder: string;
+  /** How long a lease lasts without renewal. */
+  readonly ttlMs: number;
+  /** Called with the reason when leadership is lost. */
+  readonly onLost?: (why: string) => void;
+  readonly name?: string;
+}
+
+/** The campaign store; see the file's TSDoc. */
+export interface CampaignStore {
+  /** Runs `work` in one transaction; rolls it back when `work` throws. */
+  transaction<T>(work: (tx: CampaignTransaction) => Promise<T>): Promise<T>;
+  /** Ids of the campaigns not finished yet, oldest first. */
+  liveCampaignIds(): Promise<string[]>;
+  /** The nodes of a campaign that are not in a final state. */
+  openNodeIds(campaignId: string): Promise<string[]>;
+  /**
+   * Writes reports onto their outbox rows (matched on id AND node; a report older than the
+   * stored one is ignored; the first sets `acked_at`) and config failures of existing
+   * campaigns. Unknown operations change nothing.
+   */
+  recordFacts(
+    reports: readonly ReportWrite[],
+    configFailures: readonly ConfigFailureWrite[],
+  ): Promise<void>;
+  /**
+   * The unacknowledged, deliverable operations worth re-sending, oldest first: a confirm; an
+   * upgrade while its node is offered, applying or restarting; a rollback while its node is
+   * rolling back or ended failed/timed out after being sent one (until the Agent reports on it).
+   */
+  unackedOperations(filter: ResendFilter): Promise<Outgoing[]>;
+  /** Stamps operations queued on a stream (`last_sent_at`, `send_count`). */
+  markSent(operationIds: readonly string[], at: Date): Promise<void>;
+  /** The registered release `version` with its envelope, or undefined. */
+  offerRelease(version: string): Promise<OfferRelease | undefined>;
+  /** A lease handle for `holder`; nothing happens until its first tick. */
+  lease(options: LeaseOptions): LeaderLease;
+}
+
+/** Node states in which a node holds a slot or may (verifying: within its grace). */
+export const IN_FLIGHT_STATES: readonly NodeState[] = [
+  "offered",
+  "applying",
+  "restarting",
+  "verifying",
+];

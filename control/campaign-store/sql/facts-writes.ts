@@ -1,0 +1,47 @@
+/** The intake's writes: reports onto their outbox rows, and config failures. */
+import type { ConfigFailureWrite, ReportWrite } from "../port.js";
+import type { Queryable } from "./reads.js";
+
+/** See {@link CampaignStore.recordFacts}. */
+export async function recordFacts(
+  db: Queryable,
+  reports: readonly ReportWrite[],
+  failures: readonly ConfigFailureWrite[],
+): Promise<void> {
+  if (reports.length > 0) {
+    await db.query(
+      `update campaign_operations o set report_phase = x.phase, report_code = x.code,
+          report_message = x.message, report_version = x.version, report_at = x.at,
+          acked_at = coalesce(o.acked_at, x.at)
+         from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+              $7::timestamptz[]) as x(id, node_id, phase, code, message, version, at)
+        where o.id = x.id and o.node_id = x.node_id
+          and (o.report_at is null or o.report_at <= x.at)`,
+      [
+        reports.map((r) => r.id),
+        reports.map((r) => r.nodeId),
+        reports.map((r) => r.phase),
+        reports.map((r) => r.code),
+        reports.map((r) => r.message),
+        reports.map((r) => r.version),
+        reports.map((r) => r.at),
+      ],
+    );
+  }
+  if (failures.length > 0) {
+    await db.query(
+      `insert into campaign_config_failures (campaign_id, node_id, at, boot_id, message)
+       select x.campaign_id, x.node_id, x.at, x.boot_id, x.message
+         from unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])
+              as x(campaign_id, node_id, at, boot_id, message)
+        where exists (select 1 from campaigns c where c.id = x.campaign_id)`,
+      [
+        failures.map((f) => f.campaignId),
+        failures.map((f) => f.nodeId),
+        failures.map((f) => f.at),
+        failures.map((f) => f.bootId),
+        failures.map((f) => f.message),
+      ],
+    );
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * A seeded scenario: the fleet (pools, labels, each agent's behaviour and timings), the
+ * campaigns started over it (selectors, batches, thresholds, on_breach, timeouts), the
+ * operator's commands and node disables, and — in fault mode — the faults (Control crashes,
+ * lease losses, database outages). Everything derives from the seed alone.
+ */
+import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
+import type { AdminCommand, CampaignSpecInput } from "../control/campaign/index.js";
+import type { AgentScript, Behaviour, RollbackBehaviour } from "./agents.js";
+
+/** One campaign to start. */
+export interface CampaignPlan {
+  readonly id: string;
+  readonly at: number;
+  readonly spec: CampaignSpecInput;
+}
+
+/** A fault of Control or its database. */
+export type Fault =
+  | { readonly kind: "crash"; readonly at: number; readonly downMs: number }
+  | { readonly kind: "lease_loss"; readonly at: number }
+  | { readonly kind: "outage"; readonly at: number; readonly durationMs: number };
+
+/** An operator's action. */
+export type OperatorAction =
+  | {
+      readonly kind: "command";
+      readonly at: number;
+      readonly campaignId: string;
+      readonly command: AdminCommand;
+    }
+  | { readonly kind: "disable"; readonly at: number; readonly nodeId: string };
+
+/** A whole scenario. */
+export interface Scenario {
+  readonly seed: number;
+  readonly agents: readonly AgentScript[];
+  readonly campaigns: readonly CampaignPlan[];
+  readonly operator: readonly OperatorAction[];
+  readonly faults: readonly Fault[];
+  readonly offlineAfterMs: number;
+  readonly intervalMs: number;
+}
+
+const MIN = 60_000;
+
+function pick<T>(prng: Prng, items: readonly T[]): T {
+  return items[Math.floor(prng.next() * items.length)] as T;
+}
+
+function int(prng: Prng, lo: number, hi: number): number {
+  return lo + Math.floor(prng.next() * (hi - lo + 1));
+}
+
+const BEHAVIOURS: readonly [Behaviour, number][] = [
+  ["succeed", 60],
+  ["refuse", 3],
+  ["fail", 3],
+  ["never_return", 2],
+  ["late_return", 2],
+  ["revert", 2],
+  ["config_fail", 2],
+  ["offline", 3],
+  ["flap", 4],
+  ["silent", 1],
+  ["crash_before_ack", 3],
+  ["dup_reports", 5],
+  ["no_cap", 2],
+  ["current", 3],
+];
+
+function behaviour(prng: Prng, failureBias: number): Behaviour {
+  const weights = BEHAVIOURS.map(([b, w]) => [b, b === "succeed" ? w : w * failureBias] as const);
+  const total = weights.reduce((s, [, w]) => s + w, 0);
+  let x = prng.next() * total;
+  for (const [b, w] of weights) {
+    x -= w;
+    if (x < 0) return b;
+  }
+  return "succeed";
+}
+
+/** Builds the scenario of `seed`; with `faults`, also its Control and database faults. */
+export function scenarioOf(seed: number, faults: boolean): Scenario {
+  const prng = createPrng(deriveSeed(seed, 1));
+  const size = int(prng, 3, 40);
+  const failureBias = pick(prng, [0, 0.3, 1, 2, 4]);
+  const pools = pick(prng, [[""], ["a", "b"], ["a", "b", "c", ""]]);
+  const groups = int(prng, 1, 3);
+  const agents: AgentScript[] = [];
+  for (let i = 0; i < size; i++) {
+    const rollback: RollbackBehaviour =
+      prng.next() < 0.9 ? "reinstate" : pick(prng, ["fail", "silent"] as const);
+    agents.push({
+      id: `node-${String(i).padStart(3, "0")}`,
+      pool: pick(prng, pools),
+      labels: { group: String(i % groups), ...(prng.next() < 0.1 ? { canary: "true" } : {}) },
+      behaviour: behaviour(prng, failureBias),
+      rollback,
+      stepMs: int(prng, 50, 3000),
+      restartMs: int(prng, 500, 40_000),
+      configCapable: prng.next() < 0.5,
+      onlineAt: prng.next() < 0.2 ? int(prng, 0, 5 * MIN) : int(prng, 0, 2000),
+    });
+  }
+  const budget = pick(prng, [5, 20, 50, 100]);
+  const campaigns: CampaignPlan[] = [];
+  for (let g = 0; g < groups; g++) {
+    const shape = pick(prng, [
+      [100],
+      [50, 100],
+      [5, 25, 100],
+      [20, 60, 100],
+      [10, 20, 40, 80, 100],
+    ]);
+    campaigns.push({
+      id: `c${g}`,
+      at: 3000 + g * int(prng, 0, 3 * MIN),
+      spec: {
+        targetVersion: "2.0.0",
+        selector: { labels: { group: String(g) } },
+        batches: shape.map((percent) => ({ percent, minDurationMs: int(prng, 0, 4) * MIN })),
+        failureThresholdPercent: pick(prng, [0, 5, 10, 20, 34, 50]),
+        concurrency: pick(prng, [0, 0, 1, 2, 5]),
+        onBreach: pick(prng, ["rollback", "rollback", "pause", "stop"] as const),
+        reconnectTimeoutMs: int(prng, 1, 5) * MIN,
+        configGraceMs: pick(prng, [0, 10_000, 60_000]),
+        soakMs: pick(prng, [0, 0, 30_000]),
+        disruptionBudgetPercent: budget,
+      },
+    });
+  }
+  const operator: OperatorAction[] = [];
+  const commands = int(prng, 0, 2);
+  for (let k = 0; k < commands; k++) {
+    const c = pick(prng, campaigns);
+    const at = c.at + int(prng, 0, 20 * MIN);
+    const kind = pick(prng, ["pause", "abort", "abort_rollback"] as const);
+    if (kind === "pause") {
+      operator.push({ kind: "command", at, campaignId: c.id, command: { kind: "pause" } });
+      operator.push({
+        kind: "command",
+        at: at + int(prng, 1, 10) * MIN,
+        campaignId: c.id,
+        command: { kind: "resume" },
+      });
+    } else {
+      operator.push({
+        kind: "command",
+        at,
+        campaignId: c.id,
+        command: { kind: "abort", rollback: kind === "abort_rollback" },
+      });
+    }
+  }
+  if (prng.next() < 0.3 && agents.length > 0) {
+    operator.push({ kind: "disable", at: int(prng, 0, 30 * MIN), nodeId: pick(prng, agents).id });
+  }
+  const faultList: Fault[] = [];
+  if (faults) {
+    const fp = createPrng(deriveSeed(seed, 2));
+    const count = int(fp, 1, 6);
+    for (let k = 0; k < count; k++) {
+      const at = int(fp, 0, 60 * MIN);
+      const kind = pick(fp, ["crash", "crash", "lease_loss", "outage"] as const);
+      if (kind === "crash") faultList.push({ kind, at, downMs: int(fp, 200, 20_000) });
+      else if (kind === "lease_loss") faultList.push({ kind, at });
+      else faultList.push({ kind, at, durationMs: int(fp, 500, 30_000) });
+    }
+    faultList.sort((a, b) => a.at - b.at);
+  }
+  operator.sort((a, b) => a.at - b.at);
+  return {
+    seed,
+    agents,
+    campaigns,
+    operator,
+    faults: faultList,
+    offlineAfterMs: pick(prng, [30_000, 120_000]),
+    intervalMs: 5000,
+  };
+}
