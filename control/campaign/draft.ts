@@ -19,7 +19,7 @@ import type {
   NodeState,
   Target,
 } from "./model.js";
-import { isFinal } from "./model.js";
+import { isEndedPhase, isFinal } from "./model.js";
 import type { BatchTally } from "./tally.js";
 import { addToTally, count, emptyTally } from "./tally.js";
 
@@ -61,6 +61,8 @@ export interface Draft {
   readonly changed: Set<number>;
   campaignChanged: boolean;
   readonly actions: Action[];
+  /** The operation ids of `actions`, to refuse a second operation with the same id. */
+  readonly emitted: Set<string>;
   readonly events: CampaignEvent[];
   readonly reasons: string[];
   /** Counts every change, so the decision loop knows when it reached a fixpoint. */
@@ -134,6 +136,7 @@ export function createDraft(
     changed: new Set(),
     campaignChanged: false,
     actions: [],
+    emitted: new Set(),
     events: [],
     reasons: [],
     revision: 0,
@@ -306,9 +309,17 @@ export function changedNodes(d: Draft): CampaignNode[] {
   return [...d.changed].sort((a, b) => a - b).map((i) => d.records[i] as CampaignNode);
 }
 
-/** Replaces the campaign record with the patch applied. */
+/**
+ * Replaces the campaign record with the patch applied.
+ * @throws when it would change an ended phase: an ended phase never changes.
+ */
 export function updateCampaign(d: Draft, patch: Partial<CampaignState>, reason?: string): void {
   const before = d.campaign;
+  if (patch.phase !== undefined && patch.phase !== before.phase && isEndedPhase(before.phase)) {
+    throw new Error(
+      `campaign ${before.id} ended ${before.phase}; refusing to change its phase to ${patch.phase}`,
+    );
+  }
   d.campaign = { ...before, ...patch };
   d.campaignChanged = true;
   d.revision++;
@@ -324,8 +335,15 @@ export function updateBatch(d: Draft, index: number, patch: Partial<BatchRecord>
   updateCampaign(d, { batches });
 }
 
-/** Queues an operation for the outbox. */
+/**
+ * Queues an operation for the outbox.
+ * @throws when this decision already queued an operation with the same id (ids are unique).
+ */
 export function emit(d: Draft, action: Action): void {
+  if (d.emitted.has(action.operationId)) {
+    throw new Error(`operation ${action.operationId} emitted twice in one decision`);
+  }
+  d.emitted.add(action.operationId);
   d.actions.push(action);
   d.revision++;
 }

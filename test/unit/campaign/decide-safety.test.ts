@@ -4,7 +4,12 @@
  * passed batch is confirmed, I6 final states never change), each on the scenario that broke it.
  */
 import { describe, expect, it } from "vitest";
-import { annotateFinal, createDraft } from "../../../control/campaign/draft.js";
+import {
+  annotateFinal,
+  createDraft,
+  emit,
+  updateCampaign,
+} from "../../../control/campaign/draft.js";
 import type { CampaignSpecInput } from "../../../control/campaign/index.js";
 import { judgePass } from "../../../control/campaign/judge-batch.js";
 import type { Harness } from "./harness.js";
@@ -198,5 +203,29 @@ describe("I3: every succeeded node of a passed batch is confirmed", () => {
     tick(h);
     expect(h.campaign.phase).toBe("rolling_back");
     expect(sent(h, "confirm")).toEqual([]);
+  });
+});
+
+describe("engine self-checks", () => {
+  it("refuses to queue two operations with the same id in one decision", () => {
+    const h = start(fleet(1), oneBatch);
+    const d = createDraft(h.campaign, h.nodes, h.facts, h.now, h.target);
+    const action = {
+      kind: "upgrade",
+      nodeId: "node-000",
+      operationId: "c1/node-000/upgrade",
+      version: NEW,
+      sequence: 2,
+    } as const;
+    emit(d, action);
+    expect(() => emit(d, action)).toThrow(/emitted twice/);
+  });
+
+  it("refuses to change the phase of an ended campaign", () => {
+    const h = start(fleet(1), oneBatch);
+    tick(h, [{ kind: "abort", rollback: false }]);
+    expect(h.campaign.phase).toBe("aborted");
+    const d = createDraft(h.campaign, h.nodes, h.facts, h.now, h.target);
+    expect(() => updateCampaign(d, { phase: "running" })).toThrow(/ended aborted/);
   });
 });
