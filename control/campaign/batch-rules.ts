@@ -3,7 +3,7 @@
  * records and `now`, shared by the engine, the API's views and the tests.
  */
 
-import type { BatchRecord, CampaignNode } from "./model.js";
+import type { BatchRecord, CampaignNode, PoolLoad } from "./model.js";
 import { isFailure, isFinal } from "./model.js";
 
 /**
@@ -54,8 +54,10 @@ export function concurrencyLimit(concurrency: number): number {
 
 /**
  * How many nodes of a pool may be in flight at once: floor(poolSize × budget / 100), at least 1.
- * The pool size is the number of the campaign's nodes in that pool (all batches), so the budget
- * is stable over the campaign and does not depend on nodes outside it.
+ * The pool size is the pool's enabled nodes in the whole fleet when the decision is given a
+ * {@link PoolLoad} for it, else the campaign's nodes in that pool (all batches). The limit is the
+ * pool's total over every campaign: the nodes in flight elsewhere count against it, so "at
+ * least 1" is one for the pool, not one per campaign.
  */
 export function poolLimit(poolSize: number, budgetPercent: number): number {
   return Math.max(1, Math.floor((poolSize * budgetPercent) / 100));

@@ -14,6 +14,7 @@ import type {
   CampaignEvent,
   CampaignNode,
   CampaignState,
+  PoolLoad,
   Target,
 } from "./model.js";
 import { offerNext, settleWithoutOffer } from "./offer.js";
@@ -43,6 +44,16 @@ export interface DecideInput {
   readonly changedFacts?: ReadonlySet<string> | undefined;
   /** Position of each node id in `nodes`, when the caller keeps one (saves building it). */
   readonly positions?: ReadonlyMap<string, number> | undefined;
+  /**
+   * The fleet-wide load of the pools this campaign's nodes are in, by pool ("" = no pool): the
+   * disruption budget is counted over every campaign (SPEC §8 I5). For a pool with an entry, the
+   * limit is `poolLimit(size, disruptionBudgetPercent)` and the in-flight count starts at
+   * `inFlightElsewhere`, so nothing is offered there while other campaigns hold the budget. A
+   * pool without an entry (or no map) is counted as this campaign alone: its own nodes in that
+   * pool as the size, nothing in flight elsewhere. Give an entry for every pool of the
+   * campaign's nodes.
+   */
+  readonly pools?: ReadonlyMap<string, PoolLoad> | undefined;
 }
 
 /** What changed: the new campaign record if it changed, and the new records of changed nodes. */
@@ -140,6 +151,7 @@ export function decide(input: DecideInput): Decision {
     input.now,
     input.target,
     input.positions,
+    input.pools,
   );
   if (input.changedFacts !== undefined) {
     d.changedFacts = { batch: input.campaign.currentBatch, nodeIds: input.changedFacts };

@@ -17,6 +17,7 @@ import type {
   CampaignState,
   NodeFacts,
   NodeState,
+  PoolLoad,
   Target,
 } from "./model.js";
 import { isEndedPhase, isFinal } from "./model.js";
@@ -57,6 +58,8 @@ export interface Draft {
   readonly waitingFrom: number[];
   /** Campaign nodes per pool. */
   readonly poolSizes: ReadonlyMap<string, number>;
+  /** The fleet-wide load per pool (see `DecideInput.pools`); undefined: this campaign alone. */
+  readonly pools: ReadonlyMap<string, PoolLoad> | undefined;
   readonly facts: FactsLookup;
   readonly changed: Set<number>;
   campaignChanged: boolean;
@@ -85,6 +88,7 @@ export function createDraft(
   now: number,
   target: Target,
   positions?: ReadonlyMap<string, number>,
+  pools?: ReadonlyMap<string, PoolLoad>,
 ): Draft {
   let sorted = true;
   for (let i = 1; i < nodes.length && sorted; i++) {
@@ -132,6 +136,7 @@ export function createDraft(
     changedFacts: undefined,
     waitingFrom: campaign.batches.map(() => 0),
     poolSizes,
+    pools,
     facts,
     changed: new Set(),
     campaignChanged: false,

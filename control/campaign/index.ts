@@ -61,8 +61,10 @@
  *
  * ## Decisions where the spec is silent
  * - Empty batch (rounding made two cumulative counts equal): kept, passes at once.
- * - Pool = node's pool ("" = one shared pool); pool size = the campaign's nodes in it; in
- *   flight per pool ≤ max(1, floor(size × budget / 100)), counted over the whole campaign.
+ * - Pool = node's pool ("" = one shared pool); pool size = the pool's enabled nodes in the
+ *   fleet ({@link PoolLoad}, else the campaign's nodes in it); in flight per pool ≤ max(1,
+ *   floor(size × budget / 100)), counted over every campaign (`inFlightElsewhere` + this one's):
+ *   the "at least 1" is the pool's, not each campaign's.
  * - Selector fields AND-ed; exclude tags: any matching label pair excludes.
  * - Reconnect deadline passed: `timed_out` if offline and it never announced RESTARTING
  *   (stopped heartbeating while running), else `failed/reconnect_timeout` (restarted and not

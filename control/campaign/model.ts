@@ -284,6 +284,28 @@ export interface NodeFacts {
   readonly sendFailures: readonly SendFailure[];
 }
 
+/**
+ * The load of one pool across the whole fleet, for the disruption budget (SPEC §8 I5: in-flight
+ * nodes per pool never exceed the pool's budget across all campaigns). A pool is a node's
+ * `pool` value; "" (no pool) is one pool of its own.
+ */
+export interface PoolLoad {
+  /**
+   * The pool's enabled nodes in the whole fleet (registry rows with this pool that are not
+   * disabled), whether or not they belong to a campaign. The pool's budget is
+   * `poolLimit(size, disruptionBudgetPercent)` of the deciding campaign.
+   */
+  readonly size: number;
+  /**
+   * Nodes of this pool in flight in the OTHER live campaigns (finishedAt null, not the one being
+   * decided), as the worker counts them from their stored node rows at this decision: rows for
+   * which `inFlight(row, now)` is true (offered, applying, restarting, or verifying with
+   * `graceEndsAt` unset or after `now`). When it is at or above the budget, this campaign offers
+   * nothing in that pool.
+   */
+  readonly inFlightElsewhere: number;
+}
+
 /** The capability that makes a node upgradable. */
 export const CAP_UPGRADE = "upgrade.v1";
 /** The capability that makes a node report ConfigStatus. */

@@ -91,7 +91,7 @@ function isOffline(f: NodeFacts | undefined): boolean {
 /**
  * Offers the upgrade to the current batch's waiting nodes in canary order while slots are free:
  * at most `concurrency` in flight in the batch and at most the pool's budget in flight in each
- * pool. A disabled node the offering reaches is skipped (node_disabled), whatever else is known
+ * pool, counting the nodes other campaigns have in flight there (`DecideInput.pools`). A disabled node the offering reaches is skipped (node_disabled), whatever else is known
  * about it (its facts may have changed after the batch's first look). Nodes that cannot be
  * reached now (offline or reconnecting) and nodes whose pool is full are passed over (a later
  * node may still go). When afterwards nothing is in flight in the
@@ -102,7 +102,9 @@ export function offerNext(d: Draft): void {
   const b = currentBatch(d);
   const spec = d.campaign.spec;
   let batchInFlight = activeNodes(d, b.index).filter((n) => inFlight(n, d.now)).length;
+  // In flight per pool over every campaign: the others' (given) plus this one's.
   const poolInFlight = new Map<string, number>();
+  for (const [pool, load] of d.pools ?? []) poolInFlight.set(pool, load.inFlightElsewhere);
   for (const n of activeNodes(d)) {
     if (inFlight(n, d.now)) poolInFlight.set(n.pool, (poolInFlight.get(n.pool) ?? 0) + 1);
   }
@@ -116,7 +118,8 @@ export function offerNext(d: Draft): void {
       continue;
     }
     if (!reachable(f)) continue;
-    const poolMax = poolLimit(d.poolSizes.get(n.pool) ?? 1, spec.disruptionBudgetPercent);
+    const poolSize = d.pools?.get(n.pool)?.size ?? d.poolSizes.get(n.pool) ?? 1;
+    const poolMax = poolLimit(poolSize, spec.disruptionBudgetPercent);
     const inPool = poolInFlight.get(n.pool) ?? 0;
     if (inPool >= poolMax) continue;
     const id = operationId(d.campaign.id, n.nodeId, "upgrade");

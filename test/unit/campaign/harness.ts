@@ -91,7 +91,7 @@ export function start(
 export function tick(
   h: Harness,
   commands: readonly AdminCommand[] = [],
-  extra: Pick<DecideInput, "changedFacts" | "positions"> = {},
+  extra: Pick<DecideInput, "changedFacts" | "positions" | "pools"> = {},
 ): Decision {
   const decision = decide({
     campaign: h.campaign,

@@ -5,6 +5,7 @@ import type {
   CampaignNode,
   CampaignSpecInput,
   OnBreach,
+  PoolLoad,
 } from "../../../control/campaign/index.js";
 import {
   applyDecision,
@@ -122,13 +123,24 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
   // In flight ≤ concurrency, and within each pool's budget.
   const flying = current.filter((n) => inFlight(n, now));
   expect(flying.length).toBeLessThanOrEqual(concurrencyLimit(spec.concurrency));
+  // Counting the other campaigns' nodes in flight in the pool (I5): an offer never pushes the
+  // pool over its budget; the others may free slots or take more, this campaign never does.
   const poolSize = new Map<string, number>();
   for (const n of after.nodes) poolSize.set(n.pool, (poolSize.get(n.pool) ?? 0) + 1);
-  for (const [pool, size] of poolSize) {
+  for (const [pool, own] of poolSize) {
+    const load = step.pools?.get(pool);
+    const limit = poolLimit(load?.size ?? own, spec.disruptionBudgetPercent);
     const inPool = after.nodes.filter((n) => n.pool === pool && inFlight(n, now)).length;
-    expect(inPool, `pool ${pool}`).toBeLessThanOrEqual(
-      poolLimit(size, spec.disruptionBudgetPercent),
+    expect(inPool, `pool ${pool}`).toBeLessThanOrEqual(limit);
+    const offeredHere = decision.actions.some(
+      (a) => a.kind === "upgrade" && byId.get(a.nodeId)?.pool === pool,
     );
+    if (offeredHere) {
+      expect(
+        inPool + (load?.inFlightElsewhere ?? 0),
+        `pool ${pool} over its budget`,
+      ).toBeLessThanOrEqual(limit);
+    }
   }
 
   // Only offline nodes (or nodes never seen) are skipped as offline; a reconnecting one never is.
@@ -242,6 +254,7 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
     facts: step.facts,
     now,
     target: step.target,
+    pools: step.pools,
   });
   expect(again.actions).toEqual([]);
   expect(again.changes).toEqual({ campaign: undefined, nodes: [] });
@@ -346,6 +359,36 @@ describe("campaign engine properties", () => {
           });
         },
       ),
+      { numRuns: runs },
+    );
+  });
+
+  it("never pushes a pool over its budget, counting the nodes other campaigns have in flight", () => {
+    const withPools = scenarioArb.chain((s) =>
+      fc
+        .record({
+          extra: fc.array(fc.integer({ min: 0, max: 150 }), { minLength: 3, maxLength: 3 }),
+          elsewhere: fc.array(fc.integer({ min: 0, max: 8 }), { minLength: 3, maxLength: 3 }),
+          freeAt: fc.option(fc.integer({ min: 0, max: 90 * MIN }), { nil: undefined }),
+        })
+        .map(({ extra, elsewhere, freeAt }): Scenario => {
+          const pools = new Map<string, PoolLoad>(
+            ["", "a", "b"].map((pool, i) => [
+              pool,
+              {
+                size: s.nodes.filter((n) => n.pool === pool).length + extra[i]!,
+                inFlightElsewhere: elsewhere[i]!,
+              },
+            ]),
+          );
+          // The others' nodes finish some day (else a full pool could only wait forever).
+          return { ...s, pools, poolsFreeAt: freeAt ?? 30 * MIN };
+        }),
+    );
+    fc.assert(
+      fc.property(withPools, (scenario) => {
+        runChecked(scenario);
+      }),
       { numRuns: runs },
     );
   });

@@ -14,6 +14,7 @@ import type {
   Decision,
   NodeFacts,
   ObservedPhase,
+  PoolLoad,
   Target,
 } from "../../../control/campaign/index.js";
 import {
@@ -64,6 +65,12 @@ export interface Scenario {
   readonly nodes: readonly SimNode[];
   readonly spec: Partial<CampaignSpecInput>;
   readonly commands: readonly { readonly at: number; readonly command: AdminCommand }[];
+  /**
+   * The other campaigns' load per pool (`DecideInput.pools`), until `poolsFreeAt`; from then on
+   * nothing is in flight elsewhere (the sizes stay). Undefined: the campaign is alone.
+   */
+  readonly pools?: ReadonlyMap<string, PoolLoad> | undefined;
+  readonly poolsFreeAt?: number | undefined;
 }
 
 /** One decision as the property checks see it. */
@@ -74,6 +81,8 @@ export interface Step {
   readonly decision: Decision;
   readonly facts: ReadonlyMap<string, NodeFacts>;
   readonly target: Target;
+  /** The pools' load this decision was given. */
+  readonly pools: ReadonlyMap<string, PoolLoad> | undefined;
 }
 
 interface Event {
@@ -127,6 +136,7 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
   });
   const events: Event[] = [];
   let seq = 0;
+  let pools = s.pools;
   let boots = 0;
   const at = (time: number, run: () => void) => {
     events.push({ at: time, seq: seq++, run });
@@ -160,6 +170,12 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
       agentVersion: version,
     });
   };
+  if (s.pools !== undefined && s.poolsFreeAt !== undefined) {
+    const sizes = [...s.pools].map(([pool, l]) => [pool, { size: l.size, inFlightElsewhere: 0 }]);
+    at(s.poolsFreeAt, () => {
+      pools = new Map(sizes as [string, PoolLoad][]);
+    });
+  }
   s.nodes.forEach((n, i) => {
     if (n.behaviour === "late_online" || n.behaviour === "reconnecting")
       at(n.restartMs * 3, () => patch(ids[i]!, { online: true, offline: false }));
@@ -273,9 +289,17 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
     }
     const commands: AdminCommand[] = [];
     while (pending.length > 0 && pending[0]!.at <= now) commands.push(pending.shift()!.command);
-    const decision = decide({ campaign, nodes, facts, now, target, commands });
+    const decision = decide({ campaign, nodes, facts, now, target, commands, pools });
     const after = applyDecision(campaign, nodes, decision);
-    check({ now, before: { campaign, nodes }, after, decision, facts: new Map(facts), target });
+    check({
+      now,
+      before: { campaign, nodes },
+      after,
+      decision,
+      facts: new Map(facts),
+      target,
+      pools,
+    });
     campaign = after.campaign;
     nodes = after.nodes;
     for (const a of decision.actions) deliver(a, now);
