@@ -5,31 +5,12 @@
 import { assertNever } from "./assert-never.js";
 import type { Draft } from "./draft.js";
 import { currentBatch, factsOf, updateNode } from "./draft.js";
-import type { CampaignNode, NodeFacts, ObservedReport } from "./model.js";
+import type { CampaignNode } from "./model.js";
 import { CAP_CONFIG } from "./model.js";
+import { detail, minutes, reportFor, sendFailureFor } from "./reports.js";
 
-const minutes = (ms: number): string => {
-  const m = ms / 60_000;
-  return Number.isInteger(m)
-    ? `${m} minute${m === 1 ? "" : "s"}`
-    : `${Math.round(ms / 1000)} seconds`;
-};
-
-function reportFor(
-  facts: NodeFacts | undefined,
-  operationId: string | undefined,
-): ObservedReport | undefined {
-  if (facts === undefined || operationId === undefined) return undefined;
-  return facts.reports.find((r) => r.operationId === operationId);
-}
-
-function sendFailureFor(facts: NodeFacts | undefined, operationId: string | undefined) {
-  if (facts === undefined || operationId === undefined) return undefined;
-  return facts.sendFailures.find((f) => f.operationId === operationId);
-}
-
-const detail = (r: ObservedReport): string =>
-  [r.code, r.message].filter((s) => s !== "").join(": ") || r.phase;
+/** Judging a node told to roll back lives with the rollback's other rules. */
+export { judgeRollback } from "./rollback.js";
 
 /**
  * Judges a node that was offered the upgrade (offered, applying, restarting), in this order:
@@ -251,81 +232,6 @@ export function judgeVerifying(d: Draft, n: CampaignNode): void {
         message: `on ${d.target.version}; the campaign ended before its batch passed, not confirmed`,
       },
       "settled after the campaign ended",
-    );
-  }
-}
-
-/**
- * Judges a node told to roll back: REINSTATED (or CONFIRMED) on the rollback operation, or a new
- * boot id on its previous version, or its upgrade refused/failed while still on the previous
- * version → rolled_back; the rollback refused/failed or not deliverable → rollback_failed
- * (rollback_failed); not back by the deadline → rollback_failed (rollback_unconfirmed).
- */
-export function judgeRollback(d: Draft, n: CampaignNode): void {
-  const f = factsOf(d, n.nodeId);
-  const sent = sendFailureFor(f, n.rollbackOperationId);
-  if (sent !== undefined) {
-    updateNode(
-      d,
-      n,
-      {
-        state: "rollback_failed",
-        code: "rollback_failed",
-        message: `could not send the rollback: ${sent.message}`,
-      },
-      "rollback not delivered",
-    );
-    return;
-  }
-  const r = reportFor(f, n.rollbackOperationId);
-  if (r?.phase === "REINSTATED" || r?.phase === "CONFIRMED") {
-    updateNode(
-      d,
-      n,
-      {
-        state: "rolled_back",
-        version: n.previousVersion,
-        message: `reinstated ${n.previousVersion ?? "its previous release"}`,
-      },
-      "rolled back",
-    );
-    return;
-  }
-  if (r?.phase === "REFUSED" || r?.phase === "FAILED") {
-    updateNode(
-      d,
-      n,
-      {
-        state: "rollback_failed",
-        code: "rollback_failed",
-        message: `rollback ${r.phase === "REFUSED" ? "refused" : "failed"}: ${detail(r)}`,
-      },
-      "rollback failed",
-    );
-    return;
-  }
-  const onPrevious = f?.agentVersion !== undefined && f.agentVersion === n.previousVersion;
-  const upgrade = reportFor(f, n.upgradeOperationId);
-  const neverApplied = upgrade?.phase === "REFUSED" || upgrade?.phase === "FAILED";
-  if (onPrevious && ((f?.bootId !== undefined && f.bootId !== n.rollbackBootId) || neverApplied)) {
-    updateNode(
-      d,
-      n,
-      { state: "rolled_back", version: f?.agentVersion, message: `back on ${n.previousVersion}` },
-      "back on the previous version",
-    );
-    return;
-  }
-  if (n.rollbackDeadline !== undefined && d.now >= n.rollbackDeadline) {
-    updateNode(
-      d,
-      n,
-      {
-        state: "rollback_failed",
-        code: "rollback_unconfirmed",
-        message: `not confirmed back on ${n.previousVersion ?? "its previous release"} within ${minutes(d.campaign.spec.reconnectTimeoutMs)}`,
-      },
-      "rollback unconfirmed",
     );
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Stopping the current batch (internal to decide): closing a pause, canceling waiting nodes,
- * starting a rollback and ending it.
+ * starting a rollback, judging each node told to roll back, and ending the rollback.
  */
 import type { Draft } from "./draft.js";
 import {
@@ -10,6 +10,7 @@ import {
   batchNodes,
   currentBatch,
   emit,
+  factsOf,
   tallyOf,
   updateBatch,
   updateCampaign,
@@ -18,6 +19,7 @@ import {
 import type { CampaignNode, NodeCode, RollbackCause } from "./model.js";
 import { isUpgrading } from "./model.js";
 import { operationId } from "./operation-id.js";
+import { detail, minutes, reportFor, sendFailureFor } from "./reports.js";
 
 /** Closes an open pause: its time goes to the current batch's `pausedMs`. */
 export function closePause(d: Draft): void {
@@ -159,4 +161,79 @@ export function judgeRollbackEnd(d: Draft): void {
     },
     `rollback of batch ${b.index + 1} ended with ${failed.length} failure(s)`,
   );
+}
+
+/**
+ * Judges a node told to roll back: REINSTATED (or CONFIRMED) on the rollback operation, or a new
+ * boot id on its previous version, or its upgrade refused/failed while still on the previous
+ * version → rolled_back; the rollback refused/failed or not deliverable → rollback_failed
+ * (rollback_failed); not back by the deadline → rollback_failed (rollback_unconfirmed).
+ */
+export function judgeRollback(d: Draft, n: CampaignNode): void {
+  const f = factsOf(d, n.nodeId);
+  const sent = sendFailureFor(f, n.rollbackOperationId);
+  if (sent !== undefined) {
+    updateNode(
+      d,
+      n,
+      {
+        state: "rollback_failed",
+        code: "rollback_failed",
+        message: `could not send the rollback: ${sent.message}`,
+      },
+      "rollback not delivered",
+    );
+    return;
+  }
+  const r = reportFor(f, n.rollbackOperationId);
+  if (r?.phase === "REINSTATED" || r?.phase === "CONFIRMED") {
+    updateNode(
+      d,
+      n,
+      {
+        state: "rolled_back",
+        version: n.previousVersion,
+        message: `reinstated ${n.previousVersion ?? "its previous release"}`,
+      },
+      "rolled back",
+    );
+    return;
+  }
+  if (r?.phase === "REFUSED" || r?.phase === "FAILED") {
+    updateNode(
+      d,
+      n,
+      {
+        state: "rollback_failed",
+        code: "rollback_failed",
+        message: `rollback ${r.phase === "REFUSED" ? "refused" : "failed"}: ${detail(r)}`,
+      },
+      "rollback failed",
+    );
+    return;
+  }
+  const onPrevious = f?.agentVersion !== undefined && f.agentVersion === n.previousVersion;
+  const upgrade = reportFor(f, n.upgradeOperationId);
+  const neverApplied = upgrade?.phase === "REFUSED" || upgrade?.phase === "FAILED";
+  if (onPrevious && ((f?.bootId !== undefined && f.bootId !== n.rollbackBootId) || neverApplied)) {
+    updateNode(
+      d,
+      n,
+      { state: "rolled_back", version: f?.agentVersion, message: `back on ${n.previousVersion}` },
+      "back on the previous version",
+    );
+    return;
+  }
+  if (n.rollbackDeadline !== undefined && d.now >= n.rollbackDeadline) {
+    updateNode(
+      d,
+      n,
+      {
+        state: "rollback_failed",
+        code: "rollback_unconfirmed",
+        message: `not confirmed back on ${n.previousVersion ?? "its previous release"} within ${minutes(d.campaign.spec.reconnectTimeoutMs)}`,
+      },
+      "rollback unconfirmed",
+    );
+  }
 }
