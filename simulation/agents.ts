@@ -33,6 +33,7 @@ export type Behaviour =
   | "late_return"
   | "revert"
   | "config_fail"
+  /** Enrolled, then gone for good before the campaign starts. */
   | "offline"
   | "flap"
   | "silent"
@@ -111,6 +112,8 @@ const LATENCY_MS = 5;
 /** The fleet and the network: the Controls' gateway. */
 export class SimFleet implements WorkerGateway {
   readonly agents = new Map<string, SimAgent>();
+  /** I7 and I8 violations seen by the agents (an operation applied twice, a confirmed sequence going back). */
+  readonly violations: string[] = [];
   private readonly listeners = new Set<AgentEventListener>();
   private sessions = 0;
 
@@ -148,7 +151,9 @@ export class SimFleet implements WorkerGateway {
         enabled: true,
         last_seen: null,
       });
-      if (s.behaviour !== "offline") ctx.queue.at(s.onlineAt, () => this.connect(s.id));
+      ctx.queue.at(s.onlineAt, () => this.connect(s.id));
+      // Enrolled, then gone for good before anything is offered to it.
+      if (s.behaviour === "offline") ctx.queue.at(s.onlineAt + 500, () => this.goAway(s.id));
       if (s.behaviour === "flap") this.scheduleFlap(s.id, s.onlineAt + 5000);
     }
   }
@@ -265,6 +270,13 @@ export class SimFleet implements WorkerGateway {
     }
   }
 
+  /** The agent's machine goes away for good (its stream ends and never comes back). */
+  private goAway(nodeId: string): void {
+    const a = this.agents.get(nodeId) as SimAgent;
+    this.disconnect(nodeId, "machine gone");
+    a.restarting = true;
+  }
+
   private backoff(): number {
     return 500 + Math.floor(this.ctx.prng.next() * 4500);
   }
@@ -369,6 +381,9 @@ export class SimFleet implements WorkerGateway {
           a.confirmedSequence = Number(sequence);
           a.confirmedHistory.push(a.confirmedSequence);
         }
+        const h = a.confirmedHistory;
+        if (h.length > 1 && (h[h.length - 1] as number) < (h[h.length - 2] as number))
+          this.violations.push(`I8: ${a.script.id}'s confirmed sequence went back`);
         this.report(a, op.id, {
           phase: OperationPhase.CONFIRMED,
           version: a.version,
@@ -390,7 +405,9 @@ export class SimFleet implements WorkerGateway {
   }
 
   private apply(a: SimAgent, opId: string): void {
-    a.applied.set(opId, (a.applied.get(opId) ?? 0) + 1);
+    const times = (a.applied.get(opId) ?? 0) + 1;
+    a.applied.set(opId, times);
+    if (times > 1) this.violations.push(`I7: ${a.script.id} applied ${opId} ${times} times`);
   }
 
   private upgrade(a: SimAgent, opId: string, version: string, sequence: number): void {

@@ -1,6 +1,6 @@
 /**
  * `npm run simulate -- --seed S --campaigns N [--no-faults] [--trace]`: runs N seeded
- * simulations (seeds S, S+1, …), each once without faults and once with Control crashes,
+ * simulations (seeds S, S+1, …; each starts one to three campaigns), each once without faults and once with Control crashes,
  * lease losses and database outages, checking the invariants at every step and that the
  * faults did not change the outcome (I9). A failing seed prints the step, the broken
  * invariant and the trace; `--seed S --campaigns 1 --trace` replays it in full.
@@ -57,10 +57,12 @@ async function main(): Promise<void> {
   const fullTrace = values.trace === true;
   let failed = 0;
   let steps = 0;
+  let campaigns = 0;
   const began = performance.now();
   for (let seed = first; seed < first + runs; seed++) {
     const clean = await runSeed(seed, { faults: false, fullTrace });
     steps += clean.steps;
+    campaigns += clean.campaigns;
     if (clean.violation) {
       report(clean, "no faults");
       failed++;
@@ -70,6 +72,7 @@ async function main(): Promise<void> {
     if (!faults) continue;
     const faulty = await runSeed(seed, { faults: true, fullTrace });
     steps += faulty.steps;
+    campaigns += faulty.campaigns;
     if (faulty.violation) {
       report(faulty, "with faults");
       failed++;
@@ -90,7 +93,7 @@ async function main(): Promise<void> {
   }
   const seconds = ((performance.now() - began) / 1000).toFixed(1);
   process.stdout.write(
-    `${runs - failed} passed, ${failed} failed (seeds ${first}…${first + runs - 1}, ${steps} steps, ${seconds} s)\n`,
+    `${runs - failed} passed, ${failed} failed (seeds ${first}…${first + runs - 1}, ${campaigns} campaigns, ${steps} steps, ${seconds} s)\n`,
   );
   process.exit(failed === 0 ? 0 : 1);
 }

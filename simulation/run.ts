@@ -33,6 +33,8 @@ const PLATFORM = "linux-amd64";
 const MAX_VIRTUAL_MS = 12 * 3_600_000;
 const TRACE_LINES = 40;
 const DEBOUNCE_MS = 20;
+/** How long a campaign stays paused before the simulated operator answers. */
+const PAUSE_ANSWER_MS = 10 * 60_000;
 
 /** How each campaign ended, and where each node ended: what faults must not change (I9). */
 export interface Outcome {
@@ -46,6 +48,8 @@ export interface RunResult {
   readonly faults: boolean;
   readonly steps: number;
   readonly virtualMs: number;
+  /** How many campaigns were started. */
+  readonly campaigns: number;
   readonly violation?: { readonly step: number; readonly at: number; readonly message: string };
   /** The last lines of the trace (every line with `fullTrace`). */
   readonly trace: readonly string[];
@@ -132,6 +136,7 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
   const pending: (() => Promise<void>)[] = [];
   const checks = newCheckState();
   let started = 0;
+  let campaignsStarted = 0;
   for (const plan of scenario.campaigns) {
     const start = async (): Promise<void> => {
       const candidates: Candidate[] = [];
@@ -179,6 +184,7 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
         return;
       }
       started++;
+      campaignsStarted++;
       checks.members.set(plan.id, new Set(nodes.map((n) => n.nodeId)));
       say(`${plan.id} starts over ${nodes.length} nodes in ${campaign.batches.length} batches`);
       for (const c of controls) if (c.alive) c.worker.wake(plan.id);
@@ -248,6 +254,44 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
     });
   }
 
+  // The operator answers a campaign left paused (a breach with on_breach=pause, or a pause of
+  // theirs without a resume) within PAUSE_ANSWER_MS: resume (accepting its failures) or abort.
+  const operatorPrng = createPrng(deriveSeed(seed, 4));
+  const pausedSince = new Map<string, number>();
+  const answerPauses = () => {
+    for (const [id, c] of store.tables.campaigns) {
+      if (c.campaign.phase !== "paused") {
+        pausedSince.delete(id);
+        continue;
+      }
+      const since = pausedSince.get(id) ?? clock.ms;
+      pausedSince.set(id, since);
+      const waiting = store.tables.commands.some(
+        (x) => x.campaignId === id && x.appliedAt === null,
+      );
+      if (waiting || clock.ms - since < PAUSE_ANSWER_MS) continue;
+      const roll = operatorPrng.next();
+      const command =
+        roll < 0.5
+          ? ({ kind: "resume" } as const)
+          : ({ kind: "abort", rollback: roll < 0.8 } as const);
+      store.tables.addCommand({
+        campaignId: id,
+        kind: command.kind,
+        rollback: command.kind === "abort" ? command.rollback : false,
+        reason: "the operator answers a pause",
+        actor: "operator",
+        actor_ip: "",
+      });
+      pausedSince.delete(id);
+      say(
+        `operator answers the pause of ${id}: ${command.kind}${command.kind === "abort" && command.rollback ? " with rollback" : ""}`,
+      );
+      for (const ctl of controls) if (ctl.alive) ctl.worker.wake(id);
+      kick();
+    }
+  };
+
   let steps = 0;
   let violation: RunResult["violation"];
   const snapshot = new Map<string, Map<string, string>>();
@@ -273,6 +317,7 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
       c.nextAt = busy ? now + DEBOUNCE_MS : Math.max(next, now + 1);
     }
     steps++;
+    answerPauses();
     traceChanges(store, snapshot, say);
     const found = checkStep(store, fleet, checks, now);
     if (found.length > 0) violation = { step: steps, at: now, message: found.join("\n") };
@@ -293,6 +338,7 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
     faults: options.faults,
     steps,
     virtualMs: clock.ms,
+    campaigns: campaignsStarted,
     ...(violation === undefined ? {} : { violation }),
     trace,
     outcome: outcomeOf(store, fleet),

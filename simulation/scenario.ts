@@ -40,6 +40,8 @@ export interface Scenario {
   readonly faults: readonly Fault[];
   readonly offlineAfterMs: number;
   readonly intervalMs: number;
+  /** Only timing-free behaviours and no operator: faults must not change the outcome (I9). */
+  readonly calm: boolean;
 }
 
 const MIN = 60_000;
@@ -69,8 +71,25 @@ const BEHAVIOURS: readonly [Behaviour, number][] = [
   ["current", 3],
 ];
 
-function behaviour(prng: Prng, failureBias: number): Behaviour {
-  const weights = BEHAVIOURS.map(([b, w]) => [b, b === "succeed" ? w : w * failureBias] as const);
+/**
+ * Behaviours whose outcome does not depend on when things happen: a calm scenario uses only
+ * these, so its outcome with faults must equal its outcome without (I9).
+ */
+export const TIMING_FREE: ReadonlySet<Behaviour> = new Set([
+  "succeed",
+  "refuse",
+  "fail",
+  "revert",
+  "crash_before_ack",
+  "dup_reports",
+  "no_cap",
+  "current",
+]);
+
+function behaviour(prng: Prng, failureBias: number, calm: boolean): Behaviour {
+  const weights = BEHAVIOURS.filter(([b]) => !calm || TIMING_FREE.has(b)).map(
+    ([b, w]) => [b, b === "succeed" ? w : w * failureBias] as const,
+  );
   const total = weights.reduce((s, [, w]) => s + w, 0);
   let x = prng.next() * total;
   for (const [b, w] of weights) {
@@ -80,6 +99,61 @@ function behaviour(prng: Prng, failureBias: number): Behaviour {
   return "succeed";
 }
 
+/** The share of scenarios that sit on a breach's edge (see {@link edgeOf}). */
+const EDGE_SHARE = 0.2;
+
+/**
+ * A scenario on the edge of a breach: one campaign of one batch whose failures are exactly at
+ * its threshold while every node counts, and over it once the nodes that went away are
+ * skipped — the batch must breach, never pass. Calm: its outcome does not depend on timing.
+ */
+function edgeOf(
+  prng: Prng,
+  agents: AgentScript[],
+  base: CampaignPlan,
+  budget: number,
+): Pick<Scenario, "agents" | "campaigns" | "operator" | "calm"> {
+  const threshold = pick(prng, [5, 10, 20, 25]);
+  const size = Math.max(agents.length, Math.ceil(100 / threshold) + 2);
+  const failures = Math.floor((threshold * size) / 100);
+  const gone = Math.floor(size - (failures * 100) / threshold) + 1;
+  const scripts: AgentScript[] = [];
+  for (let i = 0; i < size; i++) {
+    const template = agents[i % agents.length] as AgentScript;
+    const behaviour: Behaviour =
+      i < failures
+        ? pick(prng, ["refuse", "fail"] as const)
+        : i < failures + gone
+          ? "offline"
+          : "succeed";
+    scripts.push({
+      ...template,
+      id: `node-${String(i).padStart(3, "0")}`,
+      labels: { group: "0" },
+      behaviour,
+      onlineAt: int(prng, 0, 2400),
+    });
+  }
+  return {
+    agents: scripts,
+    campaigns: [
+      {
+        id: "c0",
+        at: base.at,
+        spec: {
+          ...base.spec,
+          batches: [{ percent: 100, minDurationMs: 0 }],
+          failureThresholdPercent: threshold,
+          soakMs: 0,
+          disruptionBudgetPercent: budget,
+        },
+      },
+    ],
+    operator: [],
+    calm: true,
+  };
+}
+
 /** Builds the scenario of `seed`; with `faults`, also its Control and database faults. */
 export function scenarioOf(seed: number, faults: boolean): Scenario {
   const prng = createPrng(deriveSeed(seed, 1));
@@ -87,6 +161,8 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
   const failureBias = pick(prng, [0, 0.3, 1, 2, 4]);
   const pools = pick(prng, [[""], ["a", "b"], ["a", "b", "c", ""]]);
   const groups = int(prng, 1, 3);
+  // A calm scenario's outcome does not depend on timing: I9 compares it with and without faults.
+  const calm = prng.next() < 0.4;
   const agents: AgentScript[] = [];
   for (let i = 0; i < size; i++) {
     const rollback: RollbackBehaviour =
@@ -95,12 +171,12 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
       id: `node-${String(i).padStart(3, "0")}`,
       pool: pick(prng, pools),
       labels: { group: String(i % groups), ...(prng.next() < 0.1 ? { canary: "true" } : {}) },
-      behaviour: behaviour(prng, failureBias),
+      behaviour: behaviour(prng, failureBias, calm),
       rollback,
       stepMs: int(prng, 50, 3000),
       restartMs: int(prng, 500, 40_000),
       configCapable: prng.next() < 0.5,
-      onlineAt: prng.next() < 0.2 ? int(prng, 0, 5 * MIN) : int(prng, 0, 2000),
+      onlineAt: !calm && prng.next() < 0.2 ? int(prng, 0, 5 * MIN) : int(prng, 0, 2400),
     });
   }
   const budget = pick(prng, [5, 20, 50, 100]);
@@ -131,7 +207,7 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
     });
   }
   const operator: OperatorAction[] = [];
-  const commands = int(prng, 0, 2);
+  const commands = calm ? 0 : int(prng, 0, 2);
   for (let k = 0; k < commands; k++) {
     const c = pick(prng, campaigns);
     const at = c.at + int(prng, 0, 20 * MIN);
@@ -153,7 +229,7 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
       });
     }
   }
-  if (prng.next() < 0.3 && agents.length > 0) {
+  if (!calm && prng.next() < 0.3 && agents.length > 0) {
     operator.push({ kind: "disable", at: int(prng, 0, 30 * MIN), nodeId: pick(prng, agents).id });
   }
   const faultList: Fault[] = [];
@@ -170,12 +246,22 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
     faultList.sort((a, b) => a.at - b.at);
   }
   operator.sort((a, b) => a.at - b.at);
+  if (prng.next() < EDGE_SHARE) {
+    return {
+      ...edgeOf(prng, agents, campaigns[0] as CampaignPlan, budget),
+      seed,
+      faults: faultList,
+      offlineAfterMs: pick(prng, [30_000, 120_000]),
+      intervalMs: 5000,
+    };
+  }
   return {
     seed,
     agents,
     campaigns,
     operator,
     faults: faultList,
+    calm,
     offlineAfterMs: pick(prng, [30_000, 120_000]),
     intervalMs: 5000,
   };

@@ -180,6 +180,7 @@ export class EventIntake {
   }
 
   private async write(reports: PendingReport[], failures: PendingConfigFailure[]): Promise<void> {
+    if (reports.length === 0 && failures.length === 0) return;
     try {
       await this.options.store.recordFacts(reports, failures);
       const written = this.options.written;
