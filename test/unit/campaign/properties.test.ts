@@ -19,6 +19,8 @@ import {
   isFinal,
   isUpgrading,
   poolLimit,
+  recordViolations,
+  transitionViolations,
 } from "../../../control/campaign/index.js";
 import { MIN } from "./harness.js";
 import type { Behaviour, RollbackBehaviour, Scenario, SimNode, Step } from "./sim.js";
@@ -96,6 +98,9 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 
 /** Every invariant the engine promises, checked on one decision. */
 function checkStep(step: Step, running: Map<number, number>, offered: Set<string>): void {
+  // The engine's executable invariants (I1, I2, I3, I6), the same the simulation checks.
+  expect(recordViolations(step.after.campaign, step.after.nodes)).toEqual([]);
+  expect(transitionViolations(step.before, step.after)).toEqual([]);
   const { before, after, decision, now } = step;
   const c = after.campaign;
   const spec = c.spec;

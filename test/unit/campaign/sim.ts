@@ -277,6 +277,9 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
   };
 
   const pending = [...s.commands].sort((a, b) => a.at - b.at);
+  // The facts as of the last decision that looked at the waiting nodes: what a truthful
+  // changed-facts hint is measured against (undefined: no such decision yet, every node changed).
+  let looked: Map<string, NodeFacts> | undefined;
   let now = 0;
   let stalled = false;
   let steps = 0;
@@ -290,6 +293,16 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
     const commands: AdminCommand[] = [];
     while (pending.length > 0 && pending[0]!.at <= now) commands.push(pending.shift()!.command);
     const decision = decide({ campaign, nodes, facts, now, target, commands, pools });
+    // decide stays level-based: a truthful changed-facts hint never changes the decision.
+    const changedFacts =
+      looked === undefined
+        ? undefined
+        : new Set([...facts.keys()].filter((id) => facts.get(id) !== looked?.get(id)));
+    const hinted = decide({ campaign, nodes, facts, now, target, commands, pools, changedFacts });
+    if (JSON.stringify(hinted) !== JSON.stringify(decision)) {
+      throw new Error(`a truthful changed-facts hint changed the decision at ${now}`);
+    }
+    if (decision.lookedAtWaiting) looked = new Map(facts);
     const after = applyDecision(campaign, nodes, decision);
     check({
       now,
