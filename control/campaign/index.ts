@@ -94,6 +94,7 @@ export { commandError } from "./commands.js";
 export * from "./create.js";
 export * from "./decide.js";
 export { type FactsLookup, isActive } from "./draft.js";
+export * from "./invariants.js";
 export * from "./model.js";
 export * from "./operation-id.js";
 export * from "./plan.js";

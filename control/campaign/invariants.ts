@@ -16,13 +16,16 @@
 import { countBatch, isBreached } from "./batch-rules.js";
 import type { CampaignNode, CampaignState } from "./model.js";
 import { isEndedPhase, isFinal, isUpgrading } from "./model.js";
+import { mayRunTarget } from "./rollback.js";
 
 /** True when a node of a rolled-back batch reached, or may still reach, the target. */
 export function mayHoldTarget(n: CampaignNode): boolean {
-  if (n.state === "timed_out") return true;
-  if (n.state === "failed")
-    return n.code === "config_apply_failed" || n.code === "reconnect_timeout";
-  return n.state === "rolling_back" || n.state === "rolled_back" || n.state === "rollback_failed";
+  return (
+    mayRunTarget(n) ||
+    n.state === "rolling_back" ||
+    n.state === "rolled_back" ||
+    n.state === "rollback_failed"
+  );
 }
 
 /** The batch a rollback concerns, when the campaign is rolling back or rolled one back. */

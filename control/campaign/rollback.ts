@@ -47,7 +47,7 @@ export function cancelWaiting(d: Draft, code: NodeCode, message: string): void {
  * restart or was still applying; may reach it yet) and timed_out (stopped heartbeating while
  * upgrading; may come back on it). A rollback must reach it too (I2).
  */
-function mayRunTarget(n: CampaignNode): boolean {
+export function mayRunTarget(n: CampaignNode): boolean {
   switch (n.state) {
     case "timed_out":
       return true;
