@@ -4,7 +4,9 @@
  * transactions run one at a time and their writes apply only on commit; a decision write
  * fails on a stale campaign version; reports match their outbox row on id AND node; a lease
  * is taken over when expired or when its holder's session ended ({@link MemoryCampaignStore.endSession},
- * as a killed process's database session ends).
+ * as a killed process's database session ends), a holder whose session ended loses the lead at
+ * its next tick, and lease ticks and releases wait for the open transactions (in SQL they wait
+ * for a fenced transaction's lock on the lease row).
  *
  * Faults for the simulation: {@link MemoryCampaignStore.outage} makes every call fail, as an
  * unreachable database does.
@@ -54,18 +56,22 @@ export class MemoryCampaignStore implements CampaignStore {
     if (this.down) throw new StoreOutageError("the campaign store is unreachable");
   }
 
+  /** Runs `run` after every transaction and lease statement queued before it. */
+  private serial<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
   transaction<T>(work: (tx: CampaignTransaction) => Promise<T>): Promise<T> {
-    const run = async (): Promise<T> => {
+    return this.serial(async () => {
       this.check();
       const tx = new MemoryTransaction(this.tables, () => this.check());
       const result = await work(tx);
       this.check();
       tx.commit();
       return result;
-    };
-    const next = this.queue.then(run, run);
-    this.queue = next.catch(() => {});
-    return next;
+    });
   }
 
   async liveCampaignIds(): Promise<string[]> {
@@ -107,9 +113,12 @@ export class MemoryCampaignStore implements CampaignStore {
     const { holder, ttlMs } = options;
     const store = this;
     let epoch: number | undefined;
+    // Losing the lead drops the lease's session, as the SQL lease destroys its connection: the
+    // holder's next tick may take the lease back at once.
     const lose = (why: string) => {
       if (epoch !== undefined) options.onLost?.(why);
       epoch = undefined;
+      store.sessions.delete(holder);
     };
     return {
       name,
@@ -117,31 +126,40 @@ export class MemoryCampaignStore implements CampaignStore {
       get epoch() {
         return epoch;
       },
-      async tick() {
-        const now = store.clock.now().getTime();
-        try {
-          store.check();
-        } catch (error) {
-          lose((error as Error).message);
-          return false;
-        }
-        store.sessions.add(holder);
-        const row = store.tables.leases.get(name);
-        if (epoch !== undefined) {
-          if (row?.holder === holder && row.epoch === epoch) {
-            row.expiresAt = now + ttlMs;
-            return true;
+      // Like the SQL lease's statements, a tick waits for the open transactions (a fenced one
+      // holds the lease row until it ends).
+      tick: () =>
+        store.serial(async () => {
+          const now = store.clock.now().getTime();
+          try {
+            store.check();
+          } catch (error) {
+            lose((error as Error).message);
+            return false;
           }
-          lose("another process took the lease over");
-          return false;
-        }
-        if (row === undefined || row.expiresAt < now || !store.sessions.has(row.holder)) {
-          const next = (row?.epoch ?? 0) + 1;
-          store.tables.leases.set(name, { holder, epoch: next, expiresAt: now + ttlMs });
-          epoch = next;
-        }
-        return epoch !== undefined;
-      },
+          const row = store.tables.leases.get(name);
+          if (epoch !== undefined) {
+            // A renewal runs on the holder's own session: once that ended, so did the lead.
+            if (!store.sessions.has(holder)) {
+              lose("the lease session ended");
+              return false;
+            }
+            if (row?.holder === holder && row.epoch === epoch) {
+              row.expiresAt = now + ttlMs;
+              return true;
+            }
+            lose("another process took the lease over");
+            return false;
+          }
+          const free = row === undefined || row.expiresAt < now || !store.sessions.has(row.holder);
+          if (free) {
+            const next = (row?.epoch ?? 0) + 1;
+            store.tables.leases.set(name, { holder, epoch: next, expiresAt: now + ttlMs });
+            store.sessions.add(holder);
+            epoch = next;
+          }
+          return epoch !== undefined;
+        }),
       async fence(tx) {
         const mine = epoch;
         if (mine === undefined) throw new StaleLeaderError("this Control does not lead");
@@ -153,10 +171,13 @@ export class MemoryCampaignStore implements CampaignStore {
       async release() {
         const mine = epoch;
         epoch = undefined;
-        const row = store.tables.leases.get(name);
-        if (mine !== undefined && !store.down && row?.holder === holder && row.epoch === mine) {
-          row.expiresAt = store.clock.now().getTime() - 1000;
-        }
+        if (mine === undefined) return;
+        await store.serial(async () => {
+          const row = store.tables.leases.get(name);
+          if (!store.down && row?.holder === holder && row.epoch === mine) {
+            row.expiresAt = store.clock.now().getTime() - 1000;
+          }
+        });
       },
     };
   }

@@ -24,6 +24,8 @@ function copy<T>(value: T): T {
 /** A transaction over {@link MemoryTables}; see the file's TSDoc. */
 export class MemoryTransaction implements CampaignTransaction {
   private readonly writes: (() => void)[] = [];
+  /** Ids of the campaigns this transaction inserts. */
+  private readonly inserted = new Set<string>();
 
   constructor(
     private readonly t: MemoryTables,
@@ -63,7 +65,8 @@ export class MemoryTransaction implements CampaignTransaction {
   async readRegistry(nodeIds: readonly string[]): Promise<NodeRegistryRow[]> {
     this.check();
     const out: NodeRegistryRow[] = [];
-    for (const id of nodeIds) {
+    // Each id once, as `where id = any(…)` reads it.
+    for (const id of new Set(nodeIds)) {
       const row = this.t.registry.get(id);
       if (row === undefined) continue;
       const { pool: _pool, ...registry } = row;
@@ -160,6 +163,11 @@ export class MemoryTransaction implements CampaignTransaction {
   async insertCampaign(input: NewCampaign): Promise<void> {
     this.check();
     const c = copy(input.campaign);
+    // The primary key: a campaign id is inserted once (this transaction's inserts included).
+    if (this.t.campaigns.has(c.id) || this.inserted.has(c.id)) {
+      throw new Error(`campaign ${c.id} already exists`);
+    }
+    this.inserted.add(c.id);
     const nodes = copy([...input.nodes]).sort((a, b) => a.order - b.order);
     this.writes.push(() => {
       this.t.campaigns.set(c.id, {
