@@ -223,8 +223,10 @@ export interface CampaignStore {
   ): Promise<void>;
   /**
    * The unacknowledged, deliverable operations worth re-sending, oldest first: a confirm; an
-   * upgrade while its node is offered, applying or restarting; a rollback while its node is
-   * rolling back or ended failed/timed out after being sent one (until the Agent reports on it).
+   * upgrade while its node is offered, applying or restarting; a rollback whatever its node's
+   * state (a node that returns on the target after its batch rolled back is rolled back then),
+   * until the node belongs to a campaign created later (an old rollback never undoes a newer
+   * upgrade).
    */
   unackedOperations(filter: ResendFilter): Promise<Outgoing[]>;
   /** Stamps operations queued on a stream (`last_sent_at`, `send_count`). */

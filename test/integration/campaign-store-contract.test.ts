@@ -930,7 +930,7 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name campaign store", (adap
   });
 
   describe("unackedOperations and markSent", () => {
-    it("re-sends a confirm always, an upgrade only while offered/applying/restarting, a rollback while rolling back or ended failed/timed out", async () => {
+    it("re-sends a confirm and a rollback whatever the node's state, an upgrade only while offered/applying/restarting", async () => {
       const nodes = NODE_STATES.map((state) => ({ id: `n-${state}`, state }));
       await insert("c1", nodes);
       await addOperations(
@@ -949,11 +949,19 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name campaign store", (adap
           "upgrade@offered",
           "upgrade@applying",
           "upgrade@restarting",
-          "rollback@rolling_back",
-          "rollback@failed",
-          "rollback@timed_out",
+          ...NODE_STATES.map((s) => `rollback@${s}`),
         ].sort(),
       );
+    });
+
+    it("stops re-sending a rollback once its node belongs to a campaign created later", async () => {
+      await insert("c1", [
+        { id: "n1", state: "failed" },
+        { id: "n2", state: "timed_out" },
+      ]);
+      await addOperations("c1", [op("c1", "n1", "rollback"), op("c1", "n2", "rollback")], at(1));
+      await insert("c2", [{ id: "n1" }], T0 + 5);
+      expect(await unackedIds({})).toEqual(["c1/n2/rollback"]);
     });
 
     it("lists them oldest first, ties by id, with their payloads", async () => {

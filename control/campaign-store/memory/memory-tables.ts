@@ -126,6 +126,7 @@ export class MemoryTables {
     const only = nodeIds === undefined ? undefined : new Set(nodeIds);
     return this.configFailures
       .filter((f) => f.campaign_id === campaignId && (!only || only.has(f.node_id)))
+      .sort((a, b) => a.at.getTime() - b.at.getTime())
       .map(({ node_id, at, boot_id, message }) => ({ node_id, at, boot_id, message }));
   }
 
@@ -182,6 +183,7 @@ export class MemoryTables {
       if (filter.sentBefore && o.lastSentAt !== null && o.lastSentAt >= filter.sentBefore) continue;
       const state = this.nodes.get(o.campaignId)?.find((n) => n.nodeId === o.nodeId)?.state;
       if (state === undefined || !worthResending(o.kind, state)) continue;
+      if (o.kind === "rollback" && this.inLaterCampaign(o.nodeId, o.campaignId)) continue;
       out.push(o);
     }
     out.sort((a, b) => a.createdAt - b.createdAt || cmp(a.id, b.id));
@@ -189,6 +191,16 @@ export class MemoryTables {
       nodeId: o.nodeId,
       operation: { id: o.id, bytes: o.payload as Uint8Array },
     }));
+  }
+
+  /** True when `nodeId` belongs to a campaign created after `campaignId`. */
+  private inLaterCampaign(nodeId: string, campaignId: string): boolean {
+    const since = this.campaigns.get(campaignId)?.createdAt ?? Number.POSITIVE_INFINITY;
+    for (const [id, c] of this.campaigns) {
+      if (id === campaignId || c.createdAt <= since) continue;
+      if (this.nodes.get(id)?.some((n) => n.nodeId === nodeId)) return true;
+    }
+    return false;
   }
 
   markSent(ids: readonly string[], at: Date): void {
@@ -209,7 +221,9 @@ function worthResending(kind: string, state: string): boolean {
     case "upgrade":
       return state === "offered" || state === "applying" || state === "restarting";
     case "rollback":
-      return state === "rolling_back" || state === "failed" || state === "timed_out";
+      // Until the Agent reports on it, whatever the node's state: a node that comes back on
+      // the target after its batch rolled back is rolled back then.
+      return true;
     default:
       return false;
   }

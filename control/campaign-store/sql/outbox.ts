@@ -24,7 +24,11 @@ export async function unackedOperations(db: Queryable, filter: ResendFilter): Pr
       where o.acked_at is null and o.failed_at is null and o.payload is not null
         and (o.kind = 'confirm'
              or (o.kind = 'upgrade' and cn.state in ('offered', 'applying', 'restarting'))
-             or (o.kind = 'rollback' and cn.state in ('rolling_back', 'failed', 'timed_out')))
+             or (o.kind = 'rollback' and not exists (
+                   select 1 from campaign_nodes later
+                     join campaigns lc on lc.id = later.campaign_id
+                     join campaigns oc on oc.id = o.campaign_id
+                    where later.node_id = o.node_id and lc.created_at > oc.created_at)))
         ${where.map((w) => `and ${w}`).join(" ")}
       order by o.created_at, o.id`,
     params,

@@ -176,7 +176,7 @@ export async function readConfigFailures(
   const result = await q.query<ConfigFailureRow>(
     `select node_id, at, boot_id, message from campaign_config_failures
       where campaign_id = $1 ${nodeIds === undefined ? "" : "and node_id = any($2::text[])"}
-      order by id`,
+      order by at, id`,
     nodeIds === undefined ? [campaignId] : [campaignId, nodeIds],
   );
   return result.rows;
