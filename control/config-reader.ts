@@ -2,7 +2,21 @@
  * Reads typed values out of the loose, merged config input (file + env + overrides),
  * recording each problem with the key's full name so one error lists them all.
  */
-import type { ConfigInput, ConfiguredAdminToken, ListenAddress } from "./config.js";
+import { type ListenAddress, parseAddress } from "./shared/listen-address.js";
+
+/** The JSON shape of the config file; every key optional. */
+export type ConfigInput = Record<string, unknown>;
+
+/** Roles of admin API tokens: viewers read, operators change. */
+export type AdminRole = "viewer" | "operator";
+
+/** An admin API token known from configuration (stored as its SHA-256, never in clear). */
+export interface ConfiguredAdminToken {
+  readonly name: string;
+  readonly role: AdminRole;
+  /** Lower-case hex SHA-256 of the token. */
+  readonly sha256: string;
+}
 
 /** Reads typed values out of loose input, recording each problem with the key's full name. */
 export class Reader {
@@ -156,15 +170,6 @@ export class Reader {
 
 const SEMVER =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
-
-/** Parses `HOST:PORT` (IPv6 hosts in brackets); undefined when malformed. */
-export function parseAddress(text: string): ListenAddress | undefined {
-  const match = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(text.trim());
-  if (!match) return undefined;
-  const port = Number(match[2]);
-  if (port > 65535) return undefined;
-  return { host: (match[1] ?? "").replace(/^\[|\]$/g, ""), port };
-}
 
 function redactUrl(text: string): string {
   return text.replace(/\/\/[^@/]*@/, "//***@");

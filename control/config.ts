@@ -4,28 +4,9 @@
  * them all in one go.
  */
 import { readFileSync } from "node:fs";
-import { isRecord, parseAddress, Reader } from "./config-reader.js";
-
-export { parseAddress };
-
+import { type ConfigInput, type ConfiguredAdminToken, isRecord, Reader } from "./config-reader.js";
+import type { ListenAddress } from "./shared/listen-address.js";
 import { readTlsConfig, TLS_ENV, type TlsConfig, tlsEnvInput } from "./tls/config.js";
-
-/** A host and port to listen on. */
-export interface ListenAddress {
-  readonly host: string;
-  readonly port: number;
-}
-
-/** Roles of admin API tokens: viewers read, operators change. */
-export type AdminRole = "viewer" | "operator";
-
-/** An admin API token known from configuration (stored as its SHA-256, never in clear). */
-export interface ConfiguredAdminToken {
-  readonly name: string;
-  readonly role: AdminRole;
-  /** Lower-case hex SHA-256 of the token. */
-  readonly sha256: string;
-}
 
 /** The validated configuration of one Control process. */
 export interface ControlConfig {
@@ -107,9 +88,6 @@ export interface LoadConfigOptions {
   /** Values that override file and env, for tests and embedding. */
   readonly overrides?: ConfigInput;
 }
-
-/** The JSON shape of the config file; every key optional. */
-export type ConfigInput = Record<string, unknown>;
 
 /**
  * Loads and validates the configuration. Precedence: overrides > env > file > defaults.
@@ -230,13 +208,6 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-
-/** Formats an address for grpc-js / URLs (IPv6 in brackets). */
-export function formatAddress(address: ListenAddress): string {
-  return address.host.includes(":")
-    ? `[${address.host}]:${address.port}`
-    : `${address.host}:${address.port}`;
-}
 
 function deepMerge(base: ConfigInput, over: ConfigInput): ConfigInput {
   const out: ConfigInput = { ...base };

@@ -6,7 +6,7 @@ import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { bearerToken, digestsEqual, newSecret, sha256OfText } from "../auth/secrets.js";
-import type { AdminRole, ConfiguredAdminToken } from "../config.js";
+import type { AdminRole, ConfiguredAdminToken } from "../config-reader.js";
 
 /** Who called: the token's name and role, and the client's address. */
 export interface Principal {

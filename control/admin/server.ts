@@ -19,19 +19,14 @@ import {
 } from "@connectrpc/connect";
 import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import type { ListenAddress } from "../config.js";
 import { ControlError, toConnectError } from "../errors.js";
 import type { Logger } from "../log.js";
+import type { HttpRoute } from "../shared/http-route.js";
+import type { ListenAddress } from "../shared/listen-address.js";
 import { nulTextPath } from "../shared/nul-text.js";
 import type { AdminTlsConfig } from "../tls/config.js";
 import { authInterceptor, peerKey, type TokenEntry } from "./auth.js";
 import type { Metrics } from "./metrics.js";
-
-/** A plain HTTP route served next to the API; returns false to pass the request on. */
-export type HttpRoute = (
-  req: IncomingMessage | Http2ServerRequest,
-  res: ServerResponse | Http2ServerResponse,
-) => boolean | Promise<boolean>;
 
 /** Options of {@link startAdminServer}. */
 export interface AdminServerOptions {

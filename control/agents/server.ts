@@ -8,8 +8,8 @@ import {
   AgentControlService,
   AgentMessageSchema,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
-import { formatAddress, type ListenAddress } from "../config.js";
 import { grpcServiceDefinition } from "../shared/grpc-service.js";
+import { formatAddress, type ListenAddress } from "../shared/listen-address.js";
 import { nulTextPath } from "../shared/nul-text.js";
 import { type IncomingMessage, MALFORMED, type SessionDeps, serveAgentStream } from "./session.js";
 

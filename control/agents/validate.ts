@@ -5,10 +5,11 @@
 import type { Hello, ObservedState } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { OperationPhase } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { NodeHello } from "../db/node-store.js";
+import { isNodeId, NODE_ID_MAX_LENGTH } from "../shared/node-id.js";
 
 /** Limits on what one Hello may carry. */
 export const HELLO_LIMITS = {
-  nodeIdLength: 128,
+  nodeIdLength: NODE_ID_MAX_LENGTH,
   labels: 64,
   labelKeyLength: 63,
   labelValueLength: 256,
@@ -19,7 +20,6 @@ export const HELLO_LIMITS = {
 /** A semantic version (2.0.0), build metadata allowed. */
 export const SEMVER =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
-const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 const PLATFORM = /^[a-z0-9]+-[a-z0-9_]+$/;
 const LABEL_KEY = /^[A-Za-z0-9]([A-Za-z0-9._/-]*[A-Za-z0-9])?$/;
 const TOKEN_LIKE = /^[A-Za-z0-9._:-]+$/;
@@ -38,11 +38,7 @@ export function checkHello(
   hello: Hello,
 ): Checked<Omit<NodeHello, "capabilities"> & { offered: string[] }> {
   const problems: string[] = [];
-  if (
-    !hello.nodeId ||
-    hello.nodeId.length > HELLO_LIMITS.nodeIdLength ||
-    !NODE_ID.test(hello.nodeId)
-  ) {
+  if (!isNodeId(hello.nodeId)) {
     problems.push(
       `node_id must be 1-${HELLO_LIMITS.nodeIdLength} characters of letters, digits, '.', '_', ':' or '-'`,
     );

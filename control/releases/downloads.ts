@@ -5,9 +5,9 @@
  * the route needs no credential. Files are cached in memory by sha256 (bounded), so a
  * fleet downloading one release reads each file from PostgreSQL once.
  */
-import type { HttpRoute } from "../admin/server.js";
 import type { Database } from "../db/database.js";
 import { ReleaseEntity } from "../db/entities/index.js";
+import type { HttpRoute } from "../shared/http-route.js";
 
 const PATH = /^\/downloads\/agent\/([^/]+)\/([^/]+)$/;
 

@@ -4,12 +4,10 @@
  * the id must be a valid node id (the same rule as Hello's `node_id`).
  */
 import type { PeerCertificate } from "node:tls";
-import { HELLO_LIMITS } from "../agents/validate.js";
+import { isNodeId } from "../shared/node-id.js";
 
 /** The URI scheme and authority of a node identity in a certificate's subjectAltName. */
 export const NODE_URI_PREFIX = "agentcontrol://node/";
-
-const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 
 /** What a verified client certificate says about the node: its id, or why it names none. */
 export type CertificateNode =
@@ -26,7 +24,7 @@ export function nodeOfCertificate(cert: PeerCertificate): CertificateNode {
   }
   const fromUri = uris[0];
   if (fromUri !== undefined) {
-    return validNodeId(fromUri)
+    return isNodeId(fromUri)
       ? { ok: true, nodeId: fromUri, from: "uri" }
       : { ok: false, problem: `client certificate node URI "${clip(fromUri)}" is not a node id` };
   }
@@ -34,14 +32,9 @@ export function nodeOfCertificate(cert: PeerCertificate): CertificateNode {
   if (cn === undefined) {
     return { ok: false, problem: `client certificate has no ${NODE_URI_PREFIX}<id> URI and no CN` };
   }
-  return validNodeId(cn)
+  return isNodeId(cn)
     ? { ok: true, nodeId: cn, from: "cn" }
     : { ok: false, problem: `client certificate CN "${clip(cn)}" is not a node id` };
-}
-
-/** True for a string usable as a node id. */
-export function validNodeId(id: string): boolean {
-  return id.length > 0 && id.length <= HELLO_LIMITS.nodeIdLength && NODE_ID.test(id);
 }
 
 /** One `TYPE:value` entry of Node's subjectaltname text (values may be JSON-quoted). */

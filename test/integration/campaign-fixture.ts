@@ -6,7 +6,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { type Fleet, type FleetOptions, startFleet } from "../../agent-sim/index.js";
-import type { ConfigInput } from "../../control/config.js";
+import type { ConfigInput } from "../../control/config-reader.js";
 import type { ReleaseKeyPair } from "../../control/shared/release/index.js";
 import { AuditService } from "../../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import {
