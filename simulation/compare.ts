@@ -1,7 +1,9 @@
 /**
  * I9: Control crashes, restarts, lease losses and database outages never change the outcome
  * of a seed. What is compared is what the scenario decides, not what timing decides: each
- * campaign's phase, code and batch states, and the version every agent ends on. Only calm
+ * campaign's phase, code and batch states, and the version every agent of a passed or rolled
+ * back batch ends on (which nodes of a batch that breached and stopped or paused were offered
+ * before the breach was known depends on when slots freed up). Only calm
  * scenarios are compared (`Scenario.calm`: timing-free behaviours, no operator); the others,
  * whose outcome depends on timing by design (an operator's command at a given time, agents
  * that flap, go silent or return late), are held to the invariants alone.
@@ -18,8 +20,12 @@ export function outcomeDifference(clean: RunResult, faulty: RunResult): string |
     if (a !== b) return `campaign ${id} ended ${a} without faults but ${b} with them`;
   }
   for (const [id, v] of Object.entries(clean.outcome.nodes)) {
+    // Which nodes of a breached batch were offered before the breach was known depends on
+    // when slots freed up; a passed or rolled-back batch decides where each node ends.
+    if (v.batch !== "passed" && v.batch !== "rolled_back") continue;
     const f = faulty.outcome.nodes[id];
-    if (v !== f) return `${id} ends on ${v} without faults but on ${f} with them`;
+    if (v.version !== f?.version)
+      return `${id} (batch ${v.batch}) ends on ${v.version} without faults but on ${f?.version} with them`;
   }
   return undefined;
 }

@@ -39,7 +39,8 @@ const PAUSE_ANSWER_MS = 10 * 60_000;
 /** How each campaign ended, and where each node ended: what faults must not change (I9). */
 export interface Outcome {
   readonly campaigns: Record<string, { phase: string; code: string; batches: string[] }>;
-  readonly nodes: Record<string, string>;
+  /** Per agent: the version it ends on, and how the batch it was in (if any) ended. */
+  readonly nodes: Record<string, { readonly version: string; readonly batch: string }>;
 }
 
 /** The result of one run. */
@@ -375,7 +376,13 @@ function outcomeOf(store: MemoryCampaignStore, fleet: SimFleet): Outcome {
     const s: CampaignState = c.campaign;
     campaigns[id] = { phase: s.phase, code: s.code ?? "", batches: s.batches.map((b) => b.state) };
   }
-  const nodes: Record<string, string> = {};
-  for (const [id, a] of fleet.agents) nodes[id] = a.version;
+  const nodes: Outcome["nodes"] = {};
+  for (const [id, a] of fleet.agents) nodes[id] = { version: a.version, batch: "" };
+  for (const [id, c] of store.tables.campaigns) {
+    for (const n of store.tables.nodes.get(id) ?? []) {
+      const node = nodes[n.nodeId];
+      if (node) nodes[n.nodeId] = { ...node, batch: c.campaign.batches[n.batch]?.state ?? "" };
+    }
+  }
   return { campaigns, nodes };
 }

@@ -128,6 +128,8 @@ function edgeOf(
           : "succeed";
     scripts.push({
       ...template,
+      stepMs: Math.min(template.stepMs, 2000),
+      restartMs: Math.min(template.restartMs, 15_000),
       id: `node-${String(i).padStart(3, "0")}`,
       labels: { group: "0" },
       behaviour,
@@ -173,8 +175,10 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
       labels: { group: String(i % groups), ...(prng.next() < 0.1 ? { canary: "true" } : {}) },
       behaviour: behaviour(prng, failureBias, calm),
       rollback,
-      stepMs: int(prng, 50, 3000),
-      restartMs: int(prng, 500, 40_000),
+      // A calm agent is never near a timeout (1 minute at least): 4 steps, a restart, a
+      // reconnect and an outage fit in it, so only Control's faults could make it time out.
+      stepMs: int(prng, 50, calm ? 2000 : 3000),
+      restartMs: int(prng, 500, calm ? 15_000 : 40_000),
       configCapable: prng.next() < 0.5,
       onlineAt: !calm && prng.next() < 0.2 ? int(prng, 0, 5 * MIN) : int(prng, 0, 2400),
     });
@@ -237,9 +241,10 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
     const fp = createPrng(deriveSeed(seed, 2));
     const count = int(fp, 1, 6);
     for (let k = 0; k < count; k++) {
-      const at = int(fp, 0, 60 * MIN);
+      const at = int(fp, 0, fp.next() < 0.8 ? 10 * MIN : 60 * MIN);
       const kind = pick(fp, ["crash", "crash", "lease_loss", "outage"] as const);
-      if (kind === "crash") faultList.push({ kind, at, downMs: int(fp, 200, 20_000) });
+      if (kind === "crash")
+        faultList.push({ kind, at, downMs: int(fp, 200, fp.next() < 0.7 ? 20_000 : 180_000) });
       else if (kind === "lease_loss") faultList.push({ kind, at });
       else faultList.push({ kind, at, durationMs: int(fp, 500, 30_000) });
     }

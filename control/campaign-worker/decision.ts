@@ -123,6 +123,7 @@ export async function runDecision(
       changedFacts: copy.helloSince,
       positions: copy.positions,
       pools: await tx.poolLoads(copy.pools, campaignId, now.getTime()),
+      readyAt: deps.liveness.readyAt,
     };
     let decision = decide(input);
     const disabled = await disabledOffers(tx, decision);

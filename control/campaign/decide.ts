@@ -5,7 +5,14 @@
 import { inFlight } from "./batch-rules.js";
 import { applyCommand } from "./commands.js";
 import type { Draft } from "./draft.js";
-import { activeNodes, changedNodes, createDraft, currentBatch, type FactsLookup } from "./draft.js";
+import {
+  activeNodes,
+  changedNodes,
+  createDraft,
+  currentBatch,
+  type FactsLookup,
+  judgedDeadline,
+} from "./draft.js";
 import { judgeBreach, judgeFinish, judgePass } from "./judge-batch.js";
 import { judgeRollback, judgeUpgrade, judgeVerifying } from "./judge-node.js";
 import type {
@@ -42,6 +49,12 @@ export interface DecideInput {
    * looked at whole.
    */
   readonly changedFacts?: ReadonlySet<string> | undefined;
+  /**
+   * When the deciding Control became ready (took the lead), epoch ms: reconnect and rollback
+   * deadlines are never judged within a reconnect timeout of it (no node could be reached while
+   * no Control decided). Undefined: deadlines are judged as they stand.
+   */
+  readonly readyAt?: number | undefined;
   /** Position of each node id in `nodes`, when the caller keeps one (saves building it). */
   readonly positions?: ReadonlyMap<string, number> | undefined;
   /**
@@ -121,10 +134,10 @@ function nextWake(d: Draft): number | undefined {
   const times: number[] = [];
   for (const n of activeNodes(d)) {
     if (inFlight(n, d.now) && n.state !== "verifying" && n.reconnectDeadline !== undefined)
-      times.push(n.reconnectDeadline);
+      times.push(judgedDeadline(d, n.reconnectDeadline));
     if (n.state === "verifying" && n.graceEndsAt !== undefined) times.push(n.graceEndsAt);
     if (n.state === "rolling_back" && n.rollbackDeadline !== undefined)
-      times.push(n.rollbackDeadline);
+      times.push(judgedDeadline(d, n.rollbackDeadline));
   }
   const c = d.campaign;
   const b = currentBatch(d);
@@ -153,6 +166,7 @@ export function decide(input: DecideInput): Decision {
     input.positions,
     input.pools,
   );
+  if (input.readyAt !== undefined) d.readyAt = input.readyAt;
   if (input.changedFacts !== undefined) {
     d.changedFacts = { batch: input.campaign.currentBatch, nodeIds: input.changedFacts };
   }

@@ -34,6 +34,11 @@ export interface FactsLookup {
 /** Mutable state of one decision. */
 export interface Draft {
   readonly now: number;
+  /**
+   * When the deciding Control became ready (took the lead); deadlines are never judged within
+   * a reconnect timeout of it ({@link judgedDeadline}). -Infinity when not given.
+   */
+  readyAt: number;
   readonly target: Target;
   campaign: CampaignState;
   /** Every node record in canary order; records are replaced, never mutated. */
@@ -123,6 +128,7 @@ export function createDraft(
   }
   return {
     now,
+    readyAt: Number.NEGATIVE_INFINITY,
     target,
     campaign,
     records,
@@ -351,6 +357,16 @@ export function emit(d: Draft, action: Action): void {
   d.emitted.add(action.operationId);
   d.actions.push(action);
   d.revision++;
+}
+
+/**
+ * When a deadline of the campaign is judged: the deadline itself, but never within a reconnect
+ * timeout of the moment the deciding Control became ready. While no Control decided (a
+ * restart, a takeover), no node could be sent its operation or be seen back, so every node
+ * gets a full timeout from then.
+ */
+export function judgedDeadline(d: Draft, deadline: number): number {
+  return Math.max(deadline, d.readyAt + d.campaign.spec.reconnectTimeoutMs);
 }
 
 /** The facts of a node, if the worker supplied any. */

@@ -4,7 +4,7 @@
  */
 import { assertNever } from "./assert-never.js";
 import type { Draft } from "./draft.js";
-import { currentBatch, factsOf, updateNode } from "./draft.js";
+import { currentBatch, factsOf, judgedDeadline, updateNode } from "./draft.js";
 import type { CampaignNode } from "./model.js";
 import { CAP_CONFIG } from "./model.js";
 import { detail, minutes, reportFor, sendFailureFor } from "./reports.js";
@@ -138,7 +138,7 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
       return;
     }
   }
-  if (n.reconnectDeadline !== undefined && d.now >= n.reconnectDeadline) {
+  if (n.reconnectDeadline !== undefined && d.now >= judgedDeadline(d, n.reconnectDeadline)) {
     const within = minutes(d.campaign.spec.reconnectTimeoutMs);
     if (f?.online !== true && n.state !== "restarting") {
       updateNode(

@@ -11,6 +11,7 @@ import {
   currentBatch,
   emit,
   factsOf,
+  judgedDeadline,
   tallyOf,
   updateBatch,
   updateCampaign,
@@ -224,7 +225,7 @@ export function judgeRollback(d: Draft, n: CampaignNode): void {
     );
     return;
   }
-  if (n.rollbackDeadline !== undefined && d.now >= n.rollbackDeadline) {
+  if (n.rollbackDeadline !== undefined && d.now >= judgedDeadline(d, n.rollbackDeadline)) {
     updateNode(
       d,
       n,
