@@ -78,6 +78,12 @@ export interface CampaignWorker {
   onDecided(listener: (campaignId: string) => void): () => void;
 }
 
+/** Resolves when `signal` aborts (a wait on an event, not on time). */
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+}
+
 async function nap(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0 || signal.aborted) return;
   await clock.sleep(ms, signal).catch(() => {});
@@ -102,6 +108,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   let nextPeriodic = 0;
   let nextResend = 0;
   let waker: AbortController | undefined;
+  let flushWaker: AbortController | undefined;
 
   const wake = () => waker?.abort();
   const intake = new EventIntake({
@@ -126,6 +133,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const onEvent = (event: AgentEvent) => {
     if (event.kind === "disconnected") lastHeard.set(event.nodeId, o.clock.now().getTime());
     intake.handle(event);
+    if (intake.pending) flushWaker?.abort();
   };
   const deps = {
     store: o.store,
@@ -320,11 +328,19 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     async run(signal) {
       const unsubscribe = o.gateway.subscribe(onEvent);
       // Reports are written within ~50 ms of arrival even while a long decision or send runs
-      // (a pass also flushes before deciding, so decisions always see what arrived).
+      // (a pass also flushes before deciding, so decisions always see what arrived). With
+      // nothing buffered the flusher sleeps until an event buffers something: no idle polling.
       const flusher = (async () => {
         while (!signal.aborted) {
+          if (!intake.pending) {
+            const controller = new AbortController();
+            flushWaker = controller;
+            await aborted(AbortSignal.any([signal, controller.signal]));
+            flushWaker = undefined;
+            continue;
+          }
           await nap(o.clock, REPORT_FLUSH_MS, signal);
-          if (intake.pending) await intake.flush().catch(() => {});
+          await intake.flush().catch(() => {});
         }
       })();
       try {
