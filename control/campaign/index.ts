@@ -39,7 +39,16 @@
  *
  * Order within a decision, repeated to a fixpoint (so a re-run on the result is a no-op): apply
  * commands → judge every non-final node → breach → rollback end → settle nodes needing no offer
- * → offer → pass batch / start next / complete → finish.
+ * → breach → offer → breach (skipping nodes that went away shrinks the denominator) → pass
+ * batch / start next / complete → finish. `judgePass` itself refuses a breached batch.
+ * Also given: `pools` (each pool's fleet size and nodes in flight in other campaigns) and
+ * `readyAt` (when the deciding Control took the lead: no reconnect or rollback deadline is
+ * judged within one reconnect timeout of it).
+ *
+ * ## Safety invariants
+ * I1–I3 and I6 are executable over records in `invariants.ts` ({@link recordViolations},
+ * {@link transitionViolations}); the property tests run them at every decision and the
+ * deterministic simulation (`simulation/`) after every step, with the fleet-wide I4, I5, I7–I9.
  *
  * Output ({@link Decision}): `changes` (full new campaign record if changed; full new records
  * of changed nodes only), `actions` (upgrade/rollback/confirm with deterministic ids
@@ -55,6 +64,10 @@
  * audit rows for events. Use a `version` column on the campaign row to fence two writers.
  * After commit, send outbox rows; re-send unacknowledged ones on reconnect (at-least-once;
  * the agent dedupes by id). decide never re-emits an action: delivery is the outbox's job.
+ * Operations sent after a node is final (a rollback to a `timed_out` or `failed`
+ * config_apply_failed / reconnect_timeout node of a rolled-back batch; a confirm to an
+ * `already_current` node of a passed batch) are recorded on it with `annotateFinal`, its state
+ * kept.
  * Run decide every worker tick (5 s), on every agent event of a campaign node, and at `wakeAt`.
  * Admin commands: check `commandError` (→ `campaign_state`), then run decide with the command
  * in the same transaction as the audit row; a stale command is ignored (event says why).
