@@ -7,10 +7,12 @@ import type { MigrationObject } from "@mikro-orm/core";
 import { Migration0001Foundation } from "./0001-foundation.js";
 import { Migration0002Releases } from "./0002-releases.js";
 import { Migration0003Campaigns } from "./0003-campaigns.js";
+import { Migration0004ArtifactStorage } from "./0004-artifact-storage.js";
 
 /** The migrations applied at start, oldest first. */
 export const MIGRATIONS: MigrationObject[] = [
   { name: "0001-foundation", class: Migration0001Foundation },
   { name: "0002-releases", class: Migration0002Releases },
   { name: "0003-campaigns", class: Migration0003Campaigns },
+  { name: "0004-artifact-storage", class: Migration0004ArtifactStorage },
 ];
