@@ -2,9 +2,16 @@
  * The simulator's command line (SPEC §7 names the flags), parsed strictly into
  * {@link FleetOptions}: an unknown flag or a bad value gives one line naming it.
  */
+import { accessSync, constants, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { HEADER_TOKEN_RULE, isHeaderToken } from "../control/shared/header-token.js";
+import { parseAddress } from "../control/shared/listen-address.js";
+import { isNodeId, NODE_ID_MAX_LENGTH } from "../control/shared/node-id.js";
+import { parsePin } from "../control/shared/release/keys.js";
+import { isSemver } from "../control/shared/release/semver.js";
 import type { BehaviourRates } from "./behaviours.js";
-import { type FleetOptions, validateFleetOptions } from "./fleet-options.js";
+import { type FleetOptions, MAX_AGENTS, validateFleetOptions } from "./fleet-options.js";
 
 /** What the command line asks for. */
 export type CliCommand =
@@ -122,6 +129,13 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {
   }
 }
 
+/** The longest delay a timer can wait (Node clamps anything longer to 1 ms). */
+const MAX_TIMER_MS = 2_147_483_647;
+/** How far heartbeats may be stretched; beyond it no Control would see the agent alive. */
+const MAX_HEARTBEAT_SCALE = 1000;
+/** What Control accepts as a platform in a Hello (control/agents/validate.ts). */
+const PLATFORM = /^[a-z0-9]+-[a-z0-9_]+$/;
+
 function toCommand(
   v: Record<string, string | boolean | undefined>,
   env: NodeJS.ProcessEnv,
@@ -130,20 +144,24 @@ function toCommand(
     const value = v[flag];
     return typeof value === "string" ? value : undefined;
   };
-  const int = (flag: string, min = 0) => {
-    const text = str(flag);
-    if (text === undefined) return undefined;
-    if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) {
-      throw new Error(`--${flag} must be an integer ≥ ${min}, got ${JSON.stringify(text)}`);
-    }
-    return Number(text);
-  };
-  const positive = (flag: string) => {
+  const int = (flag: string, min = 0, max = Number.MAX_SAFE_INTEGER) => {
     const text = str(flag);
     if (text === undefined) return undefined;
     const value = Number(text);
-    if (text.trim() === "" || !Number.isFinite(value) || value <= 0) {
-      throw new Error(`--${flag} must be a number > 0, got ${JSON.stringify(text)}`);
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min || value > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
+      throw new Error(`--${flag} must be an integer ${range}, got ${JSON.stringify(text)}`);
+    }
+    return value;
+  };
+  const ms = (flag: string, min = 0) => int(flag, min, MAX_TIMER_MS);
+  const positive = (flag: string, max = Number.MAX_VALUE) => {
+    const text = str(flag);
+    if (text === undefined) return undefined;
+    const value = Number(text);
+    if (text.trim() === "" || !Number.isFinite(value) || value <= 0 || value > max) {
+      const range = max === Number.MAX_VALUE ? "> 0" : `> 0 and at most ${max}`;
+      throw new Error(`--${flag} must be a number ${range}, got ${JSON.stringify(text)}`);
     }
     return value;
   };
@@ -153,9 +171,9 @@ function toCommand(
     const match = /^(\d+)(?:-(\d+))?$/.exec(text);
     const min = Number(match?.[1]);
     const max = Number(match?.[2] ?? match?.[1]);
-    if (match === null || max < min) {
+    if (match === null || max < min || max > MAX_TIMER_MS) {
       throw new Error(
-        `--${flag} must be MIN-MAX milliseconds (e.g. 1000-5000), got ${JSON.stringify(text)}`,
+        `--${flag} must be MIN-MAX milliseconds (e.g. 1000-5000, at most ${MAX_TIMER_MS}), got ${JSON.stringify(text)}`,
       );
     }
     return [min, max];
@@ -181,40 +199,140 @@ function toCommand(
       `--log-level must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(logLevel)}`,
     );
   }
+  const count = int("count", 1, MAX_AGENTS) ?? 1;
   const options: FleetOptions = {
-    server: str("server") ?? "127.0.0.1:7443",
-    count: int("count", 1) ?? 1,
+    server: checkServer(str("server") ?? "127.0.0.1:7443"),
+    count,
     connectRate: positive("connect-rate") ?? 500,
     rates,
     download: v["no-download"] !== true,
   };
-  const joinToken = str("join-token") ?? env.AGENT_SIM_JOIN_TOKEN;
+  const joinToken = checkJoinToken(str("join-token"), env.AGENT_SIM_JOIN_TOKEN);
   if (joinToken !== undefined) options.joinToken = joinToken;
+  const pins = list("pins");
+  pins?.forEach(checkPin);
   const optional: { [K in keyof FleetOptions]?: FleetOptions[K] | undefined } = {
     seed: int("seed"),
-    idPrefix: str("id-prefix"),
+    idPrefix: checkIdPrefix(str("id-prefix"), count),
     labels: parseLabels(str("labels")),
-    platform: str("platform"),
-    version: str("version"),
+    platform: checkPlatform(str("platform")),
+    version: checkVersion(str("version"), "version"),
     restartMs: range("restart-ms"),
     flapMs: range("flap-ms"),
-    failVersions: list("fail-versions"),
-    pins: list("pins"),
-    threshold: int("threshold", 1),
-    stateDir: str("state-dir"),
-    poolCount: int("pool-count"),
-    canaryCount: int("canary-count"),
-    heartbeatScale: positive("heartbeat-scale"),
-    stepMs: int("step-ms"),
-    configFailDelayMs: int("config-fail-delay-ms"),
-    downloadStallMs: int("download-stall-ms", 1),
+    failVersions: list("fail-versions")?.map((version) => checkVersion(version, "fail-versions")),
+    pins,
+    threshold: int("threshold", 1, 1000),
+    stateDir: checkStateDir(str("state-dir")),
+    poolCount: int("pool-count", 0, MAX_AGENTS),
+    canaryCount: int("canary-count", 0, MAX_AGENTS),
+    heartbeatScale: positive("heartbeat-scale", MAX_HEARTBEAT_SCALE),
+    stepMs: ms("step-ms"),
+    configFailDelayMs: ms("config-fail-delay-ms"),
+    downloadStallMs: ms("download-stall-ms", 1),
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) (options as unknown as Record<string, unknown>)[key] = value;
   }
   const problem = validateFleetOptions(options);
   if (problem !== undefined) throw new Error(problem);
-  return { kind: "run", options, logLevel, statusEveryMs: int("status-every-ms") ?? 5000 };
+  return { kind: "run", options, logLevel, statusEveryMs: ms("status-every-ms") ?? 5000 };
+}
+
+/** `--server`: HOST:PORT with a port from 1 to 65535 (IPv6 hosts in brackets). */
+function checkServer(text: string): string {
+  const address = parseAddress(text);
+  if (address === undefined || address.port === 0 || address.host === "" || text !== text.trim()) {
+    throw new Error(
+      `--server must be HOST:PORT with a port from 1 to 65535, got ${JSON.stringify(text)}`,
+    );
+  }
+  return text;
+}
+
+/** `--join-token` (or AGENT_SIM_JOIN_TOKEN): sent as a header, so header-safe. Never echoed. */
+function checkJoinToken(flag: string | undefined, fromEnv: string | undefined): string | undefined {
+  const [token, source] =
+    flag !== undefined
+      ? [flag, "--join-token"]
+      : fromEnv !== undefined && fromEnv !== ""
+        ? [fromEnv, "AGENT_SIM_JOIN_TOKEN"]
+        : [undefined, ""];
+  if (token !== undefined && !isHeaderToken(token)) {
+    throw new Error(`${source} ${HEADER_TOKEN_RULE}`);
+  }
+  return token;
+}
+
+function checkPin(pin: string): void {
+  try {
+    parsePin(pin);
+  } catch (error) {
+    throw new Error(`--pins: ${(error as Error).message}`);
+  }
+}
+
+/** `--id-prefix`: the node ids `<prefix>-00001`… it makes must be ones Control accepts. */
+function checkIdPrefix(prefix: string | undefined, count: number): string | undefined {
+  if (prefix === undefined) return undefined;
+  const last = `${prefix}-${String(count).padStart(5, "0")}`;
+  if (!isNodeId(`${prefix}-00001`) || !isNodeId(last)) {
+    throw new Error(
+      `--id-prefix must start with a letter or digit and hold only letters, digits, '.', '_', ':' or '-', with ${last} at most ${NODE_ID_MAX_LENGTH} characters`,
+    );
+  }
+  return prefix;
+}
+
+function checkPlatform(platform: string | undefined): string | undefined {
+  if (platform !== undefined && (!PLATFORM.test(platform) || platform.length > 32)) {
+    throw new Error(`--platform must look like linux-amd64, got ${JSON.stringify(platform)}`);
+  }
+  return platform;
+}
+
+function checkVersion<T extends string | undefined>(version: T, flag: string): T {
+  if (version !== undefined && !isSemver(version)) {
+    throw new Error(
+      `--${flag} must be a semantic version such as 1.4.0, got ${JSON.stringify(version)}`,
+    );
+  }
+  return version;
+}
+
+/**
+ * `--state-dir`: an existing directory this process may read and write, or one it may create
+ * (its nearest existing parent is a writable directory).
+ */
+function checkStateDir(dir: string | undefined): string | undefined {
+  if (dir === undefined) return undefined;
+  const fail = (why: string) => new Error(`--state-dir ${JSON.stringify(dir)} ${why}`);
+  if (dir === "") throw fail("must name a directory");
+  let at = resolve(dir);
+  for (;;) {
+    let stats: ReturnType<typeof statSync>;
+    try {
+      stats = statSync(at);
+    } catch (error) {
+      const parent = dirname(at);
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code === "ENOENT" || code === "ENOTDIR") && parent !== at) {
+        at = parent;
+        continue;
+      }
+      throw fail(`cannot be used (${code ?? "unreadable"})`);
+    }
+    if (!stats.isDirectory()) {
+      throw fail(
+        at === resolve(dir) ? "is not a directory" : `cannot be created: ${at} is not a directory`,
+      );
+    }
+    try {
+      accessSync(at, constants.R_OK | constants.W_OK | constants.X_OK);
+    } catch {
+      throw fail(at === resolve(dir) ? "is not writable" : `cannot be created in ${at}`);
+    }
+    return dir;
+  }
 }
 
 function parseLabels(text: string | undefined): Record<string, string> | undefined {

@@ -1,5 +1,14 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseCliArgs } from "../../../agent-sim/cli-args.js";
+import { generateKeyPair } from "../../../control/shared/release/index.js";
+
+const [pinA, pinB] = [(await generateKeyPair()).pin, (await generateKeyPair()).pin];
+const scratch = await mkdtemp(join(tmpdir(), "sim-cli-args-"));
+const aFile = join(scratch, "a-file");
+await writeFile(aFile, "");
 
 function run(argv: string[]) {
   const parsed = parseCliArgs(argv);
@@ -48,7 +57,7 @@ describe("simulator flags", () => {
       "--fail-versions",
       "2.0.0,2.1.0",
       "--pins",
-      "ed25519:a,ed25519:b",
+      `${pinA},${pinB}`,
       "--threshold",
       "2",
       "--state-dir",
@@ -92,7 +101,7 @@ describe("simulator flags", () => {
         silent: 0.05,
       },
       failVersions: ["2.0.0", "2.1.0"],
-      pins: ["ed25519:a", "ed25519:b"],
+      pins: [pinA, pinB],
       threshold: 2,
       stateDir: "/tmp/x",
       idPrefix: "edge",
@@ -117,6 +126,27 @@ describe("simulator flags", () => {
     });
   });
 
+  it("refuses a header-unsafe AGENT_SIM_JOIN_TOKEN, naming the variable and not the token", () => {
+    const parsed = parseCliArgs([], { AGENT_SIM_JOIN_TOKEN: "secret\r\nx-evil: 1" });
+    expect(parsed).toEqual({
+      ok: false,
+      message: "AGENT_SIM_JOIN_TOKEN must be printable ASCII without spaces or newlines",
+    });
+  });
+
+  it("accepts a state dir it can create and the largest timer values", () => {
+    const command = run([
+      "--state-dir",
+      join(scratch, "new", "deeper"),
+      "--status-every-ms",
+      "2147483647",
+      "--restart-ms",
+      "0-2147483647",
+    ]);
+    expect(command.options.stateDir).toBe(join(scratch, "new", "deeper"));
+    expect(command.statusEveryMs).toBe(2_147_483_647);
+  });
+
   it("answers --help", () => {
     expect(parseCliArgs(["--help"])).toEqual({ ok: true, command: { kind: "help" } });
   });
@@ -124,7 +154,7 @@ describe("simulator flags", () => {
   it.each([
     [["--bogus"], /bogus/],
     [["--count"], /count/],
-    [["--count", "0"], /--count must be an integer ≥ 1/],
+    [["--count", "0"], /--count must be an integer from 1 to 100000/],
     [["--count", "1.5"], /--count/],
     [["--count", "200000"], /count must be an integer from 1 to 100000/],
     [["--refuse-rate", "1.5"], /--refuse-rate must be a number from 0 to 1/],
@@ -136,8 +166,45 @@ describe("simulator flags", () => {
     [["--server", "nope"], /server must be HOST:PORT/],
     [["--heartbeat-scale", "0"], /--heartbeat-scale must be a number > 0/],
     [["--log-level", "loud"], /--log-level must be one of/],
-    [["--pins", "ed25519:a", "--threshold", "2"], /threshold 2 exceeds the 1 pins/],
+    [["--pins", pinA!, "--threshold", "2"], /threshold 2 exceeds the 1 pins/],
     [["positional"], /positional/i],
+    [
+      ["--join-token", "abc\ndef"],
+      /^--join-token must be printable ASCII without spaces or newlines$/,
+    ],
+    [["--join-token", "two words"], /^--join-token must be printable ASCII/],
+    [["--join-token", "tok\u00e9n"], /^--join-token must be printable ASCII/],
+    [["--join-token", ""], /^--join-token must be printable ASCII/],
+    [["--server", "127.0.0.1:70000"], /^--server must be HOST:PORT with a port from 1 to 65535/],
+    [["--server", "127.0.0.1:0"], /^--server must be HOST:PORT/],
+    [["--server", ":7443"], /^--server must be HOST:PORT/],
+    [["--count", "1e3"], /^--count must be an integer from 1 to 100000/],
+    [["--seed", "-1"], /--seed/],
+    [["--seed", "99999999999999999999"], /^--seed must be an integer ≥ 0/],
+    [
+      ["--status-every-ms", "9999999999"],
+      /^--status-every-ms must be an integer from 0 to 2147483647/,
+    ],
+    [["--step-ms", "1.5"], /^--step-ms must be an integer/],
+    [["--download-stall-ms", "0"], /^--download-stall-ms must be an integer from 1/],
+    [["--restart-ms", "1-9999999999"], /^--restart-ms must be MIN-MAX milliseconds/],
+    [["--heartbeat-scale", "1e9"], /^--heartbeat-scale must be a number > 0 and at most 1000/],
+    [["--connect-rate", "NaN"], /^--connect-rate must be a number > 0/],
+    [["--threshold", "0"], /^--threshold must be an integer from 1 to 1000/],
+    [["--pins", "ed25519:a"], /^--pins: /],
+    [["--pins", "rsa:abc"], /^--pins: /],
+    [["--version", "v1"], /^--version must be a semantic version/],
+    [["--fail-versions", "2.0.0,latest"], /^--fail-versions must be a semantic version.*"latest"/],
+    [["--platform", "Linux AMD64"], /^--platform must look like linux-amd64/],
+    [["--id-prefix=-sim"], /^--id-prefix must start with a letter or digit/],
+    [["--id-prefix", "a b"], /^--id-prefix/],
+    [["--id-prefix", "x".repeat(123)], /^--id-prefix .* at most 128 characters/],
+    [["--state-dir", aFile], /^--state-dir ".*" is not a directory$/],
+    [
+      ["--state-dir", join(aFile, "sub")],
+      /^--state-dir ".*" cannot be created: .* is not a directory$/,
+    ],
+    [["--no-download=yes"], /no-download/],
   ])("refuses %j with one line naming the problem", (argv, message) => {
     const parsed = parseCliArgs(argv);
     expect(parsed.ok).toBe(false);

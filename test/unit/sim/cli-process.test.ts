@@ -47,10 +47,22 @@ describe("npm run sim", () => {
     expect(control.sessions).toHaveLength(3);
   });
 
-  it("exits 2 with one line naming a bad flag", async () => {
-    const run = sim(["--count", "many"]);
+  it.each([
+    [["--count", "many"], "--count"],
+    // The case: a token no header can carry crashed every agent loop, then idled.
+    [["--join-token", "join\nsecret"], "--join-token must be printable ASCII without spaces"],
+    [["--server", "127.0.0.1:99999"], "--server must be HOST:PORT"],
+    [["--restart-ms", "100-fast"], "--restart-ms must be MIN-MAX"],
+    [["--status-every-ms", "99999999999"], "--status-every-ms must be an integer"],
+    [["--state-dir", "/proc/version/state"], "--state-dir"],
+    [["--pins", "ed25519:nope"], "--pins"],
+    [["--bogus", "1"], "--bogus"],
+  ])("%j exits 2 with one line naming the flag, before any agent starts", async (args, named) => {
+    const run = sim(["--count", "2", "--server", "127.0.0.1:1", "--join-token", "ok", ...args]);
     expect(await run.exited).toBe(2);
-    expect(run.out.stderr.trim().split("\n")).toHaveLength(1);
-    expect(run.out.stderr).toContain("--count");
+    expect(run.out.stderr).toMatch(/^agent-sim: [^\n]+\n$/);
+    expect(run.out.stderr).toContain(named);
+    expect(run.out.stderr).not.toContain("secret");
+    expect(run.out.stdout).toBe("");
   });
 });
