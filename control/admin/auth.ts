@@ -69,26 +69,46 @@ export function matchToken(token: string, entries: readonly TokenEntry[]): Token
 /** The client's address, set per request by the HTTP adapter. */
 export const peerKey = createContextKey<string>("", { description: "client address" });
 
+/**
+ * Decides whether the bearer token in `authorization` may call `method` (`Service/Method`):
+ * the one check behind both the interceptor and the admin server's header-time guard
+ * (control/admin/request-guard.ts), which runs it before a byte of the body is read.
+ * @returns the token's entry
+ * @throws ConnectError `unauthenticated` (no or unknown token) or `permission_denied`
+ */
+export function authorizeCall(
+  method: string,
+  authorization: string | undefined,
+  entries: readonly TokenEntry[],
+): TokenEntry {
+  const required = METHOD_ROLES[method];
+  const token = bearerToken(authorization);
+  if (!token) {
+    throw new ConnectError(
+      "missing bearer token: send 'authorization: Bearer <admin token>'",
+      Code.Unauthenticated,
+    );
+  }
+  const entry = matchToken(token, entries);
+  if (!entry) throw new ConnectError("unknown admin token", Code.Unauthenticated);
+  if (!required || RANK[entry.role] < RANK[required]) {
+    const name = method.split("/").at(-1) ?? method;
+    throw new ConnectError(
+      `role ${entry.role} may not call ${name}${required ? ` (needs ${required})` : ""}`,
+      Code.PermissionDenied,
+    );
+  }
+  return entry;
+}
+
 /** Builds the Connect interceptor that authenticates and authorises every call. */
 export function authInterceptor(entries: readonly TokenEntry[]): Interceptor {
   return (next) => async (req) => {
-    const method = `${req.service.typeName}/${req.method.name}`;
-    const required = METHOD_ROLES[method];
-    const token = bearerToken(req.header.get("authorization") ?? undefined);
-    if (!token) {
-      throw new ConnectError(
-        "missing bearer token: send 'authorization: Bearer <admin token>'",
-        Code.Unauthenticated,
-      );
-    }
-    const entry = matchToken(token, entries);
-    if (!entry) throw new ConnectError("unknown admin token", Code.Unauthenticated);
-    if (!required || RANK[entry.role] < RANK[required]) {
-      throw new ConnectError(
-        `role ${entry.role} may not call ${req.method.name}${required ? ` (needs ${required})` : ""}`,
-        Code.PermissionDenied,
-      );
-    }
+    const entry = authorizeCall(
+      `${req.service.typeName}/${req.method.name}`,
+      req.header.get("authorization") ?? undefined,
+      entries,
+    );
     req.contextValues.set(principalKey, {
       name: entry.name,
       role: entry.role,
