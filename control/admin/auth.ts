@@ -31,6 +31,7 @@ export const METHOD_ROLES: Readonly<Record<string, AdminRole>> = {
   "agentcontrol.admin.v1.NodeService/GetNode": "viewer",
   "agentcontrol.admin.v1.NodeService/DisableNode": "operator",
   "agentcontrol.admin.v1.NodeService/EnableNode": "operator",
+  "agentcontrol.admin.v1.NodeService/ResetNode": "operator",
   "agentcontrol.admin.v1.NodeService/CreateJoinToken": "operator",
   "agentcontrol.admin.v1.NodeService/ListJoinTokens": "operator",
   "agentcontrol.admin.v1.NodeService/RevokeJoinToken": "operator",

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcontrol/admin/v1/node.proto.
  */
 export const file_agentcontrol_admin_v1_node: GenFile = /*@__PURE__*/
-  fileDesc("CiBhZ2VudGNvbnRyb2wvYWRtaW4vdjEvbm9kZS5wcm90bxIVYWdlbnRjb250cm9sLmFkbWluLnYxIq8DCgROb2RlEg8KB25vZGVfaWQYASABKAkSNwoGbGFiZWxzGAIgAygLMicuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUuTGFiZWxzRW50cnkSDAoEcG9vbBgDIAEoCRIQCghwbGF0Zm9ybRgEIAEoCRIVCg1hZ2VudF92ZXJzaW9uGAUgASgJEhgKEHByZXZpb3VzX3ZlcnNpb24YBiABKAkSDwoHYm9vdF9pZBgHIAEoCRIUCgxjYXBhYmlsaXRpZXMYCCADKAkSGgoSY29uZmlybWVkX3NlcXVlbmNlGAkgASgEEi4KCmZpcnN0X3NlZW4YCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3Rfc2VlbhgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGb25saW5lGAwgASgIEg8KB2VuYWJsZWQYDSABKAgSGgoSYWN0aXZlX2NhbXBhaWduX2lkGA4gASgJGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi8gEKEExpc3ROb2Rlc1JlcXVlc3QSQwoGbGFiZWxzGAEgAygLMjMuYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3ROb2Rlc1JlcXVlc3QuTGFiZWxzRW50cnkSEwoGb25saW5lGAIgASgISACIAQESDAoEcG9vbBgDIAEoCRIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCRIVCg1hZ2VudF92ZXJzaW9uGAYgASgJGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCQoHX29ubGluZSJsChFMaXN0Tm9kZXNSZXNwb25zZRIqCgVub2RlcxgBIAMoCzIbLmFnZW50Y29udHJvbC5hZG1pbi52MS5Ob2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRISCgp0b3RhbF9zaXplGAMgASgFIiEKDkdldE5vZGVSZXF1ZXN0Eg8KB25vZGVfaWQYASABKAkiPAoPR2V0Tm9kZVJlc3BvbnNlEikKBG5vZGUYASABKAsyGy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTm9kZSI1ChJEaXNhYmxlTm9kZVJlcXVlc3QSDwoHbm9kZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiQAoTRGlzYWJsZU5vZGVSZXNwb25zZRIpCgRub2RlGAEgASgLMhsuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUiJAoRRW5hYmxlTm9kZVJlcXVlc3QSDwoHbm9kZV9pZBgBIAEoCSI/ChJFbmFibGVOb2RlUmVzcG9uc2USKQoEbm9kZRgBIAEoCzIbLmFnZW50Y29udHJvbC5hZG1pbi52MS5Ob2RlIqsBCglKb2luVG9rZW4SCgoCaWQYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHcmV2b2tlZBgFIAEoCBIMCgR1c2VzGAYgASgFIlUKFkNyZWF0ZUpvaW5Ub2tlblJlcXVlc3QSJgoDdHRsGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhMKC2Rlc2NyaXB0aW9uGAIgASgJIloKF0NyZWF0ZUpvaW5Ub2tlblJlc3BvbnNlEi8KBXRva2VuGAEgASgLMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLkpvaW5Ub2tlbhIOCgZzZWNyZXQYAiABKAkiFwoVTGlzdEpvaW5Ub2tlbnNSZXF1ZXN0IkoKFkxpc3RKb2luVG9rZW5zUmVzcG9uc2USMAoGdG9rZW5zGAEgAygLMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLkpvaW5Ub2tlbiIkChZSZXZva2VKb2luVG9rZW5SZXF1ZXN0EgoKAmlkGAEgASgJIkoKF1Jldm9rZUpvaW5Ub2tlblJlc3BvbnNlEi8KBXRva2VuGAEgASgLMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLkpvaW5Ub2tlbjLjBQoLTm9kZVNlcnZpY2USXgoJTGlzdE5vZGVzEicuYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3ROb2Rlc1JlcXVlc3QaKC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdE5vZGVzUmVzcG9uc2USWAoHR2V0Tm9kZRIlLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXROb2RlUmVxdWVzdBomLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXROb2RlUmVzcG9uc2USZAoLRGlzYWJsZU5vZGUSKS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuRGlzYWJsZU5vZGVSZXF1ZXN0GiouYWdlbnRjb250cm9sLmFkbWluLnYxLkRpc2FibGVOb2RlUmVzcG9uc2USYQoKRW5hYmxlTm9kZRIoLmFnZW50Y29udHJvbC5hZG1pbi52MS5FbmFibGVOb2RlUmVxdWVzdBopLmFnZW50Y29udHJvbC5hZG1pbi52MS5FbmFibGVOb2RlUmVzcG9uc2UScAoPQ3JlYXRlSm9pblRva2VuEi0uYWdlbnRjb250cm9sLmFkbWluLnYxLkNyZWF0ZUpvaW5Ub2tlblJlcXVlc3QaLi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ3JlYXRlSm9pblRva2VuUmVzcG9uc2USbQoOTGlzdEpvaW5Ub2tlbnMSLC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdEpvaW5Ub2tlbnNSZXF1ZXN0Gi0uYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3RKb2luVG9rZW5zUmVzcG9uc2UScAoPUmV2b2tlSm9pblRva2VuEi0uYWdlbnRjb250cm9sLmFkbWluLnYxLlJldm9rZUpvaW5Ub2tlblJlcXVlc3QaLi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmV2b2tlSm9pblRva2VuUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiBhZ2VudGNvbnRyb2wvYWRtaW4vdjEvbm9kZS5wcm90bxIVYWdlbnRjb250cm9sLmFkbWluLnYxIsYDCgROb2RlEg8KB25vZGVfaWQYASABKAkSNwoGbGFiZWxzGAIgAygLMicuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUuTGFiZWxzRW50cnkSDAoEcG9vbBgDIAEoCRIQCghwbGF0Zm9ybRgEIAEoCRIVCg1hZ2VudF92ZXJzaW9uGAUgASgJEhgKEHByZXZpb3VzX3ZlcnNpb24YBiABKAkSDwoHYm9vdF9pZBgHIAEoCRIUCgxjYXBhYmlsaXRpZXMYCCADKAkSGgoSY29uZmlybWVkX3NlcXVlbmNlGAkgASgEEi4KCmZpcnN0X3NlZW4YCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3Rfc2VlbhgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGb25saW5lGAwgASgIEg8KB2VuYWJsZWQYDSABKAgSGgoSYWN0aXZlX2NhbXBhaWduX2lkGA4gASgJEhUKDXJlc2V0X3BlbmRpbmcYDyABKAgaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLyAQoQTGlzdE5vZGVzUmVxdWVzdBJDCgZsYWJlbHMYASADKAsyMy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdE5vZGVzUmVxdWVzdC5MYWJlbHNFbnRyeRITCgZvbmxpbmUYAiABKAhIAIgBARIMCgRwb29sGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJEhUKDWFnZW50X3ZlcnNpb24YBiABKAkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdfb25saW5lImwKEUxpc3ROb2Rlc1Jlc3BvbnNlEioKBW5vZGVzGAEgAygLMhsuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhIKCnRvdGFsX3NpemUYAyABKAUiIQoOR2V0Tm9kZVJlcXVlc3QSDwoHbm9kZV9pZBgBIAEoCSI8Cg9HZXROb2RlUmVzcG9uc2USKQoEbm9kZRgBIAEoCzIbLmFnZW50Y29udHJvbC5hZG1pbi52MS5Ob2RlIjUKEkRpc2FibGVOb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJAChNEaXNhYmxlTm9kZVJlc3BvbnNlEikKBG5vZGUYASABKAsyGy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTm9kZSIkChFFbmFibGVOb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgJIj8KEkVuYWJsZU5vZGVSZXNwb25zZRIpCgRub2RlGAEgASgLMhsuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUiMwoQUmVzZXROb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSI+ChFSZXNldE5vZGVSZXNwb25zZRIpCgRub2RlGAEgASgLMhsuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUi1QEKCUpvaW5Ub2tlbhIKCgJpZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdyZXZva2VkGAUgASgIEgwKBHVzZXMYBiABKAUSEAoIbm9kZV9pZHMYByADKAkSFgoOYWxsb3dfcmVlbnJvbGwYCCABKAgifwoWQ3JlYXRlSm9pblRva2VuUmVxdWVzdBImCgN0dGwYASABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEwoLZGVzY3JpcHRpb24YAiABKAkSEAoIbm9kZV9pZHMYAyADKAkSFgoOYWxsb3dfcmVlbnJvbGwYBCABKAgiWgoXQ3JlYXRlSm9pblRva2VuUmVzcG9uc2USLwoFdG9rZW4YASABKAsyIC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuSm9pblRva2VuEg4KBnNlY3JldBgCIAEoCSIXChVMaXN0Sm9pblRva2Vuc1JlcXVlc3QiSgoWTGlzdEpvaW5Ub2tlbnNSZXNwb25zZRIwCgZ0b2tlbnMYASADKAsyIC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuSm9pblRva2VuIiQKFlJldm9rZUpvaW5Ub2tlblJlcXVlc3QSCgoCaWQYASABKAkiSgoXUmV2b2tlSm9pblRva2VuUmVzcG9uc2USLwoFdG9rZW4YASABKAsyIC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuSm9pblRva2VuMsMGCgtOb2RlU2VydmljZRJeCglMaXN0Tm9kZXMSJy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdE5vZGVzUmVxdWVzdBooLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0Tm9kZXNSZXNwb25zZRJYCgdHZXROb2RlEiUuYWdlbnRjb250cm9sLmFkbWluLnYxLkdldE5vZGVSZXF1ZXN0GiYuYWdlbnRjb250cm9sLmFkbWluLnYxLkdldE5vZGVSZXNwb25zZRJkCgtEaXNhYmxlTm9kZRIpLmFnZW50Y29udHJvbC5hZG1pbi52MS5EaXNhYmxlTm9kZVJlcXVlc3QaKi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuRGlzYWJsZU5vZGVSZXNwb25zZRJhCgpFbmFibGVOb2RlEiguYWdlbnRjb250cm9sLmFkbWluLnYxLkVuYWJsZU5vZGVSZXF1ZXN0GikuYWdlbnRjb250cm9sLmFkbWluLnYxLkVuYWJsZU5vZGVSZXNwb25zZRJeCglSZXNldE5vZGUSJy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVzZXROb2RlUmVxdWVzdBooLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZXNldE5vZGVSZXNwb25zZRJwCg9DcmVhdGVKb2luVG9rZW4SLS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ3JlYXRlSm9pblRva2VuUmVxdWVzdBouLmFnZW50Y29udHJvbC5hZG1pbi52MS5DcmVhdGVKb2luVG9rZW5SZXNwb25zZRJtCg5MaXN0Sm9pblRva2VucxIsLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0Sm9pblRva2Vuc1JlcXVlc3QaLS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdEpvaW5Ub2tlbnNSZXNwb25zZRJwCg9SZXZva2VKb2luVG9rZW4SLS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmV2b2tlSm9pblRva2VuUmVxdWVzdBouLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZXZva2VKb2luVG9rZW5SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Node is one node of the registry.
@@ -95,6 +95,14 @@ export type Node = Message<"agentcontrol.admin.v1.Node"> & {
    * @generated from field: string active_campaign_id = 14;
    */
   activeCampaignId: string;
+
+  /**
+   * True after ResetNode until the node enrolls again: the next join-token enrollment of
+   * this id is accepted.
+   *
+   * @generated from field: bool reset_pending = 15;
+   */
+  resetPending: boolean;
 };
 
 /**
@@ -297,6 +305,47 @@ export const EnableNodeResponseSchema: GenMessage<EnableNodeResponse> = /*@__PUR
   messageDesc(file_agentcontrol_admin_v1_node, 8);
 
 /**
+ * @generated from message agentcontrol.admin.v1.ResetNodeRequest
+ */
+export type ResetNodeRequest = Message<"agentcontrol.admin.v1.ResetNodeRequest"> & {
+  /**
+   * @generated from field: string node_id = 1;
+   */
+  nodeId: string;
+
+  /**
+   * Why, for the audit log.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.ResetNodeRequest.
+ * Use `create(ResetNodeRequestSchema)` to create a new message.
+ */
+export const ResetNodeRequestSchema: GenMessage<ResetNodeRequest> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_node, 9);
+
+/**
+ * @generated from message agentcontrol.admin.v1.ResetNodeResponse
+ */
+export type ResetNodeResponse = Message<"agentcontrol.admin.v1.ResetNodeResponse"> & {
+  /**
+   * @generated from field: agentcontrol.admin.v1.Node node = 1;
+   */
+  node?: Node | undefined;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.ResetNodeResponse.
+ * Use `create(ResetNodeResponseSchema)` to create a new message.
+ */
+export const ResetNodeResponseSchema: GenMessage<ResetNodeResponse> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_node, 10);
+
+/**
  * JoinToken describes a join token; its secret is never shown again after creation.
  *
  * @generated from message agentcontrol.admin.v1.JoinToken
@@ -333,6 +382,20 @@ export type JoinToken = Message<"agentcontrol.admin.v1.JoinToken"> & {
    * @generated from field: int32 uses = 6;
    */
   uses: number;
+
+  /**
+   * When not empty, the only node ids it may enroll, new or already enrolled.
+   *
+   * @generated from field: repeated string node_ids = 7;
+   */
+  nodeIds: string[];
+
+  /**
+   * Whether it may re-enroll a node id that already exists (any id).
+   *
+   * @generated from field: bool allow_reenroll = 8;
+   */
+  allowReenroll: boolean;
 };
 
 /**
@@ -340,7 +403,7 @@ export type JoinToken = Message<"agentcontrol.admin.v1.JoinToken"> & {
  * Use `create(JoinTokenSchema)` to create a new message.
  */
 export const JoinTokenSchema: GenMessage<JoinToken> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_node, 9);
+  messageDesc(file_agentcontrol_admin_v1_node, 11);
 
 /**
  * @generated from message agentcontrol.admin.v1.CreateJoinTokenRequest
@@ -357,6 +420,22 @@ export type CreateJoinTokenRequest = Message<"agentcontrol.admin.v1.CreateJoinTo
    * @generated from field: string description = 2;
    */
   description: string;
+
+  /**
+   * When set, the token may enroll only these node ids, and may re-enroll them when they
+   * already exist (at most 1000 valid node ids).
+   *
+   * @generated from field: repeated string node_ids = 3;
+   */
+  nodeIds: string[];
+
+  /**
+   * The token may re-enroll any node id that already exists (the old node token stops
+   * working). Without it or node_ids, a join token enrolls only new node ids.
+   *
+   * @generated from field: bool allow_reenroll = 4;
+   */
+  allowReenroll: boolean;
 };
 
 /**
@@ -364,7 +443,7 @@ export type CreateJoinTokenRequest = Message<"agentcontrol.admin.v1.CreateJoinTo
  * Use `create(CreateJoinTokenRequestSchema)` to create a new message.
  */
 export const CreateJoinTokenRequestSchema: GenMessage<CreateJoinTokenRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_node, 10);
+  messageDesc(file_agentcontrol_admin_v1_node, 12);
 
 /**
  * @generated from message agentcontrol.admin.v1.CreateJoinTokenResponse
@@ -388,7 +467,7 @@ export type CreateJoinTokenResponse = Message<"agentcontrol.admin.v1.CreateJoinT
  * Use `create(CreateJoinTokenResponseSchema)` to create a new message.
  */
 export const CreateJoinTokenResponseSchema: GenMessage<CreateJoinTokenResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_node, 11);
+  messageDesc(file_agentcontrol_admin_v1_node, 13);
 
 /**
  * @generated from message agentcontrol.admin.v1.ListJoinTokensRequest
@@ -401,7 +480,7 @@ export type ListJoinTokensRequest = Message<"agentcontrol.admin.v1.ListJoinToken
  * Use `create(ListJoinTokensRequestSchema)` to create a new message.
  */
 export const ListJoinTokensRequestSchema: GenMessage<ListJoinTokensRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_node, 12);
+  messageDesc(file_agentcontrol_admin_v1_node, 14);
 
 /**
  * @generated from message agentcontrol.admin.v1.ListJoinTokensResponse
@@ -418,7 +497,7 @@ export type ListJoinTokensResponse = Message<"agentcontrol.admin.v1.ListJoinToke
  * Use `create(ListJoinTokensResponseSchema)` to create a new message.
  */
 export const ListJoinTokensResponseSchema: GenMessage<ListJoinTokensResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_node, 13);
+  messageDesc(file_agentcontrol_admin_v1_node, 15);
 
 /**
  * @generated from message agentcontrol.admin.v1.RevokeJoinTokenRequest
@@ -435,7 +514,7 @@ export type RevokeJoinTokenRequest = Message<"agentcontrol.admin.v1.RevokeJoinTo
  * Use `create(RevokeJoinTokenRequestSchema)` to create a new message.
  */
 export const RevokeJoinTokenRequestSchema: GenMessage<RevokeJoinTokenRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_node, 14);
+  messageDesc(file_agentcontrol_admin_v1_node, 16);
 
 /**
  * @generated from message agentcontrol.admin.v1.RevokeJoinTokenResponse
@@ -452,7 +531,7 @@ export type RevokeJoinTokenResponse = Message<"agentcontrol.admin.v1.RevokeJoinT
  * Use `create(RevokeJoinTokenResponseSchema)` to create a new message.
  */
 export const RevokeJoinTokenResponseSchema: GenMessage<RevokeJoinTokenResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_node, 15);
+  messageDesc(file_agentcontrol_admin_v1_node, 17);
 
 /**
  * NodeService reads the node registry and manages enrollment credentials.
@@ -499,6 +578,17 @@ export const NodeService: GenService<{
     methodKind: "unary";
     input: typeof EnableNodeRequestSchema;
     output: typeof EnableNodeResponseSchema;
+  },
+  /**
+   * ResetNode revokes a node's token and lets the next join-token enrollment of its id
+   * through once (for a node that lost its state); audited.
+   *
+   * @generated from rpc agentcontrol.admin.v1.NodeService.ResetNode
+   */
+  resetNode: {
+    methodKind: "unary";
+    input: typeof ResetNodeRequestSchema;
+    output: typeof ResetNodeResponseSchema;
   },
   /**
    * CreateJoinToken issues a join token; its secret is returned once and stored hashed.
