@@ -7,8 +7,7 @@
  * Exits 0 when every run held, 1 otherwise, 2 on a bad flag.
  */
 import { parseArgs } from "node:util";
-import { outcomeDifference } from "./compare.js";
-import { type RunResult, runSeed } from "./run.js";
+import { checkSeed } from "./check-seed.js";
 
 function fail(message: string): never {
   process.stderr.write(`simulate: ${message}\n`);
@@ -19,19 +18,6 @@ function count(name: string, value: string | undefined, fallback: number): numbe
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value)) fail(`--${name} must be a non-negative integer, got "${value}"`);
   return Number(value);
-}
-
-function report(r: RunResult, what: string): void {
-  process.stdout.write(
-    [
-      `seed ${r.seed} (${what}) broke an invariant at step ${r.violation?.step}, t=${((r.violation?.at ?? 0) / 1000).toFixed(3)}s:`,
-      `  ${r.violation?.message.split("\n").join("\n  ")}`,
-      "trace (last lines):",
-      ...r.trace.map((l) => `  ${l}`),
-      `replay: npm run simulate -- --seed ${r.seed} --campaigns 1 --trace`,
-      "",
-    ].join("\n"),
-  );
 }
 
 async function main(): Promise<void> {
@@ -49,7 +35,8 @@ async function main(): Promise<void> {
   try {
     values = parse().values;
   } catch (error) {
-    fail((error as Error).message);
+    // One line: node's parser explains a missing value over three.
+    fail((error as Error).message.split("\n")[0] ?? "bad arguments");
   }
   const first = count("seed", values.seed, 1);
   const runs = count("campaigns", values.campaigns, 100);
@@ -60,36 +47,18 @@ async function main(): Promise<void> {
   let campaigns = 0;
   const began = performance.now();
   for (let seed = first; seed < first + runs; seed++) {
-    const clean = await runSeed(seed, { faults: false, fullTrace });
-    steps += clean.steps;
-    campaigns += clean.campaigns;
-    if (clean.violation) {
-      report(clean, "no faults");
+    const checked = await checkSeed(seed, { faults, fullTrace });
+    steps += checked.steps;
+    campaigns += checked.campaigns;
+    if (checked.failure !== undefined) {
       failed++;
-      continue;
+      process.stdout.write(`${checked.failure}\n`);
     }
-    if (fullTrace) process.stdout.write(`${clean.trace.join("\n")}\n`);
-    if (!faults) continue;
-    const faulty = await runSeed(seed, { faults: true, fullTrace });
-    steps += faulty.steps;
-    campaigns += faulty.campaigns;
-    if (faulty.violation) {
-      report(faulty, "with faults");
-      failed++;
-      continue;
+    if (fullTrace) {
+      for (const run of [checked.clean, checked.faulty]) {
+        if (run !== undefined) process.stdout.write(`${run.trace.join("\n")}\n`);
+      }
     }
-    const difference = outcomeDifference(clean, faulty);
-    if (difference !== undefined) {
-      report(
-        {
-          ...faulty,
-          violation: { step: faulty.steps, at: faulty.virtualMs, message: `I9: ${difference}` },
-        },
-        "with faults",
-      );
-      failed++;
-    }
-    if (fullTrace) process.stdout.write(`${faulty.trace.join("\n")}\n`);
   }
   const seconds = ((performance.now() - began) / 1000).toFixed(1);
   process.stdout.write(

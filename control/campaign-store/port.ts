@@ -37,6 +37,14 @@ export interface NodeRegistryRow {
   enabled: boolean;
   /** When the node was last heard from, as recorded (at most a minute behind). */
   last_seen: Date | null;
+  /** True while a stream of the node is open on some Control, as recorded (absent: false). */
+  online?: boolean;
+  /**
+   * The instance id of the Control holding the node's stream while `online` (absent or null:
+   * none). Every Control sweeps the nodes of Controls that are gone to offline, so an online
+   * row held by another instance means the node is connected there.
+   */
+  held_by?: string | null;
 }
 
 /** An audit row to insert with a campaign write. */
@@ -73,6 +81,19 @@ export interface DecisionWrite {
   readonly appliedCommands: readonly { id: string; outcome: string }[];
   readonly audits: readonly AuditRow[];
   readonly now: Date;
+}
+
+/**
+ * True when a decision changes anything (then its campaign row's version is bumped); a
+ * decision that changed nothing writes nothing, audit rows included.
+ */
+export function writesSomething(w: DecisionWrite): boolean {
+  return (
+    w.campaign !== undefined ||
+    w.nodes.length > 0 ||
+    w.operations.length > 0 ||
+    w.appliedCommands.length > 0
+  );
 }
 
 /** A new campaign with its nodes. */
@@ -193,6 +214,17 @@ export interface LeaderLease {
   release(): Promise<void>;
 }
 
+/** Receives the notifications of the channels it listens on ({@link CampaignStore.listen}). */
+export interface NotificationListener {
+  /** Called with the lines of each notification, in the order they were sent. Must not throw. */
+  onNotify(channel: string, lines: readonly string[]): void;
+  /**
+   * Called each time the listener is (re)established, the first time included: notifications
+   * sent before it may have been missed, so what they would have said must be read again.
+   */
+  onGap?(): void;
+}
+
 /** Options of {@link CampaignStore.lease}. */
 export interface LeaseOptions {
   /** This process's unique id. */
@@ -235,6 +267,24 @@ export interface CampaignStore {
   offerRelease(version: string): Promise<OfferRelease | undefined>;
   /** A lease handle for `holder`; nothing happens until its first tick. */
   lease(options: LeaseOptions): LeaderLease;
+  /**
+   * For each of `nodeIds`, the newest unfinished campaign that includes it; nodes in none are
+   * left out. (A Control that does not lead learns here which campaign a config failure of
+   * one of its agents belongs to.)
+   */
+  liveCampaignOfNodes(nodeIds: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * Sends `lines` on `channel` to every listener of every Control on this database, the sender
+   * included, packed into as few notifications as fit PostgreSQL's payload limit. A
+   * notification is a hint that rows changed, sent after they were committed; listeners that
+   * miss one find the rows on their next read.
+   */
+  notify(channel: string, lines: readonly string[]): Promise<void>;
+  /**
+   * Listens on `channels` until the returned function is called (it resolves once stopped).
+   * The listener is (re)established in the background and calls `onGap` each time it is.
+   */
+  listen(channels: readonly string[], listener: NotificationListener): () => Promise<void>;
 }
 
 /** Node states in which a node holds a slot or may (verifying: within its grace). */

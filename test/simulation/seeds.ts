@@ -5,19 +5,10 @@
  * failing seed's message is the report `npm run simulate` prints, with its replay command.
  */
 import { expect, it } from "vitest";
-import { outcomeDifference } from "../../simulation/compare.js";
-import { type RunResult, runSeed } from "../../simulation/run.js";
+import { checkSeed } from "../../simulation/check-seed.js";
 
 /** Seeds per vitest case (one case stays well under the test timeout). */
 const CHUNK = 25;
-
-function failure(r: RunResult, what: string): string {
-  return [
-    `seed ${r.seed} (${what}) broke an invariant at step ${r.violation?.step}: ${r.violation?.message}`,
-    ...r.trace,
-    `replay: npm run simulate -- --seed ${r.seed} --campaigns 1 --trace`,
-  ].join("\n");
-}
 
 /**
  * Declares cases over seeds `first`…`first + count - 1`; after the last one, checks that at
@@ -29,13 +20,9 @@ export function seedCases(first: number, count: number, minCampaigns: number): v
     const to = Math.min(first + count, from + CHUNK) - 1;
     it(`holds every invariant for seeds ${from}…${to}, with and without faults`, async () => {
       for (let seed = from; seed <= to; seed++) {
-        const clean = await runSeed(seed, { faults: false });
-        if (clean.violation) expect.fail(failure(clean, "no faults"));
-        const faulty = await runSeed(seed, { faults: true });
-        if (faulty.violation) expect.fail(failure(faulty, "with faults"));
-        const difference = outcomeDifference(clean, faulty);
-        if (difference !== undefined) expect.fail(`seed ${seed}: I9: ${difference}`);
-        campaigns += clean.campaigns + faulty.campaigns;
+        const checked = await checkSeed(seed, { faults: true });
+        if (checked.failure !== undefined) expect.fail(checked.failure);
+        campaigns += checked.campaigns;
       }
     });
   }

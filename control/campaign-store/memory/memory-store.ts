@@ -8,15 +8,21 @@
  * its next tick, and lease ticks and releases wait for the open transactions (in SQL they wait
  * for a fenced transaction's lock on the lease row).
  *
+ * Notifications fan out synchronously: `notify` calls every listener of the channel, in
+ * order, before it resolves (the same payload packing as PostgreSQL's); a listener's `onGap`
+ * runs once, on a microtask after it started listening.
+ *
  * Faults for the simulation: {@link MemoryCampaignStore.outage} makes every call fail, as an
  * unreachable database does.
  */
 import type { Clock } from "../../clock.js";
+import { packLines, unpackLines } from "../../shared/notify-channels.js";
 import {
   type CampaignStore,
   type CampaignTransaction,
   type LeaderLease,
   type NodeRegistryRow,
+  type NotificationListener,
   StaleLeaderError,
 } from "../port.js";
 import { MemoryTables } from "./memory-tables.js";
@@ -34,6 +40,10 @@ export class MemoryCampaignStore implements CampaignStore {
   private down = false;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly sessions = new Set<string>();
+  private readonly listeners = new Set<{
+    readonly channels: ReadonlySet<string>;
+    readonly listener: NotificationListener;
+  }>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -106,6 +116,31 @@ export class MemoryCampaignStore implements CampaignStore {
   async offerRelease(version: string): ReturnType<CampaignStore["offerRelease"]> {
     this.check();
     return this.tables.releases.get(version);
+  }
+
+  async liveCampaignOfNodes(nodeIds: readonly string[]): Promise<Map<string, string>> {
+    this.check();
+    return this.tables.liveCampaignOfNodes(nodeIds);
+  }
+
+  async notify(channel: string, lines: readonly string[]): Promise<void> {
+    this.check();
+    for (const payload of packLines(lines)) {
+      for (const { channels, listener } of [...this.listeners]) {
+        if (channels.has(channel)) listener.onNotify(channel, unpackLines(payload));
+      }
+    }
+  }
+
+  listen(channels: readonly string[], listener: NotificationListener): () => Promise<void> {
+    const entry = { channels: new Set(channels), listener };
+    this.listeners.add(entry);
+    queueMicrotask(() => {
+      if (this.listeners.has(entry)) listener.onGap?.();
+    });
+    return async () => {
+      this.listeners.delete(entry);
+    };
   }
 
   lease(options: Parameters<CampaignStore["lease"]>[0]): LeaderLease {

@@ -97,6 +97,20 @@ export class MemoryTables {
       .map((c) => c.campaign.id);
   }
 
+  liveCampaignOfNodes(nodeIds: readonly string[]): Map<string, string> {
+    const wanted = new Set(nodeIds);
+    const out = new Map<string, string>();
+    const newestFirst = [...this.campaigns.values()]
+      .filter((c) => c.campaign.finishedAt === undefined)
+      .sort((a, b) => b.createdAt - a.createdAt || cmp(b.campaign.id, a.campaign.id));
+    for (const c of newestFirst) {
+      for (const n of this.nodes.get(c.campaign.id) ?? []) {
+        if (wanted.has(n.nodeId) && !out.has(n.nodeId)) out.set(n.nodeId, c.campaign.id);
+      }
+    }
+    return out;
+  }
+
   openNodeIds(campaignId: string): string[] {
     return (this.nodes.get(campaignId) ?? []).filter((n) => !isFinal(n.state)).map((n) => n.nodeId);
   }

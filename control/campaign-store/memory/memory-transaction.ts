@@ -12,6 +12,7 @@ import {
   type DecisionWrite,
   type NewCampaign,
   type NodeRegistryRow,
+  writesSomething,
 } from "../port.js";
 import type { CommandRow } from "../rows.js";
 import type { MemoryTables } from "./memory-tables.js";
@@ -106,12 +107,7 @@ export class MemoryTransaction implements CampaignTransaction {
 
   async writeDecision(w: DecisionWrite): Promise<boolean> {
     this.check();
-    const changed =
-      w.campaign !== undefined ||
-      w.nodes.length > 0 ||
-      w.operations.length > 0 ||
-      w.appliedCommands.length > 0;
-    if (!changed) return false;
+    if (!writesSomething(w)) return false;
     const stored = this.t.campaigns.get(w.campaignId);
     if (stored === undefined || stored.version !== w.version) {
       throw new CampaignVersionConflict(

@@ -137,6 +137,22 @@ export async function busyNodes(
   return new Map(result.rows.map((r) => [r.node_id, r.campaign_id]));
 }
 
+/** See {@link CampaignStore.liveCampaignOfNodes}. */
+export async function liveCampaignOfNodes(
+  q: Queryable,
+  nodeIds: readonly string[],
+): Promise<Map<string, string>> {
+  if (nodeIds.length === 0) return new Map();
+  const result = await q.query<{ node_id: string; campaign_id: string }>(
+    `select distinct on (cn.node_id) cn.node_id, cn.campaign_id from campaign_nodes cn
+       join campaigns c on c.id = cn.campaign_id
+      where c.finished_at is null and cn.node_id = any($1::text[])
+      order by cn.node_id, c.created_at desc, c.id desc`,
+    [[...new Set(nodeIds)]],
+  );
+  return new Map(result.rows.map((r) => [r.node_id, r.campaign_id]));
+}
+
 /** The registry rows of `nodeIds`. */
 export async function readRegistry(
   q: Queryable,
@@ -144,7 +160,7 @@ export async function readRegistry(
 ): Promise<NodeRegistryRow[]> {
   if (nodeIds.length === 0) return [];
   const result = await q.query<NodeRegistryRow>(
-    "select id, boot_id, agent_version, capabilities, platform, enabled, last_seen from nodes where id = any($1::text[])",
+    "select id, boot_id, agent_version, capabilities, platform, enabled, last_seen, online, held_by from nodes where id = any($1::text[])",
     [nodeIds],
   );
   return result.rows;

@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL adapter of the {@link CampaignStore} port: plain `pg` statements on pooled
  * clients (a transaction holds one client from `begin` to `commit`), MikroORM only to load a
- * release's envelope.
+ * release's envelope. Notifications use LISTEN/NOTIFY (`notifications.ts`).
  */
 import type pg from "pg";
 import type { Database } from "../../db/database.js";
@@ -11,10 +11,12 @@ import { parseEnvelope } from "../../shared/release/index.js";
 import type { CampaignStore, CampaignTransaction } from "../port.js";
 import { recordFacts } from "./facts-writes.js";
 import { createLeaderLease, holdsLease } from "./lease.js";
+import { listen, notify } from "./notifications.js";
 import { markSent, unackedOperations } from "./outbox.js";
 import {
   inTransaction,
   liveCampaignIds,
+  liveCampaignOfNodes,
   openNodeIds,
   pendingCommands,
   poolLoads,
@@ -65,5 +67,8 @@ export function createSqlCampaignStore(db: Database, log: Logger): CampaignStore
       };
     },
     lease: (options) => createLeaderLease({ ...options, pool, log }),
+    liveCampaignOfNodes: (ids) => liveCampaignOfNodes(pool, ids),
+    notify: (channel, lines) => notify(pool, channel, lines),
+    listen: (channels, listener) => listen(pool, log, channels, listener),
   };
 }

@@ -9,6 +9,7 @@ import {
   CampaignVersionConflict,
   type DecisionWrite,
   type NewCampaign,
+  writesSomething,
 } from "../port.js";
 import { dateOrNull } from "../rows.js";
 import type { Queryable } from "./reads.js";
@@ -110,12 +111,7 @@ function nodesJson(nodes: readonly CampaignNode[]): string {
  * @returns whether anything was written.
  */
 export async function writeDecision(q: Queryable, w: DecisionWrite): Promise<boolean> {
-  const changed =
-    w.campaign !== undefined ||
-    w.nodes.length > 0 ||
-    w.operations.length > 0 ||
-    w.appliedCommands.length > 0;
-  if (!changed) return false;
+  if (!writesSomething(w)) return false;
   const updated = w.campaign
     ? await q.query(
         `update campaigns set phase = $3, current_batch = $4, code = $5, state = $6,
