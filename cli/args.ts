@@ -4,7 +4,9 @@
  * parsers (durations, percentages, `k=v` pairs, batch specs) whose messages say what to
  * type instead.
  */
+import { accessSync, constants, statSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { HEADER_TOKEN_RULE, isHeaderToken } from "../control/shared/header-token.js";
 
 /** A mistake in how agentctl was called. `main` prints it as one line and exits 2. */
 export class UsageError extends Error {
@@ -257,4 +259,63 @@ export function parseChoice<T extends string>(
     throw new UsageError(`invalid value "${text}" for --${flag}: expected ${choices.join(", ")}`);
   }
   return found;
+}
+
+/**
+ * The admin API's base URL from `--server` or `AGENTCTL_SERVER` (named by `source`): an
+ * http(s) URL, `http://` assumed when no scheme is given; returned without a trailing slash.
+ */
+export function parseServerUrl(text: string, source: string): string {
+  const example = "http://127.0.0.1:7080";
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new UsageError(`invalid ${source} "${text}": expected a URL such as ${example}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`invalid ${source} "${text}": use http:// or https://`);
+  }
+  if (/\s/.test(text) || url.hostname === "") {
+    throw new UsageError(`invalid ${source} "${text}": expected a URL such as ${example}`);
+  }
+  return url.href.replace(/\/+$/, "");
+}
+
+/**
+ * A bearer token from `source` (`--token`, `AGENTCTL_TOKEN`, a token file): it travels in a
+ * header, so it must be printable ASCII without spaces or newlines. The message never
+ * repeats the token.
+ */
+export function checkToken(token: string, source: string): string {
+  if (!isHeaderToken(token)) throw new UsageError(`${source} ${HEADER_TOKEN_RULE}`);
+  return token;
+}
+
+/** Refuses, naming `what`, a path that is not a readable file (or directory, with `dir`). */
+export function checkReadable(path: string, what: string, kind: "file" | "dir" = "file"): string {
+  const refuse = (error: unknown): never => {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" || code === "ENOTDIR" ? "does not exist" : "cannot be read";
+    throw new UsageError(`${what}: ${path} ${why}${code ? ` (${code})` : ""}`);
+  };
+  let stats: ReturnType<typeof statSync> | undefined;
+  try {
+    stats = statSync(path);
+  } catch (error) {
+    refuse(error);
+  }
+  if (kind === "file" && stats?.isDirectory()) {
+    throw new UsageError(`${what}: ${path} is a directory`);
+  }
+  if (kind === "dir" && !stats?.isDirectory()) {
+    throw new UsageError(`${what}: ${path} is not a directory`);
+  }
+  try {
+    accessSync(path, kind === "dir" ? constants.R_OK | constants.X_OK : constants.R_OK);
+  } catch (error) {
+    refuse(error);
+  }
+  return path;
 }

@@ -11,7 +11,7 @@ import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
-import { UsageError } from "./args.js";
+import { checkToken, parseServerUrl } from "./args.js";
 
 /** The server agentctl talks to when neither `--server` nor `AGENTCTL_SERVER` is set. */
 export const DEFAULT_SERVER = "http://127.0.0.1:7080";
@@ -43,37 +43,27 @@ export interface ConnectionInputs {
  * localhost or ::1), so a local operator token never travels to another host.
  */
 export function resolveConnection(inputs: ConnectionInputs): Connection {
-  const server = normaliseServer(inputs.server ?? inputs.env.AGENTCTL_SERVER ?? DEFAULT_SERVER);
+  const server =
+    inputs.server !== undefined
+      ? parseServerUrl(inputs.server, "--server")
+      : parseServerUrl(inputs.env.AGENTCTL_SERVER || DEFAULT_SERVER, "AGENTCTL_SERVER");
   const dataDir = inputs.dataDir ?? inputs.env.AGENT_CONTROL_DATA_DIR ?? DEFAULT_DATA_DIR;
   const base = { server, dataDir };
   if (inputs.token !== undefined && inputs.token !== "") {
-    return { ...base, token: inputs.token, tokenSource: "flag" };
+    return { ...base, token: checkToken(inputs.token, "--token"), tokenSource: "flag" };
   }
   const envToken = inputs.env.AGENTCTL_TOKEN;
   if (envToken !== undefined && envToken !== "") {
-    return { ...base, token: envToken, tokenSource: "env" };
+    return { ...base, token: checkToken(envToken, "AGENTCTL_TOKEN"), tokenSource: "env" };
   }
   if (isLocalServer(server)) {
-    const fileToken = (inputs.readToken ?? readTokenFile)(join(dataDir, "admin-token"));
+    const path = join(dataDir, "admin-token");
+    const fileToken = (inputs.readToken ?? readTokenFile)(path);
     if (fileToken !== undefined && fileToken !== "") {
-      return { ...base, token: fileToken, tokenSource: "file" };
+      return { ...base, token: checkToken(fileToken, `the token in ${path}`), tokenSource: "file" };
     }
   }
   return { ...base, token: undefined, tokenSource: "none" };
-}
-
-function normaliseServer(text: string): string {
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
-  let url: URL;
-  try {
-    url = new URL(withScheme);
-  } catch {
-    throw new UsageError(`invalid server "${text}": expected a URL such as ${DEFAULT_SERVER}`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new UsageError(`invalid server "${text}": use http:// or https://`);
-  }
-  return url.href.replace(/\/+$/, "");
 }
 
 /** True when the server URL names this machine by loopback address or `localhost`. */

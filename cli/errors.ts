@@ -82,9 +82,11 @@ function describeConnectError(error: ConnectError, context: ErrorContext): strin
   }
   switch (error.code) {
     case Code.Unauthenticated: {
+      // The server's reason ("unknown admin token", "token expired at …") helps once a
+      // token was sent; without one it only repeats that none was.
       const rejected =
         context.connection !== undefined && context.connection.tokenSource !== "none"
-          ? `the ${tokenOrigin(context.connection)} was rejected; `
+          ? `the ${tokenOrigin(context.connection)} was rejected${raw !== "" ? ` (${raw})` : ""}; `
           : "";
       return `not authenticated: ${rejected}pass --token or set AGENTCTL_TOKEN (the operator token is in ${join(dataDir, "admin-token")})`;
     }

@@ -5,7 +5,14 @@
  */
 import { createInterface } from "node:readline/promises";
 import { pathToFileURL } from "node:url";
-import { parseFlags, stringFlag, UsageError } from "./args.js";
+import {
+  checkToken,
+  type FlagValues,
+  parseFlags,
+  parseServerUrl,
+  stringFlag,
+  UsageError,
+} from "./args.js";
 import type { AdminClients, CallState, Connection } from "./client.js";
 import {
   type Command,
@@ -140,6 +147,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     }
     const parsed = parseFlags(rest, { ...GLOBAL_FLAGS, ...command.flags });
     const output = outputMode(parsed.values.json === true, stringFlag(parsed.values, "output"));
+    checkConnectionFlags(parsed.values, io.env);
     let clients: AdminClients | undefined;
     const interactive = io.stdin?.isTTY === true && io.stderr.isTTY === true;
     const ctx: Context = {
@@ -179,6 +187,22 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     if (error instanceof ExitError) return error.exitCode;
     return error instanceof UsageError ? 2 : 1;
   }
+}
+
+/**
+ * Checks the connection flags and their environment variables before any command starts,
+ * so a server that is no URL or a token no header can carry is a usage mistake (exit 2)
+ * even for a command that would first read files or ask a question.
+ */
+function checkConnectionFlags(values: FlagValues, env: Io["env"]): void {
+  const server = stringFlag(values, "server");
+  if (server !== undefined) parseServerUrl(server, "--server");
+  else if (env.AGENTCTL_SERVER) parseServerUrl(env.AGENTCTL_SERVER, "AGENTCTL_SERVER");
+  const token = stringFlag(values, "token");
+  if (token !== undefined) checkToken(token, "--token");
+  else if (env.AGENTCTL_TOKEN) checkToken(env.AGENTCTL_TOKEN, "AGENTCTL_TOKEN");
+  if (stringFlag(values, "data-dir") === "")
+    throw new UsageError("--data-dir must name a directory");
 }
 
 function outputMode(json: boolean, output: string | undefined): OutputMode {

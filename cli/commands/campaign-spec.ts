@@ -5,6 +5,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { isSemver } from "../../control/shared/release/semver.js";
 import {
   BatchSpecSchema,
   type CampaignSpec,
@@ -23,6 +24,7 @@ import {
   parsePercent,
   requiredFlag,
   stringFlag,
+  UsageError,
 } from "../args.js";
 
 /** Flags shared by `campaign plan` and `campaign start`. */
@@ -116,8 +118,14 @@ function optionalDuration(values: FlagValues, flag: string) {
  * applies its configured defaults.
  */
 export function specFromFlags(values: FlagValues): CampaignSpec {
+  const version = requiredFlag(values, "version");
+  if (!isSemver(version)) {
+    throw new UsageError(
+      `invalid --version "${version}": expected a semantic version such as 1.4.0`,
+    );
+  }
   const spec = create(CampaignSpecSchema, {
-    targetVersion: requiredFlag(values, "version"),
+    targetVersion: version,
     reason: stringFlag(values, "reason") ?? "",
     selector: {
       labels: parseKeyValues(listFlag(values, "selector"), "selector"),

@@ -9,10 +9,14 @@ import {
   createEnvelope,
   type Envelope,
   generateKeyPair,
+  isKnownPlatform,
   isReleaseError,
+  isSemver,
+  KNOWN_PLATFORMS,
   keyIdOf,
   type ManifestArtifact,
   parseEnvelope,
+  parsePin,
   parsePrivateKey,
   publicKeyOf,
   serializeEnvelope,
@@ -23,6 +27,7 @@ import {
 } from "../../control/shared/release/index.js";
 import {
   boolFlag,
+  checkReadable,
   expectPositionals,
   listFlag,
   parseDuration,
@@ -86,9 +91,14 @@ function parseArtifacts(items: readonly string[]): [string, string][] {
       );
     }
     const platform = item.slice(0, eq);
+    if (!isKnownPlatform(platform)) {
+      throw new UsageError(
+        `invalid --artifact "${item}": platform ${platform} is not one of ${KNOWN_PLATFORMS.join(", ")}`,
+      );
+    }
     if (seen.has(platform)) throw new UsageError(`--artifact gives platform ${platform} twice`);
     seen.add(platform);
-    return [platform, item.slice(eq + 1)];
+    return [platform, checkReadable(item.slice(eq + 1), `--artifact ${platform}`)];
   });
 }
 
@@ -126,6 +136,11 @@ const manifest: Command = {
   async run(ctx, { values, positionals }) {
     expectPositionals(positionals, []);
     const version = requiredFlag(values, "version");
+    if (!isSemver(version)) {
+      throw new UsageError(
+        `invalid --version "${version}": expected a semantic version such as 1.4.0`,
+      );
+    }
     const sequence = parseInteger(
       requiredFlag(values, "sequence"),
       "sequence",
@@ -136,10 +151,11 @@ const manifest: Command = {
       stringFlag(values, "expires") ?? DEFAULT_MANIFEST_EXPIRY,
       "expires",
     );
-    const urlBase = stringFlag(values, "url-base")?.replace(/\/+$/, "");
+    const urlBase = checkUrlBase(stringFlag(values, "url-base"));
     const out = requiredFlag(values, "out");
     const artifacts: Record<string, ManifestArtifact> = {};
-    for (const [platform, path] of parseArtifacts(listFlag(values, "artifact"))) {
+    const files = parseArtifacts(listFlag(values, "artifact"));
+    for (const [platform, path] of files) {
       const bytes = await readFile(path);
       const name = basename(path);
       artifacts[platform] = {
@@ -197,9 +213,11 @@ const sign: Command = {
   details: 'With --json: {"envelope": PATH, "keyid": HEX, "signatures": [KEYID, ...]}.',
   async run(ctx, { values, positionals }) {
     expectPositionals(positionals, []);
-    const privateKey = parsePrivateKey(await readFile(requiredFlag(values, "key"), "utf8"));
-    const input = envelopeFromFile(await readFile(requiredFlag(values, "in")));
+    const keyPath = checkReadable(requiredFlag(values, "key"), "--key");
+    const inPath = checkReadable(requiredFlag(values, "in"), "--in");
     const out = requiredFlag(values, "out");
+    const privateKey = parsePrivateKey(await readFile(keyPath, "utf8"));
+    const input = envelopeFromFile(await readFile(inPath));
     const signed = await signEnvelope(input, privateKey);
     await writeFile(out, serializeEnvelope(signed));
     const keyid = keyIdOf(await publicKeyOf(privateKey));
@@ -242,6 +260,7 @@ const verify: Command = {
     const thresholdText =
       stringFlag(values, "threshold") ?? ctx.env.AGENT_CONTROL_RELEASE_THRESHOLD ?? "1";
     const threshold = parseInteger(thresholdText, "threshold", 1, 1000);
+    checkReadable(path, "ENVELOPE");
     try {
       const envelope = parseEnvelope(await readFile(path));
       const release = await verifyEnvelope(envelope, { pins, threshold, now: ctx.now() });
@@ -287,7 +306,36 @@ function pinsOf(ctx: Context, flagged: string[]): string[] {
       "missing --pin (or AGENT_CONTROL_RELEASE_PINS): verify needs the trusted keys",
     );
   }
+  const source = flagged.length > 0 ? "--pin" : "AGENT_CONTROL_RELEASE_PINS";
+  for (const pin of pins) {
+    try {
+      parsePin(pin);
+    } catch (error) {
+      throw new UsageError(`invalid ${source}: ${(error as Error).message}`);
+    }
+  }
   return pins;
+}
+
+/** `--url-base`: an http(s) URL artifacts are downloaded from; returned without trailing slashes. */
+function checkUrlBase(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    (url.protocol !== "http:" && url.protocol !== "https:") ||
+    /\s/.test(text)
+  ) {
+    throw new UsageError(
+      `invalid --url-base "${text}": expected an http:// or https:// URL such as https://downloads.example/agent`,
+    );
+  }
+  return text.replace(/\/+$/, "");
 }
 
 /** The offline `release` subcommands, by name. */

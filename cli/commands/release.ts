@@ -14,7 +14,7 @@ import {
   RegisterReleaseResponseSchema,
   type Release,
 } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
-import { expectPositionals, stringFlag, UsageError } from "../args.js";
+import { checkReadable, expectPositionals, stringFlag, UsageError } from "../args.js";
 import type { CommandGroup } from "../command.js";
 import { formatFields, formatTable, formatTime, messageJson } from "../output.js";
 import { offlineReleaseCommands } from "./release-offline.js";
@@ -107,11 +107,11 @@ export const releaseGroup: CommandGroup = {
       details: "With --json the output is a RegisterReleaseResponse.",
       async run(ctx, { values, positionals }) {
         const [path = ""] = expectPositionals(positionals, ["ENVELOPE"]);
+        checkReadable(path, "ENVELOPE");
+        const dir = stringFlag(values, "artifacts");
+        if (dir !== undefined) checkReadable(dir, "--artifacts", "dir");
         const envelope = await readFile(path);
-        const artifacts = await artifactFilesFor(
-          envelope,
-          stringFlag(values, "artifacts") ?? dirname(path),
-        );
+        const artifacts = await artifactFilesFor(envelope, dir ?? dirname(path));
         const response = await (await ctx.clients()).releases.registerRelease(
           { envelope, artifacts },
           { signal: ctx.signal },

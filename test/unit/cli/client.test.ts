@@ -48,9 +48,19 @@ describe("resolveConnection", () => {
     });
   });
 
+  it("refuses a local token file whose token no header can carry, naming the file", () => {
+    expect(() =>
+      resolveConnection({ env: {}, dataDir: "/srv/data", readToken: () => "two\nlines" }),
+    ).toThrow(
+      new UsageError(
+        "the token in /srv/data/admin-token must be printable ASCII without spaces or newlines",
+      ),
+    );
+  });
+
   it("refuses a server that is not an http(s) URL", () => {
     expect(() => resolveConnection({ env: {}, server: "ftp://x" })).toThrow(
-      new UsageError('invalid server "ftp://x": use http:// or https://'),
+      new UsageError('invalid --server "ftp://x": use http:// or https://'),
     );
   });
 });
@@ -93,7 +103,7 @@ describe("describeError", () => {
     expect(
       describeError(new ConnectError("bad", Code.Unauthenticated), { connection: withEnv }),
     ).toBe(
-      "not authenticated: the token in AGENTCTL_TOKEN was rejected; pass --token or set AGENTCTL_TOKEN (the operator token is in /srv/data/admin-token)",
+      "not authenticated: the token in AGENTCTL_TOKEN was rejected (bad); pass --token or set AGENTCTL_TOKEN (the operator token is in /srv/data/admin-token)",
     );
   });
 
