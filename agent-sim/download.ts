@@ -1,7 +1,10 @@
 /**
  * Downloads an artifact as a careful Agent would: at most `size` bytes (aborting as soon
- * as more arrive), with a stall timeout, and shares one download per sha256 among all the
- * agents of the process so ten thousand agents do not fetch the same URL at once.
+ * as more arrive), with a stall timeout, waiting as told when Control answers 503 with
+ * Retry-After (too many downloads at once), and shares one download per sha256 among all
+ * the agents of the process so ten thousand agents do not fetch the same URL at once.
+ * The node token goes only to Control's own host (a downloads listener that requires it),
+ * never to another host a manifest names.
  */
 import { sha256Hex } from "../control/shared/release/digest.js";
 
@@ -26,19 +29,67 @@ export interface DownloadRequest {
   size: number;
   /** Expected lower-case hex sha256 (the cache key). */
   sha256: string;
+  /** `Authorization` header to send (see {@link downloadAuthorization}); not part of the key. */
+  authorization?: string | undefined;
+}
+
+/** 503 answers waited out before a download fails. */
+export const MAX_BUSY_RETRIES = 10;
+const MAX_RETRY_AFTER_MS = 30_000;
+
+/**
+ * The `Authorization` header an agent sends with a download: its node token, only when `url`
+ * is on the host of `server` (the agent stream's `HOST:PORT`), i.e. served by Control.
+ */
+export function downloadAuthorization(
+  url: string,
+  server: string,
+  nodeToken: string | undefined,
+): string | undefined {
+  if (nodeToken === undefined) return undefined;
+  try {
+    const target = new URL(url).hostname;
+    const control = new URL(`http://${server}`).hostname;
+    return target === control ? `Bearer ${nodeToken}` : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
  * GETs `url`, reading at most `maxBytes`; fails with `artifact_too_large` when more
  * arrive (or Content-Length announces more), `download_failed` on an HTTP error, a
- * network error, a short body or no progress for `stallMs`.
+ * network error, a short body or no progress for `stallMs`. A 503 is retried after its
+ * Retry-After (at most 30 s each, {@link MAX_BUSY_RETRIES} times).
  */
 export async function fetchArtifact(
   url: string,
   maxBytes: number,
   stallMs: number,
   signal: AbortSignal,
+  authorization?: string,
 ): Promise<DownloadResult> {
+  for (let retry = 0; ; retry++) {
+    const attempt = await fetchOnce(url, maxBytes, stallMs, signal, authorization);
+    if (!("retryAfterMs" in attempt)) return attempt;
+    if (retry >= MAX_BUSY_RETRIES) {
+      return {
+        ok: false,
+        code: "download_failed",
+        message: `GET ${url}: HTTP 503 (busy) ${retry + 1} times`,
+      };
+    }
+    if (!(await wait(attempt.retryAfterMs, signal))) return abortedResult();
+  }
+}
+
+async function fetchOnce(
+  url: string,
+  maxBytes: number,
+  stallMs: number,
+  signal: AbortSignal,
+  authorization: string | undefined,
+): Promise<DownloadResult | { retryAfterMs: number }> {
   const controller = new AbortController();
   const abort = () => controller.abort();
   signal.addEventListener("abort", abort, { once: true });
@@ -53,7 +104,16 @@ export async function fetchArtifact(
     timer = setTimeout(onStall, stallMs);
   };
   try {
-    const response = await fetch(url, { signal: controller.signal });
+    const response = await fetch(url, {
+      signal: controller.signal,
+      ...(authorization !== undefined ? { headers: { authorization } } : {}),
+    });
+    if (response.status === 503) {
+      await response.body?.cancel();
+      const seconds = Number(response.headers.get("retry-after") ?? "1");
+      const ms = Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 1000;
+      return { retryAfterMs: Math.min(ms, MAX_RETRY_AFTER_MS) };
+    }
     if (!response.ok || response.body === null) {
       await response.body?.cancel();
       return { ok: false, code: "download_failed", message: `GET ${url}: HTTP ${response.status}` };
@@ -99,6 +159,22 @@ export async function fetchArtifact(
   }
 }
 
+/** Sleeps `ms`; false when `signal` aborted first. */
+function wait(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
 function tooLarge(url: string, maxBytes: number): DownloadResult {
   return {
     ok: false,
@@ -138,7 +214,13 @@ export class ArtifactCache {
     let pending = this.#inflight.get(key);
     if (pending === undefined) {
       this.downloads++;
-      pending = fetchArtifact(request.url, request.size, this.#stallMs, this.#signal);
+      pending = fetchArtifact(
+        request.url,
+        request.size,
+        this.#stallMs,
+        this.#signal,
+        request.authorization,
+      );
       this.#inflight.set(key, pending);
       void pending.then((result) => {
         this.#inflight.delete(key);

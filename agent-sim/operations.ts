@@ -11,6 +11,7 @@ import {
   OperationPhase,
 } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { AgentBehaviour } from "./behaviours.js";
+import { downloadAuthorization } from "./download.js";
 import { type DurableState, type ReportedState, rememberReport } from "./durable-state.js";
 import type { AgentRuntime } from "./runtime.js";
 import { sleep } from "./waker.js";
@@ -145,7 +146,12 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
   await step(host, report, ACCEPTED, version);
   await step(host, report, DOWNLOADING, version);
   if (settings.download) {
-    const fetched = await artifacts.get(artifact, host.signal);
+    const authorization = downloadAuthorization(
+      artifact.url,
+      host.runtime.server,
+      host.state.nodeToken,
+    );
+    const fetched = await artifacts.get({ ...artifact, authorization }, host.signal);
     if (!fetched.ok) {
       return report(FAILED, from, fetched.code, fetched.message);
     }

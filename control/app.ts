@@ -21,7 +21,9 @@ import { type Database, openDatabase } from "./db/database.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
 import { NodeStore } from "./db/node-store.js";
 import type { Logger } from "./log.js";
-import { downloadsRoute } from "./releases/downloads.js";
+import { createArtifactChunks } from "./releases/artifact-chunks.js";
+import { type DownloadAuthenticator, downloadsRoute } from "./releases/downloads.js";
+import { type DownloadsServer, startDownloadsServer } from "./releases/downloads-server.js";
 import { recordCertifiedHello } from "./tls/certificate-nodes.js";
 import { agentServerCredentials } from "./tls/credentials.js";
 
@@ -41,6 +43,8 @@ export interface Control {
   readonly instanceId: string;
   readonly agentPort: number;
   readonly adminUrl: string;
+  /** The downloads listener's URL when `downloads.addr` is set (else downloads are on the admin port). */
+  readonly downloadsUrl: string | undefined;
   /** The operator token and where it came from. */
   readonly operatorToken: string;
   readonly operatorTokenPath: string;
@@ -140,7 +144,39 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       "V8 heap in use.",
       () => process.memoryUsage().heapUsed,
     );
-    let publicUrl = config.publicUrl ?? "";
+    const downloadsTotal = metrics.counter(
+      "agent_control_downloads_total",
+      "Artifact download requests answered, by HTTP status.",
+    );
+    const authenticateDownload: DownloadAuthenticator = (authorization, peerCertificate) =>
+      authenticateStream(authorization, { em: () => db.em(), nodes, clock }, peerCertificate);
+    const downloads = downloadsRoute({
+      db,
+      chunks: createArtifactChunks({ pool: db.pool }),
+      maxConcurrent: config.downloads.maxConcurrent,
+      stallMs: config.downloads.stallTimeoutSeconds * 1000,
+      authenticate: config.downloads.requireAuth ? authenticateDownload : undefined,
+      onAnswer: (status) => downloadsTotal.inc({ status: String(status) }),
+    });
+    metrics.gauge(
+      "agent_control_downloads_active",
+      "Artifact downloads being served now.",
+      downloads.active,
+    );
+    let downloadsServer: DownloadsServer | undefined;
+    if (config.downloads.addr) {
+      const server = await startDownloadsServer({
+        address: config.downloads.addr,
+        tls: config.tls.downloads,
+        route: downloads.route,
+        log,
+        idleMs: config.downloads.stallTimeoutSeconds * 1000,
+      });
+      downloadsServer = server;
+      cleanup.push(() => server.close());
+    }
+    // Agents download from the downloads listener when there is one, else from the admin port.
+    let publicUrl = config.publicUrl ?? downloadsServer?.url ?? "";
     // ── campaign engine (control/campaign-worker): worker + CampaignService/AuditService ──
     const campaigns = createCampaignEngine({
       db,
@@ -159,7 +195,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       metrics,
       ready: () => db.ping(),
       log,
-      extraRoutes: [downloadsRoute(db)],
+      extraRoutes: downloadsServer ? [] : [downloads.route],
       routes: (router) => {
         router.service(
           NodeService,
@@ -183,13 +219,19 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     campaigns.start(); // campaign engine: runs once publicUrl is known; stops before the server
     cleanup.push(() => campaigns.stop());
     log.info(
-      { agentPort: agentServer.port, adminUrl: adminServer.url, instanceId },
+      {
+        agentPort: agentServer.port,
+        adminUrl: adminServer.url,
+        downloadsUrl: downloadsServer?.url,
+        instanceId,
+      },
       "Control is serving",
     );
     return {
       instanceId,
       agentPort: agentServer.port,
       adminUrl: adminServer.url,
+      downloadsUrl: downloadsServer?.url,
       operatorToken: operator.token,
       operatorTokenPath: operator.path,
       db,

@@ -96,6 +96,27 @@ export class Reader {
     return parsed;
   }
 
+  /** An address that may be left unset (the feature then stays off or elsewhere). */
+  optionalAddress(input: ConfigInput, name: string): ListenAddress | undefined {
+    const value = this.raw(input, name);
+    if (value === undefined) return undefined;
+    const parsed = typeof value === "string" ? parseAddress(value) : undefined;
+    if (!parsed)
+      this.problems.push(`${name}: "${String(value)}" must be HOST:PORT with a port 0-65535`);
+    return parsed;
+  }
+
+  /** true/false, or from the environment "true"/"false" (also 1/0, yes/no). */
+  boolean(input: ConfigInput, name: string, fallback: boolean): boolean {
+    const value = this.raw(input, name);
+    if (value === undefined) return fallback;
+    if (typeof value === "boolean") return value;
+    if (typeof value === "string" && /^(true|1|yes)$/i.test(value)) return true;
+    if (typeof value === "string" && /^(false|0|no)$/i.test(value)) return false;
+    this.problems.push(`${name}: ${JSON.stringify(value)} must be true or false`);
+    return fallback;
+  }
+
   integer(input: ConfigInput, name: string, fallback: number, min: number, max: number): number {
     const value = this.number(input, name, fallback, min, max);
     if (!Number.isInteger(value)) {

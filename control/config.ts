@@ -20,8 +20,22 @@ export interface ControlConfig {
   readonly adminToken: string | undefined;
   /** More admin tokens (viewers, named operators) from the config file. */
   readonly adminTokens: readonly ConfiguredAdminToken[];
-  /** The base URL agents use to download artifacts served by Control (default: the admin address). */
+  /**
+   * The base URL agents use to download artifacts served by Control (default: the downloads
+   * listener's URL when `downloads.addr` is set, else the admin server's).
+   */
   readonly publicUrl: string | undefined;
+  /** Artifact downloads (`/downloads/agent/{version}/{platform}`). */
+  readonly downloads: {
+    /** A listener of their own; undefined serves downloads on the admin port (as before). */
+    readonly addr: ListenAddress | undefined;
+    /** Require a node credential (node token, or client certificate via `tls.downloads`). */
+    readonly requireAuth: boolean;
+    /** Downloads served at once; more are answered 503 with Retry-After. */
+    readonly maxConcurrent: number;
+    /** A download client that takes no bytes for this long is disconnected. */
+    readonly stallTimeoutSeconds: number;
+  };
   readonly release: { readonly pins: readonly string[]; readonly threshold: number };
   /** The newest Agent version this Control supports, if limited. */
   readonly agent: { readonly maxVersion: string | undefined };
@@ -73,6 +87,9 @@ export const CONFIG_ENV = [
   "AGENT_CONTROL_RELEASE_PINS",
   "AGENT_CONTROL_RELEASE_THRESHOLD",
   "AGENT_CONTROL_PUBLIC_URL",
+  "AGENT_CONTROL_DOWNLOADS_ADDR",
+  "AGENT_CONTROL_DOWNLOADS_REQUIRE_AUTH",
+  "AGENT_CONTROL_DOWNLOADS_MAX_CONCURRENT",
   "AGENT_CONTROL_LOG_LEVEL",
   ...(Object.keys(TLS_ENV) as (keyof typeof TLS_ENV)[]),
 ] as const;
@@ -134,6 +151,15 @@ function envInput(env: Env): ConfigInput {
     release.threshold = env.AGENT_CONTROL_RELEASE_THRESHOLD;
   }
   if (Object.keys(release).length > 0) input.release = release;
+  const downloads: ConfigInput = {};
+  if (env.AGENT_CONTROL_DOWNLOADS_ADDR) downloads.addr = env.AGENT_CONTROL_DOWNLOADS_ADDR;
+  if (env.AGENT_CONTROL_DOWNLOADS_REQUIRE_AUTH) {
+    downloads.requireAuth = env.AGENT_CONTROL_DOWNLOADS_REQUIRE_AUTH;
+  }
+  if (env.AGENT_CONTROL_DOWNLOADS_MAX_CONCURRENT) {
+    downloads.maxConcurrent = env.AGENT_CONTROL_DOWNLOADS_MAX_CONCURRENT;
+  }
+  if (Object.keys(downloads).length > 0) input.downloads = downloads;
   if (env.AGENT_CONTROL_LOG_LEVEL) input.log = { level: env.AGENT_CONTROL_LOG_LEVEL };
   const tls = tlsEnvInput(env);
   if (Object.keys(tls).length > 0) input.tls = tls;
@@ -148,6 +174,7 @@ const KNOWN_KEYS = new Set([
   "adminToken",
   "adminTokens",
   "publicUrl",
+  "downloads",
   "release",
   "agent",
   "policy",
@@ -170,7 +197,8 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
   const worker = v.section(input, "worker");
   const limits = v.section(input, "limits");
   const log = v.section(input, "log");
-  return {
+  const downloads = v.section(input, "downloads");
+  const config: ControlConfig = {
     dataDir: v.string(input, "dataDir", ".data"),
     databaseUrl: v.optionalUrl(input, "databaseUrl", ["postgres:", "postgresql:"]),
     agentAddr: v.address(input, "agentAddr", "0.0.0.0:7443"),
@@ -178,6 +206,12 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
     adminToken: v.optionalSecret(input, "adminToken"),
     adminTokens: v.adminTokens(input, "adminTokens"),
     publicUrl: v.optionalUrl(input, "publicUrl", ["http:", "https:"]),
+    downloads: {
+      addr: v.optionalAddress(downloads, "downloads.addr"),
+      requireAuth: v.boolean(downloads, "downloads.requireAuth", false),
+      maxConcurrent: v.integer(downloads, "downloads.maxConcurrent", 64, 1, 100_000),
+      stallTimeoutSeconds: v.number(downloads, "downloads.stallTimeoutSeconds", 60, 1, 3600),
+    },
     release: {
       pins: v.stringList(release, "release.pins"),
       threshold: v.integer(release, "release.threshold", 1, 1, 100),
@@ -205,6 +239,39 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
     log: { level: v.oneOf(log, "log.level", "info", LOG_LEVELS) },
     tls: readTlsConfig(input.tls, problems),
   };
+  checkDownloads(config, downloads, problems);
+  return config;
+}
+
+/** Cross-checks of the downloads settings that no single value shows. */
+function checkDownloads(config: ControlConfig, input: ConfigInput, problems: string[]): void {
+  for (const key of Object.keys(input)) {
+    if (!["addr", "requireAuth", "maxConcurrent", "stallTimeoutSeconds"].includes(key)) {
+      problems.push(`downloads.${key}: unknown setting`);
+    }
+  }
+  const addr = config.downloads.addr;
+  if (!addr) {
+    if (config.tls.downloads) {
+      problems.push(
+        "tls.downloads: needs downloads.addr (without it, downloads are served on the admin port, with tls.admin)",
+      );
+    }
+    return;
+  }
+  for (const [name, other] of [
+    ["adminAddr", config.adminAddr],
+    ["agentAddr", config.agentAddr],
+  ] as const) {
+    if (addr.port !== 0 && addr.port === other.port && sameHost(addr.host, other.host)) {
+      problems.push(`downloads.addr: port ${addr.port} is already taken by ${name}`);
+    }
+  }
+}
+
+function sameHost(a: string, b: string): boolean {
+  const wildcard = (host: string) => host === "0.0.0.0" || host === "::";
+  return a === b || wildcard(a) || wildcard(b);
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;

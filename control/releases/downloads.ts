@@ -1,74 +1,252 @@
 /**
- * Serves artifact files Control holds: `GET /downloads/agent/{version}/{platform}`.
+ * Serves artifact files Control holds: `GET` and `HEAD /downloads/agent/{version}/{platform}`,
+ * on the downloads listener (`downloads.addr`) or, when none is configured, on the admin port.
  *
- * Integrity comes from the signed manifest's sha256 and size, which every Agent checks, so
- * the route needs no credential. Files are cached in memory by sha256 (bounded), so a
- * fleet downloading one release reads each file from PostgreSQL once.
+ * Integrity comes from the signed manifest's sha256 and size, which every Agent checks; the
+ * route guards Control itself:
+ * - bodies stream chunk by chunk from PostgreSQL ({@link ArtifactChunks}), waiting for the
+ *   client to drain each one, so memory per download is about one chunk, never the file;
+ * - at most `maxConcurrent` requests are served at once; the excess is answered 503 with
+ *   `Retry-After` before any database work;
+ * - a client that reads nothing for `stallMs` is disconnected, freeing its slot;
+ * - a single `Range` is answered 206 (416 when unsatisfiable), so an Agent resumes;
+ * - with `authenticate`, a request needs a node credential (bearer node token, or a verified
+ *   client certificate on a TLS listener with a client CA): 401 otherwise.
  */
+import type { PeerCertificate, TLSSocket } from "node:tls";
 import type { Database } from "../db/database.js";
 import { ReleaseEntity } from "../db/entities/index.js";
+import { ControlError } from "../errors.js";
 import type { HttpRoute } from "../shared/http-route.js";
+import type { ArtifactChunks } from "./artifact-chunks.js";
+import { decideRange } from "./byte-range.js";
 
 const PATH = /^\/downloads\/agent\/([^/]+)\/([^/]+)$/;
+
+/** Seconds a client refused for concurrency is told to wait. */
+export const DOWNLOAD_RETRY_AFTER_SECONDS = 2;
 
 /** The URL path of a served artifact. */
 export function downloadPath(version: string, platform: string): string {
   return `/downloads/agent/${encodeURIComponent(version)}/${encodeURIComponent(platform)}`;
 }
 
-/** Builds the download route with a cache of at most `cacheBytes`. */
-export function downloadsRoute(db: Database, cacheBytes = 512 * 1024 * 1024): HttpRoute {
-  const cache = new Map<string, Buffer>();
-  let cached = 0;
-  const remember = (sha256: string, content: Buffer) => {
-    if (content.byteLength > cacheBytes) return;
-    while (cached + content.byteLength > cacheBytes && cache.size > 0) {
-      const [oldest, bytes] = cache.entries().next().value as [string, Buffer];
-      cache.delete(oldest);
-      cached -= bytes.byteLength;
-    }
-    cache.set(sha256, content);
-    cached += content.byteLength;
-  };
-  return async (req, res) => {
+/** Who a download credential names (the agent stream's identities, structurally). */
+export type DownloadIdentity =
+  | { readonly kind: "node" | "certificate"; readonly nodeId: string }
+  | { readonly kind: "join" };
+
+/**
+ * Checks a request's credential as the agent stream does; throws `ControlError`
+ * (`unauthenticated`) when it is missing or wrong. Injected by app.ts, so this module never
+ * depends on the agent server.
+ */
+export type DownloadAuthenticator = (
+  authorization: string | undefined,
+  peerCertificate: PeerCertificate | undefined,
+) => Promise<DownloadIdentity>;
+
+/** Options of {@link downloadsRoute}. */
+export interface DownloadsOptions {
+  readonly db: Database;
+  readonly chunks: ArtifactChunks;
+  /** Requests served at once; more are answered 503. */
+  readonly maxConcurrent: number;
+  /** A client that takes nothing for this long is disconnected. */
+  readonly stallMs: number;
+  /** Required credential; undefined serves anyone who reaches the port. */
+  readonly authenticate?: DownloadAuthenticator | undefined;
+  /** Called once per answered request with its HTTP status (metrics). */
+  readonly onAnswer?: ((status: number) => void) | undefined;
+}
+
+/** The route and what it is doing now. */
+export interface Downloads {
+  readonly route: HttpRoute;
+  /** Requests being served now (at most `maxConcurrent`). */
+  active(): number;
+}
+
+type Request = Parameters<HttpRoute>[0];
+type Response = Parameters<HttpRoute>[1];
+
+/** Builds the download route. */
+export function downloadsRoute(options: DownloadsOptions): Downloads {
+  let active = 0;
+  const route: HttpRoute = async (req, res) => {
     const match = PATH.exec((req.url ?? "").split("?")[0] ?? "");
     if (!match) return false;
+    const answer = (status: number, headers: Record<string, string | number>, body = "") => {
+      options.onAnswer?.(status);
+      res.writeHead(status, body ? { "content-type": "text/plain", ...headers } : headers);
+      res.end(body);
+    };
     if (req.method !== "GET" && req.method !== "HEAD") {
-      res.writeHead(405, { allow: "GET, HEAD" });
-      res.end();
+      answer(405, { allow: "GET, HEAD" });
       return true;
     }
-    const version = decodeURIComponent(match[1] ?? "");
-    const platform = decodeURIComponent(match[2] ?? "");
-    const release = await db.em().findOne(ReleaseEntity, { version });
-    const artifact = release?.artifacts.find((a) => a.platform === platform && a.url === "");
-    if (!artifact) {
-      res
-        .writeHead(404, { "content-type": "text/plain" })
-        .end(`no served artifact for ${version}/${platform}\n`);
+    const version = decode(match[1] ?? "");
+    const platform = decode(match[2] ?? "");
+    if (version === undefined || platform === undefined) {
+      answer(400, {}, "malformed percent-encoding in the path\n");
       return true;
     }
-    let content = cache.get(artifact.sha256);
-    if (!content) {
-      const result = await db.pool.query<{ content: Buffer }>(
-        "select content from artifact_files where sha256 = $1",
-        [artifact.sha256],
+    if (active >= options.maxConcurrent) {
+      answer(
+        503,
+        { "retry-after": DOWNLOAD_RETRY_AFTER_SECONDS },
+        `too many downloads at once; retry after ${DOWNLOAD_RETRY_AFTER_SECONDS} s\n`,
       );
-      content = result.rows[0]?.content;
-      if (!content) {
-        res.writeHead(404, { "content-type": "text/plain" });
-        res.end("artifact file missing\n");
-        return true;
-      }
-      remember(artifact.sha256, content);
+      return true;
     }
-    res.writeHead(200, {
-      "content-type": "application/octet-stream",
-      "content-length": content.byteLength,
-      etag: `"${artifact.sha256}"`,
-    });
-    if (req.method === "HEAD") res.end();
-    else res.end(content);
+    active += 1;
+    try {
+      await serve(req, res, version, platform, options, answer);
+    } finally {
+      active -= 1;
+    }
     return true;
   };
+  return { route, active: () => active };
+}
+
+async function serve(
+  req: Request,
+  res: Response,
+  version: string,
+  platform: string,
+  options: DownloadsOptions,
+  answer: (status: number, headers: Record<string, string | number>, body?: string) => void,
+): Promise<void> {
+  if (options.authenticate) {
+    const refusal = await refuse(req, options.authenticate);
+    if (refusal) {
+      answer(401, { "www-authenticate": 'Bearer realm="agent-control downloads"' }, refusal);
+      return;
+    }
+  }
+  const release = await options.db.em().findOne(ReleaseEntity, { version });
+  const artifact = release?.artifacts.find((a) => a.platform === platform && a.url === "");
+  const size = artifact ? await options.chunks.size(artifact.sha256) : undefined;
+  if (!artifact || size === undefined) {
+    answer(404, {}, `no served artifact for ${version}/${platform}\n`);
+    return;
+  }
+  const etag = `"${artifact.sha256}"`;
+  const common = {
+    "content-type": "application/octet-stream",
+    "accept-ranges": "bytes",
+    etag,
+  };
+  const range = decideRange(header(req, "range"), size, etag, header(req, "if-range"));
+  if (range.kind === "unsatisfiable") {
+    answer(416, { "content-range": `bytes */${size}` }, `range not satisfiable: ${size} bytes\n`);
+    return;
+  }
+  const [start, end] = range.kind === "partial" ? [range.start, range.end] : [0, size - 1];
+  options.onAnswer?.(range.kind === "partial" ? 206 : 200);
+  res.writeHead(range.kind === "partial" ? 206 : 200, {
+    ...common,
+    "content-length": end - start + 1,
+    ...(range.kind === "partial" ? { "content-range": `bytes ${start}-${end}/${size}` } : {}),
+  });
+  if (req.method === "HEAD" || size === 0) {
+    res.end();
+    return;
+  }
+  try {
+    await stream(res, options.chunks, artifact.sha256, start, end, options.stallMs);
+  } catch {
+    // Headers are sent: all that is left is to cut the connection so the client sees a
+    // short body (and its sha256 check fails) instead of a wrong one.
+    res.destroy();
+  }
+}
+
+/** Writes bytes `start`…`end`, one chunk at a time, waiting for the client between chunks. */
+async function stream(
+  res: Response,
+  chunks: ArtifactChunks,
+  sha256: string,
+  start: number,
+  end: number,
+  stallMs: number,
+): Promise<void> {
+  let closed = false;
+  res.once("close", () => {
+    closed = true;
+  });
+  let offset = start;
+  while (offset <= end) {
+    if (closed) return;
+    const index = Math.floor(offset / chunks.chunkBytes);
+    const base = index * chunks.chunkBytes;
+    const chunk = await chunks.chunk(sha256, index);
+    const piece = chunk.subarray(offset - base, Math.min(chunk.byteLength, end - base + 1));
+    if (piece.byteLength === 0) throw new Error(`artifact file ${sha256} is shorter than stored`);
+    offset += piece.byteLength;
+    if (closed) return;
+    // ServerResponse and Http2ServerResponse both take a Buffer; their overloads do not unify.
+    if (!(res as { write(chunk: Uint8Array): boolean }).write(piece)) await drained(res, stallMs);
+  }
+  if (!closed) res.end();
+}
+
+/** Resolves once `res` drains or closes; destroys it when it does neither within `stallMs`. */
+function drained(res: Response, stallMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      res.destroy(); // emits close, which resolves
+    }, stallMs);
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
+/** Why a request's credential does not allow downloads, or undefined when it does. */
+async function refuse(
+  req: Request,
+  authenticate: DownloadAuthenticator,
+): Promise<string | undefined> {
+  try {
+    const identity = await authenticate(header(req, "authorization"), peerCertificate(req));
+    if (identity.kind === "join") {
+      return "a join token does not download artifacts: send the node token (authorization: Bearer <node token>)\n";
+    }
+    return undefined;
+  } catch (error) {
+    if (error instanceof ControlError && error.code === "unauthenticated") {
+      return `${error.message}\n`;
+    }
+    throw error;
+  }
+}
+
+/** The verified client certificate of a TLS request, if any. */
+function peerCertificate(req: Request): PeerCertificate | undefined {
+  const socket = req.socket as Partial<TLSSocket>;
+  if (socket.authorized !== true || typeof socket.getPeerCertificate !== "function") {
+    return undefined;
+  }
+  const cert = socket.getPeerCertificate();
+  return cert && Object.keys(cert).length > 0 ? cert : undefined;
+}
+
+function header(req: Request, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function decode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
 }

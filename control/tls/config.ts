@@ -2,7 +2,8 @@
  * The `tls` section of Control's configuration: certificate files for the agent stream
  * (optionally with client certificates, mTLS) and for the admin API. Files are read and
  * checked at start, so a wrong path or a key that does not fit its certificate is named in
- * the configuration error instead of failing the first handshake.
+ * the configuration error instead of failing the first handshake. The downloads listener
+ * (`tls.downloads`) has a certificate and optionally a client CA, as the agent stream does.
  */
 import { readFileSync } from "node:fs";
 import { createSecureContext } from "node:tls";
@@ -24,10 +25,22 @@ export interface AdminTlsConfig {
   readonly key: string;
 }
 
+/** TLS of the downloads listener (`downloads.addr`). */
+export interface DownloadsTlsConfig {
+  readonly cert: string;
+  readonly key: string;
+  /**
+   * PEM CA bundle of Agents' client certificates: clients are asked for one (never refused
+   * without one), and a verified one names the node as on the agent stream.
+   */
+  readonly clientCa: string | undefined;
+}
+
 /** The validated `tls` section: each listener is in clear text when its entry is undefined. */
 export interface TlsConfig {
   readonly agent: AgentTlsConfig | undefined;
   readonly admin: AdminTlsConfig | undefined;
+  readonly downloads: DownloadsTlsConfig | undefined;
 }
 
 /** Environment variables that set TLS file paths (they win over the config file). */
@@ -38,6 +51,9 @@ export const TLS_ENV = {
   AGENT_CONTROL_AGENT_TLS_REQUIRE_CLIENT_CERT: ["agent", "requireClientCert"],
   AGENT_CONTROL_ADMIN_TLS_CERT: ["admin", "cert"],
   AGENT_CONTROL_ADMIN_TLS_KEY: ["admin", "key"],
+  AGENT_CONTROL_DOWNLOADS_TLS_CERT: ["downloads", "cert"],
+  AGENT_CONTROL_DOWNLOADS_TLS_KEY: ["downloads", "key"],
+  AGENT_CONTROL_DOWNLOADS_TLS_CLIENT_CA: ["downloads", "clientCa"],
 } as const;
 
 /** The `tls` config input the TLS environment variables amount to (empty when none is set). */
@@ -66,17 +82,21 @@ function parseBoolean(text: string): boolean | string {
  * Reads every named file and checks that each key fits its certificate.
  */
 export function readTlsConfig(input: unknown, problems: string[]): TlsConfig {
-  if (input === undefined) return { agent: undefined, admin: undefined };
+  const none = { agent: undefined, admin: undefined, downloads: undefined };
+  if (input === undefined) return none;
   if (!isRecord(input)) {
-    problems.push("tls: must be an object with 'agent' and/or 'admin'");
-    return { agent: undefined, admin: undefined };
+    problems.push("tls: must be an object with 'agent', 'admin' and/or 'downloads'");
+    return none;
   }
   for (const key of Object.keys(input)) {
-    if (key !== "agent" && key !== "admin") problems.push(`tls.${key}: unknown setting`);
+    if (key !== "agent" && key !== "admin" && key !== "downloads") {
+      problems.push(`tls.${key}: unknown setting`);
+    }
   }
   return {
     agent: readAgent(input.agent, problems),
     admin: readAdmin(input.admin, problems),
+    downloads: readDownloads(input.downloads, problems),
   };
 }
 
@@ -121,6 +141,32 @@ function readAdmin(input: unknown, problems: string[]): AdminTlsConfig | undefin
   }
   problems.push(...section.problems);
   return readPair(section.value, "tls.admin", problems);
+}
+
+function readDownloads(input: unknown, problems: string[]): DownloadsTlsConfig | undefined {
+  const section = sectionOf(input, "tls.downloads", ["cert", "key", "clientCa"]);
+  if (!section) {
+    if (input !== undefined) problems.push("tls.downloads: must be an object");
+    return undefined;
+  }
+  problems.push(...section.problems);
+  const pair = readPair(section.value, "tls.downloads", problems);
+  const clientCaPath = section.value.clientCa;
+  let clientCa: string | undefined;
+  if (clientCaPath !== undefined) {
+    clientCa = readPem(clientCaPath, "tls.downloads.clientCa", "CERTIFICATE", problems);
+    if (
+      clientCa !== undefined &&
+      !checkContext({ ca: clientCa }, "tls.downloads.clientCa", problems)
+    )
+      clientCa = undefined;
+    if (!pair && !hasPairKeys(section.value)) {
+      problems.push(
+        "tls.downloads.clientCa: needs tls.downloads.cert and tls.downloads.key as well",
+      );
+    }
+  }
+  return pair ? { ...pair, clientCa } : undefined;
 }
 
 function hasPairKeys(section: Record<string, unknown>): boolean {
