@@ -14,6 +14,7 @@ const ACTIONS: Readonly<Record<string, string>> = {
   GetNode: "read nodes",
   DisableNode: "disable nodes",
   EnableNode: "enable nodes",
+  ResetNode: "reset nodes",
   CreateJoinToken: "create join tokens",
   ListJoinTokens: "list join tokens",
   RevokeJoinToken: "revoke join tokens",

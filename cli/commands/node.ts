@@ -1,5 +1,5 @@
 /**
- * `agentctl node list|show|disable|enable`: the node registry.
+ * `agentctl node list|show|disable|enable|reset`: the node registry.
  */
 import { create } from "@bufbuild/protobuf";
 import {
@@ -11,6 +11,7 @@ import {
   type ListNodesResponse,
   ListNodesResponseSchema,
   type Node,
+  ResetNodeResponseSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import {
   boolFlag,
@@ -104,6 +105,9 @@ function nodeFields(node: Node, now: Date): string {
     ["First seen", formatTime(node.firstSeen)],
     ["Last seen", `${formatTime(node.lastSeen)} (${formatAge(node.lastSeen, now)})`],
     ["Active campaign", node.activeCampaignId],
+    ...(node.resetPending
+      ? ([["Reset", "yes: its next join-token enrollment is accepted once"]] as const)
+      : []),
   ]);
 }
 
@@ -248,6 +252,30 @@ export const nodeGroup: CommandGroup = {
           ctx.output === "json"
             ? messageJson(EnableNodeResponseSchema, response)
             : `node ${nodeId} enabled\n`,
+        );
+        return 0;
+      },
+    },
+    reset: {
+      summary: "Revoke a node's token so it can enroll again with a join token, once",
+      args: "ID",
+      flags: { reason: { type: "string", value: "TEXT", description: "why, for the audit log" } },
+      details:
+        "For a node that lost its state. Its node token stops working at once (a stream it\n" +
+        "has open stays until it ends); the next join-token enrollment of ID is accepted,\n" +
+        "once. Without a reset, a join token enrolls only new node ids, unless it was created\n" +
+        "with --node ID or --allow-reenroll (agentctl token create --help).",
+      async run(ctx, { values, positionals }) {
+        const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
+        const reason = stringFlag(values, "reason") ?? "";
+        const response = await (await ctx.clients()).nodes.resetNode(
+          { nodeId, reason },
+          { signal: ctx.signal },
+        );
+        ctx.stdout.write(
+          ctx.output === "json"
+            ? messageJson(ResetNodeResponseSchema, response)
+            : `node ${nodeId} reset: its node token no longer works; its next join-token enrollment is accepted once\n`,
         );
         return 0;
       },

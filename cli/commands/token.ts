@@ -8,7 +8,14 @@ import {
   ListJoinTokensResponseSchema,
   RevokeJoinTokenResponseSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
-import { boolFlag, expectPositionals, parseDuration, stringFlag, UsageError } from "../args.js";
+import {
+  boolFlag,
+  expectPositionals,
+  listFlag,
+  parseDuration,
+  stringFlag,
+  UsageError,
+} from "../args.js";
 import type { CommandGroup } from "../command.js";
 import { formatFields, formatTable, formatTime, messageJson } from "../output.js";
 
@@ -19,16 +26,26 @@ export function joinTokenState(token: JoinToken, now: Date): string {
   return "active";
 }
 
+/**
+ * What a join token may enroll: `new nodes` (the default), `nodes a,b` (only those, new or
+ * existing), or `new nodes, re-enroll any` (`--allow-reenroll`).
+ */
+export function joinTokenScope(token: JoinToken): string {
+  if (token.nodeIds.length > 0) return `nodes ${token.nodeIds.join(",")}`;
+  return token.allowReenroll ? "new nodes, re-enroll any" : "new nodes";
+}
+
 /** Formats join tokens as the `token list` table. */
 export function formatTokenTable(tokens: readonly JoinToken[], now: Date): string {
   return formatTable(
-    ["ID", "STATE", "CREATED", "EXPIRES", "USES", "DESCRIPTION"],
+    ["ID", "STATE", "CREATED", "EXPIRES", "USES", "SCOPE", "DESCRIPTION"],
     tokens.map((t) => [
       t.id,
       joinTokenState(t, now),
       formatTime(t.createdAt),
       formatTime(t.expiresAt),
       String(t.uses),
+      joinTokenScope(t),
       t.description || "-",
     ]),
   );
@@ -48,9 +65,24 @@ export const tokenGroup: CommandGroup = {
           description: "how long it stays valid (default 24h)",
         },
         description: { type: "string", value: "TEXT", description: "what it is for" },
+        node: {
+          type: "string",
+          multiple: true,
+          value: "ID",
+          description: "enroll only this node id, new or already enrolled (repeatable)",
+        },
+        "allow-reenroll": {
+          type: "boolean",
+          description: "may also re-enroll any node id that already exists",
+        },
         quiet: { type: "boolean", short: "q", description: "print only the secret" },
       },
       details:
+        "By default a join token enrolls only node ids that do not exist yet: a node that is\n" +
+        "already enrolled keeps its node token, and a Hello naming it is refused. To let a\n" +
+        "node that lost its state enroll again, reset it (agentctl node reset ID), or create\n" +
+        "a token with --node ID (only those ids, new or existing) or --allow-reenroll (any\n" +
+        "existing id: its old node token stops working). Every re-enrollment is audited.\n" +
         "With --json the output is a CreateJoinTokenResponse (token and secret).\n" +
         "Example: npm run sim -- --count 10 --join-token $(agentctl token create -q)",
       async run(ctx, { values, positionals }) {
@@ -58,9 +90,18 @@ export const tokenGroup: CommandGroup = {
         const ttlText = stringFlag(values, "ttl");
         const ttlMs = ttlText === undefined ? undefined : parseDuration(ttlText, "ttl");
         if (ttlMs === 0) throw new UsageError("--ttl must be longer than 0s");
+        const nodeIds = listFlag(values, "node");
+        const allowReenroll = boolFlag(values, "allow-reenroll");
+        if (nodeIds.length > 0 && allowReenroll) {
+          throw new UsageError(
+            "--node and --allow-reenroll cannot be used together: a token for named nodes already re-enrolls them",
+          );
+        }
         const response = await (await ctx.clients()).nodes.createJoinToken(
           {
             description: stringFlag(values, "description") ?? "",
+            nodeIds,
+            allowReenroll,
             ...(ttlMs === undefined ? {} : { ttl: durationFromMs(ttlMs) }),
           },
           { signal: ctx.signal },
@@ -75,6 +116,7 @@ export const tokenGroup: CommandGroup = {
               ["Id", response.token?.id ?? ""],
               ["Secret", response.secret],
               ["Expires", formatTime(response.token?.expiresAt)],
+              ["Scope", response.token ? joinTokenScope(response.token) : ""],
             ]),
           );
           ctx.stderr.write(

@@ -35,6 +35,7 @@ export function nodeMessage(record: NodeRecord, live?: LiveOverlay, activeCampai
     online: live?.online ?? record.online,
     enabled: record.enabled,
     activeCampaignId,
+    resetPending: record.resetAt !== null,
   });
 }
 
@@ -47,6 +48,8 @@ export function joinTokenMessage(record: JoinTokenRecord): JoinToken {
     expiresAt: timestampFromDate(record.expiresAt),
     revoked: record.revokedAt !== null,
     uses: record.uses,
+    nodeIds: record.nodeIds,
+    allowReenroll: record.allowReenroll,
   });
 }
 

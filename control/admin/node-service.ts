@@ -12,6 +12,7 @@ import type { Database } from "../db/database.js";
 import { NodeEntity, type NodeRecord } from "../db/entities/index.js";
 import { issueJoinToken, listJoinTokens, revokeJoinToken } from "../db/join-token-store.js";
 import { ControlError } from "../errors.js";
+import { isNodeId } from "../shared/node-id.js";
 import { type Principal, principalKey } from "./auth.js";
 import { joinTokenMessage, nodeMessage } from "./convert.js";
 import { decodePageToken, encodePageToken, pageSize } from "./paging.js";
@@ -27,6 +28,46 @@ export interface NodeServiceDeps {
 
 const DEFAULT_JOIN_TTL_MS = 24 * 3600 * 1000;
 const MAX_JOIN_TTL_MS = 365 * 24 * 3600 * 1000;
+/** The most node ids one join token may be created for. */
+export const MAX_JOIN_TOKEN_NODE_IDS = 1000;
+
+/**
+ * The scope of a join token to create: its named node ids (valid, deduplicated, in the
+ * order given) and whether it may re-enroll any existing node.
+ * @throws ControlError `invalid_argument` naming the bad id or the bad combination.
+ */
+export function joinTokenScope(req: { nodeIds: readonly string[]; allowReenroll: boolean }): {
+  nodeIds: string[];
+  allowReenroll: boolean;
+} {
+  const nodeIds = [...new Set(req.nodeIds)];
+  if (nodeIds.length > MAX_JOIN_TOKEN_NODE_IDS) {
+    throw new ControlError(
+      "invalid_argument",
+      `node_ids: at most ${MAX_JOIN_TOKEN_NODE_IDS} node ids per join token (got ${nodeIds.length})`,
+    );
+  }
+  const bad = nodeIds.find((id) => !isNodeId(id));
+  if (bad !== undefined) {
+    throw new ControlError(
+      "invalid_argument",
+      `node_ids: "${bad.slice(0, 40)}" is not a valid node id (letters, digits, '.', '_', ':' or '-', at most 128)`,
+    );
+  }
+  if (nodeIds.length > 0 && req.allowReenroll) {
+    throw new ControlError(
+      "invalid_argument",
+      "allow_reenroll and node_ids cannot be combined: a token for named node ids already re-enrolls them",
+    );
+  }
+  return { nodeIds, allowReenroll: req.allowReenroll };
+}
+
+/** How a join token's scope reads in the audit log. */
+function scopeText(scope: { nodeIds: readonly string[]; allowReenroll: boolean }): string {
+  if (scope.nodeIds.length > 0) return `for node ids ${scope.nodeIds.join(", ")}`;
+  return scope.allowReenroll ? "allowing re-enrollment of existing nodes" : "for new nodes only";
+}
 
 /** Builds the NodeService implementation. */
 export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof NodeService> {
@@ -127,11 +168,43 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
       return { node };
     },
 
+    async resetNode(req, ctx) {
+      const principal = ctx.values.get(principalKey) as Principal;
+      const now = deps.clock.now();
+      await deps.db.em().transactional(async (em) => {
+        // One statement, not a managed entity: the agent server writes this row in plain SQL
+        // (Hellos, liveness), and a version check here would only fail on a heartbeat.
+        const rows = await em.execute<{ id: string }[]>(
+          `update nodes set token_hash = null, token_issued_at = null, reset_at = ?,
+             version = version + 1, updated_at = ?
+           where id = ? returning id`,
+          [now, now, req.nodeId],
+        );
+        if (rows.length === 0) {
+          throw new ControlError("node_not_found", `no node with id "${req.nodeId}"`);
+        }
+        const reason = req.reason.slice(0, 1024);
+        stageAudit(em, {
+          actor: principal,
+          action: "node.reset",
+          time: now,
+          nodeId: req.nodeId,
+          message: `node ${req.nodeId} reset: its node token no longer works and its next join-token enrollment is accepted once${reason ? `: ${reason}` : ""}`,
+          detail: reason ? { reason } : {},
+        });
+        await em.flush();
+      });
+      const { record } = await load(req.nodeId);
+      const [node] = await present([record]);
+      return { node };
+    },
+
     async createJoinToken(req, ctx) {
       const ttlMs = req.ttl ? durationMs(req.ttl) : DEFAULT_JOIN_TTL_MS;
       if (ttlMs <= 0 || ttlMs > MAX_JOIN_TTL_MS) {
         throw new ControlError("invalid_argument", "ttl must be more than 0 and at most 365 days");
       }
+      const scope = joinTokenScope(req);
       const principal = ctx.values.get(principalKey) as Principal;
       const em = deps.db.em();
       const now = deps.clock.now();
@@ -140,13 +213,14 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
         description: req.description.slice(0, 256),
         createdBy: principal.name,
         now,
+        scope,
       });
       stageAudit(em, {
         actor: principal,
         action: "token.create",
         time: now,
-        message: `join token ${issued.record.id} created, expires ${issued.record.expiresAt.toISOString()}`,
-        detail: { tokenId: issued.record.id },
+        message: `join token ${issued.record.id} created ${scopeText(scope)}, expires ${issued.record.expiresAt.toISOString()}`,
+        detail: { tokenId: issued.record.id, ...scope },
       });
       await em.flush();
       return { token: joinTokenMessage(issued.record), secret: issued.credential };

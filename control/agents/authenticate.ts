@@ -7,7 +7,7 @@ import type { PeerCertificate } from "node:tls";
 import type { EntityManager } from "@mikro-orm/postgresql";
 import { bearerToken, parseCredential, secretMatches } from "../auth/secrets.js";
 import type { Clock } from "../clock.js";
-import { checkJoinToken } from "../db/join-token-store.js";
+import { checkJoinToken, type JoinTokenScope } from "../db/join-token-store.js";
 import type { NodeStore } from "../db/node-store.js";
 import { ControlError } from "../errors.js";
 import { nodeOfCertificate } from "../tls/node-identity.js";
@@ -17,7 +17,8 @@ export type StreamIdentity =
   | { readonly kind: "node"; readonly nodeId: string }
   /** A verified client certificate naming the node (enrolls it on first connect). */
   | { readonly kind: "certificate"; readonly nodeId: string }
-  | { readonly kind: "join"; readonly joinTokenId: string };
+  /** A join token, with what it may enroll besides new node ids. */
+  | { readonly kind: "join"; readonly joinTokenId: string; readonly scope: JoinTokenScope };
 
 /** Dependencies of {@link authenticateStream}. */
 export interface AuthenticateDeps {
@@ -66,7 +67,8 @@ export async function authenticateStream(
       }[check.problem];
       throw new ControlError("unauthenticated", reason);
     }
-    return { kind: "join", joinTokenId: credential.id };
+    const { nodeIds, allowReenroll } = check.record;
+    return { kind: "join", joinTokenId: credential.id, scope: { nodeIds, allowReenroll } };
   }
   const row = await deps.nodes.credential(credential.id);
   if (!row?.tokenHash || !secretMatches(credential.secret, row.tokenHash)) {

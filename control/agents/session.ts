@@ -17,12 +17,12 @@ import {
   ControlMessageSchema,
   type Hello,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
-import { formatCredential, newSecret, sha256OfText } from "../auth/secrets.js";
 import type { Clock } from "../clock.js";
 import type { NodeHello, NodeStore } from "../db/node-store.js";
 import { ControlError, toGrpcStatus } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { StreamIdentity } from "./authenticate.js";
+import { enrollWithJoinToken } from "./enrollment.js";
 import type { ConnectedNode } from "./events.js";
 import type { AgentHub, HubSession } from "./hub.js";
 import { type EncodedOperation, operationFrame } from "./operation-frame.js";
@@ -220,19 +220,27 @@ class AgentSession implements HubSession {
     const now = this.deps.clock.now();
     let nodeToken = "";
     if (identity.kind === "join") {
-      const secret = newSecret();
-      nodeToken = formatCredential("ant", facts.nodeId, secret);
-      const { created } = await this.deps.nodes.enroll(
-        nodeHello,
-        this.sessionId,
-        identity.joinTokenId,
-        sha256OfText(secret),
+      const { joinTokenId, scope } = identity;
+      const enrolled = await enrollWithJoinToken(this.deps.nodes, {
+        joinTokenId,
+        scope,
+        hello: nodeHello,
+        sessionId: this.sessionId,
+        peer: this.peer,
         now,
-      );
+      }).catch((error: unknown) => {
+        if (error instanceof ControlError) {
+          const fields = { nodeId: facts.nodeId, joinTokenId, reason: error.message };
+          this.logLine("info", fields, "join-token enrollment refused");
+        }
+        throw error;
+      });
+      nodeToken = enrolled.nodeToken;
+      const { outcome, via } = enrolled;
       this.logLine(
         "info",
-        { nodeId: facts.nodeId, created },
-        created ? "node enrolled" : "node re-enrolled",
+        { nodeId: facts.nodeId, joinTokenId, outcome, ...(via ? { via } : {}) },
+        outcome === "created" ? "node enrolled" : "node re-enrolled",
       );
     } else if (identity.kind === "certificate" && this.deps.recordCertifiedHello) {
       const { created } = await this.deps.recordCertifiedHello(nodeHello, this.sessionId, now);

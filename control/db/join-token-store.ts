@@ -15,10 +15,24 @@ export interface IssuedJoinToken {
 /** Why a presented join token is not valid. */
 export type JoinTokenProblem = "unknown" | "expired" | "revoked";
 
+/** What a join token may enroll besides new node ids (see {@link JoinTokenRecord}). */
+export interface JoinTokenScope {
+  /** When not empty, the only node ids it may enroll, new or existing. */
+  readonly nodeIds: readonly string[];
+  /** May re-enroll any node id that already exists. */
+  readonly allowReenroll: boolean;
+}
+
 /** Issues a join token valid for `ttlMs` from `now`. */
 export async function issueJoinToken(
   em: EntityManager,
-  input: { ttlMs: number; description: string; createdBy: string; now: Date },
+  input: {
+    ttlMs: number;
+    description: string;
+    createdBy: string;
+    now: Date;
+    scope?: JoinTokenScope;
+  },
 ): Promise<IssuedJoinToken> {
   const id = randomBytes(8).toString("hex");
   const secret = newSecret();
@@ -31,6 +45,8 @@ export async function issueJoinToken(
     revokedAt: null,
     uses: 0,
     createdBy: input.createdBy,
+    nodeIds: [...(input.scope?.nodeIds ?? [])],
+    allowReenroll: input.scope?.allowReenroll ?? false,
   });
   await em.flush();
   return { record, credential: formatCredential("ajt", id, secret) };

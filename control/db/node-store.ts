@@ -20,6 +20,34 @@ export interface NodeHello {
   readonly confirmedSequence: number;
 }
 
+/**
+ * Why a join token may re-enroll a node that already exists: it names the node (`named`)
+ * or allows re-enrollment of any node (`allow_reenroll`).
+ */
+export type ReenrollGrant = "named" | "allow_reenroll";
+
+/** A join-token enrollment for {@link NodeStore.enroll}. */
+export interface Enrollment {
+  readonly hello: NodeHello;
+  readonly sessionId: string;
+  readonly joinTokenId: string;
+  /** Hex SHA-256 of the new node token's secret. */
+  readonly tokenHash: string;
+  /** The token's leave to re-enroll an existing node; null: only a reset lets it. */
+  readonly grant: ReenrollGrant | null;
+  /** The stream's peer address, for the audit log. */
+  readonly peer: string;
+  readonly now: Date;
+}
+
+/** What {@link NodeStore.enroll} did. */
+export type EnrollOutcome =
+  | { readonly kind: "created" }
+  /** An existing node re-enrolled: by the token's grant, or after an operator reset. */
+  | { readonly kind: "reenrolled"; readonly via: ReenrollGrant | "reset" }
+  /** The node exists and neither the token nor a reset lets it re-enroll: nothing written. */
+  | { readonly kind: "refused" };
+
 /** The columns the agent server needs to authenticate a node token. */
 export interface NodeCredentialRow {
   readonly id: string;
@@ -108,36 +136,62 @@ export class NodeStore {
   }
 
   /**
-   * Enrolls a node with a join token: creates its row, or rotates the token of an existing
-   * node (the old node token stops working).
+   * Enrolls a node with a join token in one statement: creates its row when the id is new.
+   * An existing node is re-enrolled (its token rotated, the old node token stops working)
+   * only when `grant` says the join token may, or when an operator reset the node; that
+   * reset is then used up, and the re-enrollment is written to the audit log in the same
+   * statement. Otherwise nothing is written and the outcome is `refused`. Of several
+   * enrollments racing for one new id, exactly one creates it; the others meet an
+   * existing node.
    */
-  async enroll(
-    hello: NodeHello,
-    sessionId: string,
-    joinTokenId: string,
-    tokenHash: string,
-    now: Date,
-  ): Promise<{ created: boolean }> {
+  async enroll(enrollment: Enrollment): Promise<EnrollOutcome> {
+    const { hello, now, joinTokenId, grant } = enrollment;
     // One statement, no shared row touched: enrollments of many nodes commit in parallel.
     // A join token's use count is derived from `nodes.join_token_id` when listed.
-    const result = await this.pool.query<{ created: boolean }>(
-      `insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
-          capabilities, confirmed_sequence, first_seen, last_seen, online, token_hash,
-          token_issued_at, join_token_id, session_id, created_at, updated_at)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $12, $13, $10, $10)
-       on conflict (id) do update set
-          labels = excluded.labels, pool = excluded.pool, platform = excluded.platform,
-          agent_version = excluded.agent_version, previous_version = excluded.previous_version,
-          boot_id = excluded.boot_id, capabilities = excluded.capabilities,
-          confirmed_sequence = greatest(nodes.confirmed_sequence, excluded.confirmed_sequence),
-          last_seen = excluded.last_seen, online = true, token_hash = excluded.token_hash,
-          token_issued_at = excluded.token_issued_at, join_token_id = excluded.join_token_id,
-          session_id = excluded.session_id, version = nodes.version + 1,
-          updated_at = excluded.updated_at
-       returning (xmax = 0) as created`,
-      [...helloParams(hello), now, tokenHash, joinTokenId, sessionId],
+    const via = `coalesce($14::text, 'reset')`;
+    const result = await this.pool.query<{ created: boolean; via: ReenrollGrant | "reset" }>(
+      `with enrolled as (
+         insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
+            capabilities, confirmed_sequence, first_seen, last_seen, online, token_hash,
+            token_issued_at, join_token_id, session_id, created_at, updated_at)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $12, $13, $10, $10)
+         on conflict (id) do update set
+            labels = excluded.labels, pool = excluded.pool, platform = excluded.platform,
+            agent_version = excluded.agent_version,
+            previous_version = excluded.previous_version,
+            boot_id = excluded.boot_id, capabilities = excluded.capabilities,
+            confirmed_sequence = greatest(nodes.confirmed_sequence, excluded.confirmed_sequence),
+            last_seen = excluded.last_seen, online = true, token_hash = excluded.token_hash,
+            token_issued_at = excluded.token_issued_at, join_token_id = excluded.join_token_id,
+            session_id = excluded.session_id, reset_at = null, version = nodes.version + 1,
+            updated_at = excluded.updated_at
+         where $14::text is not null or nodes.reset_at is not null
+         returning (xmax = 0) as created
+       ), audited as (
+         insert into audit_events (time, actor, actor_ip, action, node_id, message, detail)
+         select $10, 'join-token:' || $12::text, $15::text, 'node.reenroll', $1::text,
+           'node ' || $1::text || ' re-enrolled with join token ' || $12::text || ' from '
+             || $15::text || ' ('
+             || case ${via} when 'named' then 'a token for named node ids'
+                  when 'allow_reenroll' then 'a token allowing re-enrollment'
+                  else 'after an operator reset' end || ')',
+           jsonb_build_object('joinTokenId', $12::text, 'peer', $15::text, 'via', ${via})
+         from enrolled where not enrolled.created
+       )
+       select created, ${via} as via from enrolled`,
+      [
+        ...helloParams(hello),
+        now,
+        enrollment.tokenHash,
+        joinTokenId,
+        enrollment.sessionId,
+        grant,
+        enrollment.peer,
+      ],
     );
-    return { created: result.rows[0]?.created ?? false };
+    const row = result.rows[0];
+    if (!row) return { kind: "refused" };
+    return row.created ? { kind: "created" } : { kind: "reenrolled", via: row.via };
   }
 
   /**

@@ -1,4 +1,8 @@
-/** Join tokens let a new node enroll once; stored as the hash of their secret. */
+/**
+ * Join tokens let new nodes enroll; stored as the hash of their secret. By default a join
+ * token enrolls only node ids that do not exist yet; `nodeIds` and `allowReenroll` are an
+ * operator's explicit leave to re-enroll existing ones.
+ */
 import { EntitySchema } from "@mikro-orm/core";
 
 /** A join token as stored. */
@@ -12,6 +16,10 @@ export interface JoinTokenRecord {
   revokedAt: Date | null;
   uses: number;
   createdBy: string;
+  /** When not empty, the only node ids this token may enroll, new or existing. */
+  nodeIds: string[];
+  /** Whether this token may re-enroll any node id that already exists. */
+  allowReenroll: boolean;
 }
 
 /** MikroORM schema of {@link JoinTokenRecord} (table `join_tokens`). */
@@ -27,5 +35,7 @@ export const JoinTokenEntity = new EntitySchema<JoinTokenRecord>({
     revokedAt: { type: "Date", nullable: true, columnType: "timestamptz" },
     uses: { type: "integer" },
     createdBy: { type: "string", columnType: "text" },
+    nodeIds: { type: "json" },
+    allowReenroll: { type: "boolean" },
   },
 });

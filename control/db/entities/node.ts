@@ -27,6 +27,11 @@ export interface NodeRecord {
   tokenHash: string | null;
   tokenIssuedAt: Date | null;
   joinTokenId: string | null;
+  /**
+   * When an operator reset the node (its token revoked); until its next join-token
+   * enrollment, which it lets through once and which clears it. Null otherwise.
+   */
+  resetAt: Date | null;
   /** The stream on record; a stale stream end never marks a reconnected node offline. */
   sessionId: string | null;
   /** Bumped by every write that could race with another writer. */
@@ -57,6 +62,7 @@ export const NodeEntity = new EntitySchema<NodeRecord>({
     tokenHash: { type: "string", nullable: true, columnType: "text" },
     tokenIssuedAt: { type: "Date", nullable: true, columnType: "timestamptz" },
     joinTokenId: { type: "string", nullable: true, columnType: "text" },
+    resetAt: { type: "Date", nullable: true, columnType: "timestamptz" },
     sessionId: { type: "string", nullable: true, columnType: "text" },
     version: { type: "integer", version: true },
     createdAt: { type: "Date", columnType: "timestamptz" },

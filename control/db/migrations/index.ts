@@ -8,6 +8,7 @@ import { Migration0001Foundation } from "./0001-foundation.js";
 import { Migration0002Releases } from "./0002-releases.js";
 import { Migration0003Campaigns } from "./0003-campaigns.js";
 import { Migration0004ArtifactStorage } from "./0004-artifact-storage.js";
+import { Migration0005EnrollmentScope } from "./0005-enrollment-scope.js";
 
 /** The migrations applied at start, oldest first. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -15,4 +16,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: "0002-releases", class: Migration0002Releases },
   { name: "0003-campaigns", class: Migration0003Campaigns },
   { name: "0004-artifact-storage", class: Migration0004ArtifactStorage },
+  { name: "0005-enrollment-scope", class: Migration0005EnrollmentScope },
 ];
