@@ -244,6 +244,7 @@ export async function measureCampaignTicks(
           publicUrl: () => "http://127.0.0.1",
           copies,
           liveness: { readyAt: 0, offlineAfterMs: 120_000, lastHeardMs: () => undefined },
+          self: "bench-tick",
         };
         let began = performance.now();
         await runDecision(deps, id);

@@ -46,6 +46,8 @@ export interface DecisionDeps {
   readonly copies: WorkingCopies;
   /** What makes a node without a stream offline (the decision's `now` is added). */
   readonly liveness: Omit<Liveness, "now">;
+  /** This Control's instance id (a registry row it holds is no stream elsewhere). */
+  readonly self: string;
 }
 
 /** The outcome of {@link runDecision}. */
@@ -212,6 +214,7 @@ function factsOf(deps: DecisionDeps, copy: WorkingCopy, now: number) {
     registry: copy.registry,
     stored: copy.stored,
     liveness: { ...deps.liveness, now },
+    self: deps.self,
   });
 }
 

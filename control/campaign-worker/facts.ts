@@ -4,9 +4,14 @@
  * its latest Hello, when it is not), whether an administrator disabled it, and the persisted
  * reports, config failures and send failures of the campaign.
  *
- * Offline is not "no stream here": a node without a stream is `offline` only once
- * `offlineAfterMs` passed since this Control became ready or since the node was last seen,
- * whichever is later. Until then it is reconnecting (a restarted Control has no streams yet).
+ * Online is "a stream here, or a stream on another live Control": the registry row says
+ * `online` and is held by another instance (every Control sweeps the rows of Controls that are
+ * gone to offline, so such a row names a live holder; its operations reach the node through
+ * the outbox and that Control's delivery).
+ *
+ * Offline is not "no stream": a node without one is `offline` only once `offlineAfterMs`
+ * passed since this Control became ready or since the node was last seen, whichever is later.
+ * Until then it is reconnecting (a restarted Control has no streams yet).
  */
 
 import type { AgentGateway } from "../agents/events.js";
@@ -30,6 +35,11 @@ import {
 export interface WorkerGateway extends AgentGateway {
   /** Last time (epoch ms) the node was heard from on its live stream here. */
   lastSeenMs?(nodeId: string): number | undefined;
+  /**
+   * The nodes with a live stream here (delivery's periodic re-send asks for theirs only);
+   * without it every unacknowledged operation is read and those of other nodes dropped.
+   */
+  nodeIds?(): Iterable<string>;
 }
 
 /** The persisted facts of one node in one campaign: reports, send failures, config failures. */
@@ -71,6 +81,8 @@ export interface FactSources {
   /** Persisted facts by node id (a node without an entry has none). */
   readonly stored: ReadonlyMap<string, StoredFacts>;
   readonly liveness: Liveness;
+  /** This Control's instance id: a registry row held by it is not a stream elsewhere. */
+  readonly self: string;
 }
 
 /** What decides that a node without a stream here is offline. */
@@ -113,9 +125,24 @@ export function platformOf(
 }
 
 /**
+ * True when the registry row says the node's stream is open on another Control (online, held
+ * by an instance other than `self`).
+ */
+export function heldElsewhere(row: NodeRegistryRow | undefined, self: string): boolean {
+  return (
+    row?.online === true &&
+    row.held_by !== undefined &&
+    row.held_by !== null &&
+    row.held_by !== "" &&
+    row.held_by !== self
+  );
+}
+
+/**
  * The facts of any node, built when first asked and kept for the decision (a decision asks only
- * for the nodes it can act on). A node is online only while its stream is open on this Control;
- * a node never seen (no registry row, not connected) gets facts that say offline, nothing known.
+ * for the nodes it can act on). A node is online while its stream is open on this Control or,
+ * by its registry row, on another one; a node never seen (no registry row, not connected) gets
+ * facts that say offline, nothing known.
  */
 export function buildFacts(s: FactSources): FactsLookup {
   const built = new Map<string, NodeFacts>();
@@ -135,15 +162,21 @@ function factsOf(s: FactSources, nodeId: string): NodeFacts {
   const live = s.gateway.connected(nodeId);
   const row = s.registry.get(nodeId);
   const stored = s.stored.get(nodeId);
+  const elsewhere = live === undefined && heldElsewhere(row, s.self);
+  const online = live !== undefined || elsewhere;
   return {
     nodeId,
-    online: live !== undefined,
-    offline: live === undefined && isOffline(s.liveness, nodeId, row?.last_seen),
+    online,
+    offline: !online && isOffline(s.liveness, nodeId, row?.last_seen),
     disabled: row?.enabled === false,
     bootId: live?.bootId ?? (row?.boot_id || undefined),
     agentVersion: live?.agentVersion ?? (row?.agent_version || undefined),
     capabilities: live?.capabilities ?? row?.capabilities ?? [],
-    lastHeartbeatAt: live ? s.gateway.lastSeenMs?.(nodeId) : undefined,
+    lastHeartbeatAt: live
+      ? s.gateway.lastSeenMs?.(nodeId)
+      : elsewhere
+        ? row?.last_seen?.getTime()
+        : undefined,
     reports: stored?.reports ?? [],
     configFailures: stored?.configFailures ?? [],
     sendFailures: stored?.sendFailures ?? [],

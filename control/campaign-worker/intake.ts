@@ -7,6 +7,12 @@
  * its operation id names the reporting node and a known kind (`campaignId/nodeId/kind`), and
  * the write matches it against the outbox row of that id AND node, so unknown ids and other
  * nodes' operations change nothing (logged at debug).
+ *
+ * Every Control runs an intake for the agents connected to it. A failed config status names no
+ * campaign: the campaign is the one the worker decides the node in, and on a Control that does
+ * not lead (it decides none) the newest unfinished campaign that includes the node, asked of
+ * the store when written. After each write the facts are announced (the leader marks them
+ * stale and their campaigns due).
  */
 import { OperationPhase } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { AgentEvent, ConnectedNode } from "../agents/events.js";
@@ -28,7 +34,8 @@ interface PendingReport {
 }
 
 interface PendingConfigFailure {
-  campaignId: string;
+  /** Undefined until the store says which campaign the node belongs to. */
+  campaignId: string | undefined;
   nodeId: string;
   at: Date;
   bootId: string | null;
@@ -72,7 +79,13 @@ export function phaseName(phase: OperationPhase): ObservedPhase | undefined {
 
 /** Options of {@link EventIntake}. */
 export interface EventIntakeOptions {
-  readonly store: Pick<CampaignStore, "recordFacts">;
+  /**
+   * Where facts are written; with `liveCampaignOfNodes`, a config failure of a node
+   * `campaignOfNode` does not know is written for the node's newest unfinished campaign
+   * (without it, such a failure is dropped).
+   */
+  readonly store: Pick<CampaignStore, "recordFacts"> &
+    Partial<Pick<CampaignStore, "liveCampaignOfNodes">>;
   readonly log: Logger;
   /** The live campaign a node belongs to, if any. */
   readonly campaignOfNode: (nodeId: string) => string | undefined;
@@ -84,6 +97,13 @@ export interface EventIntakeOptions {
   readonly connected: (nodeId: string, node: ConnectedNode) => void;
   /** Called after a flush wrote a fact of `nodeId` in `campaignId` (its copy is stale). */
   readonly written?: (campaignId: string, nodeId: string) => void;
+  /**
+   * Called once after each write with every (campaign, node) it wrote facts of, each once
+   * (the worker tells the leader). A failure is logged; the facts stay written.
+   */
+  readonly announce?: (
+    facts: readonly { readonly campaignId: string; readonly nodeId: string }[],
+  ) => Promise<void>;
 }
 
 /** Buffers agent events that are decision facts, and writes them in batches. */
@@ -122,8 +142,9 @@ export class EventIntake {
         return;
       }
       case "config_status": {
+        if (event.ok) return;
         const campaignId = o.campaignOfNode(event.nodeId);
-        if (event.ok || campaignId === undefined) return;
+        if (campaignId === undefined && o.store.liveCampaignOfNodes === undefined) return;
         this.configFailures.push({
           campaignId,
           nodeId: event.nodeId,
@@ -131,7 +152,7 @@ export class EventIntake {
           bootId: o.bootIdOf(event.nodeId) ?? null,
           message: event.message.slice(0, MAX_TEXT),
         });
-        o.touched(campaignId);
+        if (campaignId !== undefined) o.touched(campaignId);
         return;
       }
       case "connected": {
@@ -181,21 +202,45 @@ export class EventIntake {
 
   private async write(reports: PendingReport[], failures: PendingConfigFailure[]): Promise<void> {
     if (reports.length === 0 && failures.length === 0) return;
+    const facts = new Map<string, { campaignId: string; nodeId: string }>();
     try {
-      await this.options.store.recordFacts(reports, failures);
-      const written = this.options.written;
-      if (written !== undefined) {
-        for (const r of reports) {
-          const campaignId = campaignOfOperation(r.id, r.nodeId);
-          if (campaignId !== undefined) written(campaignId, r.nodeId);
-        }
-        for (const f of failures) written(f.campaignId, f.nodeId);
+      const resolved = await this.resolve(failures);
+      await this.options.store.recordFacts(reports, resolved);
+      for (const r of reports) {
+        const campaignId = campaignOfOperation(r.id, r.nodeId);
+        if (campaignId !== undefined)
+          facts.set(`${campaignId}/${r.nodeId}`, { campaignId, nodeId: r.nodeId });
       }
+      for (const f of resolved)
+        facts.set(`${f.campaignId}/${f.nodeId}`, { campaignId: f.campaignId, nodeId: f.nodeId });
     } catch (error) {
       // Keep them for the next flush; newer reports of the same operation win.
       for (const r of reports) if (!this.reports.has(r.id)) this.reports.set(r.id, r);
       this.configFailures.unshift(...failures);
       throw error;
     }
+    const { written, announce, log } = this.options;
+    if (written !== undefined) for (const f of facts.values()) written(f.campaignId, f.nodeId);
+    if (announce !== undefined && facts.size > 0) {
+      await announce([...facts.values()]).catch((error: unknown) =>
+        log.warn({ err: (error as Error).message }, "could not announce written facts"),
+      );
+    }
+  }
+
+  /** The config failures with their campaign; those of nodes in no live campaign are dropped. */
+  private async resolve(failures: readonly PendingConfigFailure[]) {
+    const unknown = failures.filter((f) => f.campaignId === undefined).map((f) => f.nodeId);
+    const lookup = this.options.store.liveCampaignOfNodes;
+    const found =
+      unknown.length === 0 || lookup === undefined
+        ? new Map<string, string>()
+        : await lookup(unknown);
+    const out: (PendingConfigFailure & { campaignId: string })[] = [];
+    for (const f of failures) {
+      const campaignId = f.campaignId ?? found.get(f.nodeId);
+      if (campaignId !== undefined) out.push({ ...f, campaignId });
+    }
+    return out;
   }
 }

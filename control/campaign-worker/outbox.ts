@@ -3,9 +3,10 @@
  * happens only after commit, so a crash never loses an operation a decision made, and a
  * re-send never makes a new one (ids are deterministic, Agents ignore ids they handled).
  *
- * A send that fails (no stream here, or its queue is full) leaves the row unacknowledged; it
- * is re-sent when the node's stream is welcomed again, and every `resendAfterMs` while the
- * node is connected and has not reported. Only operations that still matter are re-sent:
+ * A send that fails (no stream here, or its queue is full) leaves the row unacknowledged; the
+ * Control holding the node's stream sends it (`delivery.ts`): when told by a notification,
+ * when the node's stream is welcomed again, and every `resendAfterMs` while the node is
+ * connected and has not reported. Only operations that still matter are re-sent:
  * an upgrade while the node is offered/applying/restarting, a rollback while it is rolling
  * back or after it ended failed or timed out (it may still come back on the target), a
  * confirm until acknowledged ({@link CampaignStore.unackedOperations}).
@@ -17,10 +18,17 @@ import type { Logger } from "../log.js";
 /** Sends between two yields to the event loop, so a large fan-out never blocks it for long. */
 const SEND_CHUNK = 250;
 
+/** What {@link sendAll} did. */
+export interface SendResult {
+  /** How many operations were queued on a stream here. */
+  readonly queued: number;
+  /** The nodes (each once) that have no stream here able to take their operation. */
+  readonly unreachable: readonly string[];
+}
+
 /**
  * Sends each operation through the gateway, in order, yielding to the event loop after every
  * {@link SEND_CHUNK} sends, and stamps the ones queued on a stream (`last_sent_at`, `send_count`).
- * @returns how many were queued.
  */
 export async function sendAll(
   store: Pick<CampaignStore, "markSent">,
@@ -28,16 +36,16 @@ export async function sendAll(
   outgoing: readonly Outgoing[],
   now: Date,
   log: Logger,
-): Promise<number> {
+): Promise<SendResult> {
   const sent: string[] = [];
+  const unreachable = new Set<string>();
   for (const [i, o] of outgoing.entries()) {
     if (i > 0 && i % SEND_CHUNK === 0) await new Promise<void>((r) => setImmediate(r));
     if (gateway.send(o.nodeId, o.operation)) sent.push(o.operation.id);
-    else
-      log.debug(
-        { nodeId: o.nodeId, operationId: o.operation.id },
-        "node not reachable; send deferred",
-      );
+    else {
+      unreachable.add(o.nodeId);
+      log.debug({ nodeId: o.nodeId, operationId: o.operation.id }, "no stream here; send deferred");
+    }
   }
   if (sent.length > 0) {
     // The stamp only times re-sends: losing it means an early re-send, never a lost operation.
@@ -47,5 +55,5 @@ export async function sendAll(
         log.warn({ err: error, operations: sent.length }, "could not stamp sent operations"),
       );
   }
-  return sent.length;
+  return { queued: sent.length, unreachable: [...unreachable] };
 }

@@ -1,12 +1,20 @@
 /**
- * The campaign worker: the imperative shell around `decide`. While this process holds the
- * leader lease, each {@link CampaignWorker.step} decides the campaigns that are due (marked
- * by an agent event, every `intervalMs`, or at a decision's `wakeAt`), sends what each
- * decision committed to the outbox, and re-sends unacknowledged operations when their node
- * reconnects (and periodically while it stays silent). {@link CampaignWorker.run} is the loop
- * that calls `step` and sleeps until the next due time or event. Time comes only from the
- * injected Clock; the store, the agents and the lease are ports, so the deterministic
- * simulation drives this same code.
+ * The campaign worker: the imperative shell around `decide`, and each Control's loop. Every
+ * Control runs one; while this process holds the leader lease, each
+ * {@link CampaignWorker.step} decides the campaigns that are due (marked by an agent event
+ * here, a notification from another Control, every `intervalMs`, or at a decision's
+ * `wakeAt`) and hands what each decision committed to the outbox to its {@link Delivery}.
+ * Whether it leads or not, each step writes the reports of the agents connected here and runs
+ * the delivery, which sends the nodes connected here their operations.
+ * {@link CampaignWorker.run} is the loop that calls `step` and sleeps until the next due time,
+ * event or notification. Time comes only from the injected Clock; the store, the agents and
+ * the lease are ports, so the deterministic simulation drives this same code.
+ *
+ * Controls wake each other through the store's notifications (PostgreSQL LISTEN/NOTIFY): the
+ * leader announces operations for nodes held elsewhere ({@link OUTBOX_CHANNEL}); every Control
+ * announces the facts it wrote ({@link FACTS_CHANNEL}) and the registry rows it changed
+ * ({@link NODES_CHANNEL}, written by the node registry's own statements), and the leader marks
+ * those campaigns due and re-reads those rows.
  *
  * Liveness after a restart: a node without a stream is offline only `offlineAfterMs` after
  * this process became leader (or after it was last heard from, whichever is later), so a
@@ -21,12 +29,18 @@ import {
 } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
+import {
+  CONTROL_CHANNELS,
+  FACTS_CHANNEL,
+  NODES_CHANNEL,
+  OUTBOX_CHANNEL,
+} from "../shared/notify-channels.js";
 import { type DecisionOutcome, runDecision } from "./decision.js";
+import { Delivery } from "./delivery.js";
 import { DueQueue } from "./due-queue.js";
 import type { WorkerGateway } from "./facts.js";
 import { EventIntake } from "./intake.js";
 import { Leadership } from "./leadership.js";
-import { sendAll } from "./outbox.js";
 import { WorkingCopies } from "./working-copy.js";
 
 /** How often buffered agent reports are written between passes. */
@@ -38,7 +52,7 @@ export interface CampaignWorkerOptions {
   readonly gateway: WorkerGateway;
   readonly clock: Clock;
   readonly log: Logger;
-  /** This process's unique id (the lease holder). */
+  /** This process's unique id (the lease holder, and the `held_by` of its nodes). */
   readonly holder: string;
   /** How often every live campaign is decided even without events (config worker.intervalMs). */
   readonly intervalMs: number;
@@ -57,11 +71,14 @@ export interface CampaignWorkerOptions {
 /** A campaign worker; see {@link createCampaignWorker}. */
 export interface CampaignWorker {
   readonly lease: Leadership["lease"];
+  /** This Control's delivery (run by every step, leader or not). */
+  readonly delivery: Delivery;
   /** Marks a campaign due (all live campaigns when omitted) and wakes the loop. */
   wake(campaignId?: string): void;
   /**
-   * Listens to the gateway's agent events (reports, config failures, connects); `run` does
-   * this itself. Returns the unsubscribe function.
+   * Listens to the gateway's agent events (reports, config failures, connects) and to the
+   * store's notifications from other Controls; `run` does this itself. Returns the
+   * unsubscribe function.
    */
   listen(): () => void;
   /**
@@ -81,7 +98,9 @@ export interface CampaignWorker {
 /** Resolves when `signal` aborts (a wait on an event, not on time). */
 function aborted(signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+  return new Promise((resolve) =>
+    signal.addEventListener("abort", () => resolve(), { once: true }),
+  );
 }
 
 async function nap(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
@@ -99,14 +118,12 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const due = new DueQueue();
   const nodeCampaign = new Map<string, string>();
   const tracked = new Set<string>();
-  const reconnected = new Set<string>();
   /** When this process last heard from a node whose stream ended (epoch ms). */
   const lastHeard = new Map<string, number>();
   const listeners = new Set<(campaignId: string) => void>();
   const releases = new Map<string, OfferRelease>();
-  const copies = new WorkingCopies();
+  const copies = new WorkingCopies(o.holder);
   let nextPeriodic = 0;
-  let nextResend = 0;
   let waker: AbortController | undefined;
   let flushWaker: AbortController | undefined;
 
@@ -125,15 +142,89 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     connected: (nodeId, node) => {
       lastHeard.delete(nodeId);
       copies.noteHello(node);
-      reconnected.add(nodeId);
+      delivery.noteConnected(nodeId);
       wake();
     },
     written: (campaignId, nodeId) => copies.markStale(campaignId, nodeId),
+    // Whoever leads decides those campaigns: tell it (the leader hears its own, harmlessly).
+    announce: (facts) =>
+      o.store.notify(
+        FACTS_CHANNEL,
+        facts.map((f) => `${f.campaignId}/${f.nodeId}`),
+      ),
+  });
+  /** Send stamps run between report flushes, which update the same outbox rows. */
+  const delivery = new Delivery({
+    store: o.store,
+    gateway: o.gateway,
+    clock: o.clock,
+    log,
+    resendAfterMs,
+    periodMs: Math.min(resendAfterMs, 5 * o.intervalMs),
+    exclusive: (work) => intake.exclusive(work),
+    wake,
   });
   const onEvent = (event: AgentEvent) => {
     if (event.kind === "disconnected") lastHeard.set(event.nodeId, o.clock.now().getTime());
     intake.handle(event);
     if (intake.pending) flushWaker?.abort();
+  };
+
+  /** What other Controls (and this one) announce; see the file's TSDoc. */
+  const onNotify = (channel: string, lines: readonly string[]) => {
+    switch (channel) {
+      case OUTBOX_CHANNEL:
+        delivery.noteNotified(lines);
+        return;
+      case NODES_CHANNEL: {
+        if (!leadership.leading) return;
+        let any = false;
+        for (const nodeId of lines) {
+          const campaignId = nodeCampaign.get(nodeId);
+          if (campaignId === undefined) continue;
+          copies.markRegistryStale(nodeId);
+          due.markDue(campaignId);
+          any = true;
+        }
+        if (any) wake();
+        return;
+      }
+      case FACTS_CHANNEL: {
+        if (!leadership.leading) return;
+        let any = false;
+        for (const line of lines) {
+          const slash = line.indexOf("/");
+          const campaignId = line.slice(0, slash);
+          if (slash < 0 || !tracked.has(campaignId)) continue;
+          copies.markStale(campaignId, line.slice(slash + 1));
+          due.markDue(campaignId);
+          any = true;
+        }
+        if (any) wake();
+        return;
+      }
+      default:
+        return;
+    }
+  };
+  /** Notifications were lost: read again what they would have said. */
+  const onGap = () => {
+    delivery.gap();
+    if (leadership.leading) {
+      copies.clear();
+      due.markAllDue();
+      wake();
+    }
+  };
+  const listenAll = () => {
+    const unsubscribe = o.gateway.subscribe(onEvent);
+    const unlisten = o.store.listen(CONTROL_CHANNELS, { onNotify, onGap });
+    return async () => {
+      unsubscribe();
+      await unlisten().catch((error: unknown) =>
+        log.warn({ err: (error as Error).message }, "could not stop listening"),
+      );
+    };
   };
   const deps = {
     store: o.store,
@@ -142,6 +233,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     clock: o.clock,
     publicUrl: o.publicUrl,
     copies,
+    self: o.holder,
     liveness: {
       get readyAt() {
         return leadership.readyAt;
@@ -170,8 +262,6 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     for (const id of [...tracked]) untrack(id);
     copies.clear();
     due.reset();
-    reconnected.clear();
-    nextResend = 0;
   };
 
   const record = (campaignId: string, out: DecisionOutcome) => {
@@ -203,12 +293,6 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     }
   };
 
-  /** Send stamps run between report flushes, which update the same outbox rows. */
-  const stamps = {
-    markSent: (ids: readonly string[], at: Date) =>
-      intake.exclusive(() => o.store.markSent(ids, at)),
-  };
-
   /** Runs one step of a pass; a step slower than a second is logged with its size. */
   const timed = async <T>(step: string, size: number, work: () => Promise<T>): Promise<T> => {
     const began = performance.now();
@@ -220,11 +304,9 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     }
   };
 
-  const send = async (outgoing: Parameters<typeof sendAll>[2]) => {
+  const send = async (outgoing: DecisionOutcome["outgoing"]) => {
     if (outgoing.length === 0) return;
-    await timed("send", outgoing.length, () =>
-      sendAll(stamps, o.gateway, outgoing, o.clock.now(), log),
-    );
+    await timed("send", outgoing.length, () => delivery.deliver(outgoing));
   };
 
   /** Decides one campaign; returns false when the lease was lost. */
@@ -260,31 +342,15 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       due.markAllDue();
       nextPeriodic = now + o.intervalMs;
     }
-    const resendStale = now >= nextResend;
-    if (resendStale) nextResend = now + Math.min(resendAfterMs, 5 * o.intervalMs);
     for (const id of await due.take(now, () => o.store.liveCampaignIds())) {
       if (!(await decideOne(id))) return false;
-    }
-    if (reconnected.size > 0) {
-      const nodeIds = [...reconnected];
-      reconnected.clear();
-      await send(
-        await timed("read unacknowledged of reconnected", nodeIds.length, () =>
-          o.store.unackedOperations({ nodeIds }),
-        ),
-      );
-    }
-    if (resendStale) {
-      const sentBefore = new Date(now - resendAfterMs);
-      await send(
-        await timed("read unacknowledged", 0, () => o.store.unackedOperations({ sentBefore })),
-      );
     }
     return true;
   };
 
   const step = async (): Promise<{ next: number; busy: boolean }> => {
     const now = o.clock.now().getTime();
+    let failed = false;
     try {
       const change = await leadership.tick(now);
       if (change !== "none") {
@@ -297,28 +363,36 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
           forgetAll();
         }
       } else {
-        reconnected.clear();
         await intake.flush();
       }
     } catch (error) {
       log.error({ err: error }, "campaign worker pass failed");
-      return { next: now + Math.min(1000, o.intervalMs), busy: false };
+      failed = true;
     }
-    let next = leadership.nextTick;
+    // Leader or not: the nodes connected here get their operations.
+    await timed("deliver", 0, () => delivery.step());
+    if (failed) return { next: now + Math.min(1000, o.intervalMs), busy: false };
+    let next = Math.min(leadership.nextTick, delivery.nextDue);
     if (leadership.leading) {
-      next = Math.min(next, nextPeriodic, nextResend, due.nextWake() ?? Number.POSITIVE_INFINITY);
+      next = Math.min(next, nextPeriodic, due.nextWake() ?? Number.POSITIVE_INFINITY);
     }
-    return { next, busy: leadership.leading && (due.hasDue || reconnected.size > 0) };
+    return { next, busy: (leadership.leading && due.hasDue) || delivery.pending };
   };
 
   return {
     lease: leadership.lease,
+    delivery,
     wake(campaignId) {
       if (campaignId === undefined) due.markAllDue();
       else due.markDue(campaignId);
       wake();
     },
-    listen: () => o.gateway.subscribe(onEvent),
+    listen() {
+      const stop = listenAll();
+      return () => {
+        void stop();
+      };
+    },
     step,
     flush: () => intake.flush(),
     onDecided(listener) {
@@ -326,7 +400,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       return () => listeners.delete(listener);
     },
     async run(signal) {
-      const unsubscribe = o.gateway.subscribe(onEvent);
+      const unsubscribe = listenAll();
       // Reports are written within ~50 ms of arrival even while a long decision or send runs
       // (a pass also flushes before deciding, so decisions always see what arrived). With
       // nothing buffered the flusher sleeps until an event buffers something: no idle polling.
@@ -359,7 +433,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
         }
       } finally {
         await flusher;
-        unsubscribe();
+        await unsubscribe();
         await intake.flush().catch(() => {});
         await leadership.lease.release();
       }

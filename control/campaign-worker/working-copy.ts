@@ -7,12 +7,16 @@
  * read or written at: a decision that finds another version (another writer, a takeover)
  * reloads the copy whole. Facts written after the copy was read (the intake's reports and
  * config failures, a decision's send failures) mark their node stale, and the next decision
- * re-reads the facts of just those nodes. A node's registry row changes only with its Hello,
- * which the hub announces; {@link WorkingCopies.noteHello} keeps the copies in step.
+ * re-reads the facts of just those nodes. A node's registry row changes with its Hello and its
+ * stream's end: a Hello here is taken from the hub ({@link WorkingCopies.noteHello}); a row
+ * another Control wrote (a Hello or stream end there, a sweep of a dead Control's nodes) is
+ * announced by a notification, which marks the row for re-reading
+ * ({@link WorkingCopies.markRegistryStale}).
  *
- * Facts another Control wrote (a standby records the reports of agents connected to it) reach
- * no intake here: every {@link REFRESH_MS} a decision re-reads the facts and registry rows of
- * the campaign's active nodes, so they count within that time.
+ * Facts another Control wrote (its intake records the reports of the agents connected to it)
+ * are announced the same way and mark their nodes stale. As a backstop for a lost
+ * notification, every {@link REFRESH_MS} a decision re-reads the facts and registry rows of
+ * the campaign's active nodes.
  */
 import type { ConnectedNode } from "../agents/events.js";
 import { type CampaignNode, isActive, isFinal } from "../campaign/index.js";
@@ -51,6 +55,8 @@ interface Copy {
   pools: string[];
   /** Nodes that sent a Hello since the last committed decision (or since the load). */
   hellos: Set<string>;
+  /** Nodes whose registry row another Control changed: re-read by the next decision. */
+  registryStale: Set<string>;
   /** True once a decision that looked at every waiting node committed over this copy. */
   checkedAll: boolean;
   /** When the active nodes' facts and registry rows were last re-read (epoch ms). */
@@ -67,6 +73,9 @@ export class WorkingCopies {
   /** Nodes that sent a Hello while some copy was loading: re-read once the load is done. */
   private readonly hellosDuringLoad = new Set<string>();
 
+  /** @param self this Control's instance id (the `held_by` of the nodes connected here). */
+  constructor(private readonly self = "") {}
+
   /**
    * Marks the persisted facts of `nodeId` in `campaignId` for re-reading. Campaigns without a
    * copy are ignored (a made-up id in a report costs nothing): their first decision reads all.
@@ -81,7 +90,7 @@ export class WorkingCopies {
     nodes.add(nodeId);
   }
 
-  /** Takes a node's new Hello into every copy that holds its registry row. */
+  /** Takes a node's new Hello on this Control into every copy that holds its registry row. */
   noteHello(node: ConnectedNode): void {
     if (this.loading.size > 0) this.hellosDuringLoad.add(node.nodeId);
     for (const copy of this.copies.values()) {
@@ -95,7 +104,21 @@ export class WorkingCopies {
         capabilities: [...node.capabilities],
         platform: node.platform,
         last_seen: node.connectedAt,
+        online: true,
+        held_by: this.self,
       });
+    }
+  }
+
+  /**
+   * Marks the registry row of `nodeId` for re-reading in every copy of a campaign it belongs
+   * to (another Control wrote it: a Hello, a stream end, a sweep). The node counts as having
+   * sent a Hello (its waiting record is looked at again).
+   */
+  markRegistryStale(nodeId: string): void {
+    if (this.loading.size > 0) this.hellosDuringLoad.add(nodeId);
+    for (const copy of this.copies.values()) {
+      if (copy.index.has(nodeId)) copy.registryStale.add(nodeId);
     }
   }
 
@@ -137,6 +160,7 @@ export class WorkingCopies {
     const held = this.copies.get(campaignId);
     const copy = held?.version === version ? held : await this.load(tx, campaignId, version, now);
     if (now - copy.refreshedAt >= REFRESH_MS) await this.refreshActive(tx, campaignId, copy, now);
+    await this.refreshRegistry(tx, copy);
     await this.refresh(tx, campaignId, copy);
     return {
       campaignId,
@@ -197,6 +221,7 @@ export class WorkingCopies {
       const copy: Copy = {
         version,
         hellos: new Set(),
+        registryStale: new Set(),
         checkedAll: false,
         refreshedAt: now,
         nodes,
@@ -228,6 +253,20 @@ export class WorkingCopies {
     for (const row of await tx.readRegistry(active)) copy.registry.set(row.id, row);
     for (const nodeId of active) this.markStale(campaignId, nodeId);
     copy.refreshedAt = now;
+  }
+
+  /** Re-reads the registry rows another Control changed; their nodes count as new Hellos. */
+  private async refreshRegistry(tx: CampaignTransaction, copy: Copy): Promise<void> {
+    if (copy.registryStale.size === 0) return;
+    const nodeIds = [...copy.registryStale];
+    copy.registryStale.clear();
+    try {
+      for (const row of await tx.readRegistry(nodeIds)) copy.registry.set(row.id, row);
+    } catch (error) {
+      for (const nodeId of nodeIds) copy.registryStale.add(nodeId);
+      throw error;
+    }
+    for (const nodeId of nodeIds) copy.hellos.add(nodeId);
   }
 
   private async refresh(tx: CampaignTransaction, campaignId: string, copy: Copy): Promise<void> {

@@ -34,6 +34,7 @@ function factsFrom(s: {
     registry: new Map(s.registry.map((r) => [r.id, r])),
     stored: storedFactsOf(s.operations, s.configFailures),
     liveness: { now: 10_000, readyAt: 0, offlineAfterMs: 5_000, lastHeardMs: () => undefined },
+    self: "control-1",
   });
 }
 
@@ -78,6 +79,7 @@ describe("decision facts", () => {
           report_code: null,
           report_message: null,
           report_version: "2.0.0",
+          report_boot_id: null,
           report_at: new Date(5),
           failed_at: null,
           failure: null,
@@ -89,6 +91,7 @@ describe("decision facts", () => {
           report_code: null,
           report_message: null,
           report_version: null,
+          report_boot_id: null,
           report_at: null,
           failed_at: new Date(6),
           failure: "no artifact",
@@ -115,6 +118,42 @@ describe("decision facts", () => {
       bootId: undefined,
       capabilities: [],
     });
+  });
+
+  it("counts a node whose registry row is online and held by another Control as online, with that row's Hello", () => {
+    const row = (id: string, online: boolean, heldBy: string | null) => ({
+      id,
+      boot_id: `boot-${id}`,
+      agent_version: "2.0.0",
+      capabilities: ["upgrade.v1"],
+      platform: "linux-amd64",
+      enabled: true,
+      last_seen: new Date(1_000),
+      online,
+      held_by: heldBy,
+    });
+    const facts = factsFrom({
+      nodeIds: [],
+      gateway: gateway([]),
+      registry: [
+        row("there", true, "control-2"),
+        // Held by this Control but its stream is gone here: reconnecting, not online.
+        row("mine", true, "control-1"),
+        row("ended", false, null),
+      ],
+      operations: [],
+      configFailures: [],
+    });
+    expect(facts.get("there")).toMatchObject({
+      online: true,
+      offline: false,
+      bootId: "boot-there",
+      agentVersion: "2.0.0",
+      lastHeartbeatAt: 1_000,
+    });
+    // now 10 s, offline after 5 s of silence since last_seen (1 s): offline.
+    expect(facts.get("mine")).toMatchObject({ online: false, offline: true });
+    expect(facts.get("ended")).toMatchObject({ online: false, offline: true });
   });
 });
 
