@@ -110,8 +110,8 @@ function sqlAdapter(): Adapter {
         async putNode(row) {
           await pool.query(
             `insert into nodes (id, pool, boot_id, agent_version, capabilities, platform, enabled,
-                last_seen)
-             values ($1, $2, $3, $4, $5::jsonb, $6, $7, $8)`,
+                last_seen, online, held_by)
+             values ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10)`,
             [
               row.id,
               row.pool,
@@ -121,6 +121,8 @@ function sqlAdapter(): Adapter {
               row.platform,
               row.enabled,
               row.last_seen,
+              row.online ?? false,
+              row.held_by ?? null,
             ],
           );
         },
@@ -725,6 +727,8 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name campaign store", (adap
       platform: "linux-amd64",
       enabled: true,
       last_seen: at(-30_000),
+      online: true,
+      held_by: "control-a",
     };
     const n2: RegistryInput = {
       ...n1,
@@ -735,9 +739,11 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name campaign store", (adap
       platform: "linux-arm64",
       enabled: false,
       last_seen: null,
+      online: false,
+      held_by: null,
     };
 
-    it("reads the rows of known ids with enabled and last_seen, leaving unknown ids out and each id once", async () => {
+    it("reads the rows of known ids with enabled, last_seen, online and held_by, leaving unknown ids out and each id once", async () => {
       await fx.putNode(n1);
       await fx.putNode(n2);
       const rows = await store.transaction((tx) => tx.readRegistry(["n2", "ghost", "n1", "n2"]));
@@ -1089,6 +1095,96 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name campaign store", (adap
         "n-waiting",
       ]);
       expect(await store.openNodeIds("nope")).toEqual([]);
+    });
+  });
+
+  describe("liveCampaignOfNodes", () => {
+    it("names the newest unfinished campaign of each node, leaving out nodes in none", async () => {
+      await insert("old", [{ id: "n1" }, { id: "n2" }], T0);
+      await insert("new", [{ id: "n2" }, { id: "n3", state: "succeeded" }], T0 + 1);
+      const done = await insert("done", [{ id: "n4" }, { id: "n1" }], T0 + 2);
+      await store.transaction((tx) =>
+        tx.writeDecision({
+          campaignId: "done",
+          version: 1,
+          campaign: { ...done.campaign, phase: "completed", finishedAt: T0 + 3 },
+          nodes: [],
+          operations: [],
+          appliedCommands: [],
+          audits: [],
+          now: at(3),
+        }),
+      );
+      const found = await store.liveCampaignOfNodes(["n1", "n2", "n3", "n4", "ghost", "n1"]);
+      expect([...found].sort()).toEqual([
+        ["n1", "old"],
+        ["n2", "new"],
+        ["n3", "new"],
+      ]);
+      expect(await store.liveCampaignOfNodes([])).toEqual(new Map());
+    });
+  });
+
+  describe("notify and listen", () => {
+    type Heard = { channel: string; lines: readonly string[] };
+    const stops: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      for (const stop of stops.splice(0)) await stop();
+    });
+    const until = async (done: () => boolean, what: string) => {
+      for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+      if (!done()) throw new Error(`timed out waiting for ${what}`);
+    };
+    /** Listens on `channels`; resolves once the listener is established (its first gap). */
+    const listener = async (channels: readonly string[]) => {
+      const heard: Heard[] = [];
+      let gaps = 0;
+      stops.push(
+        store.listen(channels, {
+          onNotify: (channel, lines) => heard.push({ channel, lines }),
+          onGap: () => {
+            gaps += 1;
+          },
+        }),
+      );
+      await until(() => gaps > 0, "the listener");
+      return { heard, gaps: () => gaps };
+    };
+
+    it("delivers each notification's lines, in order, to every listener of its channel only, the sender's included", async () => {
+      const both = await listener(["contract_a", "contract_b"]);
+      const onlyA = await listener(["contract_a"]);
+      await store.notify("contract_a", ["n1", "n2"]);
+      await store.notify("contract_b", ["c1/n3"]);
+      await store.notify("contract_c", ["nobody"]);
+      await store.notify("contract_a", []);
+      await until(() => both.heard.length >= 2 && onlyA.heard.length >= 1, "notifications");
+      expect(both.heard).toEqual([
+        { channel: "contract_a", lines: ["n1", "n2"] },
+        { channel: "contract_b", lines: ["c1/n3"] },
+      ]);
+      expect(onlyA.heard).toEqual([{ channel: "contract_a", lines: ["n1", "n2"] }]);
+      expect(both.gaps()).toBe(1);
+    });
+
+    it("packs many lines into payloads under PostgreSQL's 8000-byte limit and loses none", async () => {
+      const l = await listener(["contract_many"]);
+      const lines = Array.from({ length: 2000 }, (_, i) => `campaign-${i}/node-${"x".repeat(30)}`);
+      await store.notify("contract_many", lines);
+      await until(() => l.heard.flatMap((h) => h.lines).length >= lines.length, "every line");
+      expect(l.heard.length).toBeGreaterThan(1);
+      expect(l.heard.flatMap((h) => h.lines)).toEqual(lines);
+    });
+
+    it("delivers nothing more once the listener stopped", async () => {
+      const l = await listener(["contract_stop"]);
+      const stop = stops.pop() as () => Promise<void>;
+      await stop();
+      await store.notify("contract_stop", ["late"]);
+      const other = await listener(["contract_stop"]);
+      await store.notify("contract_stop", ["later"]);
+      await until(() => other.heard.length >= 1, "the other listener");
+      expect(l.heard).toEqual([]);
     });
   });
 

@@ -9,6 +9,7 @@ import { Migration0002Releases } from "./0002-releases.js";
 import { Migration0003Campaigns } from "./0003-campaigns.js";
 import { Migration0004ArtifactStorage } from "./0004-artifact-storage.js";
 import { Migration0005EnrollmentScope } from "./0005-enrollment-scope.js";
+import { Migration0006ActiveActive } from "./0006-active-active.js";
 
 /** The migrations applied at start, oldest first. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -17,4 +18,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: "0003-campaigns", class: Migration0003Campaigns },
   { name: "0004-artifact-storage", class: Migration0004ArtifactStorage },
   { name: "0005-enrollment-scope", class: Migration0005EnrollmentScope },
+  { name: "0006-active-active", class: Migration0006ActiveActive },
 ];
