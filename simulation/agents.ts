@@ -152,8 +152,6 @@ export class SimFleet implements WorkerGateway {
         last_seen: null,
       });
       ctx.queue.at(s.onlineAt, () => this.connect(s.id));
-      // Enrolled, then gone for good before anything is offered to it.
-      if (s.behaviour === "offline") ctx.queue.at(s.onlineAt + 500, () => this.goAway(s.id));
       if (s.behaviour === "flap") this.scheduleFlap(s.id, s.onlineAt + 5000);
     }
   }
@@ -225,6 +223,11 @@ export class SimFleet implements WorkerGateway {
       });
     }
     this.emit({ kind: "connected", node });
+    // Enrolled, then gone for good before anything is offered to it.
+    if (a.script.behaviour === "offline") {
+      this.ctx.queue.at(this.ctx.clock.ms + 500, () => this.goAway(nodeId));
+      return;
+    }
     if (a.pendingReinstate !== undefined) {
       const id = a.pendingReinstate;
       a.pendingReinstate = undefined;

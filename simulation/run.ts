@@ -257,7 +257,18 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
 
   // The operator answers a campaign left paused (a breach with on_breach=pause, or a pause of
   // theirs without a resume) within PAUSE_ANSWER_MS: resume (accepting its failures) or abort.
-  const operatorPrng = createPrng(deriveSeed(seed, 4));
+  // Each answer depends only on the seed, the campaign and how many pauses of it were answered,
+  // so faults that move a pause in time do not change what the operator answers.
+  const answers = new Map<string, number>();
+  const answerRoll = (campaignId: string): number => {
+    const n = answers.get(campaignId) ?? 0;
+    answers.set(campaignId, n + 1);
+    const key = [...campaignId].reduce(
+      (h, ch) => Math.imul(h ^ ch.charCodeAt(0), 16777619),
+      2166136261,
+    );
+    return createPrng(deriveSeed(deriveSeed(seed, 4) ^ key, n)).next();
+  };
   const pausedSince = new Map<string, number>();
   const answerPauses = () => {
     for (const [id, c] of store.tables.campaigns) {
@@ -271,7 +282,7 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
         (x) => x.campaignId === id && x.appliedAt === null,
       );
       if (waiting || clock.ms - since < PAUSE_ANSWER_MS) continue;
-      const roll = operatorPrng.next();
+      const roll = answerRoll(id);
       const command =
         roll < 0.5
           ? ({ kind: "resume" } as const)

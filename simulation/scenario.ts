@@ -128,6 +128,7 @@ function edgeOf(
           : "succeed";
     scripts.push({
       ...template,
+      rollback: "reinstate",
       stepMs: Math.min(template.stepMs, 2000),
       restartMs: Math.min(template.restartMs, 15_000),
       id: `node-${String(i).padStart(3, "0")}`,
@@ -168,7 +169,7 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
   const agents: AgentScript[] = [];
   for (let i = 0; i < size; i++) {
     const rollback: RollbackBehaviour =
-      prng.next() < 0.9 ? "reinstate" : pick(prng, ["fail", "silent"] as const);
+      calm || prng.next() < 0.9 ? "reinstate" : pick(prng, ["fail", "silent"] as const);
     agents.push({
       id: `node-${String(i).padStart(3, "0")}`,
       pool: pick(prng, pools),
@@ -241,7 +242,8 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
     const fp = createPrng(deriveSeed(seed, 2));
     const count = int(fp, 1, 6);
     for (let k = 0; k < count; k++) {
-      const at = int(fp, 0, fp.next() < 0.8 ? 10 * MIN : 60 * MIN);
+      // After the first campaign started: a fault before it would change who is a candidate.
+      const at = int(fp, 4000, fp.next() < 0.8 ? 10 * MIN : 60 * MIN);
       const kind = pick(fp, ["crash", "crash", "lease_loss", "outage"] as const);
       if (kind === "crash")
         faultList.push({ kind, at, downMs: int(fp, 200, fp.next() < 0.7 ? 20_000 : 180_000) });

@@ -114,6 +114,8 @@ export interface ReportWrite {
   readonly message: string;
   readonly version: string;
   readonly at: Date;
+  /** The boot id of the session it arrived on (null when unknown). */
+  readonly bootId: string | null;
 }
 
 /** A `ConfigStatus { ok: false }` of a node of a live campaign, as the intake writes it. */

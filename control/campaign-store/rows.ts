@@ -95,6 +95,8 @@ export interface OperationFactRow {
   report_message: string | null;
   report_version: string | null;
   report_at: Date | null;
+  /** The boot id of the session the report arrived on. */
+  report_boot_id: string | null;
   failed_at: Date | null;
   failure: string | null;
 }
@@ -126,6 +128,7 @@ export function reportOf(row: OperationFactRow): ObservedReport | undefined {
     code: row.report_code ?? "",
     message: row.report_message ?? "",
     at: row.report_at?.getTime() ?? 0,
+    bootId: row.report_boot_id ?? undefined,
   };
 }
 

@@ -31,6 +31,7 @@ interface PendingReport {
   message: string;
   version: string;
   at: Date;
+  bootId: string | null;
 }
 
 interface PendingConfigFailure {
@@ -137,6 +138,7 @@ export class EventIntake {
           message: observed.message.slice(0, MAX_TEXT),
           version: observed.version.slice(0, 128),
           at: event.at,
+          bootId: o.bootIdOf(nodeId) ?? null,
         });
         o.touched(campaignId);
         return;

@@ -101,10 +101,11 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
         },
         `back on ${f.agentVersion} with a new boot id`,
       );
-    } else if (r === undefined && n.state === "offered") {
-      // It never said anything about the offer: it restarted (crashed) before receiving it, so
-      // its old version says nothing about the upgrade. The outbox re-sends the unacknowledged
-      // offer on reconnect; the deadline stays, so a node that keeps restarting still times out.
+    } else if (n.state === "offered" && (r === undefined || r.bootId === f.bootId)) {
+      // It said nothing about the offer before this boot: it restarted (crashed) before
+      // receiving it, so its old version says nothing about the upgrade. The outbox re-sends the
+      // unacknowledged offer on reconnect (a report from this boot is that offer in progress);
+      // the deadline stays, so a node that keeps restarting still times out.
       updateNode(
         d,
         n,

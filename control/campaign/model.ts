@@ -224,6 +224,8 @@ export interface ObservedReport {
   readonly code: string;
   readonly message: string;
   readonly at: number;
+  /** The boot id of the session it arrived on (undefined when unknown). */
+  readonly bootId: string | undefined;
 }
 
 /** A `ConfigStatus { ok: false }` received from the node. */

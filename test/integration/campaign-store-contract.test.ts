@@ -652,6 +652,7 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name campaign store", (adap
           report_message: null,
           report_version: null,
           report_at: null,
+          report_boot_id: null,
           failed_at: at(4),
           failure: "no artifact for the platform",
         },
@@ -767,6 +768,7 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name campaign store", (adap
       message: `${phase} message`,
       version: "2.0.0",
       at: at(ms),
+      bootId: `${nodeId}-boot-${ms}`,
     });
     const factsOf = async (campaignId: string, nodeIds?: readonly string[]) =>
       (await store.transaction((tx) => tx.readOperationFacts(campaignId, nodeIds)))
@@ -803,6 +805,7 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name campaign store", (adap
           report_message: "APPLYING message",
           report_version: "2.0.0",
           report_at: at(10),
+          report_boot_id: "n1-boot-10",
           failed_at: null,
           failure: null,
         },
@@ -1033,6 +1036,7 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name campaign store", (adap
             message: "",
             version: TARGET,
             at: at(5),
+            bootId: null,
           },
         ],
         [],

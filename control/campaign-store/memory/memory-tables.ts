@@ -44,7 +44,14 @@ export interface MemoryOperation {
   readonly failedAt: Date | null;
   readonly failure: string | null;
   ackedAt: Date | null;
-  report: { phase: string; code: string; message: string; version: string; at: Date } | null;
+  report: {
+    phase: string;
+    code: string;
+    message: string;
+    version: string;
+    at: Date;
+    bootId: string | null;
+  } | null;
   lastSentAt: Date | null;
   sendCount: number;
 }
@@ -129,6 +136,7 @@ export class MemoryTables {
         report_message: o.report?.message ?? null,
         report_version: o.report?.version ?? null,
         report_at: o.report?.at ?? null,
+        report_boot_id: o.report?.bootId ?? null,
         failed_at: o.failedAt,
         failure: o.failure,
       });
@@ -172,7 +180,14 @@ export class MemoryTables {
       const o = this.operations.get(r.id);
       if (o === undefined || o.nodeId !== r.nodeId) continue;
       if (o.report !== null && o.report.at > r.at) continue;
-      o.report = { phase: r.phase, code: r.code, message: r.message, version: r.version, at: r.at };
+      o.report = {
+        phase: r.phase,
+        code: r.code,
+        message: r.message,
+        version: r.version,
+        at: r.at,
+        bootId: r.bootId,
+      };
       o.ackedAt ??= r.at;
     }
     for (const f of failures) {

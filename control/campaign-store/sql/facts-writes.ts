@@ -12,9 +12,10 @@ export async function recordFacts(
     await db.query(
       `update campaign_operations o set report_phase = x.phase, report_code = x.code,
           report_message = x.message, report_version = x.version, report_at = x.at,
-          acked_at = coalesce(o.acked_at, x.at)
+          report_boot_id = x.boot_id, acked_at = coalesce(o.acked_at, x.at)
          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-              $7::timestamptz[]) as x(id, node_id, phase, code, message, version, at)
+              $7::timestamptz[], $8::text[]) as x(id, node_id, phase, code, message, version, at,
+              boot_id)
         where o.id = x.id and o.node_id = x.node_id
           and (o.report_at is null or o.report_at <= x.at)`,
       [
@@ -25,6 +26,7 @@ export async function recordFacts(
         reports.map((r) => r.message),
         reports.map((r) => r.version),
         reports.map((r) => r.at),
+        reports.map((r) => r.bootId),
       ],
     );
   }

@@ -10,6 +10,7 @@ import { Migration0003Campaigns } from "./0003-campaigns.js";
 import { Migration0004ArtifactStorage } from "./0004-artifact-storage.js";
 import { Migration0005EnrollmentScope } from "./0005-enrollment-scope.js";
 import { Migration0006ActiveActive } from "./0006-active-active.js";
+import { Migration0007ReportBootId } from "./0007-report-boot-id.js";
 
 /** The migrations applied at start, oldest first. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -19,4 +20,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: "0004-artifact-storage", class: Migration0004ArtifactStorage },
   { name: "0005-enrollment-scope", class: Migration0005EnrollmentScope },
   { name: "0006-active-active", class: Migration0006ActiveActive },
+  { name: "0007-report-boot-id", class: Migration0007ReportBootId },
 ];

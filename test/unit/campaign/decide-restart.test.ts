@@ -73,4 +73,18 @@ describe("a restart before the offer was acknowledged", () => {
     tick(h);
     expect(nodeOf(h, id)).toMatchObject({ state: "failed", code: "reverted" });
   });
+
+  it("judges a report from the boot after the restart as progress, whenever the decision sees it", () => {
+    // The agent restarted before the offer reached it, the outbox re-sent the offer, and the
+    // agent acknowledged it on its new boot before any decision ran (a slow database, a
+    // restarted Control): that is the re-sent offer in progress, not a revert.
+    const { h } = offered();
+    reboot(h, id, OLD);
+    report(h, id, "ACCEPTED");
+    tick(h);
+    expect(nodeOf(h, id)).toMatchObject({
+      state: "applying",
+      offerBootId: h.facts.get(id)?.bootId,
+    });
+  });
 });

@@ -135,7 +135,15 @@ export function report(
   patchFacts(h, nodeId, {
     reports: [
       ...reports,
-      { operationId: id, phase, version: "", code: "", message: phase.toLowerCase(), at: h.now },
+      {
+        operationId: id,
+        phase,
+        version: "",
+        code: "",
+        message: phase.toLowerCase(),
+        at: h.now,
+        bootId: f?.bootId,
+      },
     ],
   });
 }

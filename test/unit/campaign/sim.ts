@@ -157,7 +157,7 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
     patch(id, {
       reports: [
         ...f.reports.filter((r) => r.operationId !== opId),
-        { operationId: opId, phase, version: "", code: "", message: "", at: now },
+        { operationId: opId, phase, version: "", code: "", message: "", at: now, bootId: f.bootId },
       ],
     });
   };
