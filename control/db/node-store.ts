@@ -2,9 +2,16 @@
  * Writes and reads of the node registry on the agent hot paths, as single SQL statements
  * (no identity map): handshake reads and writes coalesced into batches under load, and
  * liveness flushed in batches with `unnest`, never one write per heartbeat.
+ *
+ * Several Controls may serve one database: a Hello write records which one holds the node's
+ * stream (`held_by`, with `online`), a stream end clears both, and each of these statements
+ * notifies the ids it changed on the nodes channel (`notify-sql.ts`), so the leading Control
+ * re-reads those rows at once.
  */
 import type pg from "pg";
+import { NODES_CHANNEL } from "../shared/notify-channels.js";
 import { Coalescer } from "./coalescer.js";
+import { notifyNodeIds } from "./notify-sql.js";
 
 /** What a node said in its Hello, after validation, plus what Control decided. */
 export interface NodeHello {
@@ -94,6 +101,8 @@ export const DEFAULT_HANDSHAKE_BATCHING: HandshakeBatching = { maxInFlight: 4, m
 /** Options of a {@link NodeStore}. */
 export interface NodeStoreOptions {
   readonly batching?: HandshakeBatching;
+  /** This Control's instance id, written as `held_by` by every Hello (default: none, null). */
+  readonly holder?: string;
 }
 
 /** A Hello to record, as one call of {@link NodeStore.recordHello}. */
@@ -114,11 +123,13 @@ interface HelloWrite {
 export class NodeStore {
   private readonly credentials: Coalescer<string, NodeCredentialRow | undefined>;
   private readonly hellos: Coalescer<HelloWrite, HelloOutcome>;
+  private readonly holder: string | null;
 
   constructor(
     private readonly pool: pg.Pool,
     options: NodeStoreOptions = {},
   ) {
+    this.holder = options.holder ?? null;
     const batching = options.batching ?? DEFAULT_HANDSHAKE_BATCHING;
     this.credentials = new Coalescer({
       ...batching,
@@ -153,8 +164,9 @@ export class NodeStore {
       `with enrolled as (
          insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
             capabilities, confirmed_sequence, first_seen, last_seen, online, token_hash,
-            token_issued_at, join_token_id, session_id, created_at, updated_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $12, $13, $10, $10)
+            token_issued_at, join_token_id, session_id, created_at, updated_at, held_by)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $12, $13, $10, $10,
+            $16::text)
          on conflict (id) do update set
             labels = excluded.labels, pool = excluded.pool, platform = excluded.platform,
             agent_version = excluded.agent_version,
@@ -164,9 +176,11 @@ export class NodeStore {
             last_seen = excluded.last_seen, online = true, token_hash = excluded.token_hash,
             token_issued_at = excluded.token_issued_at, join_token_id = excluded.join_token_id,
             session_id = excluded.session_id, reset_at = null, version = nodes.version + 1,
-            updated_at = excluded.updated_at
+            updated_at = excluded.updated_at, held_by = excluded.held_by
          where $14::text is not null or nodes.reset_at is not null
-         returning (xmax = 0) as created
+         returning id, (xmax = 0) as created
+       ), notified as (
+         select pg_notify('${NODES_CHANNEL}', id) from enrolled
        ), audited as (
          insert into audit_events (time, actor, actor_ip, action, node_id, message, detail)
          select $10, 'join-token:' || $12::text, $15::text, 'node.reenroll', $1::text,
@@ -178,7 +192,7 @@ export class NodeStore {
            jsonb_build_object('joinTokenId', $12::text, 'peer', $15::text, 'via', ${via})
          from enrolled where not enrolled.created
        )
-       select created, ${via} as via from enrolled`,
+       select created, ${via} as via, (select count(*) from notified) as notified from enrolled`,
       [
         ...helloParams(hello),
         now,
@@ -187,6 +201,7 @@ export class NodeStore {
         enrollment.sessionId,
         grant,
         enrollment.peer,
+        this.holder,
       ],
     );
     const row = result.rows[0];
@@ -218,9 +233,10 @@ export class NodeStore {
   }
 
   /**
-   * Marks nodes offline whose ended stream is still the one on record: a node that
-   * already reconnected (a newer session id) stays online, whatever order the writes land.
-   * One statement, rows locked in id order.
+   * Marks nodes offline (held by no Control) whose ended stream is still the one on record: a
+   * node that already reconnected (a newer session id, here or on another Control) stays
+   * online, whatever order the writes land. One statement, rows locked in id order; it
+   * notifies the ids it changed.
    */
   async flushStreamEnds(entries: readonly StreamEnd[]): Promise<void> {
     if (entries.length === 0) return;
@@ -228,10 +244,13 @@ export class NodeStore {
       `with v as (
          select * from unnest($1::text[], $2::text[], $3::timestamptz[])
            as v(id, session_id, last_seen)
-       ), ${LOCK_IN_ID_ORDER}
-       update nodes set online = false, last_seen = greatest(nodes.last_seen, v.last_seen)
-       from v join locked on locked.id = v.id
-       where nodes.id = v.id and nodes.session_id = v.session_id`,
+       ), ${LOCK_IN_ID_ORDER}, changed as (
+         update nodes set online = false, held_by = null,
+           last_seen = greatest(nodes.last_seen, v.last_seen)
+         from v join locked on locked.id = v.id
+         where nodes.id = v.id and nodes.session_id = v.session_id
+         returning nodes.id
+       ) ${notifyNodeIds("changed")}`,
       [
         entries.map((e) => e.nodeId),
         entries.map((e) => e.sessionId),
@@ -274,7 +293,7 @@ export class NodeStore {
    */
   private async helloBatch(writes: HelloWrite[]): Promise<HelloOutcome[]> {
     try {
-      await this.pool.query(HELLO_BATCH_SQL, helloBatchParams(writes));
+      await this.pool.query(HELLO_BATCH_SQL, [...helloBatchParams(writes), this.holder]);
       return writes.map(() => ({ ok: true }));
     } catch (error) {
       if (!isDataError(error)) throw error;
@@ -303,7 +322,8 @@ type HelloOutcome = { readonly ok: true } | { readonly ok: false; readonly error
 
 /**
  * The Hello write of {@link NodeStore.recordHello} for many nodes, one row of `v` per node,
- * rows locked in id order first ({@link LOCK_IN_ID_ORDER}).
+ * rows locked in id order first ({@link LOCK_IN_ID_ORDER}); `$14` is the holder. It notifies
+ * the ids it changed.
  */
 const HELLO_BATCH_SQL = `
   with v as (
@@ -313,14 +333,18 @@ const HELLO_BATCH_SQL = `
       as v(id, labels, pool, platform, agent_version, previous_version, boot_id, capabilities,
         confirmed_sequence, first_now, now, session_id, hellos)
   ), ${LOCK_IN_ID_ORDER}
-  update nodes set labels = v.labels::jsonb, pool = v.pool, platform = v.platform,
-      agent_version = v.agent_version, previous_version = v.previous_version,
-      boot_id = v.boot_id, capabilities = v.capabilities::jsonb,
-      confirmed_sequence = greatest(nodes.confirmed_sequence, v.confirmed_sequence),
-      first_seen = coalesce(nodes.first_seen, v.first_now), last_seen = v.now, online = true,
-      session_id = v.session_id, version = nodes.version + v.hellos, updated_at = v.now
-  from v join locked on locked.id = v.id
-  where nodes.id = v.id`;
+  , changed as (
+    update nodes set labels = v.labels::jsonb, pool = v.pool, platform = v.platform,
+        agent_version = v.agent_version, previous_version = v.previous_version,
+        boot_id = v.boot_id, capabilities = v.capabilities::jsonb,
+        confirmed_sequence = greatest(nodes.confirmed_sequence, v.confirmed_sequence),
+        first_seen = coalesce(nodes.first_seen, v.first_now), last_seen = v.now, online = true,
+        held_by = $14::text, session_id = v.session_id, version = nodes.version + v.hellos,
+        updated_at = v.now
+    from v join locked on locked.id = v.id
+    where nodes.id = v.id
+    returning nodes.id
+  ) ${notifyNodeIds("changed")}`;
 
 /**
  * The parameters of {@link HELLO_BATCH_SQL}: one row per node (an `update … from` joining

@@ -4,22 +4,31 @@
  * (no join token), and later Hellos update it like a node-token Hello. The node's token
  * hash is left as it is, so a node moving from tokens to certificates keeps both working
  * until an operator disables it.
+ *
+ * Like every Hello write, it records which Control holds the stream (`held_by`) and notifies
+ * the node's id on the nodes channel.
  */
 import type pg from "pg";
 import type { NodeHello } from "../db/node-store.js";
+import { NODES_CHANNEL } from "../shared/notify-channels.js";
 
-/** Creates or updates the row of a certificate-authenticated node in one statement. */
+/**
+ * Creates or updates the row of a certificate-authenticated node in one statement;
+ * `holder` is this Control's instance id (null: none).
+ */
 export async function recordCertifiedHello(
   pool: pg.Pool,
   hello: NodeHello,
   sessionId: string,
   now: Date,
+  holder: string | null = null,
 ): Promise<{ created: boolean }> {
   const result = await pool.query<{ created: boolean }>(
-    `insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
+    `with written as (
+     insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
         capabilities, confirmed_sequence, first_seen, last_seen, online, session_id,
-        created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $10)
+        created_at, updated_at, held_by)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $10, $12::text)
      on conflict (id) do update set
         labels = excluded.labels, pool = excluded.pool, platform = excluded.platform,
         agent_version = excluded.agent_version, previous_version = excluded.previous_version,
@@ -27,8 +36,11 @@ export async function recordCertifiedHello(
         confirmed_sequence = greatest(nodes.confirmed_sequence, excluded.confirmed_sequence),
         first_seen = coalesce(nodes.first_seen, excluded.first_seen),
         last_seen = excluded.last_seen, online = true, session_id = excluded.session_id,
-        version = nodes.version + 1, updated_at = excluded.updated_at
-     returning (xmax = 0) as created`,
+        version = nodes.version + 1, updated_at = excluded.updated_at,
+        held_by = excluded.held_by
+     returning id, (xmax = 0) as created
+     ), notified as (select pg_notify('${NODES_CHANNEL}', id) from written)
+     select created, (select count(*) from notified) as notified from written`,
     [
       hello.nodeId,
       JSON.stringify(hello.labels),
@@ -41,6 +53,7 @@ export async function recordCertifiedHello(
       hello.confirmedSequence,
       now,
       sessionId,
+      holder,
     ],
   );
   return { created: result.rows[0]?.created ?? false };
