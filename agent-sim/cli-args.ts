@@ -2,14 +2,13 @@
  * The simulator's command line (SPEC §7 names the flags), parsed strictly into
  * {@link FleetOptions}: an unknown flag or a bad value gives one line naming it.
  */
-import { accessSync, constants, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { HEADER_TOKEN_RULE, isHeaderToken } from "../control/shared/header-token.js";
 import { parseAddress } from "../control/shared/listen-address.js";
 import { isNodeId, NODE_ID_MAX_LENGTH } from "../control/shared/node-id.js";
 import { parsePin } from "../control/shared/release/keys.js";
 import { isSemver } from "../control/shared/release/semver.js";
+import { unusableDirectory } from "../control/shared/usable-directory.js";
 import type { BehaviourRates } from "./behaviours.js";
 import { type FleetOptions, MAX_AGENTS, validateFleetOptions } from "./fleet-options.js";
 
@@ -299,40 +298,12 @@ function checkVersion<T extends string | undefined>(version: T, flag: string): T
   return version;
 }
 
-/**
- * `--state-dir`: an existing directory this process may read and write, or one it may create
- * (its nearest existing parent is a writable directory).
- */
+/** `--state-dir`: a directory this process may use or create (control/shared/usable-directory). */
 function checkStateDir(dir: string | undefined): string | undefined {
   if (dir === undefined) return undefined;
-  const fail = (why: string) => new Error(`--state-dir ${JSON.stringify(dir)} ${why}`);
-  if (dir === "") throw fail("must name a directory");
-  let at = resolve(dir);
-  for (;;) {
-    let stats: ReturnType<typeof statSync>;
-    try {
-      stats = statSync(at);
-    } catch (error) {
-      const parent = dirname(at);
-      const code = (error as NodeJS.ErrnoException).code;
-      if ((code === "ENOENT" || code === "ENOTDIR") && parent !== at) {
-        at = parent;
-        continue;
-      }
-      throw fail(`cannot be used (${code ?? "unreadable"})`);
-    }
-    if (!stats.isDirectory()) {
-      throw fail(
-        at === resolve(dir) ? "is not a directory" : `cannot be created: ${at} is not a directory`,
-      );
-    }
-    try {
-      accessSync(at, constants.R_OK | constants.W_OK | constants.X_OK);
-    } catch {
-      throw fail(at === resolve(dir) ? "is not writable" : `cannot be created in ${at}`);
-    }
-    return dir;
-  }
+  const problem = unusableDirectory(dir);
+  if (problem !== undefined) throw new Error(`--state-dir ${JSON.stringify(dir)} ${problem}`);
+  return dir;
 }
 
 function parseLabels(text: string | undefined): Record<string, string> | undefined {

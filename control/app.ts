@@ -6,11 +6,12 @@
 import { randomUUID } from "node:crypto";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
-import { resolveOperatorToken, tokenEntries } from "./admin/auth.js";
+import { resolveOperatorToken } from "./admin/auth.js";
 import { Metrics } from "./admin/metrics.js";
 import { createNodeService } from "./admin/node-service.js";
 import { createReleaseService } from "./admin/release-service.js";
 import { type AdminServer, startAdminServer } from "./admin/server.js";
+import { createTokenReloader, type TokenReload } from "./admin/token-reload.js";
 import { authenticateStream } from "./agents/authenticate.js";
 import { AgentHub } from "./agents/hub.js";
 import { type AgentServer, startAgentServer } from "./agents/server.js";
@@ -50,6 +51,11 @@ export interface Control {
   readonly operatorTokenPath: string;
   readonly db: Database;
   readonly hub: AgentHub;
+  /**
+   * Re-reads the admin tokens file (SIGHUP): a valid file's tokens are in force from the next
+   * call on, calls and streams already authenticated go on; a bad one is logged and ignored.
+   */
+  reloadAdminTokens(): TokenReload;
   /** Drains streams (within the configured grace), stops servers, closes the database. */
   stop(): Promise<void>;
 }
@@ -129,6 +135,12 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     if (operator.source === "generated") {
       log.info({ path: operator.path }, "generated the operator admin token");
     }
+    const adminTokens = createTokenReloader({
+      operatorToken: operator.token,
+      configured: config.adminTokens,
+      file: config.adminTokensFile,
+      log,
+    });
     const metrics = new Metrics();
     metrics.gauge("agent_control_streams", "Agent streams open on this Control.", () => hub.size);
     metrics.gauge(
@@ -191,7 +203,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     const adminServer: AdminServer = await startAdminServer({
       address: config.adminAddr,
       tls: config.tls.admin,
-      tokens: tokenEntries(operator.token, config.adminTokens),
+      tokens: adminTokens.table.entries,
       metrics,
       ready: () => db.ping(),
       log,
@@ -236,6 +248,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       operatorTokenPath: operator.path,
       db,
       hub,
+      reloadAdminTokens: adminTokens.reload,
       stop: stopAll,
     };
   } catch (error) {

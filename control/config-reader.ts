@@ -16,6 +16,8 @@ export interface ConfiguredAdminToken {
   readonly role: AdminRole;
   /** Lower-case hex SHA-256 of the token. */
   readonly sha256: string;
+  /** From this instant on the token is refused ("token expired"); undefined: never. */
+  readonly expires: Date | undefined;
 }
 
 /** Reads typed values out of loose input, recording each problem with the key's full name. */
@@ -157,35 +159,6 @@ export class Reader {
       return [];
     }
     return value as string[];
-  }
-
-  adminTokens(input: ConfigInput, name: string): ConfiguredAdminToken[] {
-    const value = this.raw(input, name);
-    if (value === undefined) return [];
-    if (!Array.isArray(value)) {
-      this.problems.push(`${name}: must be a list of {name, role, sha256}`);
-      return [];
-    }
-    const tokens: ConfiguredAdminToken[] = [];
-    value.forEach((item: unknown, index) => {
-      const at = `${name}[${index}]`;
-      if (!isRecord(item)) {
-        this.problems.push(`${at}: must be an object {name, role, sha256}`);
-        return;
-      }
-      const tokenName = typeof item.name === "string" && item.name ? item.name : undefined;
-      const role = item.role === "viewer" || item.role === "operator" ? item.role : undefined;
-      const sha256 =
-        typeof item.sha256 === "string" && /^[0-9a-f]{64}$/.test(item.sha256)
-          ? item.sha256
-          : undefined;
-      if (!tokenName) this.problems.push(`${at}.name: must be a non-empty string`);
-      if (!role) this.problems.push(`${at}.role: must be "viewer" or "operator"`);
-      if (!sha256)
-        this.problems.push(`${at}.sha256: must be the lower-case hex SHA-256 of the token`);
-      if (tokenName && role && sha256) tokens.push({ name: tokenName, role, sha256 });
-    });
-    return tokens;
   }
 }
 

@@ -4,6 +4,13 @@
  * them all in one go.
  */
 import { readFileSync } from "node:fs";
+import {
+  type AdminTokensFile,
+  checkDataDir,
+  checkReleasePins,
+  readAdminAccess,
+  withSources,
+} from "./config-checks.js";
 import { type ConfigInput, type ConfiguredAdminToken, isRecord, Reader } from "./config-reader.js";
 import type { ListenAddress } from "./shared/listen-address.js";
 import { readTlsConfig, TLS_ENV, type TlsConfig, tlsEnvInput } from "./tls/config.js";
@@ -20,6 +27,8 @@ export interface ControlConfig {
   readonly adminToken: string | undefined;
   /** More admin tokens (viewers, named operators) from the config file. */
   readonly adminTokens: readonly ConfiguredAdminToken[];
+  /** The admin tokens file (`adminTokensFile`) as read at start; re-read on SIGHUP. */
+  readonly adminTokensFile: AdminTokensFile | undefined;
   /**
    * The base URL agents use to download artifacts served by Control (default: the downloads
    * listener's URL when `downloads.addr` is set, else the admin server's).
@@ -87,6 +96,7 @@ export const CONFIG_ENV = [
   "AGENT_CONTROL_RELEASE_PINS",
   "AGENT_CONTROL_RELEASE_THRESHOLD",
   "AGENT_CONTROL_PUBLIC_URL",
+  "AGENT_CONTROL_ADMIN_TOKENS_FILE",
   "AGENT_CONTROL_DOWNLOADS_ADDR",
   "AGENT_CONTROL_DOWNLOADS_REQUIRE_AUTH",
   "AGENT_CONTROL_DOWNLOADS_MAX_CONCURRENT",
@@ -126,7 +136,7 @@ export function loadConfig(options: LoadConfigOptions = {}): ControlConfig {
   }
   const merged = deepMerge(deepMerge(file, envInput(env)), options.overrides ?? {});
   const config = validate(merged, problems);
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) throw new ConfigError(withSources(problems, env));
   return config;
 }
 
@@ -140,6 +150,7 @@ function envInput(env: Env): ConfigInput {
   set("agentAddr", env.AGENT_CONTROL_AGENT_ADDR);
   set("adminAddr", env.AGENT_CONTROL_ADMIN_ADDR);
   set("adminToken", env.AGENT_CONTROL_ADMIN_TOKEN);
+  set("adminTokensFile", env.AGENT_CONTROL_ADMIN_TOKENS_FILE);
   set("publicUrl", env.AGENT_CONTROL_PUBLIC_URL);
   const release: ConfigInput = {};
   if (env.AGENT_CONTROL_RELEASE_PINS) {
@@ -173,6 +184,7 @@ const KNOWN_KEYS = new Set([
   "adminAddr",
   "adminToken",
   "adminTokens",
+  "adminTokensFile",
   "publicUrl",
   "downloads",
   "release",
@@ -203,8 +215,7 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
     databaseUrl: v.optionalUrl(input, "databaseUrl", ["postgres:", "postgresql:"]),
     agentAddr: v.address(input, "agentAddr", "0.0.0.0:7443"),
     adminAddr: v.address(input, "adminAddr", "127.0.0.1:7080"),
-    adminToken: v.optionalSecret(input, "adminToken"),
-    adminTokens: v.adminTokens(input, "adminTokens"),
+    ...readAdminAccess(input, problems),
     publicUrl: v.optionalUrl(input, "publicUrl", ["http:", "https:"]),
     downloads: {
       addr: v.optionalAddress(downloads, "downloads.addr"),
@@ -240,6 +251,8 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
     tls: readTlsConfig(input.tls, problems),
   };
   checkDownloads(config, downloads, problems);
+  checkReleasePins(config.release, problems);
+  checkDataDir(config.dataDir, problems);
   return config;
 }
 

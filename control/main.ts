@@ -1,5 +1,7 @@
 /**
- * `npm start`: runs one Control process until SIGTERM or SIGINT, then drains.
+ * `npm start`: runs one Control process until SIGTERM or SIGINT, then drains; SIGHUP
+ * re-reads the admin tokens file. Every flag and setting is checked before anything starts:
+ * a bad one exits 2 with one line per problem on stderr.
  *
  * Usage: npm start [-- --config FILE]
  */
@@ -13,7 +15,8 @@ const USAGE = `Usage: npm start [-- --config FILE]
 Runs Agent Control. Settings come from the config file (--config or AGENT_CONTROL_CONFIG)
 and the environment (DATABASE_URL, AGENT_CONTROL_DATA_DIR, AGENT_CONTROL_AGENT_ADDR,
 AGENT_CONTROL_ADMIN_ADDR, AGENT_CONTROL_ADMIN_TOKEN, AGENT_CONTROL_RELEASE_PINS,
-AGENT_CONTROL_RELEASE_THRESHOLD); the environment wins. See README.md.`;
+AGENT_CONTROL_RELEASE_THRESHOLD, AGENT_CONTROL_ADMIN_TOKENS_FILE, …); the environment wins.
+SIGHUP re-reads the admin tokens file. See README.md.`;
 
 async function main(): Promise<number> {
   let file: string | undefined;
@@ -27,8 +30,10 @@ async function main(): Promise<number> {
       return 0;
     }
     file = values.config;
+    if (file === "") throw new Error("--config must name a file");
   } catch (error) {
-    process.stderr.write(`control: ${(error as Error).message}\n${USAGE}\n`);
+    const message = (error as Error).message.split("\n")[0] ?? "bad arguments";
+    process.stderr.write(`control: ${message} (see --help)\n`);
     return 2;
   }
   let config: ReturnType<typeof loadConfig>;
@@ -36,7 +41,8 @@ async function main(): Promise<number> {
     config = loadConfig({ file });
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`control: ${error.message}\n`);
+      // One line per bad value, each naming its setting (and the variable that set it).
+      process.stderr.write(error.problems.map((problem) => `control: ${problem}\n`).join(""));
       return 2;
     }
     throw error;
@@ -63,6 +69,10 @@ async function main(): Promise<number> {
     };
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
+    // Rotating admin tokens: the reload logs what it did; a bad file changes nothing.
+    process.on("SIGHUP", () => {
+      if (!stopping) control.reloadAdminTokens();
+    });
   });
   log.info("stopped");
   log.flush();

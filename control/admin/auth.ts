@@ -1,10 +1,12 @@
 /**
- * Admin API authentication and authorisation: bearer tokens with roles, and one table that
+ * Admin API authentication and authorisation: bearer tokens with roles (and optionally an
+ * expiry), the table of tokens in force (replaceable while Control runs), and one table that
  * decides, for every RPC, the least role allowed to call it.
  */
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { OPERATOR_TOKEN_NAME } from "../admin-token-list.js";
 import { bearerToken, digestsEqual, newSecret, sha256OfText } from "../auth/secrets.js";
 import type { AdminRole, ConfiguredAdminToken } from "../config-reader.js";
 
@@ -50,11 +52,14 @@ export const METHOD_ROLES: Readonly<Record<string, AdminRole>> = {
   "agentcontrol.admin.v1.AuditService/ListAuditEvents": "viewer",
 };
 
-/** A known admin token: its hash and the principal it stands for. */
+/** A known admin token: its hash, the principal it stands for, and when it stops working. */
 export interface TokenEntry {
   readonly sha256: string;
+  /** The token's configured name: the actor of what it does in the audit log. */
   readonly name: string;
   readonly role: AdminRole;
+  /** Refused from this instant on ("token expired"); undefined or absent: never. */
+  readonly expires?: Date | undefined;
 }
 
 /** Finds the entry whose hash matches `token`, comparing every entry in constant time. */
@@ -71,18 +76,18 @@ export function matchToken(token: string, entries: readonly TokenEntry[]): Token
 export const peerKey = createContextKey<string>("", { description: "client address" });
 
 /**
- * Decides whether the bearer token in `authorization` may call `method` (`Service/Method`):
- * the one check behind both the interceptor and the admin server's header-time guard
- * (control/admin/request-guard.ts), which runs it before a byte of the body is read.
- * @returns the token's entry
- * @throws ConnectError `unauthenticated` (no or unknown token) or `permission_denied`
+ * Who the bearer token in `authorization` (an `authorization` header value) is: the one
+ * token check of the admin API, behind {@link authorizeCall}. `entries` is read now, so a
+ * table replaced in place ({@link AdminTokenTable}) applies from the next call on.
+ * @returns the matching entry (its `name` is the actor the audit log records)
+ * @throws ConnectError `unauthenticated`: no bearer token, an unknown token, or one whose
+ *   `expires` is at or before `now` ("token expired at …")
  */
-export function authorizeCall(
-  method: string,
+export function authenticate(
   authorization: string | undefined,
   entries: readonly TokenEntry[],
+  now: Date = new Date(),
 ): TokenEntry {
-  const required = METHOD_ROLES[method];
   const token = bearerToken(authorization);
   if (!token) {
     throw new ConnectError(
@@ -92,6 +97,31 @@ export function authorizeCall(
   }
   const entry = matchToken(token, entries);
   if (!entry) throw new ConnectError("unknown admin token", Code.Unauthenticated);
+  if (entry.expires !== undefined && entry.expires.getTime() <= now.getTime()) {
+    throw new ConnectError(
+      `token expired at ${entry.expires.toISOString()}: ask for a new admin token`,
+      Code.Unauthenticated,
+    );
+  }
+  return entry;
+}
+
+/**
+ * Decides whether the bearer token in `authorization` may call `method` (`Service/Method`):
+ * the one check behind both the interceptor and the admin server's header-time guard
+ * (control/admin/request-guard.ts), which runs it before a byte of the body is read.
+ * {@link authenticate} says who the token is, then {@link METHOD_ROLES} whether its role may.
+ * @returns the token's entry
+ * @throws ConnectError `unauthenticated` (no, unknown or expired token) or `permission_denied`
+ */
+export function authorizeCall(
+  method: string,
+  authorization: string | undefined,
+  entries: readonly TokenEntry[],
+  now: Date = new Date(),
+): TokenEntry {
+  const required = METHOD_ROLES[method];
+  const entry = authenticate(authorization, entries, now);
   if (!required || RANK[entry.role] < RANK[required]) {
     const name = method.split("/").at(-1) ?? method;
     throw new ConnectError(
@@ -100,6 +130,31 @@ export function authorizeCall(
     );
   }
   return entry;
+}
+
+/**
+ * The admin tokens in force while Control runs. {@link AdminTokenTable.entries} is a live,
+ * read-only view that the admin server's guard and interceptor read on every call;
+ * {@link AdminTokenTable.replace} swaps its contents in one step (SIGHUP re-reading the
+ * tokens file), so the next call is judged by the new tokens while calls and streams
+ * already authenticated go on.
+ */
+export class AdminTokenTable {
+  readonly #entries: TokenEntry[];
+
+  constructor(entries: readonly TokenEntry[]) {
+    this.#entries = [...entries];
+  }
+
+  /** The tokens in force now; the same array for the table's whole life. */
+  get entries(): readonly TokenEntry[] {
+    return this.#entries;
+  }
+
+  /** Puts `entries` in force, all at once. */
+  replace(entries: readonly TokenEntry[]): void {
+    this.#entries.splice(0, this.#entries.length, ...entries);
+  }
 }
 
 /** Builds the Connect interceptor that authenticates and authorises every call. */
@@ -143,13 +198,18 @@ export async function resolveOperatorToken(
   return { token, source: "generated", path };
 }
 
-/** The token table: the operator token plus those configured, by hash. */
+/** The token table: the operator token (named "admin", never expiring) plus those configured. */
 export function tokenEntries(
   operatorToken: string,
   configured: readonly ConfiguredAdminToken[],
 ): TokenEntry[] {
   return [
-    { sha256: sha256OfText(operatorToken), name: "admin", role: "operator" },
-    ...configured.map((t) => ({ sha256: t.sha256, name: t.name, role: t.role })),
+    { sha256: sha256OfText(operatorToken), name: OPERATOR_TOKEN_NAME, role: "operator" },
+    ...configured.map((t) => ({
+      sha256: t.sha256,
+      name: t.name,
+      role: t.role,
+      expires: t.expires,
+    })),
   ];
 }

@@ -3,8 +3,9 @@
  * its embedded PostgreSQL: kill() ends Control itself, not only tsx's launcher, and leaves
  * the database server to be adopted; stop() drains and stops that server too.
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -103,5 +104,136 @@ describe("Control as a child process on its embedded PostgreSQL", { timeout: 150
     expect(await control.stop()).toBe(0);
     expect(await processesNaming(join(dataDir, "config.json"))).toEqual([]);
     expect(alive(postgres)).toBe(false);
+  });
+});
+
+/** Runs `node --import tsx control/main.ts args…` to its exit, with `env` over a clean one. */
+async function runControl(
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "control/main.ts", ...args], {
+    cwd: process.cwd(),
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+describe("Control refuses bad flags and settings before anything starts", {
+  timeout: 120_000,
+}, () => {
+  let dir = "";
+  let dataDir = "";
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "agent-control-bad-config-"));
+    dataDir = join(dir, "data");
+    await writeFile(join(dir, "a-file"), "");
+    await writeFile(
+      join(dir, "bad-timeouts.json"),
+      JSON.stringify({ timeouts: { heartbeatSeconds: "soon" } }),
+    );
+    await writeFile(
+      join(dir, "bad-tokens.json"),
+      JSON.stringify([
+        { name: "ci", role: "operator", token: "ci-token-0123456789", expires: "soon" },
+      ]),
+    );
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it.each<[string, string[], Record<string, string>, string]>([
+    ["an unknown flag", ["--bogus"], {}, "control: Unknown option '--bogus'"],
+    ["an empty --config", ["--config", ""], {}, "control: --config must name a file"],
+    [
+      "a missing config file",
+      ["--config", "/nonexistent/control.json"],
+      {},
+      "control: config file /nonexistent/control.json:",
+    ],
+    [
+      "a bad value in the config file",
+      ["--config", "BAD_TIMEOUTS"],
+      {},
+      'control: timeouts.heartbeatSeconds: "soon" must be a number',
+    ],
+    [
+      "an operator token no header can carry",
+      [],
+      { AGENT_CONTROL_ADMIN_TOKEN: "operator-token\n0123456789" },
+      "control: adminToken: must be printable ASCII without spaces or newlines (from AGENT_CONTROL_ADMIN_TOKEN)",
+    ],
+    [
+      "a port out of range",
+      [],
+      { AGENT_CONTROL_AGENT_ADDR: "0.0.0.0:99999" },
+      "control: agentAddr: ",
+    ],
+    [
+      "a threshold of 0",
+      [],
+      { AGENT_CONTROL_RELEASE_THRESHOLD: "0" },
+      "control: release.threshold: ",
+    ],
+    [
+      "a malformed pin",
+      [],
+      { AGENT_CONTROL_RELEASE_PINS: "ed25519:xyz" },
+      "control: release.pins[0]: ",
+    ],
+    ["a data dir that is a file", [], { AGENT_CONTROL_DATA_DIR: "A_FILE" }, "control: dataDir: "],
+    [
+      "a missing admin tokens file",
+      [],
+      { AGENT_CONTROL_ADMIN_TOKENS_FILE: "/nonexistent/tokens.json" },
+      "control: adminTokensFile /nonexistent/tokens.json: cannot read it (ENOENT)",
+    ],
+    [
+      "a bad admin tokens file",
+      [],
+      { AGENT_CONTROL_ADMIN_TOKENS_FILE: "BAD_TOKENS" },
+      "[0].expires: must be an RFC 3339 time",
+    ],
+    [
+      "half a TLS pair",
+      [],
+      { AGENT_CONTROL_ADMIN_TLS_CERT: "/nonexistent.pem" },
+      "control: tls.admin.key: must be set together with tls.admin.cert",
+    ],
+  ])("%s: exit 2, one line naming it, no database started", async (_, args, env, line) => {
+    const fill = (text: string) =>
+      text
+        .replace("BAD_TIMEOUTS", join(dir, "bad-timeouts.json"))
+        .replace("BAD_TOKENS", join(dir, "bad-tokens.json"))
+        .replace("A_FILE", join(dir, "a-file"));
+    const result = await runControl(args.map(fill), {
+      AGENT_CONTROL_DATA_DIR: dataDir,
+      AGENT_CONTROL_AGENT_ADDR: "127.0.0.1:0",
+      AGENT_CONTROL_ADMIN_ADDR: "127.0.0.1:0",
+      // Empty counts as unset: had the settings passed, Control would start its embedded PostgreSQL.
+      DATABASE_URL: "",
+      ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, fill(v)])),
+    });
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/^control: [^\n]+\n$/);
+    expect(result.stderr).toContain(line);
+    expect(result.stderr).not.toContain("0123456789");
+    expect(result.code).toBe(2);
+    expect(existsSync(join(dataDir, "postgres"))).toBe(false);
   });
 });
