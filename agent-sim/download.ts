@@ -59,8 +59,9 @@ export function downloadAuthorization(
 /**
  * GETs `url`, reading at most `maxBytes`; fails with `artifact_too_large` when more
  * arrive (or Content-Length announces more), `download_failed` on an HTTP error, a
- * network error, a short body or no progress for `stallMs`. A 503 is retried after its
- * Retry-After (at most 30 s each, {@link MAX_BUSY_RETRIES} times).
+ * network error, a short body or no progress for `stallMs`. A 503 with Retry-After in
+ * seconds (Control's "too many downloads at once") is retried after it (at most 30 s each,
+ * {@link MAX_BUSY_RETRIES} times); any other error status fails at once.
  */
 export async function fetchArtifact(
   url: string,
@@ -108,11 +109,10 @@ async function fetchOnce(
       signal: controller.signal,
       ...(authorization !== undefined ? { headers: { authorization } } : {}),
     });
-    if (response.status === 503) {
+    const retryAfter = Number(response.headers.get("retry-after") ?? Number.NaN);
+    if (response.status === 503 && Number.isFinite(retryAfter) && retryAfter >= 0) {
       await response.body?.cancel();
-      const seconds = Number(response.headers.get("retry-after") ?? "1");
-      const ms = Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 1000;
-      return { retryAfterMs: Math.min(ms, MAX_RETRY_AFTER_MS) };
+      return { retryAfterMs: Math.min(retryAfter * 1000, MAX_RETRY_AFTER_MS) };
     }
     if (!response.ok || response.body === null) {
       await response.body?.cancel();
