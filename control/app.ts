@@ -15,6 +15,8 @@ import { createTokenReloader, type TokenReload } from "./admin/token-reload.js";
 import { authenticateStream } from "./agents/authenticate.js";
 import { AgentHub } from "./agents/hub.js";
 import { type AgentServer, startAgentServer } from "./agents/server.js";
+import { Slots } from "./agents/slots.js";
+import { currentStreamBudget } from "./agents/stream-budget.js";
 import { createCampaignEngine } from "./campaign-engine.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { ControlConfig } from "./config.js";
@@ -98,11 +100,31 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     });
     cleanup.push(() => hub.stop());
 
-    let handshaking = 0;
+    const metrics = new Metrics();
+    // limits.maxStreams and the connection cap under it: see control/agents/stream-budget.ts.
+    const budget = currentStreamBudget(config.limits.maxStreams);
+    const { warning, ...budgetFacts } = budget;
+    log.info(budgetFacts, "agent stream and connection limits");
+    if (warning) log.warn({ ...budgetFacts }, warning);
+    const streams = new Slots(budget.maxStreams);
+    const handshakes = new Slots(config.limits.maxConcurrentHandshakes);
+    const refusals = metrics.counter(
+      "agent_control_streams_refused_total",
+      "Agent streams refused with RESOURCE_EXHAUSTED before any other work, by the limit that was full.",
+    );
+    refusals.inc({ reason: "max_streams" }, 0);
+    refusals.inc({ reason: "max_handshakes" }, 0);
+    const drops = metrics.counter(
+      "agent_control_agent_connections_dropped_total",
+      "TCP connections to the agent listener closed at accept: the connection limit was reached.",
+    );
     const agentServer: AgentServer = await startAgentServer({
       address: config.agentAddr,
       maxMessageBytes: config.limits.maxMessageBytes,
       credentials: agentServerCredentials(config.tls.agent),
+      maxConnections: budget.maxConnections,
+      connectionDropped: () => drops.inc(),
+      log,
       session: {
         hub,
         nodes,
@@ -117,16 +139,9 @@ export async function startControl(options: StartControlOptions): Promise<Contro
         helloTimeoutMs: 10_000,
         sendQueueLength: config.limits.sendQueueLength,
         messagesPerSecond: config.limits.agentMessagesPerSecond,
-        handshakes: {
-          tryAcquire: () => {
-            if (handshaking >= config.limits.maxConcurrentHandshakes) return false;
-            handshaking += 1;
-            return true;
-          },
-          release: () => {
-            handshaking -= 1;
-          },
-        },
+        handshakes,
+        streams,
+        refused: (reason) => refusals.inc({ reason }),
       },
     });
     cleanup.push(() => agentServer.drain(config.limits.shutdownGraceSeconds * 1000));
@@ -141,12 +156,31 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       file: config.adminTokensFile,
       log,
     });
-    const metrics = new Metrics();
     metrics.gauge("agent_control_streams", "Agent streams open on this Control.", () => hub.size);
     metrics.gauge(
       "agent_control_handshakes",
       "Agent streams between connect and Welcome.",
-      () => handshaking,
+      () => handshakes.held,
+    );
+    metrics.gauge(
+      "agent_control_streams_held",
+      "Agent streams counted against limits.maxStreams: handshaking or live.",
+      () => streams.held,
+    );
+    metrics.gauge(
+      "agent_control_streams_limit",
+      "limits.maxStreams: agent streams this Control holds at once.",
+      () => streams.limit,
+    );
+    metrics.gauge(
+      "agent_control_agent_connections",
+      "TCP connections open on the agent listener.",
+      () => agentServer.connections,
+    );
+    metrics.gauge(
+      "agent_control_agent_connections_limit",
+      "TCP connections the agent listener holds at once (derived from limits.maxStreams and the open-file limit).",
+      () => budget.maxConnections,
     );
     metrics.gauge("process_resident_memory_bytes", "Resident set size.", () =>
       process.memoryUsage.rss(),

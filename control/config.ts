@@ -69,6 +69,12 @@ export interface ControlConfig {
     readonly agentMessagesPerSecond: number;
     /** Streams allowed to be between connect and Welcome at once. */
     readonly maxConcurrentHandshakes: number;
+    /**
+     * Agent streams this process holds at once (`AGENT_CONTROL_MAX_STREAMS`); beyond it a
+     * new stream is refused with RESOURCE_EXHAUSTED. Undefined: derived at start from the
+     * open-file limit (control/agents/stream-budget.ts).
+     */
+    readonly maxStreams: number | undefined;
     /** How long SIGTERM waits for streams to drain. */
     readonly shutdownGraceSeconds: number;
   };
@@ -101,6 +107,7 @@ export const CONFIG_ENV = [
   "AGENT_CONTROL_DOWNLOADS_REQUIRE_AUTH",
   "AGENT_CONTROL_DOWNLOADS_MAX_CONCURRENT",
   "AGENT_CONTROL_LOG_LEVEL",
+  "AGENT_CONTROL_MAX_STREAMS",
   ...(Object.keys(TLS_ENV) as (keyof typeof TLS_ENV)[]),
 ] as const;
 
@@ -172,6 +179,7 @@ function envInput(env: Env): ConfigInput {
   }
   if (Object.keys(downloads).length > 0) input.downloads = downloads;
   if (env.AGENT_CONTROL_LOG_LEVEL) input.log = { level: env.AGENT_CONTROL_LOG_LEVEL };
+  if (env.AGENT_CONTROL_MAX_STREAMS) input.limits = { maxStreams: env.AGENT_CONTROL_MAX_STREAMS };
   const tls = tlsEnvInput(env);
   if (Object.keys(tls).length > 0) input.tls = tls;
   return input;
@@ -245,6 +253,10 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
       sendQueueLength: v.integer(limits, "limits.sendQueueLength", 256, 1, 100_000),
       agentMessagesPerSecond: v.number(limits, "limits.agentMessagesPerSecond", 50, 0.1, 1e6),
       maxConcurrentHandshakes: v.integer(limits, "limits.maxConcurrentHandshakes", 512, 1, 1e6),
+      maxStreams:
+        limits.maxStreams === undefined
+          ? undefined
+          : v.integer(limits, "limits.maxStreams", 1, 1, 10_000_000),
       shutdownGraceSeconds: v.number(limits, "limits.shutdownGraceSeconds", 10, 0, 3600),
     },
     log: { level: v.oneOf(log, "log.level", "info", LOG_LEVELS) },

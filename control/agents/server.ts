@@ -1,16 +1,21 @@
 /**
  * The Agent Control gRPC server: `agentcontrol.v1.AgentControlService/Connect` on
  * grpc-js, with the channel options chosen for tens of thousands of long-lived streams.
+ * Its TCP socket is Control's own ({@link listenCapped}), so connections are capped below
+ * the open-file limit; grpc-js serves what that socket accepts.
  */
+import type { Socket } from "node:net";
 import { fromBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import {
   AgentControlService,
   AgentMessageSchema,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { Logger } from "../log.js";
 import { grpcServiceDefinition } from "../shared/grpc-service.js";
-import { formatAddress, type ListenAddress } from "../shared/listen-address.js";
+import type { ListenAddress } from "../shared/listen-address.js";
 import { nulTextPath } from "../shared/nul-text.js";
+import { listenCapped } from "./connection-cap.js";
 import { type IncomingMessage, MALFORMED, type SessionDeps, serveAgentStream } from "./session.js";
 
 /** Options of {@link startAgentServer}. */
@@ -19,12 +24,19 @@ export interface AgentServerOptions {
   readonly maxMessageBytes: number;
   readonly credentials?: grpc.ServerCredentials;
   readonly session: SessionDeps;
+  /** TCP connections held at once; the next is closed at accept (see stream-budget.ts). */
+  readonly maxConnections: number;
+  /** Told of each connection closed at accept because `maxConnections` were open. */
+  readonly connectionDropped: () => void;
+  readonly log: Logger;
 }
 
 /** A listening agent server. */
 export interface AgentServer {
   /** The bound port (useful with port 0). */
   readonly port: number;
+  /** TCP connections open on the agent listener now. */
+  readonly connections: number;
   /**
    * Stops accepting streams, asks every open stream to end (UNAVAILABLE: agents reconnect
    * with backoff), and waits up to `graceMs` for them to close before forcing.
@@ -37,7 +49,10 @@ export interface AgentServer {
  * - message size limits bound memory per message (RESOURCE_EXHAUSTED beyond them);
  * - keepalive pings detect half-open connections even when an Agent's heartbeats stop;
  * - channelz off: it keeps per-call bookkeeping we never read;
- * - one stream per connection is all an Agent needs; a few more allow overlap on reconnect.
+ * - one stream per connection is all an Agent needs; a few more allow overlap on reconnect;
+ * - a connection without a stream for a minute is closed (GOAWAY): a client refused for
+ *   `limits.maxStreams` that keeps its channel, or one that never opens a stream, does not
+ *   hold a file descriptor while it waits.
  */
 export function agentServerOptions(maxMessageBytes: number): grpc.ServerOptions {
   return {
@@ -49,6 +64,7 @@ export function agentServerOptions(maxMessageBytes: number): grpc.ServerOptions 
     "grpc.http2.min_ping_interval_without_data_ms": 10_000,
     "grpc.enable_channelz": 0,
     "grpc.max_concurrent_streams": 8,
+    "grpc.max_connection_idle_ms": 60_000,
   };
 }
 
@@ -85,23 +101,33 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
     connect: (call: grpc.ServerDuplexStream<IncomingMessage, never>) =>
       serveAgentStream(call, options.session),
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(
-      formatAddress(options.address),
-      options.credentials ?? grpc.ServerCredentials.createInsecure(),
-      (error, bound) => (error ? reject(error) : resolve(bound)),
-    );
+  const injector = server.createConnectionInjector(
+    options.credentials ?? grpc.ServerCredentials.createInsecure(),
+  );
+  const listener = await listenCapped({
+    address: options.address,
+    maxConnections: options.maxConnections,
+    accept: (socket: Socket) => injector.injectConnection(socket),
+    dropped: options.connectionDropped,
+    log: options.log,
   });
   return {
-    port,
+    port: listener.port,
+    get connections() {
+      return listener.connections;
+    },
     async drain(graceMs) {
       const { hub } = options.session;
+      const unbound = listener.close();
       const closed = new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
       hub.closeAll(grpc.status.UNAVAILABLE, "Control is shutting down: reconnect with backoff");
       const timer = new Promise<"timeout">((resolve) =>
         setTimeout(() => resolve("timeout"), graceMs).unref(),
       );
-      if ((await Promise.race([closed, timer])) === "timeout") server.forceShutdown();
+      if ((await Promise.race([Promise.all([closed, unbound]), timer])) === "timeout") {
+        server.forceShutdown();
+        listener.destroyAll();
+      }
     },
   };
 }

@@ -61,15 +61,38 @@ export interface SessionDeps {
   readonly messagesPerSecond: number;
   /** Limits streams between connect and Welcome; false = refuse this one. */
   readonly handshakes: { tryAcquire(): boolean; release(): void };
+  /**
+   * Limits the streams held, from their first byte to their end (`limits.maxStreams`);
+   * false = refuse this one with RESOURCE_EXHAUSTED before any other work.
+   */
+  readonly streams: { tryAcquire(): boolean; release(): void };
+  /** Told of every stream refused for a limit (for `/metrics`). */
+  readonly refused: (reason: StreamRefusal) => void;
 }
+
+/** Why a stream was refused before its handshake: which limit was full. */
+export type StreamRefusal = "max_streams" | "max_handshakes";
 
 type Stage = "handshake" | "live" | "closed";
 
-/** Serves one Connect stream. Returns at once; the session lives until the stream ends. */
+/**
+ * Serves one Connect stream. Returns at once; the session lives until the stream ends.
+ * Beyond `deps.streams` the stream is refused with RESOURCE_EXHAUSTED at once: no
+ * credential is looked at and nothing touches the database, so a fleet larger than this
+ * Control costs it one status per attempt while its agents back off.
+ */
 export function serveAgentStream(
   call: ServerDuplexStream<IncomingMessage, ControlMessage>,
   deps: SessionDeps,
 ): void {
+  if (!deps.streams.tryAcquire()) {
+    deps.refused("max_streams");
+    call.emit("error", {
+      code: status.RESOURCE_EXHAUSTED,
+      details: "this Control holds as many agent streams as it allows: retry with backoff",
+    });
+    return;
+  }
   new AgentSession(call, deps).start();
 }
 
@@ -114,6 +137,7 @@ class AgentSession implements HubSession {
     if (this.stage === "closed") return;
     const wasLive = this.stage === "live";
     this.stage = "closed";
+    this.deps.streams.release();
     this.abandonHandshake();
     this.writer.end(code, message);
     if (wasLive) this.deps.hub.unregister(this, message);
@@ -141,6 +165,7 @@ class AgentSession implements HubSession {
     if (this.stage === "closed") return;
     const wasLive = this.stage === "live";
     this.stage = "closed";
+    this.deps.streams.release();
     this.abandonHandshake();
     this.writer.abandon();
     if (wasLive) this.deps.hub.unregister(this, reason);
@@ -164,6 +189,7 @@ class AgentSession implements HubSession {
 
   private async handshake(): Promise<void> {
     if (!this.deps.handshakes.tryAcquire()) {
+      this.deps.refused("max_handshakes");
       throw new ControlError(
         "resource_exhausted",
         "too many agents are connecting at once: retry with backoff",
