@@ -4,6 +4,7 @@
  * process; tests run it in-process on port 0.
  */
 import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { resolveOperatorToken } from "./admin/auth.js";
@@ -20,6 +21,7 @@ import { currentStreamBudget } from "./agents/stream-budget.js";
 import { createCampaignEngine } from "./campaign-engine.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { ControlConfig } from "./config.js";
+import { ControlInstances } from "./db/control-instances.js";
 import { type Database, openDatabase } from "./db/database.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
 import { NodeStore } from "./db/node-store.js";
@@ -67,7 +69,8 @@ export async function startControl(options: StartControlOptions): Promise<Contro
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const log = options.log;
-  const instanceId = randomUUID();
+  // Unique per run; names the host and process for whoever reads `held_by` or the lease.
+  const instanceId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const cleanup: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const step of cleanup.reverse()) {
@@ -88,8 +91,9 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     }
     const db = await openDatabase({ url: databaseUrl, log });
     cleanup.push(() => db.close());
-    const nodes = new NodeStore(db.pool);
-    await nodes.markAllOfflineExcept([]);
+    // Other Controls may serve this database: a Hello records this one as the node's holder,
+    // and only the nodes of Controls that are gone are marked offline (the sweep below).
+    const nodes = new NodeStore(db.pool, { holder: instanceId });
 
     const hub = new AgentHub({
       clock,
@@ -99,6 +103,17 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       flushIntervalMs: Math.min(5000, config.timeouts.heartbeatSeconds * 1000),
     });
     cleanup.push(() => hub.stop());
+    const instances = new ControlInstances({
+      pool: db.pool,
+      instanceId,
+      name: `${hostname()} pid ${process.pid}`,
+      log,
+      heartbeatMs: Math.min(5000, Math.max(1000, config.worker.intervalMs)),
+      staleAfterMs: 30_000,
+      heldStreams: () => hub.heldStreams(),
+    });
+    await instances.start();
+    cleanup.push(() => instances.stop());
 
     const metrics = new Metrics();
     // limits.maxStreams and the connection cap under it: see control/agents/stream-budget.ts.
@@ -133,7 +148,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
         authenticate: (authorization, peerCertificate) =>
           authenticateStream(authorization, { em: () => db.em(), nodes, clock }, peerCertificate),
         recordCertifiedHello: (hello, sessionId, now) =>
-          recordCertifiedHello(db.pool, hello, sessionId, now),
+          recordCertifiedHello(db.pool, hello, sessionId, now, instanceId),
         capabilities: CONTROL_CAPABILITIES,
         heartbeatIntervalMs: config.timeouts.heartbeatSeconds * 1000,
         helloTimeoutMs: 10_000,
@@ -245,7 +260,13 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       routes: (router) => {
         router.service(
           NodeService,
-          createNodeService({ db, hub, clock, activeCampaignOf: campaigns.activeCampaignOf }),
+          createNodeService({
+            db,
+            hub,
+            clock,
+            activeCampaignOf: campaigns.activeCampaignOf,
+            instanceId,
+          }),
         );
         campaigns.routes(router);
         router.service(

@@ -43,6 +43,7 @@ export const NODE_COLUMNS = [
   "LAST SEEN",
 ];
 const WIDE_COLUMNS = [
+  "CONTROL",
   "LABELS",
   "CAPABILITIES",
   "PREVIOUS",
@@ -70,6 +71,7 @@ export function nodeRows(nodes: readonly Node[], wide: boolean, now: Date): stri
     ];
     if (wide) {
       row.push(
+        n.heldBy || "-",
         formatLabels(n.labels),
         n.capabilities.length > 0 ? n.capabilities.join(",") : "-",
         n.previousVersion || "-",
@@ -94,6 +96,7 @@ function nodeFields(node: Node, now: Date): string {
   return formatFields([
     ["Node", node.nodeId],
     ["Status", nodeStatus(node)],
+    ["Control", node.heldBy || "-"],
     ["Version", node.agentVersion],
     ["Previous version", node.previousVersion],
     ["Confirmed sequence", node.confirmedSequence.toString()],

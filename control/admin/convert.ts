@@ -15,6 +15,8 @@ import { downloadPath } from "../releases/downloads.js";
 export interface LiveOverlay {
   readonly online: boolean;
   readonly lastSeen: Date | undefined;
+  /** This Control's instance id (it holds the stream). */
+  readonly heldBy: string;
 }
 
 /** A node row as the API shows it, with the hub's live facts when the node is connected here. */
@@ -33,6 +35,7 @@ export function nodeMessage(record: NodeRecord, live?: LiveOverlay, activeCampai
     ...(record.firstSeen ? { firstSeen: timestampFromDate(record.firstSeen) } : {}),
     ...(lastSeen ? { lastSeen: timestampFromDate(lastSeen) } : {}),
     online: live?.online ?? record.online,
+    heldBy: live?.heldBy ?? (record.online ? (record.heldBy ?? "") : ""),
     enabled: record.enabled,
     activeCampaignId,
     resetPending: record.resetAt !== null,

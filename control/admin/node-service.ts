@@ -24,6 +24,8 @@ export interface NodeServiceDeps {
   readonly clock: Clock;
   /** The active campaign of each node, when campaigns exist. */
   readonly activeCampaignOf?: (nodeIds: readonly string[]) => Promise<Map<string, string>>;
+  /** This Control's instance id: the holder shown for the nodes connected here. */
+  readonly instanceId?: string;
 }
 
 const DEFAULT_JOIN_TTL_MS = 24 * 3600 * 1000;
@@ -76,7 +78,9 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
     return records.map((record) => {
       const lastSeenMs = deps.hub.lastSeenMs(record.id);
       const live =
-        lastSeenMs === undefined ? undefined : { online: true, lastSeen: new Date(lastSeenMs) };
+        lastSeenMs === undefined
+          ? undefined
+          : { online: true, lastSeen: new Date(lastSeenMs), heldBy: deps.instanceId ?? "" };
       return nodeMessage(record, live, campaigns.get(record.id) ?? "");
     });
   };

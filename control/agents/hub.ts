@@ -79,6 +79,14 @@ export class AgentHub implements AgentGateway {
     return [...this.sessions.keys()];
   }
 
+  /** The session on record of each node with a live session here (its holder is this Control). */
+  heldStreams(): { nodeId: string; sessionId: string }[] {
+    return [...this.sessions.values()].map((s) => ({
+      nodeId: s.node.nodeId,
+      sessionId: s.node.sessionId,
+    }));
+  }
+
   /** Registers a session after its Welcome; a previous session of the node is closed. */
   register(session: HubSession): void {
     // The Hello's row write stored this connect time as `last_seen`.

@@ -259,18 +259,6 @@ export class NodeStore {
     );
   }
 
-  /**
-   * Marks every node offline except those with a live stream here. Run at start: a node is
-   * online only while a stream to this Control is open.
-   */
-  async markAllOfflineExcept(liveNodeIds: readonly string[]): Promise<number> {
-    const result = await this.pool.query(
-      "update nodes set online = false where online and not (id = any($1::text[]))",
-      [liveNodeIds],
-    );
-    return result.rowCount ?? 0;
-  }
-
   private async credentialBatch(nodeIds: string[]): Promise<(NodeCredentialRow | undefined)[]> {
     const result = await this.pool.query<{
       id: string;

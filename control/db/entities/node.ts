@@ -34,6 +34,8 @@ export interface NodeRecord {
   resetAt: Date | null;
   /** The stream on record; a stale stream end never marks a reconnected node offline. */
   sessionId: string | null;
+  /** The instance id of the Control holding the stream on record while online; else null. */
+  heldBy: string | null;
   /** Bumped by every write that could race with another writer. */
   version: number;
   createdAt: Date;
@@ -64,6 +66,7 @@ export const NodeEntity = new EntitySchema<NodeRecord>({
     joinTokenId: { type: "string", nullable: true, columnType: "text" },
     resetAt: { type: "Date", nullable: true, columnType: "timestamptz" },
     sessionId: { type: "string", nullable: true, columnType: "text" },
+    heldBy: { type: "string", nullable: true, columnType: "text" },
     version: { type: "integer", version: true },
     createdAt: { type: "Date", columnType: "timestamptz" },
     updatedAt: { type: "Date", columnType: "timestamptz" },

@@ -120,11 +120,16 @@ describe("node commands against a Connect server", () => {
     });
   });
 
-  it("adds labels and capabilities with --output wide", async () => {
-    fake.state.nodes = [node("node-a")];
+  it("adds the holding Control, labels and capabilities with --output wide", async () => {
+    fake.state.nodes = [
+      node("node-a", { heldBy: "control-7f3a" }),
+      node("node-b", { online: false }),
+    ];
     const result = await runCli(["node", "list", "-o", "wide"], { env, now: () => NOW });
-    expect(result.stdout.split("\n")[0]).toContain("LABELS");
-    expect(result.stdout).toContain("zone=a");
+    const [header, first, second] = result.stdout.split("\n");
+    expect(header).toMatch(/LAST SEEN +CONTROL +LABELS/);
+    expect(first).toMatch(/ago +control-7f3a +zone=a/);
+    expect(second).toMatch(/ago +- +zone=a/);
     expect(result.stdout).toContain("upgrade.v1");
   });
 
