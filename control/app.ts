@@ -21,6 +21,7 @@ import { currentStreamBudget } from "./agents/stream-budget.js";
 import { createCampaignEngine } from "./campaign-engine.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { ControlConfig } from "./config.js";
+import { adminServerLimits } from "./config-admin.js";
 import { ControlInstances } from "./db/control-instances.js";
 import { type Database, openDatabase } from "./db/database.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
@@ -252,6 +253,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     const adminServer: AdminServer = await startAdminServer({
       address: config.adminAddr,
       tls: config.tls.admin,
+      limits: adminServerLimits(config),
       tokens: adminTokens.table.entries,
       metrics,
       ready: () => db.ping(),

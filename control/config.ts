@@ -5,6 +5,12 @@
  */
 import { readFileSync } from "node:fs";
 import {
+  type AdminLimitsConfig,
+  type AdminTimeoutsConfig,
+  readAdminLimits,
+  readAdminTimeouts,
+} from "./config-admin.js";
+import {
   type AdminTokensFile,
   checkDataDir,
   checkReleasePins,
@@ -58,7 +64,7 @@ export interface ControlConfig {
     readonly configGraceSeconds: number;
     readonly heartbeatSeconds: number;
     readonly offlineAfterSeconds: number;
-  };
+  } & AdminTimeoutsConfig;
   readonly worker: { readonly intervalMs: number };
   readonly limits: {
     /** Largest message accepted or sent on an agent stream. */
@@ -77,7 +83,7 @@ export interface ControlConfig {
     readonly maxStreams: number | undefined;
     /** How long SIGTERM waits for streams to drain. */
     readonly shutdownGraceSeconds: number;
-  };
+  } & AdminLimitsConfig;
   readonly log: { readonly level: string };
   /** TLS of the agent stream (optionally mTLS) and of the admin API; clear text when unset. */
   readonly tls: TlsConfig;
@@ -246,6 +252,7 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
       configGraceSeconds: v.integer(timeouts, "timeouts.configGraceSeconds", 60, 0, 86400),
       heartbeatSeconds: v.number(timeouts, "timeouts.heartbeatSeconds", 10, 0.05, 3600),
       offlineAfterSeconds: v.number(timeouts, "timeouts.offlineAfterSeconds", 120, 0.1, 86400),
+      ...readAdminTimeouts(v, timeouts, problems),
     },
     worker: { intervalMs: v.integer(worker, "worker.intervalMs", 5000, 10, 3_600_000) },
     limits: {
@@ -258,6 +265,7 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
           ? undefined
           : v.integer(limits, "limits.maxStreams", 1, 1, 10_000_000),
       shutdownGraceSeconds: v.number(limits, "limits.shutdownGraceSeconds", 10, 0, 3600),
+      ...readAdminLimits(v, limits, problems),
     },
     log: { level: v.oneOf(log, "log.level", "info", LOG_LEVELS) },
     tls: readTlsConfig(input.tls, problems),

@@ -10,6 +10,7 @@ import {
   type Http2ServerResponse,
 } from "node:http2";
 import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import {
   Code,
   ConnectError,
@@ -26,7 +27,21 @@ import type { ListenAddress } from "../shared/listen-address.js";
 import { nulTextPath } from "../shared/nul-text.js";
 import type { AdminTlsConfig } from "../tls/config.js";
 import { authInterceptor, peerKey, type TokenEntry } from "./auth.js";
+import {
+  awaitFirstBytes,
+  capConnections,
+  closeUnreadStream,
+  type ListenerLimits,
+  limitHttp1,
+  limitHttp2,
+  lingerOnUnreadClose,
+  trackHandedConnections,
+} from "./listener-limits.js";
 import type { Metrics } from "./metrics.js";
+import { type BodyLimits, guardRequests, withBodyLimits } from "./request-guard.js";
+
+/** Limits of the admin listener: its connections, and the request bodies it reads. */
+export interface AdminLimits extends ListenerLimits, BodyLimits {}
 
 /** Options of {@link startAdminServer}. */
 export interface AdminServerOptions {
@@ -40,6 +55,7 @@ export interface AdminServerOptions {
   readonly log: Logger;
   /** Serve HTTPS (HTTP/2 and HTTP/1.1 chosen by ALPN) with this certificate; clear text when unset. */
   readonly tls?: AdminTlsConfig | undefined;
+  readonly limits: AdminLimits;
 }
 
 /** A listening admin server. */
@@ -52,10 +68,25 @@ export interface AdminServer {
 /** Starts the admin server. */
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
   const log = options.log.child({ component: "admin" });
+  const { limits, metrics } = options;
+  const refusedRequests = metrics.counter(
+    "agent_control_admin_requests_refused_total",
+    "Admin requests refused before their body was read, by reason.",
+  );
+  const refusedConnections = metrics.counter(
+    "agent_control_admin_connections_refused_total",
+    "Admin connections closed on accept: limits.adminMaxConnections were open.",
+  );
   const api = connectNodeAdapter({
     routes: (router) => {
-      options.routes(router);
+      options.routes(withBodyLimits(router, limits));
       refuseUnparsableBinary(router);
+      // Last, so it runs first: nothing reads a body the guard has not admitted.
+      guardRequests(router, {
+        tokens: options.tokens,
+        limits,
+        onRefused: (reason) => refusedRequests.inc({ reason }),
+      });
     },
     interceptors: [
       authInterceptor(options.tokens),
@@ -71,10 +102,22 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
         }
       },
     ],
-    readMaxBytes: 512 * 1024 * 1024,
+    // Each RPC gets its own, smaller limit from withBodyLimits; this is only the default.
+    readMaxBytes: Math.max(limits.requestBytes, limits.releaseBytes),
     contextValues: (req) => createContextValues().set(peerKey, req.socket.remoteAddress ?? ""),
+    fallback: (req, res) => {
+      // A body sent to no RPC is not read: over HTTP/1.1 the connection closes after the 404.
+      if (!req.complete && !("stream" in req)) res.setHeader("connection", "close");
+      res.writeHead(404);
+      res.end();
+    },
   });
+  // The request each HTTP/1.1 connection is on, for its lingering close.
+  const current = new WeakMap<Socket, IncomingMessage>();
+  const linger = (socket: Socket) =>
+    lingerOnUnreadClose(socket, () => current.get(socket)?.complete === false);
   const handler = async (req: AnyRequest, res: AnyResponse) => {
+    if (!("stream" in req)) current.set(req.socket, req);
     try {
       const path = (req.url ?? "/").split("?")[0];
       if (path === "/healthz") return text(res, 200, "ok\n");
@@ -90,6 +133,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       for (const route of options.extraRoutes ?? []) {
         if (await route(req, res)) return;
       }
+      if ("stream" in req) closeUnreadStream(req);
       api(req, res);
     } catch (error) {
       log.error({ err: error }, "admin request failed");
@@ -99,18 +143,18 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   };
   const sockets = new Set<Socket>();
   const http1 = createServer((req, res) => void handler(req, res));
-  http1.keepAliveTimeout = 65_000;
+  limitHttp1(http1, limits);
+  const untrack = trackHandedConnections(http1);
   // With TLS, ALPN picks HTTP/2 (gRPC) or HTTP/1.1 (Connect, gRPC-Web, curl) per connection.
   const server = options.tls
-    ? createSecureServer(
-        { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true, minVersion: "TLSv1.2" },
-        (req, res) => void handler(req, res),
-      ).on("secureConnection", (socket: Socket) => {
-        sockets.add(socket);
-        socket.once("close", () => sockets.delete(socket));
-        socket.on("error", () => socket.destroy());
-      })
-    : sniffingServer(handler, http1, sockets);
+    ? secureServer(options.tls, handler, limits, sockets, linger)
+    : sniffingServer(handler, http1, sockets, limits, linger);
+  capConnections(server, limits, () => refusedConnections.inc());
+  metrics.gauge(
+    "agent_control_admin_connections",
+    "Admin connections open now.",
+    () => sockets.size,
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.address.port, options.address.host, () => resolve());
@@ -126,23 +170,55 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
+        untrack();
         http1.closeAllConnections();
         for (const socket of sockets) socket.destroy();
       }),
   };
 }
 
+function secureServer(
+  tls: AdminTlsConfig,
+  handler: (req: AnyRequest, res: AnyResponse) => Promise<void>,
+  limits: AdminLimits,
+  sockets: Set<Socket>,
+  linger: (socket: Socket) => void,
+) {
+  const server = createSecureServer(
+    {
+      cert: tls.cert,
+      key: tls.key,
+      allowHTTP1: true,
+      minVersion: "TLSv1.2",
+      handshakeTimeout: limits.headersTimeoutMs,
+    },
+    (req, res) => void handler(req, res),
+  );
+  limitHttp1(server, limits);
+  limitHttp2(server, limits);
+  return server.on("secureConnection", (socket: TLSSocket) => {
+    if (socket.alpnProtocol !== "h2") linger(socket);
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+  });
+}
+
 function sniffingServer(
   handler: (req: AnyRequest, res: AnyResponse) => Promise<void>,
   http1: ReturnType<typeof createServer>,
   sockets: Set<Socket>,
+  limits: AdminLimits,
+  linger: (socket: Socket) => void,
 ) {
   const http2 = createHttp2Server({}, (req, res) => void handler(req, res));
+  limitHttp2(http2, limits);
   // One port for HTTP/1.1 (Connect, gRPC-Web, curl) and cleartext HTTP/2 (gRPC): the
   // first bytes of a connection tell which; HTTP/2 with prior knowledge starts "PRI ".
   return createNetServer((socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
+    awaitFirstBytes(socket, limits.headersTimeoutMs);
     socket.once("data", (first: Buffer) => {
       socket.pause();
       socket.unshift(first);
@@ -150,6 +226,7 @@ function sniffingServer(
         // The HTTP/2 session drains what is buffered on the socket when it takes it over.
         http2.emit("connection", socket);
       } else {
+        linger(socket);
         http1.emit("connection", socket);
         socket.resume();
       }

@@ -42,6 +42,10 @@ describe("Control's configuration", () => {
       configGraceSeconds: 60,
       heartbeatSeconds: 10,
       offlineAfterSeconds: 120,
+      adminHeadersSeconds: 15,
+      adminRequestSeconds: 300,
+      adminKeepAliveSeconds: 65,
+      adminIdleSeconds: 300,
     });
     expect(config.worker.intervalMs).toBe(5000);
     expect(config.release).toEqual({ pins: [], threshold: 1 });
