@@ -13,8 +13,9 @@
  * Controls wake each other through the store's notifications (PostgreSQL LISTEN/NOTIFY): the
  * leader announces operations for nodes held elsewhere ({@link OUTBOX_CHANNEL}); every Control
  * announces the facts it wrote ({@link FACTS_CHANNEL}) and the registry rows it changed
- * ({@link NODES_CHANNEL}, written by the node registry's own statements), and the leader marks
- * those campaigns due and re-reads those rows.
+ * ({@link NODES_CHANNEL}, written by the node registry's own statements), and the campaigns
+ * started or commanded through them ({@link CAMPAIGNS_CHANNEL}); the leader marks those
+ * campaigns due and re-reads those rows.
  *
  * Liveness after a restart: a node without a stream is offline only `offlineAfterMs` after
  * this process became leader (or after it was last heard from, whichever is later), so a
@@ -30,6 +31,7 @@ import {
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
 import {
+  CAMPAIGNS_CHANNEL,
   CONTROL_CHANNELS,
   FACTS_CHANNEL,
   NODES_CHANNEL,
@@ -73,7 +75,10 @@ export interface CampaignWorker {
   readonly lease: Leadership["lease"];
   /** This Control's delivery (run by every step, leader or not). */
   readonly delivery: Delivery;
-  /** Marks a campaign due (all live campaigns when omitted) and wakes the loop. */
+  /**
+   * Marks a campaign due (all live campaigns when omitted) and wakes the loop; a campaign
+   * marked due while another Control leads is announced to it.
+   */
   wake(campaignId?: string): void;
   /**
    * Listens to the gateway's agent events (reports, config failures, connects) and to the
@@ -201,6 +206,12 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
           any = true;
         }
         if (any) wake();
+        return;
+      }
+      case CAMPAIGNS_CHANNEL: {
+        if (!leadership.leading) return;
+        for (const campaignId of lines) due.markDue(campaignId);
+        if (lines.length > 0) wake();
         return;
       }
       default:
@@ -386,6 +397,15 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       if (campaignId === undefined) due.markAllDue();
       else due.markDue(campaignId);
       wake();
+      // Started or commanded here while another Control leads: tell it now, not at its next
+      // periodic pass.
+      if (campaignId !== undefined && !leadership.leading) {
+        void o.store
+          .notify(CAMPAIGNS_CHANNEL, [campaignId])
+          .catch((error: unknown) =>
+            log.warn({ campaignId, err: (error as Error).message }, "could not wake the leader"),
+          );
+      }
     },
     listen() {
       const stop = listenAll();

@@ -20,8 +20,16 @@ export const NODES_CHANNEL = "agent_control_nodes";
 /** `campaignId/nodeId` lines whose reports or config failures were just written. */
 export const FACTS_CHANNEL = "agent_control_facts";
 
+/** Campaign ids to decide now: started, or given a command, through a Control that does not lead. */
+export const CAMPAIGNS_CHANNEL = "agent_control_campaigns";
+
 /** Every channel a Control listens on. */
-export const CONTROL_CHANNELS: readonly string[] = [OUTBOX_CHANNEL, NODES_CHANNEL, FACTS_CHANNEL];
+export const CONTROL_CHANNELS: readonly string[] = [
+  OUTBOX_CHANNEL,
+  NODES_CHANNEL,
+  FACTS_CHANNEL,
+  CAMPAIGNS_CHANNEL,
+];
 
 /** The most bytes of one payload: under PostgreSQL's 8000 with room to spare. */
 export const MAX_PAYLOAD_BYTES = 7900;
