@@ -18,78 +18,12 @@ import type { WorkerGateway } from "../control/campaign-worker/facts.js";
 import type { ManualClock } from "../control/manual-clock.js";
 import {
   ObservedStateSchema,
-  type Operation,
   OperationPhase,
   OperationSchema,
 } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { type AgentHost, deliver } from "./agent-procedures.js";
+import { type AgentScript, capabilitiesOf, type Report, type SimAgent } from "./agent-script.js";
 import type { EventQueue } from "./events.js";
-
-/** How an agent answers an upgrade. */
-export type Behaviour =
-  | "succeed"
-  | "refuse"
-  | "fail"
-  | "never_return"
-  | "late_return"
-  | "revert"
-  | "config_fail"
-  /** Enrolled, then gone for good before the campaign starts. */
-  | "offline"
-  | "flap"
-  | "silent"
-  | "crash_before_ack"
-  | "dup_reports"
-  | "no_cap"
-  | "current";
-
-/** How an agent answers a rollback. */
-export type RollbackBehaviour = "reinstate" | "fail" | "silent";
-
-/** One simulated agent's script. */
-export interface AgentScript {
-  readonly id: string;
-  readonly pool: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly behaviour: Behaviour;
-  readonly rollback: RollbackBehaviour;
-  readonly stepMs: number;
-  readonly restartMs: number;
-  readonly configCapable: boolean;
-  /** When it first connects (virtual ms). */
-  readonly onlineAt: number;
-}
-
-interface Report {
-  phase: OperationPhase;
-  version: string;
-  code: string;
-  message: string;
-}
-
-/** A simulated agent's state (durable across its restarts). */
-export interface SimAgent {
-  readonly script: AgentScript;
-  version: string;
-  previousVersion: string;
-  confirmedSequence: number;
-  boot: number;
-  /** Its open stream's number, or 0 when it has none. */
-  session: number;
-  /** Last report per handled operation id. */
-  readonly handled: Map<string, Report | undefined>;
-  /** How many times each operation was applied (at most once: invariant I7). */
-  readonly applied: Map<string, number>;
-  /** Confirmed sequences over time (never decreasing: invariant I8). */
-  readonly confirmedHistory: number[];
-  restarting: boolean;
-  crashedOnce: boolean;
-  /** A rollback whose REINSTATED is due once back. */
-  pendingReinstate: string | undefined;
-  configBroken: boolean;
-  /** True while an operation is being handled; later ones wait in `waiting` (lost on restart). */
-  busy: boolean;
-  waiting: Operation[];
-}
 
 /** What the fleet needs of the world around it. */
 export interface FleetContext {
@@ -110,10 +44,11 @@ export interface FleetContext {
 const LATENCY_MS = 5;
 
 /** The fleet and the network: the Controls' gateway. */
-export class SimFleet implements WorkerGateway {
+export class SimFleet implements WorkerGateway, AgentHost {
   readonly agents = new Map<string, SimAgent>();
   /** I7 and I8 violations seen by the agents (an operation applied twice, a confirmed sequence going back). */
   readonly violations: string[] = [];
+  readonly lateAfterMs: number;
   private readonly listeners = new Set<AgentEventListener>();
   private sessions = 0;
 
@@ -122,6 +57,7 @@ export class SimFleet implements WorkerGateway {
     scripts: readonly AgentScript[],
     target: string,
   ) {
+    this.lateAfterMs = ctx.lateAfterMs;
     for (const s of scripts) {
       const version = s.behaviour === "current" ? target : ctx.oldVersion;
       this.agents.set(s.id, {
@@ -163,7 +99,7 @@ export class SimFleet implements WorkerGateway {
     if (a === undefined || a.session === 0) return false;
     const session = a.session;
     this.ctx.queue.at(this.ctx.clock.ms + LATENCY_MS, () => {
-      if (a.session === session) this.deliver(a, fromBinary(OperationSchema, operation.bytes));
+      if (a.session === session) deliver(this, a, fromBinary(OperationSchema, operation.bytes));
     });
     return true;
   }
@@ -300,7 +236,8 @@ export class SimFleet implements WorkerGateway {
 
   // ---- the agent ----
 
-  private report(a: SimAgent, opId: string, r: Report): void {
+  /** Records the agent's latest report on an operation and sends it on its stream, if open. */
+  report(a: SimAgent, opId: string, r: Report): void {
     a.handled.set(opId, r);
     if (a.session === 0) return;
     const send = () =>
@@ -314,7 +251,8 @@ export class SimFleet implements WorkerGateway {
     if (a.script.behaviour === "dup_reports") send();
   }
 
-  private later(a: SimAgent, ms: number, run: () => void): void {
+  /** Runs `run` after `ms` unless the agent restarted meanwhile. */
+  later(a: SimAgent, ms: number, run: () => void): void {
     const boot = a.boot;
     this.ctx.queue.at(this.ctx.clock.ms + ms, () => {
       if (a.boot === boot && !a.restarting) run();
@@ -322,7 +260,7 @@ export class SimFleet implements WorkerGateway {
   }
 
   /** Restarts the agent process: its stream ends, it comes back with a new boot id. */
-  private restart(a: SimAgent, ms: number, then?: () => void): void {
+  restart(a: SimAgent, ms: number, then?: () => void): void {
     this.disconnect(a.script.id, "restarting");
     a.restarting = true;
     a.busy = false;
@@ -334,214 +272,4 @@ export class SimFleet implements WorkerGateway {
       this.connect(a.script.id);
     });
   }
-
-  private deliver(a: SimAgent, op: Operation): void {
-    const prior = a.handled.get(op.id);
-    if (a.handled.has(op.id)) {
-      if (prior !== undefined) this.report(a, op.id, prior);
-      return;
-    }
-    if (a.busy) {
-      if (!a.waiting.some((w) => w.id === op.id)) a.waiting.push(op);
-      return;
-    }
-    this.handle(a, op);
-  }
-
-  /** The current operation is done: the next waiting one starts. */
-  private done(a: SimAgent): void {
-    a.busy = false;
-    const next = a.waiting.shift();
-    if (next !== undefined) this.deliver(a, next);
-  }
-
-  private handle(a: SimAgent, op: Operation): void {
-    a.busy = true;
-    switch (op.kind.case) {
-      case "agentUpgrade":
-        if (a.script.behaviour === "crash_before_ack" && !a.crashedOnce) {
-          a.crashedOnce = true;
-          this.restart(a, a.script.restartMs);
-          return;
-        }
-        a.handled.set(op.id, undefined);
-        this.upgrade(a, op.id, op.kind.value.version, Number(op.kind.value.sequence));
-        return;
-      case "agentRollback":
-        a.handled.set(op.id, undefined);
-        this.rollback(a, op.id, op.kind.value.version);
-        return;
-      case "agentConfirm": {
-        a.handled.set(op.id, undefined);
-        const { version, sequence } = op.kind.value;
-        if (version !== a.version) {
-          this.report(a, op.id, fail(a.version, "version_mismatch"));
-          this.done(a);
-          return;
-        }
-        this.apply(a, op.id);
-        if (Number(sequence) > a.confirmedSequence) {
-          a.confirmedSequence = Number(sequence);
-          a.confirmedHistory.push(a.confirmedSequence);
-        }
-        const h = a.confirmedHistory;
-        if (h.length > 1 && (h[h.length - 1] as number) < (h[h.length - 2] as number))
-          this.violations.push(`I8: ${a.script.id}'s confirmed sequence went back`);
-        this.report(a, op.id, {
-          phase: OperationPhase.CONFIRMED,
-          version: a.version,
-          code: "",
-          message: "",
-        });
-        this.done(a);
-        return;
-      }
-      default:
-        this.report(a, op.id, {
-          phase: OperationPhase.REFUSED,
-          version: a.version,
-          code: "unknown_operation",
-          message: "",
-        });
-        this.done(a);
-    }
-  }
-
-  private apply(a: SimAgent, opId: string): void {
-    const times = (a.applied.get(opId) ?? 0) + 1;
-    a.applied.set(opId, times);
-    if (times > 1) this.violations.push(`I7: ${a.script.id} applied ${opId} ${times} times`);
-  }
-
-  private upgrade(a: SimAgent, opId: string, version: string, sequence: number): void {
-    const s = a.script;
-    const from = a.version;
-    const phase = (p: OperationPhase, v = version): Report => ({
-      phase: p,
-      version: v,
-      code: "",
-      message: "",
-    });
-    if (s.behaviour === "no_cap" || s.behaviour === "refuse") {
-      this.report(a, opId, { ...phase(OperationPhase.REFUSED, from), code: "agent_refused" });
-      this.done(a);
-      return;
-    }
-    if (sequence < a.confirmedSequence) {
-      this.report(a, opId, { ...phase(OperationPhase.REFUSED, from), code: "sequence_rollback" });
-      this.done(a);
-      return;
-    }
-    const steps = [
-      OperationPhase.ACCEPTED,
-      OperationPhase.DOWNLOADING,
-      OperationPhase.VERIFYING,
-      OperationPhase.APPLYING,
-    ];
-    const run = (i: number) => {
-      if (i < steps.length) {
-        this.report(a, opId, phase(steps[i] as OperationPhase));
-        if (s.behaviour === "dup_reports" && i > 0) {
-          // An older phase arrives again after a newer one.
-          this.report(a, opId, phase(steps[i - 1] as OperationPhase));
-          a.handled.set(opId, phase(steps[i] as OperationPhase));
-        }
-        if (s.behaviour === "silent" && i === 0) {
-          this.disconnect(s.id, "stopped heartbeating");
-          return;
-        }
-        this.later(a, s.stepMs, () => run(i + 1));
-        return;
-      }
-      this.apply(a, opId);
-      if (s.behaviour === "fail") {
-        this.report(a, opId, { ...phase(OperationPhase.FAILED, from), code: "apply_failed" });
-        this.done(a);
-        return;
-      }
-      if (s.behaviour !== "revert") {
-        a.previousVersion = from;
-        a.version = version;
-        a.configBroken = s.behaviour === "config_fail";
-      }
-      this.report(a, opId, phase(OperationPhase.RESTARTING));
-      if (s.behaviour === "never_return") {
-        this.disconnect(s.id, "gone");
-        a.restarting = true;
-        return;
-      }
-      const restartMs =
-        s.behaviour === "late_return" ? this.ctx.lateAfterMs + s.restartMs : s.restartMs;
-      this.restart(a, restartMs);
-    };
-    run(0);
-  }
-
-  private rollback(a: SimAgent, opId: string, version: string): void {
-    const s = a.script;
-    if (s.rollback === "silent") {
-      this.done(a);
-      return;
-    }
-    if (s.rollback === "fail") {
-      this.report(a, opId, fail(a.version, "rollback_failed"));
-      this.done(a);
-      return;
-    }
-    const current = a.version;
-    if (version !== "" && version === current) {
-      this.report(a, opId, {
-        phase: OperationPhase.REINSTATED,
-        version: current,
-        code: "",
-        message: "already running this version",
-      });
-      this.done(a);
-      return;
-    }
-    const previous = a.previousVersion;
-    if (previous === "" && version === "") {
-      this.report(a, opId, {
-        phase: OperationPhase.REINSTATED,
-        version: current,
-        code: "",
-        message: "no previous release",
-      });
-      this.done(a);
-      return;
-    }
-    if (previous === "" || (version !== "" && version !== previous)) {
-      this.report(a, opId, fail(current, "no_previous_version"));
-      this.done(a);
-      return;
-    }
-    this.report(a, opId, {
-      phase: OperationPhase.ACCEPTED,
-      version: previous,
-      code: "",
-      message: "",
-    });
-    this.apply(a, opId);
-    a.version = previous;
-    a.previousVersion = current;
-    a.configBroken = false;
-    a.pendingReinstate = opId;
-    this.report(a, opId, {
-      phase: OperationPhase.RESTARTING,
-      version: previous,
-      code: "",
-      message: "",
-    });
-    this.restart(a, s.restartMs);
-  }
-}
-
-function fail(version: string, code: string): Report {
-  return { phase: OperationPhase.FAILED, version, code, message: `${code} (simulated)` };
-}
-
-/** The capabilities an agent negotiates. */
-export function capabilitiesOf(s: AgentScript): string[] {
-  if (s.behaviour === "no_cap") return [];
-  return s.configCapable ? ["upgrade.v1", "config.v1"] : ["upgrade.v1"];
 }

@@ -11,7 +11,6 @@
  */
 import { createPrng, deriveSeed } from "../agent-sim/prng.js";
 import {
-  type CampaignState,
   type Candidate,
   createCampaign,
   planCampaign,
@@ -24,6 +23,7 @@ import { ManualClock } from "../control/manual-clock.js";
 import { SimFleet } from "./agents.js";
 import { EventQueue } from "./events.js";
 import { checkStep, newCheckState } from "./fleet-invariants.js";
+import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
 import { type Scenario, scenarioOf } from "./scenario.js";
 
 const TARGET = { version: "2.0.0", sequence: 2 };
@@ -35,13 +35,6 @@ const TRACE_LINES = 40;
 const DEBOUNCE_MS = 20;
 /** How long a campaign stays paused before the simulated operator answers. */
 const PAUSE_ANSWER_MS = 10 * 60_000;
-
-/** How each campaign ended, and where each node ended: what faults must not change (I9). */
-export interface Outcome {
-  readonly campaigns: Record<string, { phase: string; code: string; batches: string[] }>;
-  /** Per agent: the version it ends on, and how the batch it was in (if any) ended. */
-  readonly nodes: Record<string, { readonly version: string; readonly batch: string }>;
-}
 
 /** The result of one run. */
 export interface RunResult {
@@ -356,44 +349,4 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
     outcome: outcomeOf(store, fleet),
     scenario,
   };
-}
-
-/** Adds a trace line for every node or campaign phase that changed since the last step. */
-function traceChanges(
-  store: MemoryCampaignStore,
-  snapshot: Map<string, Map<string, string>>,
-  say: (line: string) => void,
-): void {
-  for (const [id, c] of store.tables.campaigns) {
-    let seen = snapshot.get(id);
-    if (seen === undefined) {
-      seen = new Map();
-      snapshot.set(id, seen);
-    }
-    const phase = `${c.campaign.phase} batch ${c.campaign.currentBatch + 1}`;
-    if (seen.get("") !== phase) say(`${id}: ${phase}`);
-    seen.set("", phase);
-    for (const n of store.tables.nodes.get(id) ?? []) {
-      const state = `${n.state}${n.code ? `/${n.code}` : ""}`;
-      if (seen.get(n.nodeId) !== state) say(`${id} ${n.nodeId} (batch ${n.batch + 1}) → ${state}`);
-      seen.set(n.nodeId, state);
-    }
-  }
-}
-
-function outcomeOf(store: MemoryCampaignStore, fleet: SimFleet): Outcome {
-  const campaigns: Outcome["campaigns"] = {};
-  for (const [id, c] of store.tables.campaigns) {
-    const s: CampaignState = c.campaign;
-    campaigns[id] = { phase: s.phase, code: s.code ?? "", batches: s.batches.map((b) => b.state) };
-  }
-  const nodes: Outcome["nodes"] = {};
-  for (const [id, a] of fleet.agents) nodes[id] = { version: a.version, batch: "" };
-  for (const [id, c] of store.tables.campaigns) {
-    for (const n of store.tables.nodes.get(id) ?? []) {
-      const node = nodes[n.nodeId];
-      if (node) nodes[n.nodeId] = { ...node, batch: c.campaign.batches[n.batch]?.state ?? "" };
-    }
-  }
-  return { campaigns, nodes };
 }

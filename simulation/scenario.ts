@@ -6,7 +6,7 @@
  */
 import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
 import type { AdminCommand, CampaignSpecInput } from "../control/campaign/index.js";
-import type { AgentScript, Behaviour, RollbackBehaviour } from "./agents.js";
+import type { AgentScript, Behaviour, RollbackBehaviour } from "./agent-script.js";
 
 /** One campaign to start. */
 export interface CampaignPlan {

@@ -1,0 +1,231 @@
+/**
+ * How a simulated agent handles operations, as `agent-sim/operations.ts` does for a real
+ * stream: an id already handled is not handled again (its last report is re-sent); one
+ * operation at a time; an upgrade below the confirmed sequence is refused; a rollback
+ * reinstates the previous release; a confirm raises the confirmed sequence. Each behaviour of
+ * {@link AgentScript} bends this where the script says.
+ */
+import { type Operation, OperationPhase } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { Report, SimAgent } from "./agent-script.js";
+
+/** What the procedures need of the network around the agent. */
+export interface AgentHost {
+  report(a: SimAgent, opId: string, r: Report): void;
+  later(a: SimAgent, ms: number, run: () => void): void;
+  restart(a: SimAgent, ms: number, then?: () => void): void;
+  disconnect(nodeId: string, reason: string): void;
+  /** I7 and I8 violations the agents saw. */
+  readonly violations: string[];
+  /** A late return comes after this (the campaigns' longest reconnect timeout). */
+  readonly lateAfterMs: number;
+}
+
+/** An operation reaches the agent: handled once per id, one at a time, like a real Agent. */
+export function deliver(host: AgentHost, a: SimAgent, op: Operation): void {
+  const prior = a.handled.get(op.id);
+  if (a.handled.has(op.id)) {
+    if (prior !== undefined) host.report(a, op.id, prior);
+    return;
+  }
+  if (a.busy) {
+    if (!a.waiting.some((w) => w.id === op.id)) a.waiting.push(op);
+    return;
+  }
+  handle(host, a, op);
+}
+
+/** The current operation is done: the next waiting one starts. */
+function done(host: AgentHost, a: SimAgent): void {
+  a.busy = false;
+  const next = a.waiting.shift();
+  if (next !== undefined) deliver(host, a, next);
+}
+
+function handle(host: AgentHost, a: SimAgent, op: Operation): void {
+  a.busy = true;
+  switch (op.kind.case) {
+    case "agentUpgrade":
+      if (a.script.behaviour === "crash_before_ack" && !a.crashedOnce) {
+        a.crashedOnce = true;
+        host.restart(a, a.script.restartMs);
+        return;
+      }
+      a.handled.set(op.id, undefined);
+      upgrade(host, a, op.id, op.kind.value.version, Number(op.kind.value.sequence));
+      return;
+    case "agentRollback":
+      a.handled.set(op.id, undefined);
+      rollback(host, a, op.id, op.kind.value.version);
+      return;
+    case "agentConfirm": {
+      a.handled.set(op.id, undefined);
+      const { version, sequence } = op.kind.value;
+      if (version !== a.version) {
+        host.report(a, op.id, fail(a.version, "version_mismatch"));
+        done(host, a);
+        return;
+      }
+      apply(host, a, op.id);
+      if (Number(sequence) > a.confirmedSequence) {
+        a.confirmedSequence = Number(sequence);
+        a.confirmedHistory.push(a.confirmedSequence);
+      }
+      const h = a.confirmedHistory;
+      if (h.length > 1 && (h[h.length - 1] as number) < (h[h.length - 2] as number))
+        host.violations.push(`I8: ${a.script.id}'s confirmed sequence went back`);
+      host.report(a, op.id, {
+        phase: OperationPhase.CONFIRMED,
+        version: a.version,
+        code: "",
+        message: "",
+      });
+      done(host, a);
+      return;
+    }
+    default:
+      host.report(a, op.id, {
+        phase: OperationPhase.REFUSED,
+        version: a.version,
+        code: "unknown_operation",
+        message: "",
+      });
+      done(host, a);
+  }
+}
+
+function apply(host: AgentHost, a: SimAgent, opId: string): void {
+  const times = (a.applied.get(opId) ?? 0) + 1;
+  a.applied.set(opId, times);
+  if (times > 1) host.violations.push(`I7: ${a.script.id} applied ${opId} ${times} times`);
+}
+
+function upgrade(
+  host: AgentHost,
+  a: SimAgent,
+  opId: string,
+  version: string,
+  sequence: number,
+): void {
+  const s = a.script;
+  const from = a.version;
+  const phase = (p: OperationPhase, v = version): Report => ({
+    phase: p,
+    version: v,
+    code: "",
+    message: "",
+  });
+  if (s.behaviour === "no_cap" || s.behaviour === "refuse") {
+    host.report(a, opId, { ...phase(OperationPhase.REFUSED, from), code: "agent_refused" });
+    done(host, a);
+    return;
+  }
+  if (sequence < a.confirmedSequence) {
+    host.report(a, opId, { ...phase(OperationPhase.REFUSED, from), code: "sequence_rollback" });
+    done(host, a);
+    return;
+  }
+  const steps = [
+    OperationPhase.ACCEPTED,
+    OperationPhase.DOWNLOADING,
+    OperationPhase.VERIFYING,
+    OperationPhase.APPLYING,
+  ];
+  const run = (i: number) => {
+    if (i < steps.length) {
+      host.report(a, opId, phase(steps[i] as OperationPhase));
+      if (s.behaviour === "dup_reports" && i > 0) {
+        // An older phase arrives again after a newer one.
+        host.report(a, opId, phase(steps[i - 1] as OperationPhase));
+        a.handled.set(opId, phase(steps[i] as OperationPhase));
+      }
+      if (s.behaviour === "silent" && i === 0) {
+        host.disconnect(s.id, "stopped heartbeating");
+        return;
+      }
+      host.later(a, s.stepMs, () => run(i + 1));
+      return;
+    }
+    apply(host, a, opId);
+    if (s.behaviour === "fail") {
+      host.report(a, opId, { ...phase(OperationPhase.FAILED, from), code: "apply_failed" });
+      done(host, a);
+      return;
+    }
+    if (s.behaviour !== "revert") {
+      a.previousVersion = from;
+      a.version = version;
+      a.configBroken = s.behaviour === "config_fail";
+    }
+    host.report(a, opId, phase(OperationPhase.RESTARTING));
+    if (s.behaviour === "never_return") {
+      host.disconnect(s.id, "gone");
+      a.restarting = true;
+      return;
+    }
+    const restartMs = s.behaviour === "late_return" ? host.lateAfterMs + s.restartMs : s.restartMs;
+    host.restart(a, restartMs);
+  };
+  run(0);
+}
+
+function rollback(host: AgentHost, a: SimAgent, opId: string, version: string): void {
+  const s = a.script;
+  if (s.rollback === "silent") {
+    done(host, a);
+    return;
+  }
+  if (s.rollback === "fail") {
+    host.report(a, opId, fail(a.version, "rollback_failed"));
+    done(host, a);
+    return;
+  }
+  const current = a.version;
+  if (version !== "" && version === current) {
+    host.report(a, opId, {
+      phase: OperationPhase.REINSTATED,
+      version: current,
+      code: "",
+      message: "already running this version",
+    });
+    done(host, a);
+    return;
+  }
+  const previous = a.previousVersion;
+  if (previous === "" && version === "") {
+    host.report(a, opId, {
+      phase: OperationPhase.REINSTATED,
+      version: current,
+      code: "",
+      message: "no previous release",
+    });
+    done(host, a);
+    return;
+  }
+  if (previous === "" || (version !== "" && version !== previous)) {
+    host.report(a, opId, fail(current, "no_previous_version"));
+    done(host, a);
+    return;
+  }
+  host.report(a, opId, {
+    phase: OperationPhase.ACCEPTED,
+    version: previous,
+    code: "",
+    message: "",
+  });
+  apply(host, a, opId);
+  a.version = previous;
+  a.previousVersion = current;
+  a.configBroken = false;
+  a.pendingReinstate = opId;
+  host.report(a, opId, {
+    phase: OperationPhase.RESTARTING,
+    version: previous,
+    code: "",
+    message: "",
+  });
+  host.restart(a, s.restartMs);
+}
+
+function fail(version: string, code: string): Report {
+  return { phase: OperationPhase.FAILED, version, code, message: `${code} (simulated)` };
+}

@@ -1,0 +1,79 @@
+/**
+ * What a simulated agent is scripted to do, and what it holds while it runs: its behaviour on an upgrade and on a rollback, its
+ * timings, pool and labels. Chosen by the scenario from the seed.
+ */
+import type { Operation, OperationPhase } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
+
+/** How an agent answers an upgrade. */
+export type Behaviour =
+  | "succeed"
+  | "refuse"
+  | "fail"
+  | "never_return"
+  | "late_return"
+  | "revert"
+  | "config_fail"
+  /** Enrolled, then gone for good before the campaign starts. */
+  | "offline"
+  | "flap"
+  | "silent"
+  | "crash_before_ack"
+  | "dup_reports"
+  | "no_cap"
+  | "current";
+
+/** How an agent answers a rollback. */
+export type RollbackBehaviour = "reinstate" | "fail" | "silent";
+
+/** One simulated agent's script. */
+export interface AgentScript {
+  readonly id: string;
+  readonly pool: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly behaviour: Behaviour;
+  readonly rollback: RollbackBehaviour;
+  readonly stepMs: number;
+  readonly restartMs: number;
+  readonly configCapable: boolean;
+  /** When it first connects (virtual ms). */
+  readonly onlineAt: number;
+}
+
+/** The capabilities an agent negotiates. */
+export function capabilitiesOf(s: AgentScript): string[] {
+  if (s.behaviour === "no_cap") return [];
+  return s.configCapable ? ["upgrade.v1", "config.v1"] : ["upgrade.v1"];
+}
+
+/** An agent's report on one operation. */
+export interface Report {
+  phase: OperationPhase;
+  version: string;
+  code: string;
+  message: string;
+}
+
+/** A simulated agent's state (durable across its restarts). */
+export interface SimAgent {
+  readonly script: AgentScript;
+  version: string;
+  previousVersion: string;
+  confirmedSequence: number;
+  boot: number;
+  /** Its open stream's number, or 0 when it has none. */
+  session: number;
+  /** Last report per handled operation id. */
+  readonly handled: Map<string, Report | undefined>;
+  /** How many times each operation was applied (at most once: invariant I7). */
+  readonly applied: Map<string, number>;
+  /** Confirmed sequences over time (never decreasing: invariant I8). */
+  readonly confirmedHistory: number[];
+  restarting: boolean;
+  crashedOnce: boolean;
+  /** A rollback whose REINSTATED is due once back. */
+  pendingReinstate: string | undefined;
+  configBroken: boolean;
+  /** True while an operation is being handled; later ones wait in `waiting` (lost on restart). */
+  busy: boolean;
+  waiting: Operation[];
+}
