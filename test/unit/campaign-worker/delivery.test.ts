@@ -11,7 +11,11 @@ import {
   planCampaign,
   resolveSpec,
 } from "../../../control/campaign/index.js";
-import { MemoryCampaignStore, type Outgoing } from "../../../control/campaign-store/index.js";
+import {
+  MemoryCampaignStore,
+  type Outgoing,
+  type ReportWrite,
+} from "../../../control/campaign-store/index.js";
 import { Delivery } from "../../../control/campaign-worker/delivery.js";
 import type { WorkerGateway } from "../../../control/campaign-worker/facts.js";
 import { createLogger } from "../../../control/log.js";
@@ -192,20 +196,17 @@ describe("delivery", () => {
     const w = await world(["n1"]);
     const a = w.control();
     await a.delivery.deliver(await w.decide(["n1"]));
-    await w.store.recordFacts(
-      [
-        {
-          id: "c1/n1/upgrade",
-          nodeId: "n1",
-          phase: "ACCEPTED",
-          code: "",
-          message: "",
-          version: "2.0.0",
-          at: w.clock.now(),
-        },
-      ],
-      [],
-    );
+    const report: ReportWrite = {
+      id: "c1/n1/upgrade",
+      nodeId: "n1",
+      phase: "ACCEPTED",
+      code: "",
+      message: "",
+      version: "2.0.0",
+      at: w.clock.now(),
+      bootId: null,
+    };
+    await w.store.recordFacts([report], []);
     a.streams.open("n1");
     a.delivery.noteConnected("n1");
     w.clock.advance(RESEND_MS);
