@@ -86,12 +86,17 @@ export function limitHttp2(server: Http2Server | Http2SecureServer, limits: List
     });
   });
   server.setTimeout(limits.idleTimeoutMs);
-  server.on("timeout", (session: Http2Session) => {
-    if ((open.get(session) ?? 0) > 0) return;
+  // The secure server also reports idle HTTP/1.1 sockets here (keep-alive handles those).
+  server.on("timeout", (session: Http2Session | Socket) => {
+    if (!isSession(session) || (open.get(session) ?? 0) > 0) return;
     session.close();
     // A peer that does not finish the GOAWAY exchange is cut off.
     setTimeout(() => session.destroy(), 1000).unref();
   });
+}
+
+function isSession(value: Http2Session | Socket): value is Http2Session {
+  return typeof (value as Partial<Http2Session>).goaway === "function";
 }
 
 /**
