@@ -233,14 +233,13 @@ export class EventIntake {
   /** The config failures with their campaign; those of nodes in no live campaign are dropped. */
   private async resolve(failures: readonly PendingConfigFailure[]) {
     const unknown = failures.filter((f) => f.campaignId === undefined).map((f) => f.nodeId);
-    const lookup = this.options.store.liveCampaignOfNodes;
     const found =
-      unknown.length === 0 || lookup === undefined
-        ? new Map<string, string>()
-        : await lookup(unknown);
+      unknown.length === 0
+        ? undefined
+        : await this.options.store.liveCampaignOfNodes?.(unknown);
     const out: (PendingConfigFailure & { campaignId: string })[] = [];
     for (const f of failures) {
-      const campaignId = f.campaignId ?? found.get(f.nodeId);
+      const campaignId = f.campaignId ?? found?.get(f.nodeId);
       if (campaignId !== undefined) out.push({ ...f, campaignId });
     }
     return out;
