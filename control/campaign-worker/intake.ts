@@ -234,9 +234,7 @@ export class EventIntake {
   private async resolve(failures: readonly PendingConfigFailure[]) {
     const unknown = failures.filter((f) => f.campaignId === undefined).map((f) => f.nodeId);
     const found =
-      unknown.length === 0
-        ? undefined
-        : await this.options.store.liveCampaignOfNodes?.(unknown);
+      unknown.length === 0 ? undefined : await this.options.store.liveCampaignOfNodes?.(unknown);
     const out: (PendingConfigFailure & { campaignId: string })[] = [];
     for (const f of failures) {
       const campaignId = f.campaignId ?? found?.get(f.nodeId);
