@@ -115,6 +115,11 @@ describe("unauthenticated 200 MB bodies against a Control process", { timeout: 1
     // Before the fix RSS grew by 2 GB and stayed there.
     expect(after.rss - before.rss).toBeLessThan(16 * MiB);
     expect(after.heap - before.heap).toBeLessThan(8 * MiB);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const refused = metrics.match(
+      /^agent_control_admin_requests_refused_total\{reason="unauthenticated"\} (\d+)$/m,
+    );
+    expect(Number(refused?.[1])).toBeGreaterThanOrEqual(8);
   });
 
   it("stops reading from a client that ignores the answer and the FIN and sends on", async () => {
@@ -183,6 +188,19 @@ describe("admin request bodies: limits per RPC and in all", () => {
     await tc?.stop();
   });
   const operator = () => ({ authorization: `Bearer ${tc.operatorToken}` });
+
+  it("answers an unauthenticated gRPC-Web call in gRPC-Web, before reading its body", async () => {
+    const outcome = await streamPost({
+      url: tc.adminUrl,
+      path: LIST_NODES,
+      headers: { "content-type": "application/grpc-web+proto" },
+      bytes: 20 * MiB,
+    });
+    expect(outcome.status).toBe(200);
+    // gRPC-Web carries the status in a trailer frame at the end of the body.
+    expect(outcome.body).toMatch(/grpc-status: ?16\r\n/);
+    expect(outcome.sent).toBeLessThan(20 * MiB);
+  });
 
   it("answers a declared oversize body 413 resource_exhausted before reading it", async () => {
     const outcome = await streamPost({
