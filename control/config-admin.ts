@@ -1,0 +1,103 @@
+/**
+ * The admin listener's limits in the config: `limits.admin*` (connections, request body
+ * bytes) and `timeouts.admin*` (headers, request, keep-alive, HTTP/2 idle), read and
+ * cross-checked in one place.
+ */
+import type { ConfigInput, Reader } from "./config-reader.js";
+
+/** `limits.admin*`: what the admin listener holds at once. */
+export interface AdminLimitsConfig {
+  /** Connections open at once on the admin port (downloads served there count too). */
+  readonly adminMaxConnections: number;
+  /** The largest request body of every admin RPC but `RegisterRelease`. */
+  readonly adminRequestBytes: number;
+  /** The largest `RegisterRelease` body (envelope and artifact files; operators only). */
+  readonly adminReleaseBytes: number;
+  /** Request-body bytes all admin requests together may hold while being read. */
+  readonly adminBytesInFlight: number;
+}
+
+/** `timeouts.admin*`: how long the admin listener waits for a client. */
+export interface AdminTimeoutsConfig {
+  /** For a request's headers (and a new connection's first bytes or HTTP/2 stream). */
+  readonly adminHeadersSeconds: number;
+  /** For a whole request, body included. */
+  readonly adminRequestSeconds: number;
+  /** An HTTP/1.1 connection idle between requests. */
+  readonly adminKeepAliveSeconds: number;
+  /** An HTTP/2 session with no open stream and no traffic. */
+  readonly adminIdleSeconds: number;
+}
+
+const MiB = 1024 * 1024;
+
+/** Reads `limits.admin*`; `problems` gets each bad value and each bad combination. */
+export function readAdminLimits(
+  v: Reader,
+  limits: ConfigInput,
+  problems: string[],
+): AdminLimitsConfig {
+  const requestBytes = v.integer(limits, "limits.adminRequestBytes", MiB, 1024, 64 * MiB);
+  const releaseBytes = v.integer(limits, "limits.adminReleaseBytes", 256 * MiB, MiB, 1024 * MiB);
+  const inFlight = v.integer(
+    limits,
+    "limits.adminBytesInFlight",
+    2 * Math.max(requestBytes, releaseBytes),
+    MiB,
+    8192 * MiB,
+  );
+  if (inFlight < Math.max(requestBytes, releaseBytes)) {
+    problems.push(
+      `limits.adminBytesInFlight: ${inFlight} must be at least limits.adminReleaseBytes and limits.adminRequestBytes (${Math.max(requestBytes, releaseBytes)})`,
+    );
+  }
+  return {
+    adminMaxConnections: v.integer(limits, "limits.adminMaxConnections", 4096, 1, 1_000_000),
+    adminRequestBytes: requestBytes,
+    adminReleaseBytes: releaseBytes,
+    adminBytesInFlight: inFlight,
+  };
+}
+
+/** Reads `timeouts.admin*`; `problems` gets each bad value and each bad combination. */
+export function readAdminTimeouts(
+  v: Reader,
+  timeouts: ConfigInput,
+  problems: string[],
+): AdminTimeoutsConfig {
+  const headers = v.number(timeouts, "timeouts.adminHeadersSeconds", 15, 0.1, 600);
+  const request = v.number(timeouts, "timeouts.adminRequestSeconds", 300, 0.1, 86400);
+  if (request < headers) {
+    problems.push(
+      `timeouts.adminRequestSeconds: ${request} must be at least timeouts.adminHeadersSeconds (${headers})`,
+    );
+  }
+  return {
+    adminHeadersSeconds: headers,
+    adminRequestSeconds: request,
+    adminKeepAliveSeconds: v.number(timeouts, "timeouts.adminKeepAliveSeconds", 65, 0.1, 3600),
+    adminIdleSeconds: v.number(timeouts, "timeouts.adminIdleSeconds", 300, 0.1, 86400),
+  };
+}
+
+/**
+ * The admin server's limits (control/admin/server.ts `AdminLimits`) from the validated
+ * config, in bytes and milliseconds.
+ */
+export function adminServerLimits(config: {
+  readonly limits: AdminLimitsConfig;
+  readonly timeouts: AdminTimeoutsConfig;
+}) {
+  const { limits, timeouts } = config;
+  return {
+    maxConnections: limits.adminMaxConnections,
+    requestBytes: limits.adminRequestBytes,
+    releaseBytes: limits.adminReleaseBytes,
+    bytesInFlight: limits.adminBytesInFlight,
+    headersTimeoutMs: timeouts.adminHeadersSeconds * 1000,
+    requestTimeoutMs: timeouts.adminRequestSeconds * 1000,
+    bodyTimeoutMs: timeouts.adminRequestSeconds * 1000,
+    keepAliveTimeoutMs: timeouts.adminKeepAliveSeconds * 1000,
+    idleTimeoutMs: timeouts.adminIdleSeconds * 1000,
+  };
+}
