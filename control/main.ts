@@ -3,14 +3,22 @@
  * re-reads the admin tokens file. Every flag and setting is checked before anything starts:
  * a bad one exits 2 with one line per problem on stderr.
  *
- * Usage: npm start [-- --config FILE]
+ * With `--workers N` this process is the primary of N Control workers sharing the ports
+ * (control/cluster.ts); each worker runs this same file as one Control.
+ *
+ * Usage: npm start [-- --config FILE] [--workers N]
  */
+import cluster from "node:cluster";
 import { parseArgs } from "node:util";
 import { startControl } from "./app.js";
+import { parseWorkers, runPrimary } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./log.js";
 
-const USAGE = `Usage: npm start [-- --config FILE]
+const USAGE = `Usage: npm start [-- --config FILE] [--workers N]
+
+--workers N runs N Control processes on this machine sharing the agent, admin and downloads
+ports (node:cluster); the primary owns the embedded PostgreSQL and restarts a worker that dies.
 
 Runs Agent Control. Settings come from the config file (--config or AGENT_CONTROL_CONFIG)
 and the environment (DATABASE_URL, AGENT_CONTROL_DATA_DIR, AGENT_CONTROL_AGENT_ADDR,
@@ -20,9 +28,14 @@ SIGHUP re-reads the admin tokens file. See README.md.`;
 
 async function main(): Promise<number> {
   let file: string | undefined;
+  let workers: number | undefined;
   try {
     const { values } = parseArgs({
-      options: { config: { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: {
+        config: { type: "string" },
+        workers: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
       strict: true,
     });
     if (values.help) {
@@ -31,6 +44,7 @@ async function main(): Promise<number> {
     }
     file = values.config;
     if (file === "") throw new Error("--config must name a file");
+    if (values.workers !== undefined) workers = parseWorkers(values.workers);
   } catch (error) {
     const message = (error as Error).message.split("\n")[0] ?? "bad arguments";
     process.stderr.write(`control: ${message} (see --help)\n`);
@@ -48,6 +62,18 @@ async function main(): Promise<number> {
     throw error;
   }
   const log = createLogger({ level: config.log.level });
+  if (workers !== undefined && cluster.isPrimary) {
+    process.stdout.write(`Agent Control runs ${workers} worker(s) (primary pid ${process.pid})\n`);
+    await runPrimary({
+      config,
+      workers,
+      log,
+      say: (line) => process.stdout.write(`control: ${line}\n`),
+    });
+    log.info("stopped");
+    log.flush();
+    return 0;
+  }
   const control = await startControl({ config, log });
   process.stdout.write(
     `Agent Control is serving agents on :${control.agentPort} and the admin API on ${control.adminUrl}\n` +
@@ -68,7 +94,14 @@ async function main(): Promise<number> {
         .finally(resolve);
     };
     process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
+    if (cluster.isWorker) {
+      // The primary decides when workers stop (a terminal's Ctrl-C reaches the whole group),
+      // and a worker whose primary is gone drains and exits.
+      process.on("SIGINT", () => {});
+      process.once("disconnect", () => onSignal("SIGTERM"));
+    } else {
+      process.on("SIGINT", onSignal);
+    }
     // Rotating admin tokens: the reload logs what it did; a bad file changes nothing.
     process.on("SIGHUP", () => {
       if (!stopping) control.reloadAdminTokens();
@@ -82,6 +115,8 @@ async function main(): Promise<number> {
 main().then(
   (code) => {
     process.exitCode = code;
+    // A cluster worker's channel to its primary would keep it alive once drained.
+    if (cluster.isWorker) process.exit(code);
   },
   (error: unknown) => {
     process.stderr.write(`control: failed to start: ${(error as Error).stack ?? String(error)}\n`);

@@ -1,0 +1,195 @@
+/**
+ * `npm start -- --workers 2` as a real process (`node --import tsx control/main.ts`): the
+ * primary starts the embedded PostgreSQL and two Control workers that share the agent and
+ * admin ports; agents land on both; a worker SIGKILLed is replaced by a new one, which takes
+ * agents too; a campaign over the fleet completes with every node succeeded and no operation
+ * applied twice; SIGTERM stops the workers and then the database, and the primary exits 0.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import { createServer as createNetServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Fleet, startFleet } from "../../agent-sim/index.js";
+import {
+  CampaignPhase,
+  CampaignService,
+  NodeState,
+} from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
+import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import { makeKeys, makeRelease } from "../helpers/releases.js";
+import { NEW, quickSpec, waitForCampaign } from "./campaign-fixture.js";
+
+const TOKEN = "workers-test-operator-token-0123456789";
+const AGENTS = 16;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+describe("npm start -- --workers 2", () => {
+  let dir: string;
+  let artifacts: Server;
+  let primary: ChildProcess;
+  let stdout = "";
+  let stderr = "";
+  let adminUrl: string;
+  let fleet: Fleet | undefined;
+
+  const client = <S extends Parameters<typeof createClient>[0]>(service: S) => {
+    const bearer: Interceptor = (next) => (req) => {
+      req.header.set("authorization", `Bearer ${TOKEN}`);
+      return next(req);
+    };
+    return createClient(
+      service,
+      createConnectTransport({ baseUrl: adminUrl, httpVersion: "1.1", interceptors: [bearer] }),
+    );
+  };
+  const until = async (what: string, ms: number, done: () => boolean | Promise<boolean>) => {
+    const deadline = Date.now() + ms;
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error(`timed out: ${what}\n${stdout}\n${stderr}`);
+      await sleep(100);
+    }
+  };
+  /** Worker pids the primary reported started, in order. */
+  const started = () => [...stdout.matchAll(/worker (\d+) started/g)].map((m) => Number(m[1]));
+  /** The pids of the Controls holding the online nodes (instance ids name their pid). */
+  const holderPids = async () => {
+    const { nodes } = await client(NodeService).listNodes({ pageSize: 1000 });
+    return new Set(
+      nodes.filter((n) => n.online).map((n) => Number(/-(\d+)-[0-9a-f]+$/.exec(n.heldBy)?.[1])),
+    );
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "agent-control-workers-"));
+    artifacts = createServer((req, res) => {
+      const [, version, platform] = (req.url ?? "").split("/");
+      res.end(`agent ${version} for ${platform}\n`);
+    });
+    await new Promise<void>((resolve) => artifacts.listen(0, "127.0.0.1", resolve));
+    const artifactPort = (artifacts.address() as { port: number }).port;
+    const [key] = await makeKeys(1);
+    if (!key) throw new Error("no key");
+    const configFile = join(dir, "control.json");
+    await writeFile(
+      configFile,
+      JSON.stringify({
+        release: { pins: [key.pin] },
+        policy: { minBatchDurationSeconds: 0 },
+        timeouts: { reconnectSeconds: 60, configGraceSeconds: 0, heartbeatSeconds: 1 },
+        worker: { intervalMs: 200 },
+        limits: { shutdownGraceSeconds: 1 },
+      }),
+    );
+    const [agentPort, adminPort] = [await freePort(), await freePort()];
+    adminUrl = `http://127.0.0.1:${adminPort}`;
+    const { DATABASE_URL: _external, ...env } = process.env;
+    primary = spawn(
+      process.execPath,
+      ["--import", "tsx", "control/main.ts", "--config", configFile, "--workers", "2"],
+      {
+        cwd: process.cwd(),
+        env: {
+          ...env,
+          AGENT_CONTROL_ADMIN_TOKEN: TOKEN,
+          AGENT_CONTROL_AGENT_ADDR: `127.0.0.1:${agentPort}`,
+          AGENT_CONTROL_ADMIN_ADDR: `127.0.0.1:${adminPort}`,
+          AGENT_CONTROL_DATA_DIR: dir,
+          AGENT_CONTROL_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    primary.stdout?.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    primary.stderr?.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    await until("two workers ready", 120_000, async () => {
+      if (primary.exitCode !== null) throw new Error(`primary exited:\n${stdout}\n${stderr}`);
+      return (stdout.match(/is serving agents/g) ?? []).length >= 2;
+    });
+    const release = await makeRelease({
+      version: NEW,
+      sequence: 20,
+      keys: [key],
+      platforms: ["linux-amd64"],
+      urlBase: `http://127.0.0.1:${artifactPort}`,
+    });
+    await client(ReleaseService).registerRelease({ envelope: release.envelope });
+    fleet = await startFleet({
+      server: `127.0.0.1:${agentPort}`,
+      pins: [key.pin],
+      joinToken: (await client(NodeService).createJoinToken({})).secret,
+      count: AGENTS,
+      restartMs: [150, 400],
+      backoff: { baseMs: 100, capMs: 800, resetAfterMs: 1000 },
+    });
+    await fleet.waitUntil((f) => f.welcomedCount() === AGENTS, 30_000, "fleet welcomed");
+  }, 180_000);
+
+  afterAll(async () => {
+    await fleet?.stop();
+    if (primary && primary.exitCode === null) primary.kill("SIGKILL");
+    await new Promise((resolve) => artifacts?.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("spreads agents over both workers, replaces a worker that dies, completes a campaign, and stops cleanly", async () => {
+    const [first, second] = started();
+    expect(new Set(await holderPids())).toEqual(new Set([first, second]));
+
+    // A worker dies: the primary starts another, and agents reach it.
+    process.kill(first as number, "SIGKILL");
+    await until("a replacement worker", 30_000, () => started().length >= 3);
+    const replacement = started()[2] as number;
+    await until("the replacement serving", 60_000, () => {
+      return (stdout.match(/is serving agents/g) ?? []).length >= 3;
+    });
+    await until("agents on the replacement", 60_000, async () => {
+      if ((await holderPids()).has(replacement)) return true;
+      fleet?.dropAllStreams();
+      await fleet?.waitUntil((f) => f.welcomedCount() === AGENTS, 30_000, "fleet back");
+      return false;
+    });
+    expect(await holderPids()).toEqual(new Set([second, replacement]));
+
+    const campaigns = client(CampaignService);
+    const { campaign } = await campaigns.startCampaign({
+      spec: quickSpec(NEW, [5, 50, 100], { disruptionBudgetPercent: 100 }),
+    });
+    const done = await waitForCampaign(campaigns, campaign?.id ?? "", undefined, 90_000);
+    expect(done.phase).toBe(CampaignPhase.COMPLETED);
+    const { nodes } = await campaigns.getCampaign({ id: campaign?.id ?? "" });
+    expect(nodes.filter((n) => n.state === NodeState.SUCCEEDED)).toHaveLength(AGENTS);
+    for (const agent of fleet?.agents ?? []) expect(agent.version).toBe(NEW);
+    expect(fleet?.stats().duplicateApplications).toBe(0);
+
+    // SIGTERM: the workers drain, the database stops, the primary exits 0.
+    await fleet?.stop();
+    fleet = undefined;
+    const exited = new Promise<number | null>((resolve) => primary.once("exit", resolve));
+    primary.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    for (const pid of [second, replacement]) {
+      expect(() => process.kill(pid as number, 0)).toThrow();
+    }
+    expect(existsSync(join(dir, "postgres", "postmaster.pid"))).toBe(false);
+  }, 240_000);
+});
