@@ -151,6 +151,25 @@ describe("npm start -- --workers 2", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it("refuses a bad --workers value with exit 2 and one line, starting nothing", async () => {
+    const { DATABASE_URL: _external, ...env } = process.env;
+    const bad = spawn(process.execPath, ["--import", "tsx", "control/main.ts", "--workers", "0"], {
+      cwd: process.cwd(),
+      env: { ...env, AGENT_CONTROL_DATA_DIR: join(dir, "never") },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let err = "";
+    bad.stderr?.on("data", (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => bad.once("exit", resolve));
+    expect(code).toBe(2);
+    expect(err.trim().split("\n")).toEqual([
+      'control: --workers must be a whole number from 1 to 64, not "0" (see --help)',
+    ]);
+    expect(existsSync(join(dir, "never"))).toBe(false);
+  });
+
   it("spreads agents over both workers, replaces a worker that dies, completes a campaign, and stops cleanly", async () => {
     const [first, second] = started();
     expect(new Set(await holderPids())).toEqual(new Set([first, second]));
