@@ -24,8 +24,8 @@ import {
   readCampaign,
   readNodes,
 } from "../campaign-store/index.js";
-import { awaitCommand, submitCommand } from "../campaign-worker/commands.js";
-import { planOnly, retryCampaign, startCampaign } from "../campaign-worker/start.js";
+import { awaitCommand, submitCommand } from "./campaign-commands.js";
+import { planOnly, retryCampaign, startCampaign } from "./campaign-start.js";
 import type { Clock } from "../clock.js";
 import type { Actor } from "../db/audit-log.js";
 import type { Database } from "../db/database.js";
