@@ -195,6 +195,14 @@ describe("The architecture of control/", () => {
     expect(found, found.join("\n")).toEqual([]);
   });
 
+  it("keeps the admin services on the campaign store's surface, off the worker's internals", () => {
+    const found = offending(
+      (from) => under(from, "control/admin"),
+      (entry) => under(entry.to, "control/campaign-worker"),
+    );
+    expect(found, found.join("\n")).toEqual([]);
+  });
+
   it("keeps releases and TLS below the admin services and the agent servers", () => {
     const found = offending(
       (from) => under(from, "control/releases", "control/tls"),
