@@ -56,7 +56,7 @@ export interface CampaignEngine {
 /** Builds the engine; the worker runs from {@link CampaignEngine.start}. */
 export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
   const worker = createCampaignWorker({
-    store: createSqlCampaignStore(o.db, o.log),
+    store: createSqlCampaignStore(o.db, o.log, o.clock),
     gateway: o.gateway,
     clock: o.clock,
     log: o.log,

@@ -221,7 +221,7 @@ export async function measureCampaignTicks(
   await admin(url, `create database ${DB_NAME}`);
   const log = pino({ level: "silent" });
   const db = await openDatabase({ url: withDatabase(url, DB_NAME), log, poolSize: 4 });
-  const store = createSqlCampaignStore(db, log);
+  const store = createSqlCampaignStore(db, log, systemClock);
   const lease = store.lease({ holder: "bench-tick", name: "bench-tick", ttlMs: 15_000 });
   const results: TickResult[] = [];
   try {

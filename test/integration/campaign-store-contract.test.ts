@@ -26,6 +26,7 @@ import {
   type OfferRelease,
   StaleLeaderError,
 } from "../../control/campaign-store/index.js";
+import { systemClock } from "../../control/clock.js";
 import { type Database, openDatabase } from "../../control/db/database.js";
 import { createLogger } from "../../control/log.js";
 import { ManualClock } from "../../control/manual-clock.js";
@@ -106,7 +107,7 @@ function sqlAdapter(): Adapter {
          restart identity cascade`,
       );
       return {
-        store: createSqlCampaignStore(database(), silent),
+        store: createSqlCampaignStore(database(), silent, systemClock),
         async putNode(row) {
           await pool.query(
             `insert into nodes (id, pool, boot_id, agent_version, capabilities, platform, enabled,

@@ -6,6 +6,7 @@
  * the listener's `onGap` runs, since notifications sent meanwhile were lost.
  */
 import type pg from "pg";
+import type { Clock } from "../../clock.js";
 import type { Logger } from "../../log.js";
 import { packLines, unpackLines } from "../../shared/notify-channels.js";
 import type { NotificationListener } from "../port.js";
@@ -29,6 +30,7 @@ export async function notify(db: Queryable, channel: string, lines: readonly str
 export function listen(
   pool: pg.Pool,
   log: Logger,
+  clock: Clock,
   channels: readonly string[],
   listener: NotificationListener,
 ): () => Promise<void> {
@@ -39,7 +41,8 @@ export function listen(
   let client: pg.PoolClient | undefined;
   let stopped = false;
   let retryMs = FIRST_RETRY_MS;
-  let timer: NodeJS.Timeout | undefined;
+  /** Aborts the wait before the next attempt (stop); set while one waits. */
+  let waiting: AbortController | undefined;
   let connecting: Promise<void> = Promise.resolve();
 
   const onNotification = (message: pg.Notification) => {
@@ -57,13 +60,20 @@ export function listen(
   };
 
   const retry = () => {
-    if (stopped || timer !== undefined) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      connecting = connect();
-    }, retryMs);
-    timer.unref();
+    if (stopped || waiting !== undefined) return;
+    const wait = new AbortController();
+    waiting = wait;
+    const delay = retryMs;
     retryMs = Math.min(MAX_RETRY_MS, retryMs * 2);
+    connecting = clock.sleep(delay, wait.signal).then(
+      () => {
+        waiting = undefined;
+        return connect();
+      },
+      () => {
+        waiting = undefined;
+      },
+    );
   };
 
   const connect = async (): Promise<void> => {
@@ -98,8 +108,7 @@ export function listen(
   connecting = connect();
   return async () => {
     stopped = true;
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
+    waiting?.abort();
     await connecting;
     const c = client;
     client = undefined;

@@ -4,6 +4,7 @@
  * release's envelope. Notifications use LISTEN/NOTIFY (`notifications.ts`).
  */
 import type pg from "pg";
+import type { Clock } from "../../clock.js";
 import type { Database } from "../../db/database.js";
 import { ReleaseEntity } from "../../db/entities/index.js";
 import type { Logger } from "../../log.js";
@@ -47,7 +48,7 @@ export function sqlTransaction(client: pg.ClientBase | Queryable): CampaignTrans
 }
 
 /** The campaign store on Control's database. */
-export function createSqlCampaignStore(db: Database, log: Logger): CampaignStore {
+export function createSqlCampaignStore(db: Database, log: Logger, clock: Clock): CampaignStore {
   const pool = db.pool;
   return {
     transaction: (work) => inTransaction(pool, (client) => work(sqlTransaction(client))),
@@ -69,6 +70,6 @@ export function createSqlCampaignStore(db: Database, log: Logger): CampaignStore
     lease: (options) => createLeaderLease({ ...options, pool, log }),
     liveCampaignOfNodes: (ids) => liveCampaignOfNodes(pool, ids),
     notify: (channel, lines) => notify(pool, channel, lines),
-    listen: (channels, listener) => listen(pool, log, channels, listener),
+    listen: (channels, listener) => listen(pool, log, clock, channels, listener),
   };
 }
