@@ -24,13 +24,12 @@ import {
   readCampaign,
   readNodes,
 } from "../campaign-store/index.js";
-import { awaitCommand, submitCommand } from "./campaign-commands.js";
-import { planOnly, retryCampaign, startCampaign } from "./campaign-start.js";
 import type { Clock } from "../clock.js";
 import type { Actor } from "../db/audit-log.js";
 import type { Database } from "../db/database.js";
 import { ControlError } from "../errors.js";
 import { type Principal, principalKey } from "./auth.js";
+import { awaitCommand, submitCommand } from "./campaign-commands.js";
 import {
   campaignNodeToProto,
   campaignToProto,
@@ -40,6 +39,7 @@ import {
   planToProto,
   specInputFromProto,
 } from "./campaign-convert.js";
+import { planOnly, retryCampaign, startCampaign } from "./campaign-start.js";
 import { decodePageToken, encodePageToken, pageSize } from "./paging.js";
 
 /** The worker as the service sees it. */

@@ -30,19 +30,15 @@ import {
 } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
-import {
-  CAMPAIGNS_CHANNEL,
-  CONTROL_CHANNELS,
-  FACTS_CHANNEL,
-  NODES_CHANNEL,
-  OUTBOX_CHANNEL,
-} from "../shared/notify-channels.js";
+import { CAMPAIGNS_CHANNEL, CONTROL_CHANNELS, FACTS_CHANNEL } from "../shared/notify-channels.js";
 import { type DecisionOutcome, runDecision } from "./decision.js";
 import { Delivery } from "./delivery.js";
 import { DueQueue } from "./due-queue.js";
 import type { WorkerGateway } from "./facts.js";
 import { EventIntake } from "./intake.js";
 import { Leadership } from "./leadership.js";
+import { notificationListener } from "./notifications.js";
+import { nap, Waker } from "./waker.js";
 import { WorkingCopies } from "./working-copy.js";
 
 /** How often buffered agent reports are written between passes. */
@@ -100,19 +96,6 @@ export interface CampaignWorker {
   onDecided(listener: (campaignId: string) => void): () => void;
 }
 
-/** Resolves when `signal` aborts (a wait on an event, not on time). */
-function aborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) =>
-    signal.addEventListener("abort", () => resolve(), { once: true }),
-  );
-}
-
-async function nap(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0 || signal.aborted) return;
-  await clock.sleep(ms, signal).catch(() => {});
-}
-
 /** Creates the worker; it does nothing until {@link CampaignWorker.step} or `run`. */
 export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const log = o.log.child({ component: "campaign-worker" });
@@ -129,10 +112,10 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const releases = new Map<string, OfferRelease>();
   const copies = new WorkingCopies(o.holder);
   let nextPeriodic = 0;
-  let waker: AbortController | undefined;
-  let flushWaker: AbortController | undefined;
+  const stepWaker = new Waker();
+  const flushWaker = new Waker();
 
-  const wake = () => waker?.abort();
+  const wake = () => stepWaker.wake();
   const intake = new EventIntake({
     store: o.store,
     log,
@@ -172,64 +155,21 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const onEvent = (event: AgentEvent) => {
     if (event.kind === "disconnected") lastHeard.set(event.nodeId, o.clock.now().getTime());
     intake.handle(event);
-    if (intake.pending) flushWaker?.abort();
+    if (intake.pending) flushWaker.wake();
   };
 
-  /** What other Controls (and this one) announce; see the file's TSDoc. */
-  const onNotify = (channel: string, lines: readonly string[]) => {
-    switch (channel) {
-      case OUTBOX_CHANNEL:
-        delivery.noteNotified(lines);
-        return;
-      case NODES_CHANNEL: {
-        if (!leadership.leading) return;
-        let any = false;
-        for (const nodeId of lines) {
-          const campaignId = nodeCampaign.get(nodeId);
-          if (campaignId === undefined) continue;
-          copies.markRegistryStale(nodeId);
-          due.markDue(campaignId);
-          any = true;
-        }
-        if (any) wake();
-        return;
-      }
-      case FACTS_CHANNEL: {
-        if (!leadership.leading) return;
-        let any = false;
-        for (const line of lines) {
-          const slash = line.indexOf("/");
-          const campaignId = line.slice(0, slash);
-          if (slash < 0 || !tracked.has(campaignId)) continue;
-          copies.markStale(campaignId, line.slice(slash + 1));
-          due.markDue(campaignId);
-          any = true;
-        }
-        if (any) wake();
-        return;
-      }
-      case CAMPAIGNS_CHANNEL: {
-        if (!leadership.leading) return;
-        for (const campaignId of lines) due.markDue(campaignId);
-        if (lines.length > 0) wake();
-        return;
-      }
-      default:
-        return;
-    }
-  };
-  /** Notifications were lost: read again what they would have said. */
-  const onGap = () => {
-    delivery.gap();
-    if (leadership.leading) {
-      copies.clear();
-      due.markAllDue();
-      wake();
-    }
-  };
+  const notifications = notificationListener({
+    leading: () => leadership.leading,
+    campaignOfNode: (nodeId) => nodeCampaign.get(nodeId),
+    tracks: (campaignId) => tracked.has(campaignId),
+    copies,
+    due,
+    delivery,
+    wake,
+  });
   const listenAll = () => {
     const unsubscribe = o.gateway.subscribe(onEvent);
-    const unlisten = o.store.listen(CONTROL_CHANNELS, { onNotify, onGap });
+    const unlisten = o.store.listen(CONTROL_CHANNELS, notifications);
     return async () => {
       unsubscribe();
       await unlisten().catch((error: unknown) =>
@@ -427,10 +367,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       const flusher = (async () => {
         while (!signal.aborted) {
           if (!intake.pending) {
-            const controller = new AbortController();
-            flushWaker = controller;
-            await aborted(AbortSignal.any([signal, controller.signal]));
-            flushWaker = undefined;
+            await flushWaker.wait(o.clock, Number.POSITIVE_INFINITY, signal);
             continue;
           }
           await nap(o.clock, REPORT_FLUSH_MS, signal);
@@ -444,12 +381,8 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
             await nap(o.clock, debounceMs, signal);
             continue;
           }
-          const controller = new AbortController();
-          waker = controller;
-          const waitMs = next - o.clock.now().getTime();
-          await nap(o.clock, waitMs, AbortSignal.any([signal, controller.signal]));
-          waker = undefined;
-          if (controller.signal.aborted) await nap(o.clock, debounceMs, signal);
+          const woken = await stepWaker.wait(o.clock, next - o.clock.now().getTime(), signal);
+          if (woken) await nap(o.clock, debounceMs, signal);
         }
       } finally {
         await flusher;
