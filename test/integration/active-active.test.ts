@@ -11,7 +11,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import { createServer as createNetServer, connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,33 +29,13 @@ import {
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
+import { artifactServer, freePort } from "../helpers/process-fixtures.js";
 import { makeKeys, makeRelease } from "../helpers/releases.js";
 import { isDone, NEW, quickSpec } from "./campaign-fixture.js";
 
 const TOKEN = "active-active-operator-token-0123456789";
 const AGENTS_PER_GROUP = 24;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
-
-/** Serves artifact bytes from the test process, so a killed Control never breaks a download. */
-async function artifactServer(): Promise<{ server: Server; base: string }> {
-  const server = createServer((req, res) => {
-    const [, version, platform] = (req.url ?? "").split("/");
-    res.end(`agent ${version} for ${platform}\n`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return { server, base: `http://127.0.0.1:${address.port}` };
-}
 
 /**
  * A TCP load balancer: each connection goes to the next backend in turn, or to the one after

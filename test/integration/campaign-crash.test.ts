@@ -16,8 +16,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import { createServer as createNetServer } from "node:net";
+import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
@@ -34,33 +33,13 @@ import {
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
+import { artifactServer, freePort } from "../helpers/process-fixtures.js";
 import { makeKeys, makeRelease } from "../helpers/releases.js";
 import { isDone, NEW, OLD, quickSpec } from "./campaign-fixture.js";
 
 const KILLS = Number(process.env.CAMPAIGN_CRASH_KILLS ?? 20);
 const TOKEN = "crash-test-operator-token-0123456789";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
-
-/** Serves the artifact bytes from the test process, so a killed Control never breaks a download. */
-async function artifactServer(): Promise<{ server: Server; base: string }> {
-  const server = createServer((req, res) => {
-    const [, version, platform] = (req.url ?? "").split("/");
-    res.end(`agent ${version} for ${platform}\n`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return { server, base: `http://127.0.0.1:${address.port}` };
-}
 
 describe("Control killed with SIGKILL during running campaigns", () => {
   let db: TestDatabase;

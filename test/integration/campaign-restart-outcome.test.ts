@@ -29,8 +29,6 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
@@ -47,6 +45,7 @@ import {
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
+import { artifactServer, freePort } from "../helpers/process-fixtures.js";
 import { makeKeys, makeRelease } from "../helpers/releases.js";
 import { isDone, NEW, quickSpec } from "./campaign-fixture.js";
 
@@ -57,27 +56,6 @@ const CONCURRENCY = 4;
 const TOKEN = "restart-outcome-operator-token-0123456789";
 const DEBUG = process.env.CAMPAIGN_RESTART_DEBUG !== undefined;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
-
-/** Serves the artifact bytes from the test process, so a killed Control never breaks a download. */
-async function artifactServer(): Promise<{ server: Server; base: string }> {
-  const server = createServer((req, res) => {
-    const [, version, platform] = (req.url ?? "").split("/");
-    res.end(`agent ${version} for ${platform}\n`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return { server, base: `http://127.0.0.1:${address.port}` };
-}
 
 /** Nodes of batch `index` still waiting, from a campaign summary. */
 function waitingIn(c: Campaign, index: number): number {

@@ -9,7 +9,6 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type Interceptor } from "@connectrpc/connect";
@@ -23,21 +22,13 @@ import {
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import { freePort } from "../helpers/process-fixtures.js";
 import { makeKeys, makeRelease } from "../helpers/releases.js";
 import { NEW, quickSpec, waitForCampaign } from "./campaign-fixture.js";
 
 const TOKEN = "workers-test-operator-token-0123456789";
 const AGENTS = 16;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
 
 describe("npm start -- --workers 2", () => {
   let dir: string;
