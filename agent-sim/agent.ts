@@ -5,6 +5,23 @@
  */
 import type { status as GrpcStatus } from "@grpc/grpc-js";
 import type { Logger } from "pino";
+import { type DownloadResult, downloadAuthorization } from "../agent/core/download.js";
+import { type DurableState, type ReportedState, SaveQueue } from "../agent/core/durable-state.js";
+import {
+  configStatusMessage,
+  heartbeatMessage,
+  heartbeatMsOf,
+  helloMessage,
+  observedMessage,
+} from "../agent/core/messages.js";
+import {
+  type Applier,
+  type ArtifactRequest,
+  deliverOperation,
+  type OperationHost,
+  type RestartKind,
+  reportReinstated,
+} from "../agent/core/operations.js";
 import {
   type AgentMessage,
   type Operation,
@@ -12,23 +29,10 @@ import {
   type Welcome,
 } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { AgentBehaviour } from "./behaviours.js";
-import { type DurableState, type ReportedState, SaveQueue } from "./durable-state.js";
 import { AgentLifecycle, type LifecycleHost } from "./lifecycle.js";
-import {
-  configStatusMessage,
-  heartbeatMessage,
-  heartbeatMsOf,
-  helloMessage,
-  observedMessage,
-} from "./messages.js";
-import {
-  deliverOperation,
-  type OperationHost,
-  type RestartKind,
-  reportReinstated,
-} from "./operations.js";
 import { createPrng, intBetween, type Prng } from "./prng.js";
 import type { AgentRuntime } from "./runtime.js";
+import { simApplier } from "./sim-applier.js";
 import { StreamTimers } from "./stream-timers.js";
 import type { Tickable } from "./ticker.js";
 
@@ -85,6 +89,8 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
   readonly #saves: SaveQueue;
   #operations: Promise<void> = Promise.resolve();
   #log: Logger | undefined;
+  /** @internal What applying means for this agent (its scripted behaviour). */
+  readonly applier: Applier;
 
   /** @internal Use `startFleet`. */
   constructor(spec: AgentSpec, runtime: AgentRuntime) {
@@ -97,6 +103,11 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
     this.#behaviour = { ...spec.behaviour };
     this.#rng = createPrng(spec.seed);
     this.#lifecycle = new AgentLifecycle(this, runtime, this.#rng, !spec.behaviour.offline);
+    this.applier = simApplier({
+      behaviour: () => this.#behaviour,
+      state: spec.state,
+      failVersions: runtime.settings.failVersions,
+    });
     this.#saves = new SaveQueue(runtime.store, spec.state, (error) =>
       this.log.error({ err: error }, "could not save agent state"),
     );
@@ -206,6 +217,26 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
   /** @internal Starts it; aborting `signal` stops it. */
   start(signal: AbortSignal): void {
     this.#lifecycle.start(signal);
+  }
+
+  /** @internal The pins and threshold the fleet trusts, and its shared verifier. */
+  get trust(): OperationHost["trust"] {
+    const { settings, verifier } = this.runtime;
+    return { verifier, pins: settings.pins, threshold: settings.threshold };
+  }
+  /** @internal */
+  get stepMs(): number {
+    return this.runtime.settings.stepMs;
+  }
+  /** @internal Fetches through the fleet's shared cache, unless the fleet does not download. */
+  fetch(artifact: ArtifactRequest, signal: AbortSignal): Promise<DownloadResult> | undefined {
+    if (!this.runtime.settings.download) return undefined;
+    const authorization = downloadAuthorization(
+      artifact.url,
+      this.runtime.server,
+      this.state.nodeToken,
+    );
+    return this.runtime.artifacts.get({ ...artifact, authorization }, signal);
   }
 
   /** @internal */

@@ -3,7 +3,7 @@
  * message that names the offending option).
  */
 import type { Logger } from "pino";
-import type { BackoffOptions } from "./backoff.js";
+import type { BackoffOptions } from "../agent/core/backoff.js";
 import { type AgentBehaviour, type BehaviourRates, validateRates } from "./behaviours.js";
 
 /** Everything `startFleet` accepts. Only `server` and `count` are required. */

@@ -4,25 +4,25 @@
  */
 import { setMaxListeners } from "node:events";
 import pino from "pino";
-import { type AgentSpec, DEFAULT_CAPABILITIES, SimulatedAgent } from "./agent.js";
-import { DEFAULT_BACKOFF } from "./backoff.js";
-import { assignBehaviours } from "./behaviours.js";
-import { ArtifactCache } from "./download.js";
+import { DEFAULT_BACKOFF } from "../agent/core/backoff.js";
+import { ArtifactCache } from "../agent/core/download.js";
 import {
   type DurableState,
   fileStateStore,
   memoryStateStore,
   type StateStore,
-} from "./durable-state.js";
+} from "../agent/core/durable-state.js";
+import { recoverInterrupted } from "../agent/core/operations.js";
+import { ReleaseVerifier } from "../agent/core/release-check.js";
+import { AGENT_CHANNEL_OPTIONS, AgentControlClientImpl } from "../agent/core/session.js";
+import { sleep } from "../agent/core/waker.js";
+import { type AgentSpec, DEFAULT_CAPABILITIES, SimulatedAgent } from "./agent.js";
+import { assignBehaviours } from "./behaviours.js";
 import { type FleetOptions, validateFleetOptions } from "./fleet-options.js";
 import { type FleetStats, fleetStats } from "./fleet-stats.js";
-import { recoverInterrupted } from "./operations.js";
 import { deriveSeed } from "./prng.js";
-import { ReleaseVerifier } from "./release-check.js";
 import type { AgentRuntime, AgentSettings } from "./runtime.js";
-import { AGENT_CHANNEL_OPTIONS, AgentControlClientImpl } from "./session.js";
 import { ConnectLimiter, Ticker } from "./ticker.js";
-import { sleep } from "./waker.js";
 
 /** A running fleet. */
 export interface Fleet {

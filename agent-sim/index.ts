@@ -2,8 +2,10 @@
  * The agent simulator's public surface: start a fleet of simulated Agents speaking the
  * real Agent Control protocol, script their behaviours, observe and assert on them.
  */
+
+export { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "../agent/core/backoff.js";
+export type { DurableState, ReportedState } from "../agent/core/durable-state.js";
 export { DEFAULT_CAPABILITIES, SimulatedAgent } from "./agent.js";
-export { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./backoff.js";
 export {
   type AgentBehaviour,
   assignBehaviours,
@@ -11,7 +13,6 @@ export {
   DEFAULT_BEHAVIOUR,
   type UpgradeReaction,
 } from "./behaviours.js";
-export type { DurableState, ReportedState } from "./durable-state.js";
 export { type Fleet, FleetOptionsError, nodeIdOf, startFleet } from "./fleet.js";
 export { type FleetOptions, MAX_AGENTS, validateFleetOptions } from "./fleet-options.js";
 export { type FleetStats, fleetStats, formatStatusLine } from "./fleet-stats.js";

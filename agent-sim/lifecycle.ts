@@ -6,13 +6,13 @@
 import { randomUUID } from "node:crypto";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { backoffDelay } from "./backoff.js";
-import type { DurableState } from "./durable-state.js";
-import type { RestartKind } from "./operations.js";
+import { backoffDelay } from "../agent/core/backoff.js";
+import type { DurableState } from "../agent/core/durable-state.js";
+import type { RestartKind } from "../agent/core/operations.js";
+import { runSession, type SessionEnd, type SessionHost } from "../agent/core/session.js";
+import { sleep, Waker } from "../agent/core/waker.js";
 import { intBetween, type Prng } from "./prng.js";
 import type { AgentRuntime } from "./runtime.js";
-import { runSession, type SessionEnd, type SessionHost } from "./session.js";
-import { sleep, Waker } from "./waker.js";
 
 /** What the lifecycle needs from its agent. */
 export interface LifecycleHost extends SessionHost {

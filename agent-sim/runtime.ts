@@ -5,11 +5,11 @@
  */
 import type * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import type { BackoffOptions } from "./backoff.js";
-import type { ArtifactCache } from "./download.js";
-import type { StateStore } from "./durable-state.js";
-import type { ReleaseVerifier } from "./release-check.js";
-import type { AgentControlClientConstructor } from "./session.js";
+import type { BackoffOptions } from "../agent/core/backoff.js";
+import type { ArtifactCache } from "../agent/core/download.js";
+import type { StateStore } from "../agent/core/durable-state.js";
+import type { ReleaseVerifier } from "../agent/core/release-check.js";
+import type { AgentControlClientConstructor } from "../agent/core/session.js";
 import type { ConnectLimiter, Ticker } from "./ticker.js";
 
 /** Timing and trust settings shared by the agents of a fleet. */

@@ -3,7 +3,12 @@
  * (V8 CPU profiler through gc-hook.mjs) for `--seconds` while N simulated agents heartbeat
  * every `--heartbeat-ms`, and prints the self time of the hottest functions.
  *
- * Usage: `npx tsx agent-sim/bench/cpu-profile.ts [--count 1000] [--seconds 20] [--heartbeat-ms 1000]`
+ * `--phase connect` profiles the handshakes instead: from before the fleet connects (at
+ * `--connect-rate`) until every agent is welcomed; `--reconnect` first connects the fleet
+ * unprofiled, drops it, and profiles its reconnection with node tokens.
+ *
+ * Usage: `npx tsx agent-sim/bench/cpu-profile.ts [--count 1000] [--seconds 20] [--heartbeat-ms 1000]
+ *   [--phase steady|connect] [--connect-rate 1000] [--reconnect]`
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,6 +24,9 @@ async function main(): Promise<void> {
       count: { type: "string", default: "1000" },
       seconds: { type: "string", default: "20" },
       "heartbeat-ms": { type: "string", default: "1000" },
+      phase: { type: "string", default: "steady" },
+      "connect-rate": { type: "string", default: "1000" },
+      reconnect: { type: "boolean", default: false },
     },
     strict: true,
   });
@@ -26,26 +34,39 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "agent-control-prof-"));
   process.env.AGENT_CONTROL_BENCH_PROFILE = "1";
   const control = await startBenchControl(dir, {});
+  const connectPhase = values.phase === "connect";
   try {
-    const sim = await startSimProcess(
-      {
-        server: control.agentAddr,
-        joinToken: await control.joinToken(),
-        count,
-        connectRate: 1000,
-        download: false,
-        heartbeatScale: Number(values["heartbeat-ms"]) / 10_000,
-      },
-      join(dir, "sim.log"),
-    );
-    await waitWelcomed([sim], count, 120_000, `${count} streams`);
-    await sleep(3000);
-    process.kill(control.pid(), "SIGWINCH");
-    await sleep(Number(values.seconds) * 1000);
+    const simOptions = {
+      server: control.agentAddr,
+      joinToken: await control.joinToken(),
+      count,
+      connectRate: Number(values["connect-rate"]),
+      download: false,
+      heartbeatScale: Number(values["heartbeat-ms"]) / 10_000,
+      ...(values.reconnect ? { stateDir: join(dir, "agents") } : {}),
+    };
+    if (values.reconnect) {
+      const first = await startSimProcess(simOptions, join(dir, "sim-enroll.log"));
+      await waitWelcomed([first], count, 300_000, `${count} streams (enrolment)`);
+      await first.stop();
+      await sleep(3000);
+    }
+    if (connectPhase) process.kill(control.pid(), "SIGWINCH");
+    const startedAt = Date.now();
+    const sim = await startSimProcess(simOptions, join(dir, "sim.log"));
+    await waitWelcomed([sim], count, 300_000, `${count} streams`);
+    const seconds = (Date.now() - startedAt) / 1000;
+    process.stdout.write(`${count} welcomed in ${seconds.toFixed(1)} s\n`);
+    if (!connectPhase) {
+      await sleep(3000);
+      process.kill(control.pid(), "SIGWINCH");
+      await sleep(Number(values.seconds) * 1000);
+    }
     process.kill(control.pid(), "SIGWINCH");
     await sleep(2000);
     await sim.stop();
-    await printProfileSummary(join(dir, "control-1.cpuprofile"), `over ${values.seconds} s`);
+    const label = connectPhase ? `while ${count} agents connect` : `over ${values.seconds} s`;
+    await printProfileSummary(join(dir, "control-1.cpuprofile"), label);
   } finally {
     await control.stop();
     await rm(dir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { downloadAuthorization, fetchArtifact } from "../../../agent-sim/download.js";
+import { downloadAuthorization, fetchArtifact } from "../../../agent/core/download.js";
 
 describe("downloadAuthorization", () => {
   it.each<[string, string, string | undefined, string | undefined]>([

@@ -7,8 +7,8 @@ import {
   fileStateStore,
   MAX_HANDLED_OPERATIONS,
   rememberReport,
-} from "../../../agent-sim/durable-state.js";
-import { recoverInterrupted } from "../../../agent-sim/operations.js";
+} from "../../../agent/core/durable-state.js";
+import { recoverInterrupted } from "../../../agent/core/operations.js";
 import { OperationPhase } from "../../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 
 function state(): DurableState {

@@ -1,36 +1,88 @@
 /**
- * How an agent handles Operations: at-least-once delivery made idempotent (an id already
- * handled is re-answered with its last report, never applied again), and the upgrade,
- * rollback and confirm procedures with the phases SPEC §2 names.
+ * How an Agent handles Operations, whatever applies them: at-least-once delivery made
+ * idempotent (an id already handled is re-answered with its last report, never applied
+ * again), release verification before anything is fetched, a download of at most `size`
+ * bytes checked against the signed sha256, and the upgrade, rollback and confirm
+ * procedures with the phases SPEC §2 names. What "apply" means is the {@link Applier}'s:
+ * files and a `current` link for the real Agent, a field in memory for the simulator.
  */
+import type { Logger } from "pino";
 import {
   type AgentConfirm,
   type AgentRollback,
   type AgentUpgrade,
   type Operation,
   OperationPhase,
-} from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
-import type { AgentBehaviour } from "./behaviours.js";
-import { downloadAuthorization } from "./download.js";
+} from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { DownloadResult } from "./download.js";
 import { type DurableState, type ReportedState, rememberReport } from "./durable-state.js";
-import type { AgentRuntime } from "./runtime.js";
+import type { AcceptedUpgrade, ReleaseVerifier } from "./release-check.js";
 import { sleep } from "./waker.js";
 
 /** Why the agent restarts: the version it comes back on is already in its durable state. */
 export type RestartKind = "upgrade" | "rollback";
 
+/** A failure an applier reports (FAILED or REFUSED with this code and message). */
+export interface ApplyFailure {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** The outcome of one apply step: undefined when it took effect. */
+export type ApplyOutcome = ApplyFailure | undefined;
+
+/**
+ * What turns a verified operation into an effect. Each method changes `host.state`
+ * (version, previous version) as its effect requires; the core persists and reports.
+ */
+export interface Applier {
+  /** A refusal decided before anything is verified (e.g. the agent refuses upgrades). */
+  refuseUpgrade(): ApplyOutcome;
+  /**
+   * Installs `upgrade` over `from` and switches to it; `bytes` are the downloaded, verified
+   * artifact (undefined when the host does not download). On success the core reports
+   * RESTARTING and restarts the agent.
+   */
+  applyUpgrade(
+    opId: string,
+    from: string,
+    upgrade: AcceptedUpgrade,
+    bytes?: Uint8Array,
+  ): Promise<ApplyOutcome>;
+  /** Switches back from `from` to `to` (the previous version); the core then restarts. */
+  applyRollback(opId: string, from: string, to: string): Promise<ApplyOutcome>;
+  /** Makes `version` permanent (the confirmed sequence is already raised in the state). */
+  applyConfirm(opId: string, version: string): Promise<void>;
+}
+
+/** What to fetch: the signed artifact of the accepted upgrade. */
+export type ArtifactRequest = AcceptedUpgrade["artifact"];
+
 /** What operation handling needs from its agent. */
 export interface OperationHost {
   readonly platform: string;
-  readonly behaviour: AgentBehaviour;
   readonly state: DurableState;
-  readonly runtime: AgentRuntime;
   /** Aborted when the agent stops. */
   readonly signal: AbortSignal;
+  readonly log: Logger;
+  /** The release pins and threshold this agent trusts, and the verifier that applies them. */
+  readonly trust: {
+    readonly verifier: ReleaseVerifier;
+    readonly pins: readonly string[];
+    readonly threshold: number;
+  };
+  /** Pause between the phases of an upgrade (0 in production). */
+  readonly stepMs: number;
+  readonly applier: Applier;
   /** An upgrade is in progress. */
   busy: boolean;
   /** A restart was decided and the agent has not started again yet. */
   readonly restarting: boolean;
+  /**
+   * Downloads `artifact` (at most its size); undefined when this host does not download
+   * and trusts the operation's size and sha256.
+   */
+  fetch(artifact: ArtifactRequest, signal: AbortSignal): Promise<DownloadResult> | undefined;
   /** Sends an ObservedState on the current stream, if any. */
   send(opId: string, report: ReportedState): void;
   /** Saves the durable state (coalesced; resolves once written). */
@@ -93,7 +145,7 @@ async function runOperation(host: OperationHost, op: Operation): Promise<void> {
     }
   } catch (error) {
     if (host.signal.aborted) return;
-    host.runtime.log.error({ err: error, opId: op.id }, "operation failed unexpectedly");
+    host.log.error({ err: error, opId: op.id }, "operation failed unexpectedly");
     await reporter(OperationPhase.FAILED, host.state.version, "internal", String(error));
   } finally {
     host.busy = false;
@@ -119,42 +171,34 @@ function makeReporter(host: OperationHost, opId: string): Reporter {
 
 async function step(host: OperationHost, report: Reporter, phase: OperationPhase, version: string) {
   await report(phase, version);
-  if (host.runtime.settings.stepMs > 0) await sleep(host.runtime.settings.stepMs, host.signal);
+  if (host.stepMs > 0) await sleep(host.stepMs, host.signal);
 }
 
 async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, report: Reporter) {
-  const { settings, verifier, artifacts } = host.runtime;
   const { REFUSED, FAILED, ACCEPTED, DOWNLOADING, VERIFYING, APPLYING, RESTARTING } =
     OperationPhase;
   const from = host.state.version;
-  if (host.behaviour.upgrade === "no-upgrade-cap") {
-    return report(REFUSED, from, "upgrade_unsupported", "this agent does not offer upgrade.v1");
-  }
-  if (host.behaviour.upgrade === "refuse") {
-    return report(REFUSED, from, "agent_refused", "this agent refuses upgrades (simulated)");
-  }
+  const refusal = host.applier.refuseUpgrade();
+  if (refusal !== undefined) return report(REFUSED, from, refusal.code, refusal.message);
   host.busy = true;
+  const { verifier, pins, threshold } = host.trust;
   const verdict = await verifier.check(op, {
     platform: host.platform,
     confirmedSequence: BigInt(host.state.confirmedSequence),
-    pins: settings.pins,
-    threshold: settings.threshold,
+    pins,
+    threshold,
     now: new Date(),
   });
   if (!verdict.ok) return report(REFUSED, from, verdict.code, verdict.message);
-  const { version, artifact } = verdict.upgrade;
+  const accepted = verdict.upgrade;
+  const { version, artifact } = accepted;
   await step(host, report, ACCEPTED, version);
   await step(host, report, DOWNLOADING, version);
-  if (settings.download) {
-    const authorization = downloadAuthorization(
-      artifact.url,
-      host.runtime.server,
-      host.state.nodeToken,
-    );
-    const fetched = await artifacts.get({ ...artifact, authorization }, host.signal);
-    if (!fetched.ok) {
-      return report(FAILED, from, fetched.code, fetched.message);
-    }
+  let bytes: Uint8Array | undefined;
+  const fetching = host.fetch(artifact, host.signal);
+  if (fetching !== undefined) {
+    const fetched = await fetching;
+    if (!fetched.ok) return report(FAILED, from, fetched.code, fetched.message);
     await step(host, report, VERIFYING, version);
     const got = fetched.artifact;
     if (got.bytes.byteLength !== artifact.size || got.sha256 !== artifact.sha256) {
@@ -165,19 +209,14 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
         `downloaded sha256 ${got.sha256}, expected ${artifact.sha256}`,
       );
     }
+    bytes = got.bytes;
   } else {
     await step(host, report, VERIFYING, version);
   }
   await step(host, report, APPLYING, version);
   host.countApplication(opId);
-  if (host.behaviour.upgrade === "fail" || settings.failVersions.has(version)) {
-    return report(FAILED, from, "apply_failed", `applying ${version} failed (simulated)`);
-  }
-  if (host.behaviour.upgrade !== "revert") {
-    host.state.previousVersion = from;
-    host.state.version = version;
-    host.state.configBroken = host.behaviour.upgrade === "config-fail";
-  }
+  const failure = await host.applier.applyUpgrade(opId, from, accepted, bytes);
+  if (failure !== undefined) return report(FAILED, from, failure.code, failure.message);
   await report(RESTARTING, version);
   host.restart("upgrade");
 }
@@ -203,9 +242,8 @@ async function rollback(host: OperationHost, opId: string, op: AgentRollback, re
   }
   await report(ACCEPTED, previous);
   host.countApplication(opId);
-  host.state.version = previous;
-  host.state.previousVersion = current;
-  host.state.configBroken = false;
+  const failure = await host.applier.applyRollback(opId, current, previous);
+  if (failure !== undefined) return report(FAILED, current, failure.code, failure.message);
   host.state.pendingReinstate = opId;
   await report(RESTARTING, previous);
   host.restart("rollback");
@@ -225,6 +263,7 @@ async function confirm(host: OperationHost, opId: string, op: AgentConfirm, repo
   if (op.sequence > BigInt(host.state.confirmedSequence)) {
     host.state.confirmedSequence = op.sequence.toString();
   }
+  await host.applier.applyConfirm(opId, current);
   await report(OperationPhase.CONFIRMED, current);
 }
 

@@ -1,10 +1,11 @@
 /**
- * What an agent keeps across restarts, and where: in memory (the default), or as one
- * JSON file per agent under `--state-dir`, so a restarted simulator process keeps each
- * agent's identity, token, versions, confirmed sequence and handled operations.
+ * What an Agent keeps across restarts, and where: in memory, or as one JSON file per node
+ * (the real Agent's install directory, the simulator's `--state-dir`), so a restarted
+ * process keeps its identity, node token, versions, confirmed sequence and handled
+ * operations. Files are replaced atomically and fsynced.
  */
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, open, readFile, rename } from "node:fs/promises";
+import { dirname, join } from "node:path";
 
 /** The last ObservedState an agent reported for an operation (re-sent on redelivery). */
 export interface ReportedState {
@@ -65,11 +66,40 @@ export function fileStateStore(dir: string): StateStore {
       made ??= mkdir(dir, { recursive: true });
       await made;
       const file = join(dir, `${safeName(state.nodeId)}.json`);
-      const temp = `${file}.${process.pid}.tmp`;
-      await writeFile(temp, `${JSON.stringify(state)}\n`, { mode: 0o600 });
-      await rename(temp, file);
+      await writeFileDurably(file, `${JSON.stringify(state)}\n`);
     },
   };
+}
+
+/**
+ * Replaces `file` with `text` so that a crash at any moment leaves either the old or the
+ * new content: a temporary file is written and fsynced, renamed over `file`, and the
+ * directory is fsynced so the rename itself survives a power loss. Mode 0600.
+ */
+export async function writeFileDurably(file: string, text: string | Uint8Array): Promise<void> {
+  const temp = `${file}.${process.pid}.tmp`;
+  const handle = await open(temp, "w", 0o600);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, file);
+  await syncDirectory(dirname(file));
+}
+
+/** Fsyncs a directory (its entries); ignored where the platform cannot. */
+export async function syncDirectory(dir: string): Promise<void> {
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(dir, "r");
+    await handle.sync();
+  } catch {
+    // Some file systems refuse fsync on a directory; the rename is still atomic there.
+  } finally {
+    await handle?.close();
+  }
 }
 
 function safeName(nodeId: string): string {

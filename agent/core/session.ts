@@ -4,14 +4,14 @@
  * status Control ended it with. Never rejects.
  */
 import * as grpc from "@grpc/grpc-js";
-import { grpcServiceDefinition } from "../control/shared/grpc-service.js";
+import { grpcServiceDefinition } from "../../control/shared/grpc-service.js";
 import {
   AgentControlService,
   type AgentMessage,
   type ControlMessage,
   type Operation,
   type Welcome,
-} from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
+} from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 
 /** The typed client of the Agent Control service. */
 export interface AgentControlClient extends grpc.Client {

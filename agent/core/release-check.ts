@@ -8,8 +8,8 @@ import {
   isReleaseError,
   type VerifiedRelease,
   verifyEnvelope,
-} from "../control/shared/release/index.js";
-import type { AgentUpgrade } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
+} from "../../control/shared/release/index.js";
+import type { AgentUpgrade } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 
 /** The refusal codes an agent reports in REFUSED. */
 export type RefusalCode =

@@ -11,7 +11,7 @@ import {
   HelloSchema,
   ObservedStateSchema,
   type Welcome,
-} from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
+} from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { ReportedState } from "./durable-state.js";
 
 /** The fields of a Hello, as plain values. */

@@ -6,7 +6,7 @@
  * The node token goes only to Control's own host (a downloads listener that requires it),
  * never to another host a manifest names.
  */
-import { sha256Hex } from "../control/shared/release/digest.js";
+import { sha256Hex } from "../../control/shared/release/digest.js";
 
 /** Why a download failed; the codes agents report in FAILED. */
 export type DownloadFailure = "download_failed" | "artifact_too_large";
