@@ -3,10 +3,13 @@
  * and its memory adapter (unit tests and the deterministic simulation), the row conversions
  * both share, and the admin API's SQL reads of campaigns.
  */
+export * from "./fleet-port.js";
+export * from "./memory/memory-fleet.js";
 export * from "./memory/memory-store.js";
 export type { OfferRelease } from "./offer-release.js";
 export * from "./port.js";
 export * from "./rows.js";
+export { createSqlFleetStore, START_LOCK_KEY, sqlFleetTransaction } from "./sql/fleet.js";
 export { WORKER_LEASE } from "./sql/lease.js";
 export * from "./sql/queries.js";
 export {

@@ -4,7 +4,8 @@
  */
 import { createHash } from "node:crypto";
 import { CAP_UPGRADE } from "./model.js";
-import type { BatchSpec, CampaignSpec } from "./spec.js";
+import { rampSizes } from "./ramp.js";
+import { type BatchSpec, type CampaignSpec, DEFAULT_POLICY } from "./spec.js";
 
 /** A node as the store knows it, before any campaign. */
 export interface Candidate {
@@ -66,7 +67,10 @@ export function isCanary(labels: Readonly<Record<string, string>>): boolean {
  * label pair present, pool among `pools` (when given), id among `nodeIds` (when given); not an
  * excluded id, and carrying none of the excluded label pairs. Enabled and ever-connected nodes only.
  */
-export function selects(spec: CampaignSpec, node: Candidate): boolean {
+export function selects(
+  spec: Pick<CampaignSpec, "selector" | "exclude">,
+  node: Candidate,
+): boolean {
   if (!node.enabled || !node.everConnected) return false;
   const { selector, exclude } = spec;
   for (const [k, v] of Object.entries(selector.labels)) if (node.labels[k] !== v) return false;
@@ -110,17 +114,46 @@ export function batchBounds(total: number, batches: readonly BatchSpec[]): numbe
 }
 
 /**
+ * The batches of a ramp for `total` nodes: one per step (`rampSizes`), each lasting the step,
+ * its percent the cumulative share rounded up (for display; never above 100).
+ */
+function rampBatches(
+  spec: CampaignSpec,
+  total: number,
+  firstBatchMaxPercent: number,
+): { specs: BatchSpec[]; bounds: number[] } {
+  const ramp = spec.ramp;
+  if (ramp === undefined) return { specs: [...spec.batches], bounds: [] };
+  const bounds: number[] = [];
+  const specs: BatchSpec[] = [];
+  let end = 0;
+  for (const size of rampSizes(total, ramp, firstBatchMaxPercent)) {
+    end += size;
+    bounds.push(end);
+    specs.push({ percent: Math.ceil((end * 100) / total), minDurationMs: ramp.stepMs });
+  }
+  return { specs, bounds };
+}
+
+/**
  * Plans a campaign over the candidates (the spec must be valid: {@link validateSpec}).
  * Unsupported and up-to-date nodes keep their place in the order and in their batch; they are
- * also listed apart because the engine settles them without an offer.
+ * also listed apart because the engine settles them without an offer. With a ramp, each step is
+ * a batch (`ramp.ts`); its first step holds at most `firstBatchMaxPercent` of the nodes.
  */
-export function planCampaign(spec: CampaignSpec, candidates: readonly Candidate[]): Plan {
+export function planCampaign(
+  spec: CampaignSpec,
+  candidates: readonly Candidate[],
+  firstBatchMaxPercent: number = DEFAULT_POLICY.firstBatchMaxPercent,
+): Plan {
   const ordered = canaryOrder(candidates.filter((c) => selects(spec, c)));
-  const bounds = batchBounds(ordered.length, spec.batches);
+  const ramped = spec.ramp === undefined ? undefined : rampBatches(spec, ordered.length, firstBatchMaxPercent);
+  const specs = ramped?.specs ?? spec.batches;
+  const bounds = ramped?.bounds ?? batchBounds(ordered.length, spec.batches);
   const batches: PlannedBatch[] = [];
   const nodes: PlannedNode[] = [];
   let start = 0;
-  spec.batches.forEach((b, index) => {
+  specs.forEach((b, index) => {
     const end = bounds[index] ?? start;
     const slice = ordered.slice(start, end);
     slice.forEach((c, i) => {

@@ -21,11 +21,10 @@ import {
   type CampaignStore,
   type CampaignTransaction,
   type LeaderLease,
-  type NodeRegistryRow,
   type NotificationListener,
   StaleLeaderError,
 } from "../port.js";
-import { MemoryTables } from "./memory-tables.js";
+import { type MemoryRegistryRow, MemoryTables } from "./memory-tables.js";
 import { MemoryTransaction } from "./memory-transaction.js";
 
 /** The error every call of a store in outage rejects with. */
@@ -58,7 +57,7 @@ export class MemoryCampaignStore implements CampaignStore {
   }
 
   /** Adds or replaces a node's registry row (its pool and labels ride along). */
-  putNode(row: NodeRegistryRow & { readonly pool: string }): void {
+  putNode(row: MemoryRegistryRow): void {
     this.tables.registry.set(row.id, { ...row, capabilities: [...row.capabilities] });
   }
 

@@ -70,6 +70,13 @@ export interface MemoryLease {
   expiresAt: number;
 }
 
+/** A registry row as stored: the port's, plus the pool, labels and confirmed sequence. */
+export type MemoryRegistryRow = NodeRegistryRow & {
+  pool: string;
+  labels?: Record<string, string>;
+  confirmed_sequence?: number;
+};
+
 /** Every table of the memory store. */
 export class MemoryTables {
   readonly campaigns = new Map<string, MemoryCampaign>();
@@ -79,7 +86,7 @@ export class MemoryTables {
   readonly configFailures: (ConfigFailureRow & { campaign_id: string })[] = [];
   readonly commands: MemoryCommand[] = [];
   readonly audits: (AuditRow & { time: Date })[] = [];
-  readonly registry = new Map<string, NodeRegistryRow & { pool: string }>();
+  readonly registry = new Map<string, MemoryRegistryRow>();
   readonly releases = new Map<string, OfferRelease>();
   readonly leases = new Map<string, MemoryLease>();
   private seq = 0;

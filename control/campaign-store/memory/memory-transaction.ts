@@ -33,6 +33,11 @@ export class MemoryTransaction implements CampaignTransaction {
     private readonly check: () => void,
   ) {}
 
+  /** Stages a write of another table of the same store, applied on commit with the others. */
+  stage(write: () => void): void {
+    this.writes.push(write);
+  }
+
   /** Applies the staged writes. */
   commit(): void {
     for (const w of this.writes) w();

@@ -1,0 +1,105 @@
+/**
+ * The fleet store port: what the fleet-level rules read and write beside campaigns — desired
+ * versions, rollout plans, the fleet as convergence sees it, and starting a campaign from the
+ * leader's worker — with a PostgreSQL adapter (`sql/fleet.ts`) and a memory adapter
+ * (`memory/memory-fleet.ts`) held to the same contract tests. A fleet transaction wraps a
+ * campaign transaction ({@link FleetTransaction.campaigns}), so a lease fence, a campaign
+ * insert and the fleet rows commit together.
+ */
+import type { CampaignPhase, DesiredVersion, NodeState, RolloutPlan } from "../campaign/index.js";
+import type { AuditRow, CampaignTransaction } from "./port.js";
+
+/** A node's registry row as the fleet rules read it. */
+export interface FleetRow {
+  readonly id: string;
+  readonly labels: Record<string, string>;
+  readonly pool: string;
+  readonly enabled: boolean;
+  /** It completed a Hello once. */
+  readonly everConnected: boolean;
+  readonly capabilities: string[];
+  /** "" when unknown. */
+  readonly agentVersion: string;
+  readonly confirmedSequence: number;
+  /** The sequence of the registered release it runs, when there is one. */
+  readonly runningSequence: number | undefined;
+  /** The registry says a stream of it is open (on the Control `heldBy`). */
+  readonly online: boolean;
+  readonly heldBy: string | null;
+  /** It is in an unfinished campaign that still counts it (see `busyNodes`). */
+  readonly busy: boolean;
+}
+
+/** A campaign as the fleet rules read it. */
+export interface CampaignSummary {
+  readonly id: string;
+  readonly createdBy: string;
+  readonly phase: CampaignPhase;
+  readonly createdAt: number;
+  readonly finishedAt: number | undefined;
+  /** Node ids per final failure state (failed, timed_out). */
+  readonly failedNodeIds: readonly string[];
+}
+
+/** A completed campaign whose target is not yet recorded as a desired version. */
+export interface CompletedCampaign {
+  readonly id: string;
+  readonly createdBy: string;
+  readonly finishedAt: number;
+}
+
+/** A stored plan with its row version (a write names the version it read). */
+export interface PlanRow {
+  readonly plan: RolloutPlan;
+  readonly version: number;
+}
+
+/** Thrown when a plan row changed since it was read. */
+export class PlanVersionConflict extends Error {
+  override readonly name = "PlanVersionConflict";
+}
+
+/** The reads and writes of one fleet transaction. */
+export interface FleetTransaction {
+  /** The campaign transaction it runs in (fence, campaign reads, `insertCampaign`). */
+  readonly campaigns: CampaignTransaction;
+  /** Serialises campaign starts (the admin API's and the worker's) until the transaction ends. */
+  lockStarts(): Promise<void>;
+  /** Every node of the registry, with its running sequence and whether it is busy. */
+  readFleet(): Promise<FleetRow[]>;
+  /** Every desired version, oldest first. */
+  readDesired(): Promise<DesiredVersion[]>;
+  /** Inserts or replaces the desired version with `d.id`. */
+  writeDesired(d: DesiredVersion): Promise<void>;
+  /** Deletes a desired version; false when there was none. */
+  deleteDesired(id: string): Promise<boolean>;
+  /** Completed, finished campaigns not yet recorded as a desired version, oldest finish first. */
+  completionsToRecord(): Promise<CompletedCampaign[]>;
+  /** Marks campaigns as recorded (a completed campaign is recorded once). */
+  markRecorded(campaignIds: readonly string[]): Promise<void>;
+  /** The campaigns whose `created_by` starts with `prefix`, oldest first. */
+  campaignsCreatedBy(prefix: string): Promise<CampaignSummary[]>;
+  /** The campaigns `ids` (unknown ids left out). */
+  campaignSummaries(ids: readonly string[]): Promise<CampaignSummary[]>;
+  /** Plans, newest first; only unended ones with `live`. */
+  readPlans(live: boolean): Promise<PlanRow[]>;
+  readPlan(id: string): Promise<PlanRow | undefined>;
+  /** Inserts a plan (version 1). */
+  insertPlan(plan: RolloutPlan, now: Date): Promise<void>;
+  /**
+   * Writes a plan read at `version` (bumping it).
+   * @throws PlanVersionConflict when the row is no longer at `version`.
+   */
+  writePlan(plan: RolloutPlan, version: number, now: Date): Promise<void>;
+  /** Inserts audit rows, in order. */
+  insertAudits(rows: readonly AuditRow[], now: Date): Promise<void>;
+}
+
+/** The fleet store. */
+export interface FleetStore {
+  /** Runs `work` in one transaction; rolls it back when `work` throws. */
+  transaction<T>(work: (tx: FleetTransaction) => Promise<T>): Promise<T>;
+}
+
+/** The node states that end a campaign node as a failure (convergence counts them). */
+export const FAILED_NODE_STATES: readonly NodeState[] = ["failed", "timed_out"];
