@@ -8,7 +8,6 @@ import { hostname } from "node:os";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { resolveOperatorToken } from "./admin/auth.js";
-import { Metrics } from "./admin/metrics.js";
 import { createNodeService } from "./admin/node-service.js";
 import { createReleaseService } from "./admin/release-service.js";
 import { type AdminServer, startAdminServer } from "./admin/server.js";
@@ -27,6 +26,7 @@ import { type Database, openDatabase } from "./db/database.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
 import { NodeStore } from "./db/node-store.js";
 import type { Logger } from "./log.js";
+import { agentMetrics, ControlMetrics, campaignMetrics, fleetGauges } from "./metrics/index.js";
 import { createArtifactChunks } from "./releases/artifact-chunks.js";
 import { type DownloadAuthenticator, downloadsRoute } from "./releases/downloads.js";
 import { type DownloadsServer, startDownloadsServer } from "./releases/downloads-server.js";
@@ -95,15 +95,20 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     // Other Controls may serve this database: a Hello records this one as the node's holder,
     // and only the nodes of Controls that are gone are marked offline (the sweep below).
     const nodes = new NodeStore(db.pool, { holder: instanceId });
+    const metrics = new ControlMetrics();
+    const agentCounters = agentMetrics(metrics);
+    fleetGauges(metrics, { pool: db.pool, log });
 
     const hub = new AgentHub({
       clock,
       store: nodes,
       log,
+      sent: agentCounters.sent,
       offlineAfterMs: config.timeouts.offlineAfterSeconds * 1000,
       flushIntervalMs: Math.min(5000, config.timeouts.heartbeatSeconds * 1000),
     });
     cleanup.push(() => hub.stop());
+    hub.subscribe(agentCounters.onEvent);
     const instances = new ControlInstances({
       pool: db.pool,
       instanceId,
@@ -116,7 +121,6 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     await instances.start();
     cleanup.push(() => instances.stop());
 
-    const metrics = new Metrics();
     // limits.maxStreams and the connection cap under it: see control/agents/stream-budget.ts.
     const budget = currentStreamBudget(config.limits.maxStreams);
     const { warning, ...budgetFacts } = budget;
@@ -124,12 +128,6 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     if (warning) log.warn({ ...budgetFacts }, warning);
     const streams = new Slots(budget.maxStreams);
     const handshakes = new Slots(config.limits.maxConcurrentHandshakes);
-    const refusals = metrics.counter(
-      "agent_control_streams_refused_total",
-      "Agent streams refused with RESOURCE_EXHAUSTED before any other work, by the limit that was full.",
-    );
-    refusals.inc({ reason: "max_streams" }, 0);
-    refusals.inc({ reason: "max_handshakes" }, 0);
     const drops = metrics.counter(
       "agent_control_agent_connections_dropped_total",
       "TCP connections to the agent listener closed at accept: the connection limit was reached.",
@@ -157,7 +155,8 @@ export async function startControl(options: StartControlOptions): Promise<Contro
         messagesPerSecond: config.limits.agentMessagesPerSecond,
         handshakes,
         streams,
-        refused: (reason) => refusals.inc({ reason }),
+        refused: agentCounters.refused,
+        handshaken: agentCounters.handshake,
       },
     });
     cleanup.push(() => agentServer.drain(config.limits.shutdownGraceSeconds * 1000));
@@ -174,7 +173,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     });
     metrics.gauge("agent_control_streams", "Agent streams open on this Control.", () => hub.size);
     metrics.gauge(
-      "agent_control_handshakes",
+      "agent_control_handshakes_in_flight",
       "Agent streams between connect and Welcome.",
       () => handshakes.held,
     );
@@ -198,17 +197,10 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       "TCP connections the agent listener holds at once (derived from limits.maxStreams and the open-file limit).",
       () => budget.maxConnections,
     );
-    metrics.gauge("process_resident_memory_bytes", "Resident set size.", () =>
-      process.memoryUsage.rss(),
-    );
-    metrics.gauge(
-      "nodejs_heap_used_bytes",
-      "V8 heap in use.",
-      () => process.memoryUsage().heapUsed,
-    );
     const downloadsTotal = metrics.counter(
       "agent_control_downloads_total",
       "Artifact download requests answered, by HTTP status.",
+      ["status"],
     );
     const authenticateDownload: DownloadAuthenticator = (authorization, peerCertificate) =>
       authenticateStream(authorization, { em: () => db.em(), nodes, clock }, peerCertificate);
@@ -221,7 +213,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       onAnswer: (status) => downloadsTotal.inc({ status: String(status) }),
     });
     metrics.gauge(
-      "agent_control_downloads_active",
+      "agent_control_downloads_in_flight",
       "Artifact downloads being served now.",
       downloads.active,
     );
@@ -248,6 +240,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       config,
       instanceId,
       publicUrl: () => publicUrl,
+      observer: campaignMetrics(metrics),
     });
     // ── end campaign engine ──
     const adminServer: AdminServer = await startAdminServer({

@@ -11,6 +11,7 @@ import { createCampaignService } from "./admin/campaign-service.js";
 import type { Policy } from "./campaign/index.js";
 import { busyNodes, createSqlCampaignStore } from "./campaign-store/index.js";
 import type { WorkerGateway } from "./campaign-worker/facts.js";
+import type { WorkerObserver } from "./campaign-worker/observer.js";
 import { type CampaignWorker, createCampaignWorker } from "./campaign-worker/worker.js";
 import type { Clock } from "./clock.js";
 import type { ControlConfig } from "./config.js";
@@ -38,6 +39,8 @@ export interface CampaignEngineOptions {
   /** This process's unique id (the lease holder). */
   readonly instanceId: string;
   readonly publicUrl: () => string;
+  /** Told of the worker's decisions and leadership (Control's metrics). */
+  readonly observer?: WorkerObserver;
 }
 
 /** The campaign engine of one Control. */
@@ -64,6 +67,7 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
     intervalMs: o.config.worker.intervalMs,
     publicUrl: o.publicUrl,
     offlineAfterMs: o.config.timeouts.offlineAfterSeconds * 1000,
+    ...(o.observer ? { observer: o.observer } : {}),
   });
   const controller = new AbortController();
   let running: Promise<void> | undefined;

@@ -22,6 +22,7 @@ import type { UniversalServerRequest, UniversalServerResponse } from "@connectrp
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ControlError, toConnectError } from "../errors.js";
 import type { Logger } from "../log.js";
+import type { ControlMetrics } from "../metrics/index.js";
 import type { HttpRoute } from "../shared/http-route.js";
 import type { ListenAddress } from "../shared/listen-address.js";
 import { nulTextPath } from "../shared/nul-text.js";
@@ -37,7 +38,6 @@ import {
   lingerOnUnreadClose,
   trackHandedConnections,
 } from "./listener-limits.js";
-import type { Metrics } from "./metrics.js";
 import { type BodyLimits, guardRequests, withBodyLimits } from "./request-guard.js";
 
 /** Limits of the admin listener: its connections, and the request bodies it reads. */
@@ -48,7 +48,7 @@ export interface AdminServerOptions {
   readonly address: ListenAddress;
   readonly tokens: readonly TokenEntry[];
   readonly routes: (router: ConnectRouter) => void;
-  readonly metrics: Metrics;
+  readonly metrics: ControlMetrics;
   /** True when Control can serve (database reachable, servers up). */
   readonly ready: () => Promise<boolean>;
   readonly extraRoutes?: readonly HttpRoute[];
@@ -72,6 +72,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   const refusedRequests = metrics.counter(
     "agent_control_admin_requests_refused_total",
     "Admin requests refused before their body was read, by reason.",
+    ["reason"],
   );
   const refusedConnections = metrics.counter(
     "agent_control_admin_connections_refused_total",
@@ -126,8 +127,9 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
         return text(res, ready ? 200 : 503, ready ? "ready\n" : "not ready\n");
       }
       if (path === "/metrics") {
-        res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
-        res.end(options.metrics.render());
+        const body = await metrics.render();
+        res.writeHead(200, { "content-type": metrics.contentType });
+        res.end(body);
         return;
       }
       for (const route of options.extraRoutes ?? []) {

@@ -45,6 +45,8 @@ export interface AgentHubOptions {
    * one row write per node per minute instead of one per heartbeat.
    */
   readonly sightingWriteIntervalMs?: number;
+  /** Told of every operation queued on a stream (for `/metrics`). */
+  readonly sent?: (operation: EncodedOperation) => void;
 }
 
 /** Live sessions, liveness, and the gateway operations go through. */
@@ -131,7 +133,9 @@ export class AgentHub implements AgentGateway {
   }
 
   send(nodeId: string, operation: EncodedOperation): boolean {
-    return this.sessions.get(nodeId)?.send(operation) ?? false;
+    const queued = this.sessions.get(nodeId)?.send(operation) ?? false;
+    if (queued) this.options.sent?.(operation);
+    return queued;
   }
 
   connected(nodeId: string): ConnectedNode | undefined {

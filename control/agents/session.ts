@@ -19,7 +19,7 @@ import {
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { Clock } from "../clock.js";
 import type { NodeHello, NodeStore } from "../db/node-store.js";
-import { ControlError, toGrpcStatus } from "../errors.js";
+import { ControlError, type ErrorCode, toGrpcStatus } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { StreamIdentity } from "./authenticate.js";
 import { enrollWithJoinToken } from "./enrollment.js";
@@ -68,7 +68,15 @@ export interface SessionDeps {
   readonly streams: { tryAcquire(): boolean; release(): void };
   /** Told of every stream refused for a limit (for `/metrics`). */
   readonly refused: (reason: StreamRefusal) => void;
+  /** Told how each handshake ended (for `/metrics`): see {@link HandshakeResult}. */
+  readonly handshaken?: (result: HandshakeResult) => void;
 }
+
+/**
+ * How a handshake ended: `welcomed`, `abandoned` (the stream ended before the Welcome), or
+ * the code of the error that ended the stream (`unauthenticated`, `invalid_argument`, …).
+ */
+export type HandshakeResult = "welcomed" | "abandoned" | ErrorCode;
 
 /** Why a stream was refused before its handshake: which limit was full. */
 export type StreamRefusal = "max_streams" | "max_handshakes";
@@ -125,7 +133,14 @@ class AgentSession implements HubSession {
     this.call.on("end", () => this.close(status.OK, "agent closed the stream"));
     this.call.on("cancelled", () => this.ended("stream cancelled by the agent"));
     this.call.on("close", () => this.ended("stream closed"));
-    this.handshake().catch((error: unknown) => this.fail(error));
+    this.handshake().then(
+      () => this.deps.handshaken?.(this.stage === "live" ? "welcomed" : "abandoned"),
+      (error: unknown) => {
+        const code = error instanceof ControlError ? error.code : "internal";
+        this.deps.handshaken?.(this.stage === "closed" ? "abandoned" : code);
+        this.fail(error);
+      },
+    );
   }
 
   send(operation: EncodedOperation): boolean {

@@ -35,9 +35,11 @@ import { type DecisionOutcome, runDecision } from "./decision.js";
 import { Delivery } from "./delivery.js";
 import { DueQueue } from "./due-queue.js";
 import type { WorkerGateway } from "./facts.js";
+import { FleetLoop, type FleetOptions } from "./fleet-loop.js";
 import { EventIntake } from "./intake.js";
 import { Leadership } from "./leadership.js";
 import { notificationListener } from "./notifications.js";
+import type { DecisionResult, WorkerObserver } from "./observer.js";
 import { nap, Waker } from "./waker.js";
 import { WorkingCopies } from "./working-copy.js";
 
@@ -64,6 +66,10 @@ export interface CampaignWorkerOptions {
   readonly debounceMs?: number;
   /** Re-send an unacknowledged operation this long after its last send (default 30 s). */
   readonly resendAfterMs?: number;
+  /** Desired versions and rollout plans (the leader's fleet passes); without it, none run. */
+  readonly fleet?: FleetOptions;
+  /** Told of each decision and of leadership (Control's metrics); default: nobody. */
+  readonly observer?: WorkerObserver;
 }
 
 /** A campaign worker; see {@link createCampaignWorker}. */
@@ -129,6 +135,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     },
     connected: (nodeId, node) => {
       lastHeard.delete(nodeId);
+      fleet?.nudge(o.clock.now().getTime());
       copies.noteHello(node);
       delivery.noteConnected(nodeId);
       wake();
@@ -201,6 +208,19 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     },
   };
 
+  const fleet =
+    o.fleet === undefined
+      ? undefined
+      : new FleetLoop({
+          options: o.fleet,
+          lease: leadership.lease,
+          gateway: o.gateway,
+          clock: o.clock,
+          log,
+          self: o.holder,
+          release: deps.release,
+        });
+
   const untrack = (campaignId: string) => {
     tracked.delete(campaignId);
     due.forget(campaignId);
@@ -218,6 +238,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const record = (campaignId: string, out: DecisionOutcome) => {
     if (!out.live || out.finished) {
       untrack(campaignId);
+      if (out.finished) fleet?.nudge(o.clock.now().getTime());
     } else {
       if (!tracked.has(campaignId)) {
         tracked.add(campaignId);
@@ -262,8 +283,12 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
 
   /** Decides one campaign; returns false when the lease was lost. */
   const decideOne = async (campaignId: string): Promise<boolean> => {
+    const began = performance.now();
+    const observe = (result: DecisionResult, out?: DecisionOutcome) =>
+      o.observer?.decided(result, (performance.now() - began) / 1000, out?.decision?.events ?? []);
     try {
       const out = await runDecision(deps, campaignId);
+      observe("committed", out);
       record(campaignId, out);
       await send(out.outgoing);
       if (out.undeliverable > 0) due.markDue(campaignId);
@@ -271,13 +296,16 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       return true;
     } catch (error) {
       if (error instanceof StaleLeaderError) {
+        observe("not_leader");
         log.warn({ campaignId, err: error.message }, "decision refused: not the leader");
         return false;
       }
       if (error instanceof CampaignVersionConflict) {
+        observe("conflict");
         due.markDue(campaignId);
         return true;
       }
+      observe("failed");
       log.error({ campaignId, err: error }, "campaign decision failed; retrying later");
       due.wakeAtTime(campaignId, o.clock.now().getTime() + o.intervalMs);
       return true;
@@ -296,7 +324,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     for (const id of await due.take(now, () => o.store.liveCampaignIds())) {
       if (!(await decideOne(id))) return false;
     }
-    return true;
+    return (await fleet?.run(now, (id) => due.markDue(id))) ?? true;
   };
 
   const step = async (): Promise<{ next: number; busy: boolean }> => {
@@ -307,6 +335,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       if (change !== "none") {
         forgetAll();
         nextPeriodic = 0;
+        fleet?.reset();
       }
       if (leadership.leading) {
         if (!(await pass(now))) {
@@ -320,12 +349,14 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       log.error({ err: error }, "campaign worker pass failed");
       failed = true;
     }
+    o.observer?.leading(leadership.leading);
     // Leader or not: the nodes connected here get their operations.
     await timed("deliver", 0, () => delivery.step());
     if (failed) return { next: now + Math.min(1000, o.intervalMs), busy: false };
     let next = Math.min(leadership.nextTick, delivery.nextDue);
     if (leadership.leading) {
       next = Math.min(next, nextPeriodic, due.nextWake() ?? Number.POSITIVE_INFINITY);
+      if (fleet !== undefined) next = Math.min(next, fleet.nextAt);
     }
     return { next, busy: (leadership.leading && due.hasDue) || delivery.pending };
   };

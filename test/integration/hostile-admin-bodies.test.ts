@@ -44,7 +44,7 @@ async function memory(adminUrl: string): Promise<Memory> {
         .find((l) => l.startsWith(`${name} `))
         ?.split(" ")[1],
     );
-  return { rss: read("process_resident_memory_bytes"), heap: read("nodejs_heap_used_bytes") };
+  return { rss: read("process_resident_memory_bytes"), heap: read("nodejs_heap_size_used_bytes") };
 }
 
 /** The least of a few readings: RSS and heap move a little on their own. */

@@ -158,7 +158,7 @@ function drainSlowly(response: IncomingMessage): Promise<{ bytes: number; sha256
 
 async function activeDownloads(tc: TestControl): Promise<number> {
   const text = await (await fetch(`${tc.adminUrl}/metrics`)).text();
-  const match = /^agent_control_downloads_active (\d+)/m.exec(text);
+  const match = /^agent_control_downloads_in_flight (\d+)/m.exec(text);
   return Number(match?.[1] ?? Number.NaN);
 }
 

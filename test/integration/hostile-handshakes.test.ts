@@ -20,7 +20,7 @@ describe("concurrent handshakes are limited", () => {
 
   const handshakes = async () => {
     const text = await (await fetch(`${tc.adminUrl}/metrics`)).text();
-    return Number(/^agent_control_handshakes (\d+)/m.exec(text)?.[1] ?? Number.NaN);
+    return Number(/^agent_control_handshakes_in_flight (\d+)/m.exec(text)?.[1] ?? Number.NaN);
   };
 
   it("refuses the excess with RESOURCE_EXHAUSTED, and a storm of agents backing off all get in", async () => {

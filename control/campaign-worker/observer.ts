@@ -1,0 +1,21 @@
+/**
+ * What the campaign worker tells an observer (Control's metrics): how each decision ended and
+ * how long it took, the campaign events it committed, and whether this process leads. The
+ * worker calls it synchronously; an observer must not throw or block.
+ */
+import type { CampaignEvent } from "../campaign/index.js";
+
+/**
+ * How one decision ended: `committed` (written, or nothing to write), `conflict` (another
+ * writer changed the campaign first; decided again), `not_leader` (the lease was lost; nothing
+ * written) or `failed` (an error; retried after an interval).
+ */
+export type DecisionResult = "committed" | "conflict" | "not_leader" | "failed";
+
+/** Told of the worker's decisions and leadership; see the file's TSDoc. */
+export interface WorkerObserver {
+  /** A decision ended with `result` after `seconds`; `events` are those it committed. */
+  decided(result: DecisionResult, seconds: number, events: readonly CampaignEvent[]): void;
+  /** Whether this process leads, after each turn of the loop. */
+  leading(leading: boolean): void;
+}

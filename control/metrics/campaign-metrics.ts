@@ -1,0 +1,78 @@
+/**
+ * The campaign worker's metrics, fed by its {@link WorkerObserver}: decisions by result and
+ * their duration, breaches, rollbacks, campaigns finished, and whether this Control leads.
+ * The pure engine knows nothing of them: they are read off the events a decision committed.
+ */
+
+import { Gauge, Histogram } from "prom-client";
+import type { CampaignEvent } from "../campaign/index.js";
+import type { WorkerObserver } from "../campaign-worker/observer.js";
+import type { ControlMetrics } from "./registry.js";
+
+/** Decision durations: a few milliseconds for a small campaign, seconds at 100,000 nodes. */
+const DECISION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Declares the worker's metrics in `metrics` and returns the observer that feeds them. */
+export function campaignMetrics(metrics: ControlMetrics): WorkerObserver {
+  const registers = [metrics.registry];
+  const decisions = metrics.counter(
+    "agent_control_campaign_decisions_total",
+    "Campaign decisions by result: committed, conflict (decided again), not_leader (lease lost), failed (retried).",
+    ["result"],
+    [{ result: "committed" }, { result: "failed" }],
+  );
+  const duration = new Histogram({
+    name: "agent_control_campaign_decision_duration_seconds",
+    help: "Time one campaign decision took: reading, deciding and the committed write.",
+    buckets: DECISION_BUCKETS,
+    registers,
+  });
+  const breaches = metrics.counter(
+    "agent_control_campaign_breaches_total",
+    "Batches whose failures reached the campaign's threshold.",
+  );
+  const rollbacks = metrics.counter(
+    "agent_control_campaign_rollbacks_total",
+    "Rollbacks started, by cause: breach or abort.",
+    ["cause"],
+    [{ cause: "breach" }, { cause: "abort" }],
+  );
+  const finished = metrics.counter(
+    "agent_control_campaigns_finished_total",
+    "Campaigns that finished, by final phase.",
+    ["phase"],
+    [{ phase: "completed" }, { phase: "rolled_back" }, { phase: "aborted" }, { phase: "failed" }],
+  );
+  const leader = new Gauge({
+    name: "agent_control_is_leader",
+    help: "1 while this Control holds the campaign leader lease (decides campaigns), else 0.",
+    registers,
+  });
+  leader.set(0);
+  const count = (event: CampaignEvent) => {
+    switch (event.kind) {
+      case "breached":
+        breaches.inc();
+        return;
+      case "rollback_started":
+        rollbacks.inc({ cause: event.cause });
+        return;
+      case "finished":
+        finished.inc({ phase: event.phase });
+        return;
+      default:
+        // Phase changes, batches and commands are the audit log's; no counter needs them.
+        return;
+    }
+  };
+  return {
+    decided(result, seconds, events) {
+      decisions.inc({ result });
+      duration.observe(seconds);
+      for (const event of events) count(event);
+    },
+    leading(leading) {
+      leader.set(leading ? 1 : 0);
+    },
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * Gauges read from the database at scrape time: the nodes of the registry by online and
+ * enabled, and each unfinished campaign's phase, current batch, last change and nodes by
+ * state. Two grouped queries per scrape, whatever the fleet's size (no query per node or per
+ * campaign), shared by every gauge of one scrape; a failed query leaves its gauges empty for
+ * that scrape and counts in `agent_control_metrics_query_failures_total`.
+ *
+ * These describe the whole fleet, not this Control: every Control of one database exports
+ * the same values, so dashboards and alerts aggregate them with `max`, never `sum`.
+ */
+import type pg from "pg";
+import { Gauge } from "prom-client";
+import type { Logger } from "../log.js";
+import type { ControlMetrics } from "./registry.js";
+
+/** One row of {@link CAMPAIGNS_SQL}: a live campaign and the count of its nodes in one state. */
+interface CampaignRow {
+  readonly id: string;
+  readonly phase: string;
+  readonly current_batch: number;
+  readonly changed: number;
+  /** Null for a campaign without node rows. */
+  readonly state: string | null;
+  readonly nodes: number;
+}
+
+interface NodesRow {
+  readonly online: boolean;
+  readonly enabled: boolean;
+  readonly nodes: number;
+}
+
+/** Unfinished campaigns only (a partial index holds them), grouped by node state. */
+const CAMPAIGNS_SQL = `
+  select c.id, c.phase, c.current_batch, extract(epoch from c.updated_at)::float8 as changed,
+         n.state, count(n.node_id)::int as nodes
+    from campaigns c left join campaign_nodes n on n.campaign_id = c.id
+   where c.finished_at is null
+   group by c.id, n.state`;
+
+const NODES_SQL = "select online, enabled, count(*)::int as nodes from nodes group by 1, 2";
+
+/** Options of {@link fleetGauges}. */
+export interface FleetGaugesOptions {
+  readonly pool: pg.Pool;
+  readonly log: Logger;
+}
+
+/** Declares the database-backed gauges in `metrics`. */
+export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): void {
+  const registers = [metrics.registry];
+  const failures = metrics.counter(
+    "agent_control_metrics_query_failures_total",
+    "Scrapes whose database query for the fleet gauges failed (those gauges were left out).",
+    ["query"],
+    [{ query: "campaigns" }, { query: "nodes" }],
+  );
+  const campaigns = shared(async () => {
+    try {
+      return (await o.pool.query<CampaignRow>(CAMPAIGNS_SQL)).rows;
+    } catch (error) {
+      failures.inc({ query: "campaigns" });
+      o.log.warn({ err: (error as Error).message }, "metrics: could not read the campaigns");
+      return [];
+    }
+  });
+  const nodes = shared(async () => {
+    try {
+      return (await o.pool.query<NodesRow>(NODES_SQL)).rows;
+    } catch (error) {
+      failures.inc({ query: "nodes" });
+      o.log.warn({ err: (error as Error).message }, "metrics: could not read the nodes");
+      return [];
+    }
+  });
+
+  new Gauge({
+    name: "agent_control_nodes",
+    help: "Nodes in the registry, by online (a stream on some Control) and enabled. The same on every Control.",
+    labelNames: ["online", "enabled"],
+    registers,
+    async collect() {
+      const rows = await nodes();
+      this.reset();
+      for (const online of ["true", "false"]) {
+        for (const enabled of ["true", "false"]) this.set({ online, enabled }, 0);
+      }
+      for (const r of rows) {
+        this.set({ online: String(r.online), enabled: String(r.enabled) }, r.nodes);
+      }
+    },
+  });
+  new Gauge({
+    name: "agent_control_campaign_phase",
+    help: "1 for the phase each unfinished campaign is in (running, paused, rolling_back, …).",
+    labelNames: ["campaign", "phase"],
+    registers,
+    async collect() {
+      const rows = await campaigns();
+      this.reset();
+      for (const r of rows) this.set({ campaign: r.id, phase: r.phase }, 1);
+    },
+  });
+  new Gauge({
+    name: "agent_control_campaign_current_batch",
+    help: "The index (from 0) of the batch each unfinished campaign is on.",
+    labelNames: ["campaign"],
+    registers,
+    async collect() {
+      const rows = await campaigns();
+      this.reset();
+      for (const r of rows) this.set({ campaign: r.id }, r.current_batch);
+    },
+  });
+  new Gauge({
+    name: "agent_control_campaign_last_change_timestamp_seconds",
+    help: "When each unfinished campaign's decision last wrote a change (a node's state, a batch, a phase, a command), in Unix seconds.",
+    labelNames: ["campaign"],
+    registers,
+    async collect() {
+      const rows = await campaigns();
+      this.reset();
+      for (const r of rows) this.set({ campaign: r.id }, r.changed);
+    },
+  });
+  new Gauge({
+    name: "agent_control_campaign_nodes",
+    help: "The nodes of each unfinished campaign, by node state (waiting, offered, applying, …, succeeded, failed).",
+    labelNames: ["campaign", "state"],
+    registers,
+    async collect() {
+      const rows = await campaigns();
+      this.reset();
+      for (const r of rows)
+        if (r.state !== null) this.set({ campaign: r.id, state: r.state }, r.nodes);
+    },
+  });
+}
+
+/**
+ * `load` shared by every caller while a call is in flight: the gauges of one scrape are
+ * collected together and so read the database once.
+ */
+function shared<T>(load: () => Promise<T>): () => Promise<T> {
+  let inFlight: Promise<T> | undefined;
+  return () => {
+    inFlight ??= load().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
+}

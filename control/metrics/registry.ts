@@ -1,0 +1,81 @@
+/**
+ * The Prometheus registry of one Control: prom-client's default process and Node.js
+ * collectors, `agent_control_build_info`, and the counters and gauges the rest of Control
+ * declares through {@link ControlMetrics.counter} and {@link ControlMetrics.gauge}.
+ *
+ * Each Control owns a registry of its own (never prom-client's global one), so several
+ * Controls in one process (the tests, the simulation) count apart and never collide.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { buildInfo } from "./build-info.js";
+
+/** Label values of one series. */
+export type Labels = Readonly<Record<string, string>>;
+
+/** A counter whose series are chosen by labels declared up front. */
+export interface CounterHandle {
+  /** Adds `by` (default 1) to the series of `labels` (default: the unlabelled one). */
+  inc(labels?: Labels, by?: number): void;
+}
+
+/** Every series of one Control, rendered on each scrape of `/metrics`. */
+export class ControlMetrics {
+  /** The prom-client registry: for metrics of a kind `counter` and `gauge` do not cover. */
+  readonly registry = new Registry();
+
+  /** Registers the default collectors and `agent_control_build_info`. */
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    const info = buildInfo();
+    new Gauge({
+      name: "agent_control_build_info",
+      help: "Always 1; the labels say which Control build and Node.js runtime serve.",
+      labelNames: ["version", "node_version"],
+      registers: [this.registry],
+    }).set({ version: info.version, node_version: info.nodeVersion }, 1);
+  }
+
+  /**
+   * Declares a counter (`name` ends in `_total`); series of `labelNames` appear once
+   * incremented, and those of `preset` start at 0 so a rate over them exists from the start.
+   */
+  counter(
+    name: string,
+    help: string,
+    labelNames: readonly string[] = [],
+    preset: readonly Labels[] = [],
+  ): CounterHandle {
+    const counter = new Counter({
+      name,
+      help,
+      labelNames: [...labelNames],
+      registers: [this.registry],
+    });
+    for (const labels of preset) counter.inc(labels, 0);
+    return {
+      inc: (labels, by = 1) => (labels ? counter.inc(labels, by) : counter.inc(by)),
+    };
+  }
+
+  /** Declares an unlabelled gauge whose value is read from `read` at each scrape. */
+  gauge(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  }
+
+  /** The content type of {@link ControlMetrics.render}'s text. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The Prometheus text exposition of every series, collected now. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
