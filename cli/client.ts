@@ -12,11 +12,12 @@ import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { checkToken, parseServerUrl } from "./args.js";
+import { DEFAULT_DATA_DIR, findLocalDataDir } from "./local-control.js";
 
 /** The server agentctl talks to when neither `--server` nor `AGENTCTL_SERVER` is set. */
 export const DEFAULT_SERVER = "http://127.0.0.1:7080";
 /** The data directory when neither `--data-dir` nor `AGENT_CONTROL_DATA_DIR` is set. */
-export const DEFAULT_DATA_DIR = ".data";
+export { DEFAULT_DATA_DIR } from "./local-control.js";
 
 /** Where agentctl connects and with which credential, and where each came from. */
 export interface Connection {
@@ -35,19 +36,26 @@ export interface ConnectionInputs {
   readonly dataDir?: string | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly readToken?: (path: string) => string | undefined;
+  /** The data directory of the Control serving a local `server` (default: {@link findLocalDataDir}). */
+  readonly findDataDir?: (server: string) => string;
 }
 
 /**
  * Chooses server and token: flag, then environment, then default. The admin-token file
  * under the data directory is read only when the server is on this machine (127.0.0.1,
- * localhost or ::1), so a local operator token never travels to another host.
+ * localhost or ::1), so a local operator token never travels to another host. Without
+ * `--data-dir` or `AGENT_CONTROL_DATA_DIR`, the data directory of a local server is the one
+ * whose running Control noted that server's port ({@link findLocalDataDir}), else `.data`.
  */
 export function resolveConnection(inputs: ConnectionInputs): Connection {
   const server =
     inputs.server !== undefined
       ? parseServerUrl(inputs.server, "--server")
       : parseServerUrl(inputs.env.AGENTCTL_SERVER || DEFAULT_SERVER, "AGENTCTL_SERVER");
-  const dataDir = inputs.dataDir ?? inputs.env.AGENT_CONTROL_DATA_DIR ?? DEFAULT_DATA_DIR;
+  const dataDir =
+    inputs.dataDir ??
+    inputs.env.AGENT_CONTROL_DATA_DIR ??
+    (isLocalServer(server) ? (inputs.findDataDir ?? findLocalDataDir)(server) : DEFAULT_DATA_DIR);
   const base = { server, dataDir };
   if (inputs.token !== undefined && inputs.token !== "") {
     return { ...base, token: checkToken(inputs.token, "--token"), tokenSource: "flag" };

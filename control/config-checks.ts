@@ -11,6 +11,7 @@ import {
   readAdminTokensFile,
 } from "./admin-token-list.js";
 import type { ConfigInput, ConfiguredAdminToken } from "./config-reader.js";
+import { postgresUserAccessProblem } from "./db/postgres-user-access.js";
 import { HEADER_TOKEN_RULE, isHeaderToken } from "./shared/header-token.js";
 import { parsePin } from "./shared/release/keys.js";
 import { unusableDirectory } from "./shared/usable-directory.js";
@@ -93,9 +94,14 @@ export function checkReleasePins(
   }
 }
 
-/** The data directory must be one Control can use or create (the database and secrets live there). */
-export function checkDataDir(dataDir: string, problems: string[]): void {
-  const problem = unusableDirectory(dataDir);
+/**
+ * The data directory must be one Control can use or create (the database and secrets live
+ * there) and, when it holds the embedded PostgreSQL (`embedded`) of a Control run as root,
+ * one whose cluster and binaries the server's `postgres` user can reach.
+ */
+export function checkDataDir(dataDir: string, embedded: boolean, problems: string[]): void {
+  const problem =
+    unusableDirectory(dataDir) ?? (embedded ? postgresUserAccessProblem(dataDir) : undefined);
   if (problem !== undefined) problems.push(`dataDir: ${JSON.stringify(dataDir)} ${problem}`);
 }
 

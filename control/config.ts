@@ -272,7 +272,7 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
   };
   checkDownloads(config, downloads, problems);
   checkReleasePins(config.release, problems);
-  checkDataDir(config.dataDir, problems);
+  checkDataDir(config.dataDir, !config.databaseUrl, problems);
   return config;
 }
 

@@ -14,6 +14,7 @@ import { startControl } from "./app.js";
 import { parseWorkers, runPrimary } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./log.js";
+import { writeAdminEndpoint } from "./shared/local-endpoint.js";
 
 const USAGE = `Usage: npm start [-- --config FILE] [--workers N]
 
@@ -63,21 +64,26 @@ async function main(): Promise<number> {
   }
   const log = createLogger({ level: config.log.level });
   if (workers !== undefined && cluster.isPrimary) {
-    process.stdout.write(`Agent Control runs ${workers} worker(s) (primary pid ${process.pid})\n`);
-    await runPrimary({
-      config,
-      workers,
-      log,
-      say: (line) => process.stdout.write(`control: ${line}\n`),
-    });
+    // stdout carries JSON log lines only, so a log shipper never meets a plain line.
+    log.info({ workers }, `Agent Control runs ${workers} worker(s)`);
+    await runPrimary({ config, workers, log, say: (line) => log.info(line) });
     log.info("stopped");
     log.flush();
     return 0;
   }
   const control = await startControl({ config, log });
-  process.stdout.write(
-    `Agent Control is serving agents on :${control.agentPort} and the admin API on ${control.adminUrl}\n` +
-      `operator token: ${control.operatorTokenPath}\n`,
+  // agentctl on this machine finds this Control's data directory (and so its operator
+  // token) by the admin port it is asked to reach.
+  await writeAdminEndpoint(config.dataDir, { url: control.adminUrl, pid: process.pid }).catch(
+    (error: unknown) => log.warn({ err: error }, "could not note the admin URL in the data dir"),
+  );
+  log.info(
+    {
+      agentPort: control.agentPort,
+      adminUrl: control.adminUrl,
+      ...(config.adminToken ? {} : { operatorTokenFile: control.operatorTokenPath }),
+    },
+    `Agent Control is serving agents on :${control.agentPort} and the admin API on ${control.adminUrl}`,
   );
   await new Promise<void>((resolve) => {
     let stopping = false;

@@ -24,10 +24,12 @@ export interface RunAgentctlOptions {
   readonly inherit?: boolean;
   /** Kills the run (SIGTERM) once it has taken this long. */
   readonly timeoutMs?: number;
+  /** The directory it runs in (default: the repository root). */
+  readonly cwd?: string;
 }
 
 /**
- * Runs `agentctl args…` from the repository root with stdin closed. Resolves with the exit
+ * Runs `agentctl args…` from the repository root (or `cwd`) with stdin closed. Resolves with the exit
  * code (1 when the child died of a signal, a timeout included) and the collected output
  * (empty when `inherit`); never rejects on a non-zero exit.
  */
@@ -36,7 +38,7 @@ export async function runAgentctl(
   options: RunAgentctlOptions,
 ): Promise<AgentctlResult> {
   const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     env: options.env,
     stdio: options.inherit ? ["ignore", "inherit", "inherit"] : ["ignore", "pipe", "pipe"],
     ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),

@@ -5,7 +5,7 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -139,6 +139,9 @@ describe("Control refuses bad flags and settings before anything starts", {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "agent-control-bad-config-"));
+    // mkdtemp makes a 0700 directory, which the embedded server's `postgres` user (when the
+    // tests run as root) could not enter: that would be a second problem on every line.
+    await chmod(dir, 0o755);
     dataDir = join(dir, "data");
     await writeFile(join(dir, "a-file"), "");
     await writeFile(
