@@ -22,6 +22,8 @@ import { startControlProcess } from "./control-process.js";
 import { makeSigningKey, must, runCampaign, type StoryContext, signAndRegister } from "./story.js";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
+const DEFAULT_ADMIN_ADDR = "127.0.0.1:7080";
+const DEFAULT_DATA_DIR = resolve(ROOT, ".data", "demo");
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -30,8 +32,8 @@ async function main(): Promise<number> {
       count: { type: "string", default: "200" },
       "batch-seconds": { type: "string", default: "8" },
       "agent-addr": { type: "string", default: "127.0.0.1:7443" },
-      "admin-addr": { type: "string", default: "127.0.0.1:7080" },
-      "data-dir": { type: "string", default: resolve(ROOT, ".data", "demo") },
+      "admin-addr": { type: "string", default: DEFAULT_ADMIN_ADDR },
+      "data-dir": { type: "string", default: DEFAULT_DATA_DIR },
     },
     strict: true,
   });
@@ -117,10 +119,17 @@ async function main(): Promise<number> {
   const bad = await runCampaign(ctx, "1.2.0", batches, ["--reason", "demo: a bad release"]);
   await must(ctx, ["audit", "list"]);
 
+  // agentctl run in this checkout finds the demo's operator token by itself (Control notes
+  // its admin URL in the data dir); only a non-default address or data dir needs telling.
+  const exports = [
+    ...(adminAddr !== DEFAULT_ADMIN_ADDR ? [`AGENTCTL_SERVER=http://${adminAddr}`] : []),
+    ...(dataDir !== DEFAULT_DATA_DIR ? [`AGENT_CONTROL_DATA_DIR=${dataDir}`] : []),
+  ];
   say(
     [
-      "Explore what happened:",
-      `  export AGENTCTL_SERVER=http://${adminAddr} AGENT_CONTROL_DATA_DIR=${dataDir}`,
+      "Explore what happened (in another terminal, in this checkout):",
+      ...(exports.length > 0 ? [`  export ${exports.join(" ")}`] : []),
+      "  npx agentctl node list",
       "  npx agentctl campaign list",
       `  npx agentctl campaign show ${good.id} -o wide`,
       `  npx agentctl campaign show ${bad.id}`,
