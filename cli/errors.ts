@@ -25,6 +25,7 @@ const ACTIONS: Readonly<Record<string, string>> = {
   StartCampaign: "start campaigns",
   ListCampaigns: "list campaigns",
   GetCampaign: "read campaigns",
+  ListCampaignNodes: "read campaigns",
   PauseCampaign: "pause campaigns",
   ResumeCampaign: "resume campaigns",
   AbortCampaign: "abort campaigns",

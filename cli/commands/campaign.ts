@@ -2,13 +2,15 @@
  * `agentctl campaign …`: plan, start and steer campaigns through CampaignService.
  */
 
-import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
+import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import {
   AbortCampaignResponseSchema,
   type Campaign,
+  type CampaignNode,
   CampaignPhaseSchema,
   GetCampaignResponseSchema,
   ListCampaignsResponseSchema,
+  NodeStateSchema,
   PauseCampaignResponseSchema,
   PlanCampaignResponseSchema,
   ResumeCampaignResponseSchema,
@@ -152,28 +154,65 @@ const list: Command = {
   },
 };
 
+/** Rows per ListCampaignNodes call when `show` pages through a campaign's nodes. */
+const NODE_PAGE = 1000;
+
 const show: Command = {
   summary: "Show a campaign: summary, batches and a row per node",
   args: "ID",
-  flags: { summary: { type: "boolean", description: "leave out the node rows" } },
+  flags: {
+    summary: { type: "boolean", description: "leave out the node rows" },
+    state: {
+      type: "string",
+      multiple: true,
+      value: "STATE",
+      description: `only node rows in this state (repeatable): ${enumNames(NodeStateSchema).join(", ")}`,
+    },
+  },
   details:
+    "Node rows come page by page (ListCampaignNodes), so a campaign of any size is shown.\n" +
     "--output wide adds pool, times and operation ids to node rows. With --json a GetCampaignResponse.",
   async run(ctx, { values, positionals }) {
     const [id = ""] = expectPositionals(positionals, ["ID"]);
     const summaryOnly = boolFlag(values, "summary");
-    const response = await (await ctx.clients()).campaigns.getCampaign(
-      { id, summaryOnly },
+    const states = listFlag(values, "state").map((name) => {
+      const value = enumValue(NodeStateSchema, name);
+      if (value === undefined || value === 0) {
+        throw new UsageError(
+          `invalid value "${name}" for --state: expected ${enumNames(NodeStateSchema).join(", ")}`,
+        );
+      }
+      return value;
+    });
+    const client = (await ctx.clients()).campaigns;
+    const { campaign } = await client.getCampaign(
+      { id, summaryOnly: true },
       { signal: ctx.signal },
     );
+    if (campaign === undefined) throw new Error("Control answered without a campaign");
+    const nodes: CampaignNode[] = [];
+    let pageToken = "";
+    while (!summaryOnly) {
+      const page = await client.listCampaignNodes(
+        { campaignId: id, states, pageSize: NODE_PAGE, pageToken },
+        { signal: ctx.signal },
+      );
+      nodes.push(...page.nodes);
+      if (page.nextPageToken === "") break;
+      pageToken = page.nextPageToken;
+    }
     if (ctx.output === "json") {
-      ctx.stdout.write(messageJson(GetCampaignResponseSchema, response));
+      ctx.stdout.write(
+        messageJson(
+          GetCampaignResponseSchema,
+          create(GetCampaignResponseSchema, { campaign, nodes }),
+        ),
+      );
       return 0;
     }
-    const campaign = response.campaign;
-    if (campaign === undefined) throw new Error("Control answered without a campaign");
     ctx.stdout.write(`${formatCampaignSummary(campaign)}\n${formatBatchTable(campaign)}`);
-    if (!summaryOnly && response.nodes.length > 0) {
-      ctx.stdout.write(`\n${formatCampaignNodes(campaign, response.nodes, ctx.output === "wide")}`);
+    if (nodes.length > 0) {
+      ctx.stdout.write(`\n${formatCampaignNodes(campaign, nodes, ctx.output === "wide")}`);
     }
     return 0;
   },

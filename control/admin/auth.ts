@@ -44,6 +44,7 @@ export const METHOD_ROLES: Readonly<Record<string, AdminRole>> = {
   "agentcontrol.admin.v1.CampaignService/StartCampaign": "operator",
   "agentcontrol.admin.v1.CampaignService/ListCampaigns": "viewer",
   "agentcontrol.admin.v1.CampaignService/GetCampaign": "viewer",
+  "agentcontrol.admin.v1.CampaignService/ListCampaignNodes": "viewer",
   "agentcontrol.admin.v1.CampaignService/PauseCampaign": "operator",
   "agentcontrol.admin.v1.CampaignService/ResumeCampaign": "operator",
   "agentcontrol.admin.v1.CampaignService/AbortCampaign": "operator",

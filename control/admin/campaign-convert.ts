@@ -66,6 +66,15 @@ export function nodeStateToProto(state: NodeState): NodeStateEnum {
   return NodeStateEnum[state.toUpperCase() as keyof typeof NodeStateEnum];
 }
 
+/** The engine node state of a proto enum value; throws invalid_argument for UNSPECIFIED/unknown. */
+export function nodeStateFromProto(state: NodeStateEnum): NodeState {
+  const name = NodeStateEnum[state];
+  if (name === undefined || state === NodeStateEnum.UNSPECIFIED) {
+    throw new ControlError("invalid_argument", `unknown node state ${state}`);
+  }
+  return name.toLowerCase() as NodeState;
+}
+
 function batchStateToProto(state: BatchState): BatchStateEnum {
   return BatchStateEnum[state.toUpperCase() as keyof typeof BatchStateEnum];
 }

@@ -18,6 +18,7 @@ import {
   resolveSpec,
 } from "../campaign/index.js";
 import {
+  campaignNodePage,
   campaignPage,
   campaignWithCounts,
   nodeStateCounts,
@@ -35,6 +36,7 @@ import {
   campaignToProto,
   countNodes,
   countStates,
+  nodeStateFromProto,
   phaseFromProto,
   planToProto,
   specInputFromProto,
@@ -173,6 +175,34 @@ export function createCampaignService(
       return {
         campaign: campaignToProto(row.campaign, row, countNodes(nodes), deps.clock.now().getTime()),
         nodes: nodes.map(campaignNodeToProto),
+      };
+    },
+
+    async listCampaignNodes(req) {
+      const limit = pageSize(req.pageSize);
+      const states = req.states.map(nodeStateFromProto);
+      const token = decodePageToken(req.pageToken);
+      let after: { order: number; nodeId: string } | undefined;
+      if (token !== undefined) {
+        const match = /^(\d+)\|(.+)$/.exec(token);
+        if (!match) {
+          throw new ControlError("invalid_argument", "page_token is not one this server issued");
+        }
+        after = { order: Number(match[1]), nodeId: match[2] ?? "" };
+      }
+      if (!(await readCampaign(deps.db.pool, req.campaignId))) {
+        throw new ControlError("campaign_not_found", `no campaign with id "${req.campaignId}"`);
+      }
+      const page = await campaignNodePage(deps.db.pool, {
+        campaignId: req.campaignId,
+        states,
+        limit,
+        after,
+      });
+      const last = page.nodes.at(-1);
+      return {
+        nodes: page.nodes.map(campaignNodeToProto),
+        nextPageToken: page.more && last ? encodePageToken(`${last.order}|${last.nodeId}`) : "",
       };
     },
 

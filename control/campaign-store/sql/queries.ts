@@ -1,9 +1,11 @@
 /**
  * Read queries of the admin API over campaigns: pages of campaigns (newest first, filtered by
- * phase and node), per-state node counts, and a campaign with its counts.
+ * phase and node), pages of a campaign's nodes (canary order, filtered by state), per-state
+ * node counts, and a campaign with its counts.
  */
-import type { CampaignPhase, NodeState } from "../../campaign/index.js";
+import type { CampaignNode, CampaignPhase, NodeState } from "../../campaign/index.js";
 import type { CampaignRow } from "../port.js";
+import { nodeFromJson } from "../rows.js";
 import { type Queryable, readCampaign, readCampaigns } from "./reads.js";
 
 /** A page request of campaigns. */
@@ -81,4 +83,44 @@ export async function campaignWithCounts(
   if (!row) return undefined;
   const counts = (await nodeStateCounts(q, [id])).get(id) ?? [];
   return { row, counts };
+}
+
+/** A page request of one campaign's node rows. */
+export interface CampaignNodePageQuery {
+  readonly campaignId: string;
+  /** Only nodes in one of these states (empty: every state). */
+  readonly states: readonly NodeState[];
+  readonly limit: number;
+  /** The (canary-order position, node id) of the last row of the previous page. */
+  readonly after: { readonly order: number; readonly nodeId: string } | undefined;
+}
+
+/**
+ * One page of a campaign's node records in canary order, ties by node id (a stable order:
+ * positions never change once the campaign is written); `more` when another page follows.
+ */
+export async function campaignNodePage(
+  q: Queryable,
+  query: CampaignNodePageQuery,
+): Promise<{ nodes: CampaignNode[]; more: boolean }> {
+  const params: unknown[] = [query.campaignId];
+  const where = ["campaign_id = $1"];
+  if (query.states.length > 0) {
+    params.push(query.states);
+    where.push(`state = any($${params.length}::text[])`);
+  }
+  if (query.after !== undefined) {
+    params.push(query.after.order, query.after.nodeId);
+    where.push(`(ord, node_id) > ($${params.length - 1}, $${params.length})`);
+  }
+  params.push(query.limit + 1);
+  const result = await q.query<{ record: Record<string, unknown> }>(
+    `select record from campaign_nodes where ${where.join(" and ")}
+      order by ord, node_id limit $${params.length}`,
+    params,
+  );
+  return {
+    nodes: result.rows.slice(0, query.limit).map((r) => nodeFromJson(r.record)),
+    more: result.rows.length > query.limit,
+  };
 }

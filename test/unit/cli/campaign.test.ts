@@ -1,5 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  CampaignNodeSchema,
+  NodeState,
+} from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { NodeSchema } from "../../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { type FakeControl, startFakeControl } from "./fake-control.js";
 import { runCli } from "./run-cli.js";
@@ -16,6 +20,7 @@ beforeAll(async () => {
 
 beforeEach(() => {
   fake.state.campaigns = [];
+  fake.state.campaignNodes = [];
 });
 
 afterAll(async () => {
@@ -135,6 +140,42 @@ describe("campaign list, show and pause", () => {
     expect((JSON.parse(json.stdout) as { campaign: { phase: string } }).campaign.phase).toBe(
       "CAMPAIGN_PHASE_PAUSED",
     );
+  });
+
+  it("pages through every node row with ListCampaignNodes, filtered by --state", async () => {
+    await runCli(["campaign", "start", "--version", "1.2.0"], { env });
+    fake.state.campaignNodes = Array.from({ length: 2500 }, (_, i) =>
+      create(CampaignNodeSchema, {
+        nodeId: `node-${String(i).padStart(4, "0")}`,
+        order: i,
+        batch: i < 100 ? 0 : 1,
+        state: i % 10 === 0 ? NodeState.FAILED : NodeState.WAITING,
+        pool: "eu",
+      }),
+    );
+    fake.state.calls = [];
+    const wide = await runCli(["campaign", "show", "c1", "-o", "wide"], { env });
+    expect(wide.code).toBe(0);
+    expect(fake.state.calls.map((c) => c.method)).toEqual([
+      "GetCampaign",
+      "ListCampaignNodes",
+      "ListCampaignNodes",
+      "ListCampaignNodes",
+    ]);
+    expect(wide.stdout).toMatch(/^NODE +BATCH +STATE +VERSION +CODE +MESSAGE +PREVIOUS +POOL /m);
+    expect(wide.stdout.match(/^node-\d{4} /gm)).toHaveLength(2500);
+    expect(wide.stdout).toMatch(/^node-2499 +2 +waiting +- +- +- +- +eu /m);
+
+    const failed = await runCli(["campaign", "show", "c1", "--state", "failed", "--json"], {
+      env,
+    });
+    const json = JSON.parse(failed.stdout) as { nodes: { state: string }[] };
+    expect(json.nodes).toHaveLength(250);
+    expect(new Set(json.nodes.map((n) => n.state))).toEqual(new Set(["NODE_STATE_FAILED"]));
+
+    const bad = await runCli(["campaign", "show", "c1", "--state", "broken"], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^agentctl: invalid value "broken" for --state: expected waiting, /);
   });
 
   it("passes NOT_FOUND through", async () => {

@@ -10,6 +10,7 @@ import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@co
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import {
   type Campaign,
+  type CampaignNode,
   CampaignPhase,
   CampaignSchema,
   CampaignService,
@@ -27,6 +28,8 @@ export interface FakeState {
   watchHang: boolean;
   /** Campaigns StartCampaign created, newest last. */
   campaigns: Campaign[];
+  /** The node rows ListCampaignNodes pages through (whatever the campaign). */
+  campaignNodes: CampaignNode[];
   /** Every request's method and authorization header, in order. */
   calls: { method: string; authorization: string | null }[];
 }
@@ -59,6 +62,7 @@ export async function startFakeControl(initial: Partial<FakeState> = {}): Promis
     watchDelayMs: 5,
     watchHang: false,
     campaigns: [],
+    campaignNodes: [],
     calls: [],
     ...initial,
   };
@@ -137,6 +141,18 @@ export async function startFakeControl(initial: Partial<FakeState> = {}): Promis
         if (campaign === undefined)
           throw new ConnectError(`campaign ${req.id} not found`, Code.NotFound);
         return { campaign, nodes: [] };
+      },
+      listCampaignNodes(req, ctx) {
+        role(ctx);
+        const matching = state.campaignNodes.filter(
+          (n) => req.states.length === 0 || req.states.includes(n.state),
+        );
+        const start = req.pageToken === "" ? 0 : Number(req.pageToken);
+        const end = start + (req.pageSize > 0 ? req.pageSize : 100);
+        return {
+          nodes: matching.slice(start, end),
+          nextPageToken: end < matching.length ? String(end) : "",
+        };
       },
       pauseCampaign(req, ctx) {
         requireOperator(ctx);
