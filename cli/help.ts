@@ -21,7 +21,8 @@ export const GLOBAL_FLAGS: FlagSpecs = {
   "data-dir": {
     type: "string",
     value: "DIR",
-    description: "Control's data directory (env AGENT_CONTROL_DATA_DIR; default .data)",
+    description:
+      "Control's data directory (env AGENT_CONTROL_DATA_DIR; default: that of the local Control serving --server, else .data)",
   },
   json: { type: "boolean", description: "print machine-readable JSON" },
   output: {
