@@ -1,0 +1,133 @@
+/**
+ * The leader's convergence pass, the shell around the pure `planConvergence`: in ONE fenced
+ * transaction under the start lock, record the targets of newly completed campaigns as
+ * desired versions, read the desired versions, the fleet and the convergence campaigns, and
+ * start what `planConvergence` says (a system-owned campaign per desired version, created by
+ * `convergence:<desired id>`) or halt a desired version's convergence after a burst of
+ * failures (audit `convergence.halt`). The campaigns it starts are ordinary campaigns: the
+ * worker decides them like any other, under the same pool budget and rules.
+ */
+import {
+  CONVERGENCE_CREATOR,
+  convergenceSpec,
+  type DesiredVersion,
+  desiredOfCampaign,
+  planConvergence,
+  replacesDesired,
+} from "../campaign/index.js";
+import type { FleetTransaction, LeaderLease } from "../campaign-store/index.js";
+import { ENGINE_ACTOR } from "./audit.js";
+import type { WorkerGateway } from "./facts.js";
+import { fleetNodesOf, startSystemCampaign } from "./system-start.js";
+
+/** What a convergence pass needs. */
+export interface ConvergenceDeps {
+  readonly lease: LeaderLease;
+  readonly gateway: WorkerGateway;
+  /** This Control's instance id. */
+  readonly self: string;
+}
+
+/** What a convergence pass did. */
+export interface ConvergenceOutcome {
+  readonly started: readonly string[];
+  readonly halted: readonly { readonly desiredId: string; readonly message: string }[];
+  readonly recorded: readonly string[];
+}
+
+/** Records the targets of completed campaigns not recorded yet; returns the desired ids set. */
+async function recordCompletions(
+  tx: FleetTransaction,
+  desired: Map<string, DesiredVersion>,
+  now: Date,
+): Promise<string[]> {
+  const done = await tx.completionsToRecord();
+  if (done.length === 0) return [];
+  const set: string[] = [];
+  for (const c of done) {
+    if (c.createdBy.startsWith(CONVERGENCE_CREATOR)) continue;
+    const row = await tx.campaigns.readCampaign(c.id);
+    if (row === undefined) continue;
+    const next = desiredOfCampaign({
+      campaignId: c.id,
+      spec: row.campaign.spec,
+      target: { version: row.targetVersion, sequence: row.campaign.targetSequence },
+      finishedAt: c.finishedAt,
+    });
+    if (!replacesDesired(desired.get(next.id), next)) continue;
+    desired.set(next.id, next);
+    await tx.writeDesired(next);
+    set.push(next.id);
+    await tx.insertAudits(
+      [
+        {
+          actor: ENGINE_ACTOR,
+          actorIp: "",
+          action: "desired.record",
+          campaignId: c.id,
+          message: `campaign ${c.id} completed: ${next.target.version} is the desired version ${next.id} of its selector`,
+          detail: { desiredId: next.id, version: next.target.version, selector: next.selector },
+        },
+      ],
+      now,
+    );
+  }
+  await tx.markRecorded(done.map((c) => c.id));
+  return set;
+}
+
+/** One convergence pass in the caller's transaction (see the file's TSDoc). */
+export async function convergencePass(
+  deps: ConvergenceDeps,
+  tx: FleetTransaction,
+  now: Date,
+): Promise<ConvergenceOutcome> {
+  await deps.lease.fence(tx.campaigns);
+  await tx.lockStarts();
+  const desired = new Map((await tx.readDesired()).map((d) => [d.id, d]));
+  const recorded = await recordCompletions(tx, desired, now);
+  if (desired.size === 0) return { started: [], halted: [], recorded };
+  const fleet = fleetNodesOf(await tx.readFleet(), deps.gateway, deps.self);
+  const runs = (await tx.campaignsCreatedBy(CONVERGENCE_CREATOR)).map((c) => ({
+    campaignId: c.id,
+    desiredId: c.createdBy.slice(CONVERGENCE_CREATOR.length),
+    createdAt: c.createdAt,
+    finished: c.finishedAt !== undefined,
+    failedNodeIds: c.failedNodeIds,
+  }));
+  const steps = planConvergence({ desired: [...desired.values()], fleet, runs });
+  const started: string[] = [];
+  const halted: { desiredId: string; message: string }[] = [];
+  for (const step of steps) {
+    const d = desired.get(step.desiredId) as DesiredVersion;
+    if (step.kind === "halt") {
+      await tx.writeDesired({ ...d, haltedAt: now.getTime(), haltedReason: step.message });
+      await tx.insertAudits(
+        [
+          {
+            actor: ENGINE_ACTOR,
+            actorIp: "",
+            action: "convergence.halt",
+            campaignId: runs.filter((r) => r.desiredId === d.id).at(-1)?.campaignId ?? d.id,
+            message: `desired version ${d.id}: ${step.message}`,
+            detail: { desiredId: d.id, failures: step.failures, nodeIds: step.failedNodeIds },
+          },
+        ],
+        now,
+      );
+      halted.push({ desiredId: d.id, message: step.message });
+      continue;
+    }
+    const result = await startSystemCampaign(tx, {
+      campaignId: step.campaignId,
+      spec: convergenceSpec(d, step.nodeIds),
+      target: d.target,
+      fleet,
+      createdBy: `${CONVERGENCE_CREATOR}${d.id}`,
+      now,
+      audit: `converging ${step.nodeIds.length} node(s) to the desired version ${d.id}`,
+    });
+    if (result.kind === "started") started.push(result.campaignId);
+  }
+  return { started, halted, recorded };
+}
