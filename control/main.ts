@@ -15,17 +15,7 @@ import { parseWorkers, runPrimary } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./log.js";
 import { writeAdminEndpoint } from "./shared/local-endpoint.js";
-
-const USAGE = `Usage: npm start [-- --config FILE] [--workers N]
-
---workers N runs N Control processes on this machine sharing the agent, admin and downloads
-ports (node:cluster); the primary owns the embedded PostgreSQL and restarts a worker that dies.
-
-Runs Agent Control. Settings come from the config file (--config or AGENT_CONTROL_CONFIG)
-and the environment (DATABASE_URL, AGENT_CONTROL_DATA_DIR, AGENT_CONTROL_AGENT_ADDR,
-AGENT_CONTROL_ADMIN_ADDR, AGENT_CONTROL_ADMIN_TOKEN, AGENT_CONTROL_RELEASE_PINS,
-AGENT_CONTROL_RELEASE_THRESHOLD, AGENT_CONTROL_ADMIN_TOKENS_FILE, …); the environment wins.
-SIGHUP re-reads the admin tokens file. See README.md.`;
+import { USAGE } from "./usage.js";
 
 async function main(): Promise<number> {
   let file: string | undefined;
@@ -40,7 +30,7 @@ async function main(): Promise<number> {
       strict: true,
     });
     if (values.help) {
-      process.stdout.write(`${USAGE}\n`);
+      process.stdout.write(USAGE);
       return 0;
     }
     file = values.config;
