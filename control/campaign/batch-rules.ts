@@ -5,6 +5,7 @@
 
 import type { BatchRecord, CampaignNode, PoolLoad } from "./model.js";
 import { isFailure, isFinal } from "./model.js";
+import { closedMsBetween, type MaintenanceWindow } from "./windows.js";
 
 /**
  * Time the batch has run at `now`, paused time excluded: closed pauses (`pausedMs`) and the open
@@ -15,6 +16,34 @@ export function elapsedMs(batch: BatchRecord, pausedAt: number | undefined, now:
   const end = batch.endedAt ?? now;
   const open = pausedAt === undefined ? 0 : Math.max(0, end - Math.max(pausedAt, batch.startedAt));
   return Math.max(0, end - batch.startedAt - batch.pausedMs - open);
+}
+
+/**
+ * The time that counts toward the batch's minimum duration at `now`: {@link elapsedMs} less the
+ * time outside the campaign's maintenance windows since the batch started. Paused time that
+ * was also outside every window is subtracted twice, so this never overstates (a batch may
+ * last longer than its minimum, never shorter). Equal to `elapsedMs` without windows.
+ */
+export function countedMs(
+  batch: BatchRecord,
+  pausedAt: number | undefined,
+  now: number,
+  windows: readonly MaintenanceWindow[] | undefined,
+): number {
+  const elapsed = elapsedMs(batch, pausedAt, now);
+  if (batch.startedAt === undefined || windows === undefined || windows.length === 0)
+    return elapsed;
+  const end = batch.endedAt ?? now;
+  return Math.max(0, elapsed - closedMsBetween(windows, batch.startedAt, end));
+}
+
+/** The soak time counted since `settled` at `now`: time inside the windows only. */
+export function soakedMs(
+  settled: number,
+  now: number,
+  windows: readonly MaintenanceWindow[] | undefined,
+): number {
+  return Math.max(0, now - settled - closedMsBetween(windows, settled, now));
 }
 
 /**

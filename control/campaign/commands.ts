@@ -35,8 +35,8 @@ export function commandError(campaign: CampaignState, command: AdminCommand): st
 /**
  * Applies one command. Pause: phase paused from now (no offers, no new batch; nodes still
  * judged). Resume: the pause's time goes to the batch's paused time; a batch breached under
- * on_breach=pause runs again with its current failures accepted (a further failure breaches it
- * again). Abort: waiting nodes canceled; without rollback phase aborted at once; with rollback
+ * on_breach=pause runs again with its current failures and gate results accepted (a further
+ * failure, or a gate failing after the resume, breaches it again). Abort: waiting nodes canceled; without rollback phase aborted at once; with rollback
  * the current batch is rolled back first (as on a breach, cause "abort").
  */
 export function applyCommand(d: Draft, command: AdminCommand): void {
@@ -61,7 +61,12 @@ export function applyCommand(d: Draft, command: AdminCommand): void {
       const b = currentBatch(d);
       if (b.state === "breached") {
         const { failed } = countBatch(batchNodes(d, b.index));
-        updateBatch(d, b.index, { state: "running", acceptedFailures: failed });
+        // Gate results taken until now are accepted too: only a later failing one breaches.
+        updateBatch(d, b.index, {
+          state: "running",
+          acceptedFailures: failed,
+          gatesAcceptedAt: d.now,
+        });
       }
       updateCampaign(
         d,

@@ -2,7 +2,7 @@
  * The campaign engine's one decision: a pure, level-based function of the stored campaign, its
  * nodes, the live facts, the pending admin commands and the time.
  */
-import { inFlight } from "./batch-rules.js";
+import { countedMs, inFlight, soakedMs } from "./batch-rules.js";
 import { applyCommand } from "./commands.js";
 import type { Draft } from "./draft.js";
 import {
@@ -13,6 +13,8 @@ import {
   type FactsLookup,
   judgedDeadline,
 } from "./draft.js";
+import { gateGraceEnds } from "./gate-rules.js";
+import type { GateResult } from "./gates.js";
 import { judgeBreach, judgeFinish, judgePass } from "./judge-batch.js";
 import { judgeRollback, judgeUpgrade, judgeVerifying } from "./judge-node.js";
 import type {
@@ -26,6 +28,7 @@ import type {
 } from "./model.js";
 import { offerNext, settleWithoutOffer } from "./offer.js";
 import { judgeRollbackEnd } from "./rollback.js";
+import { nextWindowChange, windowOpen } from "./windows.js";
 
 /** Everything a decision reads. */
 export interface DecideInput {
@@ -67,6 +70,12 @@ export interface DecideInput {
    * campaign's nodes.
    */
   readonly pools?: ReadonlyMap<string, PoolLoad> | undefined;
+  /**
+   * The latest result of each of the campaign's gates for its current batch, as the worker
+   * evaluated and stored them (`gates.ts`); absent or empty: none yet. A batch of a campaign
+   * with gates passes only on results that hold, and breaches on one that fails.
+   */
+  readonly gates?: readonly GateResult[] | undefined;
 }
 
 /** What changed: the new campaign record if it changed, and the new records of changed nodes. */
@@ -141,9 +150,26 @@ function nextWake(d: Draft): number | undefined {
   }
   const c = d.campaign;
   const b = currentBatch(d);
+  const windows = c.spec.windows ?? [];
   if (c.phase === "running" && b.state === "running" && b.startedAt !== undefined) {
-    times.push(b.startedAt + b.pausedMs + b.minDurationMs);
-    if (b.settledAt !== undefined) times.push(b.settledAt + c.spec.soakMs);
+    if (windows.length === 0) {
+      times.push(b.startedAt + b.pausedMs + b.minDurationMs);
+      if (b.settledAt !== undefined) times.push(b.settledAt + c.spec.soakMs);
+    } else {
+      // Closed time does not count: wake at the next opening or closing, and while open when
+      // the rest of the minimum duration or soak would be over if the window stays open.
+      const change = nextWindowChange(windows, d.now);
+      if (change !== undefined) times.push(change);
+      if (windowOpen(windows, d.now)) {
+        times.push(d.now + b.minDurationMs - countedMs(b, c.pausedAt, d.now, windows));
+        if (b.settledAt !== undefined)
+          times.push(d.now + c.spec.soakMs - soakedMs(b.settledAt, d.now, windows));
+      }
+    }
+  }
+  if ((c.phase === "running" || c.phase === "paused") && b.state === "running") {
+    const grace = gateGraceEnds(c, b, d.gateResults);
+    if (grace !== undefined) times.push(grace);
   }
   const future = times.filter((t) => t > d.now);
   return future.length === 0 ? undefined : Math.min(...future);
@@ -167,6 +193,7 @@ export function decide(input: DecideInput): Decision {
     input.pools,
   );
   if (input.readyAt !== undefined) d.readyAt = input.readyAt;
+  if (input.gates !== undefined) d.gateResults = input.gates;
   if (input.changedFacts !== undefined) {
     d.changedFacts = { batch: input.campaign.currentBatch, nodeIds: input.changedFacts };
   }

@@ -9,6 +9,7 @@
  * the campaign holds.
  */
 
+import type { GateResult } from "./gates.js";
 import type {
   Action,
   BatchRecord,
@@ -40,6 +41,8 @@ export interface Draft {
    */
   readyAt: number;
   readonly target: Target;
+  /** The current batch's gate results (`DecideInput.gates`); empty when none were given. */
+  gateResults: readonly GateResult[];
   campaign: CampaignState;
   /** Every node record in canary order; records are replaced, never mutated. */
   readonly records: CampaignNode[];
@@ -130,6 +133,7 @@ export function createDraft(
     now,
     readyAt: Number.NEGATIVE_INFINITY,
     target,
+    gateResults: [],
     campaign,
     records,
     indexOf,

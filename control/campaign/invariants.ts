@@ -12,11 +12,19 @@
  * - I3: every `succeeded` node of a passed batch, `already_current` included, was confirmed.
  * - I6: final node states never change; `finishedAt` is set only when every node is final, and
  *   never changes once set; an ended phase never changes.
+ * - W1: no node was offered outside every maintenance window of its campaign.
+ * - W2: no batch of a campaign with windows passed before its minimum duration of time inside
+ *   the windows (paused time excluded).
+ * - R1: no step of a ramp holds more nodes than its rate allows (`rampStepLimit`).
+ * - G1: every non-empty batch that passed in a campaign with gates passed on a holding result of
+ *   each gate, taken at or after the batch settled.
  */
-import { countBatch, isBreached } from "./batch-rules.js";
+import { countBatch, countedMs, isBreached } from "./batch-rules.js";
 import type { CampaignNode, CampaignState } from "./model.js";
 import { isEndedPhase, isFinal, isUpgrading } from "./model.js";
+import { rampStepLimit } from "./ramp.js";
 import { mayRunTarget } from "./rollback.js";
+import { windowOpen } from "./windows.js";
 
 /** True when a node of a rolled-back batch reached, or may still reach, the target. */
 export function mayHoldTarget(n: CampaignNode): boolean {
@@ -36,7 +44,48 @@ export function rolledBackBatch(c: CampaignState): number | undefined {
   return undefined;
 }
 
-/** I1, I2, I3 and the static half of I6 over one campaign's records. */
+/** W1, W2, R1 and G1: the rules of windows, ramps and gates over one campaign's records. */
+export function scheduleViolations(c: CampaignState, nodes: readonly CampaignNode[]): string[] {
+  const out: string[] = [];
+  const { windows, ramp, gates } = c.spec;
+  if (windows !== undefined && windows.length > 0) {
+    for (const n of nodes) {
+      if (n.offeredAt !== undefined && !windowOpen(windows, n.offeredAt))
+        out.push(`W1: node ${n.nodeId} was offered at ${n.offeredAt}, outside every window`);
+    }
+    for (const b of c.batches) {
+      if (b.state !== "passed" || b.nodeCount === 0) continue;
+      const counted = countedMs(b, undefined, b.endedAt ?? b.startedAt ?? 0, windows);
+      if (counted < b.minDurationMs)
+        out.push(
+          `W2: batch ${b.index + 1} passed after ${counted} ms inside its windows, less than its ${b.minDurationMs} ms`,
+        );
+    }
+  }
+  if (ramp !== undefined) {
+    for (const b of c.batches) {
+      if (b.nodeCount > rampStepLimit(ramp, b.index))
+        out.push(
+          `R1: ramp step ${b.index + 1} holds ${b.nodeCount} nodes, more than its ${rampStepLimit(ramp, b.index)}`,
+        );
+    }
+  }
+  if (gates !== undefined && gates.length > 0) {
+    for (const b of c.batches) {
+      if (b.state !== "passed" || b.nodeCount === 0) continue;
+      for (let g = 0; g < gates.length; g++) {
+        const e = b.gateEvidence?.find((x) => x.gate === g);
+        if (e === undefined || b.settledAt === undefined || e.at < b.settledAt)
+          out.push(
+            `G1: batch ${b.index + 1} passed without a holding result of gate ${g + 1} after it settled`,
+          );
+      }
+    }
+  }
+  return out;
+}
+
+/** I1, I2, I3 and the static half of I6 over one campaign's records, with {@link scheduleViolations}. */
 export function recordViolations(c: CampaignState, nodes: readonly CampaignNode[]): string[] {
   const out: string[] = [];
   const byBatch = c.batches.map(() => [] as CampaignNode[]);
@@ -80,6 +129,7 @@ export function recordViolations(c: CampaignState, nodes: readonly CampaignNode[
       );
     if (!isEndedPhase(c.phase)) out.push(`I6: finished in phase ${c.phase}`);
   }
+  out.push(...scheduleViolations(c, nodes));
   return out;
 }
 

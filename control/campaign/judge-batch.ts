@@ -5,7 +5,14 @@
  */
 import { assertNever } from "./assert-never.js";
 import type { BatchCounts } from "./batch-rules.js";
-import { breachingNode, elapsedMs, isBreached, isSettled, settledAt } from "./batch-rules.js";
+import {
+  breachingNode,
+  countedMs,
+  isBreached,
+  isSettled,
+  settledAt,
+  soakedMs,
+} from "./batch-rules.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
@@ -19,7 +26,9 @@ import {
   updateCampaign,
   updateNode,
 } from "./draft.js";
-import { isEndedPhase } from "./model.js";
+import { failingGate, passingResults } from "./gate-rules.js";
+import { gateLabel } from "./gates.js";
+import { type GateEvidence, isEndedPhase } from "./model.js";
 import { operationId } from "./operation-id.js";
 import { cancelWaiting, closePause, startRollback } from "./rollback.js";
 
@@ -34,9 +43,11 @@ function countsOf(d: Draft, batch: number): BatchCounts {
 }
 
 /**
- * Acts on a breach of the running current batch (running or paused campaign) per on_breach.
- * Runs after every rule that can add a failure or shrink the offerable nodes (judging nodes,
- * settling without an offer, skipping offline nodes), before a batch may pass.
+ * Acts on a breach of the running current batch (running or paused campaign) per on_breach:
+ * more failed nodes than its threshold, or — once it settled — a gate whose counting result
+ * fails (`gate-rules.ts`). Runs after every rule that can add a failure or shrink the offerable
+ * nodes (judging nodes, settling without an offer, skipping offline nodes), before a batch may
+ * pass.
  */
 export function judgeBreach(d: Draft): void {
   const c = d.campaign;
@@ -45,17 +56,41 @@ export function judgeBreach(d: Draft): void {
   if (b.state !== "running") return;
   const counts = countsOf(d, b.index);
   const threshold = c.spec.failureThresholdPercent;
-  if (!isBreached(counts, threshold, b.acceptedFailures)) return;
-  const stopper = breachingNode(batchNodes(d, b.index), threshold, b.acceptedFailures);
-  const why = `${counts.failed} of ${counts.offerable} nodes of batch ${b.index + 1} failed (threshold ${threshold} %)`;
+  let why: string;
+  let stopper: string | undefined;
+  let gate: number | undefined;
+  if (isBreached(counts, threshold, b.acceptedFailures)) {
+    stopper = breachingNode(batchNodes(d, b.index), threshold, b.acceptedFailures)?.nodeId;
+    why = `${counts.failed} of ${counts.offerable} nodes of batch ${b.index + 1} failed (threshold ${threshold} %)`;
+  } else {
+    const failing = failingGate(c, b, d.gateResults, d.now);
+    if (failing === undefined) return;
+    gate = failing.gate;
+    const label = gateLabel(c.spec.gates ?? [], failing.gate);
+    const what =
+      failing.status === "unreachable"
+        ? `unreachable for ${Math.round((d.now - (failing.unreachableSince ?? failing.at)) / 1000)} s (grace ${Math.round((c.spec.gateGraceMs ?? 0) / 1000)} s): ${failing.message}`
+        : `${failing.message} (value ${failing.value})`;
+    why = `${label} of batch ${b.index + 1} failed: ${what}`;
+    d.events.push({
+      kind: "gate",
+      batch: b.index,
+      gate: failing.gate,
+      label,
+      status: failing.status,
+      value: failing.value,
+      message: failing.message,
+    });
+  }
   updateBatch(d, b.index, { state: "breached" });
-  updateCampaign(d, { code: "batch_failed", message: why, stoppedByNodeId: stopper?.nodeId });
+  updateCampaign(d, { code: "batch_failed", message: why, stoppedByNodeId: stopper });
   d.events.push({
     kind: "breached",
     batch: b.index,
     failed: counts.failed,
     offerable: counts.offerable,
-    stoppedByNodeId: stopper?.nodeId,
+    stoppedByNodeId: stopper,
+    ...(gate === undefined ? {} : { gate }),
   });
   switch (c.spec.onBreach) {
     case "rollback":
@@ -78,8 +113,9 @@ export function judgeBreach(d: Draft): void {
 
 /**
  * Passes the current batch when the campaign runs, the batch is running, every node settled,
- * its minimum duration elapsed (paused time excluded) and the soak after the last settle is
- * over; an empty batch passes at once. Passing makes its verifying nodes succeeded and confirms
+ * its minimum duration elapsed (paused time and time outside the maintenance windows excluded),
+ * the soak after the last settle is over (time outside the windows excluded), and every gate's
+ * counting result holds; an empty batch passes at once. Passing makes its verifying nodes succeeded and confirms
  * them, confirms its nodes that were already on the target (already_current), then starts the
  * next batch (startedAt = now) or completes the campaign.
  * @throws when the batch's failures exceed its threshold: a breach must have been acted on
@@ -98,14 +134,35 @@ export function judgePass(d: Draft): void {
     let settled = tally.lastFinalSettle ?? Number.NEGATIVE_INFINITY;
     for (const n of active) settled = Math.max(settled, settledAt(n) ?? d.now);
     if (b.settledAt !== settled) updateBatch(d, b.index, { settledAt: settled });
-    if (elapsedMs(b, c.pausedAt, d.now) < b.minDurationMs) return;
-    if (d.now < settled + c.spec.soakMs) return;
+    if (countedMs(b, c.pausedAt, d.now, c.spec.windows) < b.minDurationMs) return;
+    if (soakedMs(settled, d.now, c.spec.windows) < c.spec.soakMs) return;
   }
   const counts = countsOf(d, b.index);
   if (isBreached(counts, c.spec.failureThresholdPercent, b.acceptedFailures)) {
     throw new Error(
       `campaign ${c.id}: refusing to pass batch ${b.index + 1}: ${counts.failed} of ${counts.offerable} nodes failed (threshold ${c.spec.failureThresholdPercent} %)`,
     );
+  }
+  let evidence: GateEvidence[] | undefined;
+  if (size > 0 && (c.spec.gates?.length ?? 0) > 0) {
+    const batch = currentBatch(d);
+    if (failingGate(c, batch, d.gateResults, d.now) !== undefined) {
+      throw new Error(`campaign ${c.id}: refusing to pass batch ${b.index + 1}: a gate fails`);
+    }
+    const held = passingResults(c, batch, d.gateResults);
+    if (held === undefined) return;
+    evidence = held.map((r) => ({ gate: r.gate, at: r.at, value: r.value }));
+    for (const r of held) {
+      d.events.push({
+        kind: "gate",
+        batch: b.index,
+        gate: r.gate,
+        label: gateLabel(c.spec.gates ?? [], r.gate),
+        status: "pass",
+        value: r.value,
+        message: r.message,
+      });
+    }
   }
   for (const n of active) {
     if (n.state !== "verifying") continue;
@@ -125,7 +182,11 @@ export function judgePass(d: Draft): void {
     });
   }
   confirmAlreadyCurrent(d, b.index);
-  updateBatch(d, b.index, { state: "passed", endedAt: d.now });
+  updateBatch(d, b.index, {
+    state: "passed",
+    endedAt: d.now,
+    ...(evidence === undefined ? {} : { gateEvidence: evidence }),
+  });
   d.events.push({ kind: "batch_passed", batch: b.index });
   const next = c.batches[b.index + 1];
   if (next === undefined) {

@@ -4,6 +4,7 @@
  * in (facts, commands) and out (actions, events) of {@link decide}.
  */
 import { assertNever } from "./assert-never.js";
+import type { GateStatus } from "./gates.js";
 import type { CampaignSpec } from "./spec.js";
 
 /** Where one node of a campaign stands (proto `NodeState`). */
@@ -139,6 +140,20 @@ export interface BatchRecord {
   readonly endedAt: number | undefined;
   /** Failures an operator accepted by resuming after an on_breach=pause; a breach needs more. */
   readonly acceptedFailures: number;
+  /**
+   * Set by a resume after an on_breach=pause: gate results taken at or before it no longer
+   * count (the operator accepted them), as `acceptedFailures` does for nodes.
+   */
+  readonly gatesAcceptedAt?: number | undefined;
+  /** The passing result of each gate the batch passed on (with gates; set when it passed). */
+  readonly gateEvidence?: readonly GateEvidence[] | undefined;
+}
+
+/** One gate's passing result a batch passed on (invariant G1). */
+export interface GateEvidence {
+  readonly gate: number;
+  readonly at: number;
+  readonly value: string;
 }
 
 /** Why the campaign is rolling back (or rolled back). */
@@ -364,8 +379,21 @@ export type CampaignEvent =
       readonly failed: number;
       readonly offerable: number;
       readonly stoppedByNodeId: string | undefined;
+      /** The gate whose failure breached it (its index), when a gate did. */
+      readonly gate?: number | undefined;
     }
   | { readonly kind: "rollback_started"; readonly batch: number; readonly cause: RollbackCause }
+  | {
+      /** A gate's result the decision acted on: one that breached the batch, or each passing
+       * result a batch passed on. */
+      readonly kind: "gate";
+      readonly batch: number;
+      readonly gate: number;
+      readonly label: string;
+      readonly status: GateStatus;
+      readonly value: string;
+      readonly message: string;
+    }
   | { readonly kind: "command_applied"; readonly command: AdminCommand }
   | { readonly kind: "command_ignored"; readonly command: AdminCommand; readonly why: string }
   | { readonly kind: "finished"; readonly phase: CampaignPhase };

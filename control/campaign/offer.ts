@@ -15,6 +15,7 @@ import {
 import type { CampaignNode, NodeFacts } from "./model.js";
 import { CAP_UPGRADE } from "./model.js";
 import { operationId } from "./operation-id.js";
+import { windowOpen } from "./windows.js";
 
 /**
  * Settles the current batch's waiting nodes that need no offer: disabled → skipped
@@ -96,11 +97,13 @@ function isOffline(f: NodeFacts | undefined): boolean {
  * reached now (offline or reconnecting) and nodes whose pool is full are passed over (a later
  * node may still go). When afterwards nothing is in flight in the
  * batch, no waiting node is reachable and every node still waiting is offline (a reconnecting
- * one is not), those are skipped (node_offline): they could only wait forever.
+ * one is not), those are skipped (node_offline): they could only wait forever. Outside every
+ * maintenance window of the campaign nothing is offered (and nothing skipped as offline).
  */
 export function offerNext(d: Draft): void {
   const b = currentBatch(d);
   const spec = d.campaign.spec;
+  if (!windowOpen(spec.windows, d.now)) return;
   let batchInFlight = activeNodes(d, b.index).filter((n) => inFlight(n, d.now)).length;
   // In flight per pool over every campaign: the others' (given) plus this one's.
   const poolInFlight = new Map<string, number>();

@@ -147,7 +147,8 @@ export function planCampaign(
   firstBatchMaxPercent: number = DEFAULT_POLICY.firstBatchMaxPercent,
 ): Plan {
   const ordered = canaryOrder(candidates.filter((c) => selects(spec, c)));
-  const ramped = spec.ramp === undefined ? undefined : rampBatches(spec, ordered.length, firstBatchMaxPercent);
+  const ramped =
+    spec.ramp === undefined ? undefined : rampBatches(spec, ordered.length, firstBatchMaxPercent);
   const specs = ramped?.specs ?? spec.batches;
   const bounds = ramped?.bounds ?? batchBounds(ordered.length, spec.batches);
   const batches: PlannedBatch[] = [];

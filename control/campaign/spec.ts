@@ -1,6 +1,9 @@
 /**
  * A campaign's settings: the policy that bounds them, their defaults, and their validation.
  */
+import { DEFAULT_GATE_GRACE_MS, type Gate } from "./gates.js";
+import type { Ramp } from "./ramp.js";
+import type { MaintenanceWindow } from "./windows.js";
 
 /** What a campaign does when a batch breaches its failure threshold. */
 export type OnBreach = "rollback" | "pause" | "stop";
@@ -44,6 +47,22 @@ export interface CampaignSpec {
   /** At most this share of each pool in flight at once, and always at least one node. */
   readonly disruptionBudgetPercent: number;
   readonly reason: string;
+  /** When it may offer (`windows.ts`); absent or empty: always. */
+  readonly windows?: readonly MaintenanceWindow[] | undefined;
+  /** Set instead of `batches` (which is then empty): its steps are the batches (`ramp.ts`). */
+  readonly ramp?: Ramp | undefined;
+  /** Outside health gates every batch must pass (`gates.ts`); absent or empty: none. */
+  readonly gates?: readonly Gate[] | undefined;
+  /** How long a gate may stay unreachable before it counts as failing (with gates). */
+  readonly gateGraceMs?: number | undefined;
+}
+
+/** A ramp as an administrator gives it: the step length defaults to the policy minimum. */
+export interface RampInput {
+  readonly startPerMinute: number;
+  readonly factor: number;
+  readonly maxPerMinute?: number | undefined;
+  readonly stepMs?: number | undefined;
 }
 
 /** What an administrator may leave out of a spec (the API's optional and zero fields). */
@@ -60,6 +79,10 @@ export interface CampaignSpecInput {
   readonly soakMs?: number | undefined;
   readonly disruptionBudgetPercent?: number | undefined;
   readonly reason?: string | undefined;
+  readonly windows?: readonly MaintenanceWindow[] | undefined;
+  readonly ramp?: RampInput | undefined;
+  readonly gates?: readonly Gate[] | undefined;
+  readonly gateGraceMs?: number | undefined;
 }
 
 /** Operator policy (config file `policy.*` and `timeouts.*`), bounding and defaulting specs. */
@@ -92,7 +115,10 @@ export const DEFAULT_BATCH_PERCENTS: readonly number[] = [5, 25, 100];
 /**
  * Fills every field the input leaves out. Batches default to 5/25/100 % lasting the policy
  * minimum each; threshold 5 %; concurrency 0; on_breach rollback; reconnect timeout and config
- * grace from the policy; soak 0; disruption budget 5 %. Never validates: see {@link validateSpec}.
+ * grace from the policy; soak 0; disruption budget 5 %. With a ramp, batches stay as given
+ * (empty: the ramp's steps are the batches) and its step lasts the policy minimum unless given;
+ * with gates, the gate grace defaults to {@link DEFAULT_GATE_GRACE_MS}. Windows, ramp and gates
+ * appear in the result only when given. Never validates: see {@link validateSpec}.
  */
 export function resolveSpec(
   input: CampaignSpecInput,
@@ -101,10 +127,13 @@ export function resolveSpec(
   const batches =
     input.batches !== undefined && input.batches.length > 0
       ? input.batches
-      : DEFAULT_BATCH_PERCENTS.map((percent) => ({
-          percent,
-          minDurationMs: policy.minBatchDurationMs,
-        }));
+      : input.ramp !== undefined
+        ? []
+        : DEFAULT_BATCH_PERCENTS.map((percent) => ({
+            percent,
+            minDurationMs: policy.minBatchDurationMs,
+          }));
+  const gates = input.gates ?? [];
   return {
     targetVersion: input.targetVersion,
     selector: {
@@ -122,6 +151,18 @@ export function resolveSpec(
     soakMs: input.soakMs ?? 0,
     disruptionBudgetPercent: input.disruptionBudgetPercent ?? DEFAULT_DISRUPTION_BUDGET_PERCENT,
     reason: input.reason ?? "",
+    ...(input.windows !== undefined && input.windows.length > 0 ? { windows: input.windows } : {}),
+    ...(input.ramp === undefined
+      ? {}
+      : {
+          ramp: {
+            startPerMinute: input.ramp.startPerMinute,
+            factor: input.ramp.factor,
+            maxPerMinute: input.ramp.maxPerMinute ?? 0,
+            stepMs: input.ramp.stepMs || policy.minBatchDurationMs,
+          },
+        }),
+    ...(gates.length > 0 ? { gates, gateGraceMs: input.gateGraceMs ?? DEFAULT_GATE_GRACE_MS } : {}),
   };
 }
 
@@ -145,6 +186,63 @@ export function validateSpec(spec: CampaignSpec, policy: Policy = DEFAULT_POLICY
     out.push({ field, message });
   };
   if (spec.targetVersion.trim() === "") add("target_version", "a target version is required");
+  if (spec.ramp !== undefined) {
+    validateRamp(spec, policy, add);
+  } else {
+    validateBatches(spec, policy, add);
+  }
+  const percent = (field: string, v: number): void => {
+    if (!isInt(v) || v < 0 || v > 100)
+      add(field, `${field} must be an integer from 0 to 100, not ${v}`);
+  };
+  percent("failure_threshold_percent", spec.failureThresholdPercent);
+  percent("disruption_budget_percent", spec.disruptionBudgetPercent);
+  if (!isInt(spec.concurrency) || spec.concurrency < 0) {
+    add(
+      "concurrency",
+      `concurrency must be a whole number ≥ 0 (0 = the whole batch), not ${spec.concurrency}`,
+    );
+  }
+  if (!(spec.reconnectTimeoutMs > 0))
+    add("reconnect_timeout", "the reconnect timeout must be positive");
+  if (!(spec.configGraceMs >= 0)) add("config_grace", "the config grace must not be negative");
+  if (!(spec.soakMs >= 0)) add("soak", "the soak must not be negative");
+  if ((spec.windows?.length ?? 0) > MAX_WINDOWS)
+    add("windows", `a campaign has at most ${MAX_WINDOWS} windows, not ${spec.windows?.length}`);
+  if ((spec.gates?.length ?? 0) > MAX_GATES)
+    add("gates", `a campaign has at most ${MAX_GATES} gates, not ${spec.gates?.length}`);
+  if (spec.gates !== undefined && spec.gates.length > 0 && !((spec.gateGraceMs ?? 0) >= 0))
+    add("gate_grace", "the gate grace must not be negative");
+  return out;
+}
+
+/** The most maintenance windows a campaign may name. */
+export const MAX_WINDOWS = 32;
+/** The most gates a campaign may name. */
+export const MAX_GATES = 8;
+
+type Add = (field: string, message: string) => void;
+
+function validateRamp(spec: CampaignSpec, policy: Policy, add: Add): void {
+  const r = spec.ramp as Ramp;
+  if (spec.batches.length > 0) add("ramp", "a campaign has batches or a ramp, not both");
+  if (!(r.startPerMinute > 0 && Number.isFinite(r.startPerMinute)))
+    add("ramp.rate", `the ramp's rate must be above 0, not ${r.startPerMinute}/min`);
+  if (!(r.factor >= 1 && Number.isFinite(r.factor)))
+    add("ramp.factor", `the ramp's factor must be ≥ 1, not ${r.factor}`);
+  if (!(r.maxPerMinute >= 0) || (r.maxPerMinute > 0 && r.maxPerMinute < r.startPerMinute))
+    add(
+      "ramp.max",
+      `the ramp's maximum (${r.maxPerMinute}/min) must be at least its rate (${r.startPerMinute}/min)`,
+    );
+  if (!(r.stepMs >= policy.minBatchDurationMs))
+    add(
+      "ramp.step",
+      `a ramp step lasts at least ${minutes(policy.minBatchDurationMs)}, not ${minutes(r.stepMs)}`,
+    );
+}
+
+function validateBatches(spec: CampaignSpec, policy: Policy, add: Add): void {
   const { batches } = spec;
   if (batches.length < 1 || batches.length > policy.maxBatches) {
     add("batches", `a campaign has 1 to ${policy.maxBatches} batches, not ${batches.length}`);
@@ -185,21 +283,4 @@ export function validateSpec(spec: CampaignSpec, policy: Policy = DEFAULT_POLICY
       `the last batch must be 100 %, not ${last.percent} %`,
     );
   }
-  const percent = (field: string, v: number): void => {
-    if (!isInt(v) || v < 0 || v > 100)
-      add(field, `${field} must be an integer from 0 to 100, not ${v}`);
-  };
-  percent("failure_threshold_percent", spec.failureThresholdPercent);
-  percent("disruption_budget_percent", spec.disruptionBudgetPercent);
-  if (!isInt(spec.concurrency) || spec.concurrency < 0) {
-    add(
-      "concurrency",
-      `concurrency must be a whole number ≥ 0 (0 = the whole batch), not ${spec.concurrency}`,
-    );
-  }
-  if (!(spec.reconnectTimeoutMs > 0))
-    add("reconnect_timeout", "the reconnect timeout must be positive");
-  if (!(spec.configGraceMs >= 0)) add("config_grace", "the config grace must not be negative");
-  if (!(spec.soakMs >= 0)) add("soak", "the soak must not be negative");
-  return out;
 }
