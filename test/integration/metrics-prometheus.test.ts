@@ -1,0 +1,281 @@
+/**
+ * Control's metrics as a real Prometheus sees them: Debian's `prometheus` scrapes a running
+ * Control every second with docs/monitoring/alerts.yml loaded, while simulated agents go
+ * through a held campaign, an aborted one and one that breaches; the test asks Prometheus's
+ * HTTP API for the series and the alerts. `promtool` checks the rules and lints a scrape.
+ * Without Prometheus installed this test fails: `.ci/run` installs it.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Fleet } from "../../agent-sim/index.js";
+import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { freePort } from "../helpers/process-fixtures.js";
+import { eventually } from "../helpers/raw-agent.js";
+import {
+  type CampaignFixture,
+  campaignFixture,
+  NEW,
+  NEWER,
+  quickSpec,
+  waitForCampaign,
+} from "./campaign-fixture.js";
+
+const PROMETHEUS = "/usr/bin/prometheus";
+const PROMTOOL = "/usr/bin/promtool";
+const ALERTS = resolve("docs/monitoring/alerts.yml");
+const AGENTS = 4;
+const run = promisify(execFile);
+
+/** One series of an instant query's vector. */
+interface Sample {
+  readonly metric: Record<string, string>;
+  readonly value: number;
+}
+
+/** A Prometheus server scraping one target, on a port and a data dir of its own. */
+async function startPrometheus(target: string, dir: string) {
+  const port = await freePort();
+  const config = join(dir, "prometheus.yml");
+  await writeFile(
+    config,
+    [
+      "global: { scrape_interval: 1s, evaluation_interval: 1s }",
+      `rule_files: [${JSON.stringify(ALERTS)}]`,
+      "scrape_configs:",
+      "  - job_name: agent-control",
+      `    static_configs: [{ targets: [${JSON.stringify(target)}] }]`,
+      "",
+    ].join("\n"),
+  );
+  let output = "";
+  const child: ChildProcess = spawn(
+    PROMETHEUS,
+    [
+      `--config.file=${config}`,
+      `--storage.tsdb.path=${join(dir, "data")}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      "--log.level=warn",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  await eventually(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`prometheus exited: ${output}`);
+      return (await fetch(`${url}/-/ready`).catch(() => undefined))?.status === 200;
+    },
+    20_000,
+    "Prometheus ready",
+  );
+  return {
+    url,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
+  let fx: CampaignFixture;
+  let fleet: Fleet;
+  let prometheus: Awaited<ReturnType<typeof startPrometheus>> | undefined;
+  let dir: string;
+
+  const api = async (path: string): Promise<unknown> => {
+    const response = await fetch(`${prometheus?.url}${path}`);
+    const body = (await response.json()) as { status: string; data: unknown; error?: string };
+    if (body.status !== "success") throw new Error(`${path}: ${body.error}`);
+    return body.data;
+  };
+  const query = async (expr: string): Promise<Sample[]> => {
+    const data = (await api(`/api/v1/query?query=${encodeURIComponent(expr)}`)) as {
+      result: { metric: Record<string, string>; value: [number, string] }[];
+    };
+    return data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
+  };
+  /** The value of `expr` once it satisfies `check` (Prometheus scrapes every second). */
+  const valueOf = async (expr: string, check: (value: number) => boolean): Promise<number> => {
+    let last: Sample[] = [];
+    await eventually(
+      async () => {
+        last = await query(expr);
+        return last.length === 1 && check(last[0]?.value ?? Number.NaN);
+      },
+      15_000,
+      `${expr} (last: ${JSON.stringify(last)})`,
+    ).catch(() => {
+      throw new Error(`${expr} never held; Prometheus answered ${JSON.stringify(last)}`);
+    });
+    return last[0]?.value ?? Number.NaN;
+  };
+
+  beforeAll(async () => {
+    for (const binary of [PROMETHEUS, PROMTOOL]) {
+      if (!existsSync(binary)) {
+        throw new Error(`${binary} is missing: install Debian's prometheus package (.ci/run does)`);
+      }
+    }
+    dir = await mkdtemp(join(tmpdir(), "agent-control-prometheus-"));
+    // Batches of whole nodes in a fleet of 4: a canary batch of up to half of it.
+    fx = await campaignFixture({
+      policy: { minBatchDurationSeconds: 0, firstBatchMaxPercent: 50 },
+    });
+    await fx.register(NEW);
+    await fx.register(NEWER);
+    fleet = await fx.fleet({ count: AGENTS, failVersions: [NEWER] });
+    prometheus = await startPrometheus(new URL(fx.tc.adminUrl).host, dir);
+  }, 120_000);
+  afterAll(async () => {
+    await prometheus?.stop();
+    await fx?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("scrapes Control: its target is up, build_info and the process collectors are there, streams held equal the agents", async () => {
+    await valueOf('up{job="agent-control"}', (v) => v === 1);
+    const [info] = await query("agent_control_build_info");
+    expect(info?.value).toBe(1);
+    expect(info?.metric.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(info?.metric.node_version).toBe(process.version.slice(1));
+    expect(await valueOf("process_resident_memory_bytes", (v) => v > 0)).toBeGreaterThan(1e6);
+    await valueOf("nodejs_heap_size_used_bytes", (v) => v > 0);
+    expect(await valueOf("agent_control_streams", (v) => v === AGENTS)).toBe(AGENTS);
+    expect(await valueOf("agent_control_streams_held", (v) => v === AGENTS)).toBe(AGENTS);
+    await valueOf('agent_control_handshakes_total{result="welcomed"}', (v) => v >= AGENTS);
+    await valueOf("agent_control_handshakes_in_flight", (v) => v === 0);
+    await valueOf('agent_control_streams_refused_total{reason="max_streams"}', (v) => v === 0);
+    await valueOf("agent_control_is_leader", (v) => v === 1);
+    await valueOf('sum(agent_control_nodes{online="true"})', (v) => v === AGENTS);
+    await valueOf('sum(agent_control_nodes{online="false"})', (v) => v === 0);
+  });
+
+  it("shows a running campaign's phase, batch and nodes by state, and the operations and reports it caused", async () => {
+    const spec = quickSpec(NEW, [25, 100], { disruptionBudgetPercent: 100 });
+    // The first batch holds the campaign for an hour, its node verifying, the others waiting.
+    const first = spec.batches?.[0];
+    if (first) first.minDuration = { seconds: 3600n, nanos: 0 };
+    const id = (await fx.campaigns.startCampaign({ spec })).campaign?.id ?? "";
+    await waitForCampaign(fx.campaigns, id, (c) =>
+      c.counts.some((n) => n.state === NodeState.VERIFYING && n.count === 1),
+    );
+    const of = `campaign="${id}"`;
+    await valueOf(`agent_control_campaign_phase{${of},phase="running"}`, (v) => v === 1);
+    await valueOf(`agent_control_campaign_current_batch{${of}}`, (v) => v === 0);
+    await valueOf(`agent_control_campaign_nodes{${of},state="verifying"}`, (v) => v === 1);
+    await valueOf(`agent_control_campaign_nodes{${of},state="waiting"}`, (v) => v === AGENTS - 1);
+    const changed = await valueOf(
+      `agent_control_campaign_last_change_timestamp_seconds{${of}}`,
+      (v) => v > 0,
+    );
+    expect(Math.abs(changed - Date.now() / 1000)).toBeLessThan(120);
+    await valueOf('agent_control_operations_sent_total{kind="upgrade"}', (v) => v >= 1);
+    await valueOf('agent_control_reports_total{phase="applying"}', (v) => v >= 1);
+    await valueOf('agent_control_campaign_decisions_total{result="committed"}', (v) => v > 0);
+    await valueOf("agent_control_campaign_decision_duration_seconds_count", (v) => v > 0);
+
+    await fx.campaigns.abortCampaign({ id, reason: "metrics test" });
+    const aborted = await waitForCampaign(fx.campaigns, id);
+    expect(aborted.phase).toBe(CampaignPhase.ABORTED);
+    await valueOf('agent_control_campaigns_finished_total{phase="aborted"}', (v) => v === 1);
+    // Finished campaigns leave the gauges.
+    await eventually(
+      async () => (await query(`agent_control_campaign_phase{${of}}`)).length === 0,
+      15_000,
+      "the aborted campaign's phase series gone",
+    );
+  });
+
+  it("counts a breach and its rollback, and the breach alert fires", async () => {
+    const spec = quickSpec(NEWER, [50, 100], { disruptionBudgetPercent: 100 });
+    const id = (await fx.campaigns.startCampaign({ spec })).campaign?.id ?? "";
+    const done = await waitForCampaign(fx.campaigns, id);
+    expect(done.phase).toBe(CampaignPhase.ROLLED_BACK);
+    await valueOf("agent_control_campaign_breaches_total", (v) => v === 1);
+    await valueOf('agent_control_campaign_rollbacks_total{cause="breach"}', (v) => v === 1);
+    await valueOf('agent_control_campaigns_finished_total{phase="rolled_back"}', (v) => v === 1);
+    await valueOf('agent_control_reports_total{phase="failed"}', (v) => v >= 1);
+    await eventually(
+      async () => {
+        const { alerts } = (await api("/api/v1/alerts")) as {
+          alerts: { labels: { alertname: string }; state: string }[];
+        };
+        const names = alerts.filter((a) => a.state === "firing").map((a) => a.labels.alertname);
+        return (
+          names.includes("AgentControlCampaignBreached") &&
+          names.includes("AgentControlCampaignFailed")
+        );
+      },
+      15_000,
+      "the breach and failed-campaign alerts firing",
+    );
+    const { alerts } = (await api("/api/v1/alerts")) as {
+      alerts: { labels: { alertname: string } }[];
+    };
+    const names = alerts.map((a) => a.labels.alertname);
+    // A healthy Control with a leader and its agents online raises none of these.
+    for (const quiet of [
+      "AgentControlNoLeader",
+      "AgentControlManyNodesOffline",
+      "AgentControlStreamsNearLimit",
+      "AgentControlDown",
+    ]) {
+      expect(names).not.toContain(quiet);
+    }
+  });
+
+  it("loads every rule of docs/monitoring/alerts.yml with health ok", async () => {
+    const { groups } = (await api("/api/v1/rules")) as {
+      groups: { name: string; rules: { name: string; type: string; health: string }[] }[];
+    };
+    const rules = groups.flatMap((g) => g.rules);
+    expect(rules.map((r) => r.name)).toEqual(
+      expect.arrayContaining([
+        "AgentControlCampaignBreached",
+        "AgentControlCampaignStuck",
+        "AgentControlNoLeader",
+        "AgentControlLeadershipLost",
+        "AgentControlManyNodesOffline",
+        "AgentControlStreamsNearLimit",
+        "AgentControlStreamsRefused",
+      ]),
+    );
+    for (const rule of rules) {
+      expect({ rule: rule.name, type: rule.type, health: rule.health }).toEqual({
+        rule: rule.name,
+        type: "alerting",
+        health: "ok",
+      });
+    }
+  });
+
+  it("passes promtool's rule check and its lint of a scrape", async () => {
+    const rules = await run(PROMTOOL, ["check", "rules", ALERTS]);
+    expect(rules.stdout).toMatch(/SUCCESS: \d+ rules found/);
+    const scrape = await (await fetch(`${fx.tc.adminUrl}/metrics`)).text();
+    const lint = spawn(PROMTOOL, ["check", "metrics"], { stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    lint.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    lint.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const code = new Promise<number | null>((r) => lint.once("exit", r));
+    lint.stdin.end(scrape);
+    await code;
+    // prom-client's default collectors name three gauges `*_total`; Control's own names pass.
+    const problems = out.split("\n").filter((line) => line !== "");
+    expect(problems).toEqual([
+      'nodejs_active_handles_total non-counter metrics should not have "_total" suffix',
+      'nodejs_active_requests_total non-counter metrics should not have "_total" suffix',
+      'nodejs_active_resources_total non-counter metrics should not have "_total" suffix',
+    ]);
+    expect(scrape).toMatch(/^agent_control_build_info\{/m);
+  });
+});
