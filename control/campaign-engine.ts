@@ -6,10 +6,16 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import {
+  DesiredVersionService,
+  PlanService,
+} from "../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 import { createAuditService } from "./admin/audit-service.js";
 import { createCampaignService } from "./admin/campaign-service.js";
+import { createDesiredService } from "./admin/desired-service.js";
+import { createPlanService } from "./admin/plan-service.js";
 import type { Policy } from "./campaign/index.js";
-import { busyNodes, createSqlCampaignStore } from "./campaign-store/index.js";
+import { busyNodes, createSqlCampaignStore, createSqlFleetStore } from "./campaign-store/index.js";
 import type { WorkerGateway } from "./campaign-worker/facts.js";
 import type { WorkerObserver } from "./campaign-worker/observer.js";
 import { type CampaignWorker, createCampaignWorker } from "./campaign-worker/worker.js";
@@ -67,6 +73,10 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
     intervalMs: o.config.worker.intervalMs,
     publicUrl: o.publicUrl,
     offlineAfterMs: o.config.timeouts.offlineAfterSeconds * 1000,
+    fleet: {
+      store: createSqlFleetStore(o.db.pool),
+      intervalMs: o.config.worker.convergenceIntervalMs,
+    },
     ...(o.observer ? { observer: o.observer } : {}),
   });
   const controller = new AbortController();
@@ -85,6 +95,14 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
         }),
       );
       router.service(AuditService, createAuditService({ db: o.db }));
+      const fleetDeps = {
+        db: o.db,
+        clock: o.clock,
+        policy: policyOf(o.config),
+        wake: (campaignId?: string) => worker.wake(campaignId),
+      };
+      router.service(DesiredVersionService, createDesiredService(fleetDeps));
+      router.service(PlanService, createPlanService(fleetDeps));
     },
     activeCampaignOf: (nodeIds) => busyNodes(o.db.pool, nodeIds),
     start() {

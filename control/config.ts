@@ -65,7 +65,11 @@ export interface ControlConfig {
     readonly heartbeatSeconds: number;
     readonly offlineAfterSeconds: number;
   } & AdminTimeoutsConfig;
-  readonly worker: { readonly intervalMs: number };
+  readonly worker: {
+    readonly intervalMs: number;
+    /** How often the leader runs its fleet passes: desired-version convergence and rollout plans. */
+    readonly convergenceIntervalMs: number;
+  };
   readonly limits: {
     /** Largest message accepted or sent on an agent stream. */
     readonly maxMessageBytes: number;
@@ -254,7 +258,16 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
       offlineAfterSeconds: v.number(timeouts, "timeouts.offlineAfterSeconds", 120, 0.1, 86400),
       ...readAdminTimeouts(v, timeouts, problems),
     },
-    worker: { intervalMs: v.integer(worker, "worker.intervalMs", 5000, 10, 3_600_000) },
+    worker: {
+      intervalMs: v.integer(worker, "worker.intervalMs", 5000, 10, 3_600_000),
+      convergenceIntervalMs: v.integer(
+        worker,
+        "worker.convergenceIntervalMs",
+        30_000,
+        100,
+        3_600_000,
+      ),
+    },
     limits: {
       maxMessageBytes: v.integer(limits, "limits.maxMessageBytes", 4 * 1024 * 1024, 1024, 64 << 20),
       sendQueueLength: v.integer(limits, "limits.sendQueueLength", 256, 1, 100_000),

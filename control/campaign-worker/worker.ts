@@ -365,8 +365,10 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     lease: leadership.lease,
     delivery,
     wake(campaignId) {
-      if (campaignId === undefined) due.markAllDue();
-      else due.markDue(campaignId);
+      if (campaignId === undefined) {
+        due.markAllDue();
+        fleet?.nudge(o.clock.now().getTime());
+      } else due.markDue(campaignId);
       wake();
       // Started or commanded here while another Control leads: tell it now, not at its next
       // periodic pass.
