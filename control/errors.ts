@@ -15,6 +15,8 @@ export type ErrorCode =
   | "token_not_found"
   | "release_not_found"
   | "campaign_not_found"
+  | "plan_not_found"
+  | "desired_not_found"
   | "release_rejected"
   | "release_conflict"
   | "release_unusable"
@@ -41,6 +43,8 @@ export const ERROR_MAPPING: Readonly<Record<ErrorCode, Mapping>> = {
   token_not_found: { connect: Code.NotFound, grpc: GrpcStatus.NOT_FOUND },
   release_not_found: { connect: Code.NotFound, grpc: GrpcStatus.NOT_FOUND },
   campaign_not_found: { connect: Code.NotFound, grpc: GrpcStatus.NOT_FOUND },
+  plan_not_found: { connect: Code.NotFound, grpc: GrpcStatus.NOT_FOUND },
+  desired_not_found: { connect: Code.NotFound, grpc: GrpcStatus.NOT_FOUND },
   release_rejected: { connect: Code.InvalidArgument, grpc: GrpcStatus.INVALID_ARGUMENT },
   release_conflict: { connect: Code.AlreadyExists, grpc: GrpcStatus.ALREADY_EXISTS },
   /** A registered release the agents would refuse now (expired, or below a confirmed sequence). */

@@ -51,6 +51,13 @@ export const METHOD_ROLES: Readonly<Record<string, AdminRole>> = {
   "agentcontrol.admin.v1.CampaignService/RetryCampaign": "operator",
   "agentcontrol.admin.v1.CampaignService/WatchCampaign": "viewer",
   "agentcontrol.admin.v1.AuditService/ListAuditEvents": "viewer",
+  "agentcontrol.admin.v1.DesiredVersionService/ListDesiredVersions": "viewer",
+  "agentcontrol.admin.v1.DesiredVersionService/SetDesiredVersion": "operator",
+  "agentcontrol.admin.v1.DesiredVersionService/ClearDesiredVersion": "operator",
+  "agentcontrol.admin.v1.PlanService/StartPlan": "operator",
+  "agentcontrol.admin.v1.PlanService/GetPlan": "viewer",
+  "agentcontrol.admin.v1.PlanService/ListPlans": "viewer",
+  "agentcontrol.admin.v1.PlanService/AbortPlan": "operator",
 };
 
 /** A known admin token: its hash, the principal it stands for, and when it stops working. */
