@@ -11,7 +11,14 @@
  */
 
 import type { EncodedOperation } from "../agents/operation-frame.js";
-import type { CampaignNode, CampaignState, NodeState, PoolLoad } from "../campaign/index.js";
+import type {
+  CampaignNode,
+  CampaignState,
+  GateResult,
+  GateStatus,
+  NodeState,
+  PoolLoad,
+} from "../campaign/index.js";
 import type { OfferRelease } from "./offer-release.js";
 import type { CommandRow, ConfigFailureRow, OperationFactRow } from "./rows.js";
 
@@ -191,6 +198,8 @@ export interface CampaignTransaction {
   writeDecision(w: DecisionWrite): Promise<boolean>;
   /** Inserts a campaign and its nodes. */
   insertCampaign(input: NewCampaign): Promise<void>;
+  /** The latest result of each gate of a campaign's batch (see `recordGateResult`). */
+  readGateResults(campaignId: string, batch: number): Promise<GateResult[]>;
 }
 
 /**
@@ -236,6 +245,23 @@ export interface LeaseOptions {
   /** Called with the reason when leadership is lost. */
   readonly onLost?: (why: string) => void;
   readonly name?: string;
+}
+
+/** One evaluation of an outside health gate, to store as its latest result. */
+export interface GateResultWrite {
+  readonly campaignId: string;
+  readonly batch: number;
+  /** The gate's index in the campaign's spec. */
+  readonly gate: number;
+  readonly status: GateStatus;
+  readonly at: Date;
+  readonly value: string;
+  readonly message: string;
+  /**
+   * A stored failing result taken after this time (epoch ms) is kept rather than replaced (a
+   * failure stays until a decision acted on it); give the batch's `gatesAcceptedAt` (0 when none).
+   */
+  readonly keepFailuresAfter?: number | undefined;
 }
 
 /** The campaign store; see the file's TSDoc. */
@@ -287,6 +313,12 @@ export interface CampaignStore {
    * The listener is (re)established in the background and calls `onGap` each time it is.
    */
   listen(channels: readonly string[], listener: NotificationListener): () => Promise<void>;
+  /**
+   * Stores a gate's result as the latest of its campaign, batch and gate, except over a stored
+   * failing result taken after `keepFailuresAfter`. An unreachable result after an unreachable
+   * one keeps the first's `unreachableSince`; any other clears it. Unknown campaigns: dropped.
+   */
+  recordGateResult(w: GateResultWrite): Promise<void>;
 }
 
 /** Node states in which a node holds a slot or may (verifying: within its grace). */

@@ -20,6 +20,7 @@ import { packLines, unpackLines } from "../../shared/notify-channels.js";
 import {
   type CampaignStore,
   type CampaignTransaction,
+  type GateResultWrite,
   type LeaderLease,
   type NotificationListener,
   StaleLeaderError,
@@ -115,6 +116,11 @@ export class MemoryCampaignStore implements CampaignStore {
   async offerRelease(version: string): ReturnType<CampaignStore["offerRelease"]> {
     this.check();
     return this.tables.releases.get(version);
+  }
+
+  async recordGateResult(w: GateResultWrite): Promise<void> {
+    this.check();
+    if (this.tables.campaigns.has(w.campaignId)) this.tables.gateResults.record(w);
   }
 
   async liveCampaignOfNodes(nodeIds: readonly string[]): Promise<Map<string, string>> {

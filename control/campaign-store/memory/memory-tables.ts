@@ -20,6 +20,7 @@ import type {
 } from "../port.js";
 import { IN_FLIGHT_STATES } from "../port.js";
 import type { CommandRow, ConfigFailureRow, OperationFactRow } from "../rows.js";
+import { MemoryGateResults } from "./memory-gates.js";
 
 /** A campaign as stored. */
 export interface MemoryCampaign {
@@ -89,6 +90,8 @@ export class MemoryTables {
   readonly registry = new Map<string, MemoryRegistryRow>();
   readonly releases = new Map<string, OfferRelease>();
   readonly leases = new Map<string, MemoryLease>();
+  /** Outside health gate results (see `memory-gates.ts`). */
+  readonly gateResults = new MemoryGateResults();
   private seq = 0;
   private commandSeq = 0;
 

@@ -161,6 +161,11 @@ export class MemoryTransaction implements CampaignTransaction {
     return true;
   }
 
+  async readGateResults(campaignId: string, batch: number) {
+    this.check();
+    return this.t.gateResults.read(campaignId, batch);
+  }
+
   async insertCampaign(input: NewCampaign): Promise<void> {
     this.check();
     const c = copy(input.campaign);

@@ -11,6 +11,7 @@ import type { Logger } from "../../log.js";
 import { parseEnvelope } from "../../shared/release/index.js";
 import type { CampaignStore, CampaignTransaction } from "../port.js";
 import { recordFacts } from "./facts-writes.js";
+import { readGateResults, recordGateResult } from "./gates.js";
 import { createLeaderLease, holdsLease } from "./lease.js";
 import { listen, notify } from "./notifications.js";
 import { markSent, unackedOperations } from "./outbox.js";
@@ -44,6 +45,7 @@ export function sqlTransaction(client: pg.ClientBase | Queryable): CampaignTrans
     poolLoads: (pools, excluding, now) => poolLoads(q, pools, excluding, now),
     writeDecision: (w) => writeDecision(q, w),
     insertCampaign: (input) => insertCampaign(q, input),
+    readGateResults: (id, batch) => readGateResults(q, id, batch),
   };
 }
 
@@ -71,5 +73,6 @@ export function createSqlCampaignStore(db: Database, log: Logger, clock: Clock):
     liveCampaignOfNodes: (ids) => liveCampaignOfNodes(pool, ids),
     notify: (channel, lines) => notify(pool, channel, lines),
     listen: (channels, listener) => listen(pool, log, clock, channels, listener),
+    recordGateResult: (w) => recordGateResult(pool, w),
   };
 }

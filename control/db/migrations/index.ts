@@ -11,6 +11,7 @@ import { Migration0004ArtifactStorage } from "./0004-artifact-storage.js";
 import { Migration0005EnrollmentScope } from "./0005-enrollment-scope.js";
 import { Migration0006ActiveActive } from "./0006-active-active.js";
 import { Migration0007ReportBootId } from "./0007-report-boot-id.js";
+import { Migration0008GateResults } from "./0008-gate-results.js";
 import { Migration0010DesiredVersions } from "./0010-desired-versions.js";
 import { Migration0011RolloutPlans } from "./0011-rollout-plans.js";
 
@@ -23,6 +24,7 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: "0005-enrollment-scope", class: Migration0005EnrollmentScope },
   { name: "0006-active-active", class: Migration0006ActiveActive },
   { name: "0007-report-boot-id", class: Migration0007ReportBootId },
+  { name: "0008-gate-results", class: Migration0008GateResults },
   { name: "0010-desired-versions", class: Migration0010DesiredVersions },
   { name: "0011-rollout-plans", class: Migration0011RolloutPlans },
 ];
