@@ -5,17 +5,15 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { rootCertificates } from "node:tls";
 import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
-import {
-  DesiredVersionService,
-  PlanService,
-} from "../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 import { checkToken, parseServerUrl } from "./args.js";
+import { readCaFile } from "./ca-file.js";
 import { DEFAULT_DATA_DIR, findLocalDataDir } from "./local-control.js";
 
 /** The server agentctl talks to when neither `--server` nor `AGENTCTL_SERVER` is set. */
@@ -29,6 +27,8 @@ export interface Connection {
   readonly server: string;
   readonly token: string | undefined;
   readonly tokenSource: "flag" | "env" | "file" | "none";
+  /** PEM CA certificates trusted for an `https://` server (`--ca-file`, `AGENTCTL_CA_FILE`). */
+  readonly ca?: Buffer;
   /** Directory whose `admin-token` file is the local fallback credential. */
   readonly dataDir: string;
 }
@@ -38,6 +38,8 @@ export interface ConnectionInputs {
   readonly server?: string | undefined;
   readonly token?: string | undefined;
   readonly dataDir?: string | undefined;
+  /** `--ca-file`; falls back to `AGENTCTL_CA_FILE`. */
+  readonly caFile?: string | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly readToken?: (path: string) => string | undefined;
   /** The data directory of the Control serving a local `server` (default: {@link findLocalDataDir}). */
@@ -60,7 +62,13 @@ export function resolveConnection(inputs: ConnectionInputs): Connection {
     inputs.dataDir ??
     inputs.env.AGENT_CONTROL_DATA_DIR ??
     (isLocalServer(server) ? (inputs.findDataDir ?? findLocalDataDir)(server) : DEFAULT_DATA_DIR);
-  const base = { server, dataDir };
+  const caFile = inputs.caFile ?? (inputs.env.AGENTCTL_CA_FILE || undefined);
+  const caSource = inputs.caFile !== undefined ? "--ca-file" : "AGENTCTL_CA_FILE";
+  const base = {
+    server,
+    dataDir,
+    ...(caFile !== undefined ? { ca: readCaFile(caFile, caSource) } : {}),
+  };
   if (inputs.token !== undefined && inputs.token !== "") {
     return { ...base, token: checkToken(inputs.token, "--token"), tokenSource: "flag" };
   }
@@ -98,8 +106,6 @@ export interface AdminClients {
   readonly releases: Client<typeof ReleaseService>;
   readonly campaigns: Client<typeof CampaignService>;
   readonly audit: Client<typeof AuditService>;
-  readonly desired: Client<typeof DesiredVersionService>;
-  readonly plans: Client<typeof PlanService>;
 }
 
 /** Remembers the last method called, so a refusal can say what was refused. */
@@ -122,13 +128,15 @@ export function createAdminClients(connection: Connection, state: CallState): Ad
     baseUrl: connection.server,
     httpVersion: "1.1",
     interceptors: [bearer],
+    // A private CA is trusted in addition to the system's, for https:// servers only.
+    ...(connection.ca !== undefined
+      ? { nodeOptions: { ca: [...rootCertificates, connection.ca] } }
+      : {}),
   });
   return {
     nodes: createClient(NodeService, transport),
     releases: createClient(ReleaseService, transport),
     campaigns: createClient(CampaignService, transport),
     audit: createClient(AuditService, transport),
-    desired: createClient(DesiredVersionService, transport),
-    plans: createClient(PlanService, transport),
   };
 }

@@ -45,6 +45,17 @@ const NETWORK_CODES = new Set([
   "EPIPE",
 ]);
 
+/** Node.js's codes for a server certificate this client does not trust. */
+const UNTRUSTED_CERTIFICATE_CODES = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_UNTRUSTED",
+  "CERT_SIGNATURE_FAILURE",
+]);
+
 /** Context {@link describeError} needs to make its line actionable. */
 export interface ErrorContext {
   readonly connection?: Connection | undefined;
@@ -78,6 +89,9 @@ function describeConnectError(error: ConnectError, context: ErrorContext): strin
   const server = context.connection?.server ?? "the server";
   const dataDir = context.connection?.dataDir ?? ".data";
   const raw = error.rawMessage;
+  if (causeCode(error, UNTRUSTED_CERTIFICATE_CODES) !== undefined) {
+    return `cannot trust Control at ${server}: ${raw} (a private CA? pass --ca-file FILE or set AGENTCTL_CA_FILE)`;
+  }
   const network = networkCode(error);
   if (network !== undefined || error.code === Code.Unavailable) {
     return `cannot reach Control at ${server}: ${raw !== "" ? raw : (network ?? "unavailable")}`;
@@ -123,17 +137,22 @@ function tokenOrigin(connection: Connection): string {
 }
 
 function networkCode(error: unknown): string | undefined {
+  return causeCode(error, NETWORK_CODES);
+}
+
+/** The first `code` among `codes` in the error's chain of causes (and aggregated errors). */
+function causeCode(error: unknown, codes: ReadonlySet<string>): string | undefined {
   const seen = new Set<unknown>();
   let current: unknown = error;
   while (current instanceof Error && !seen.has(current)) {
     seen.add(current);
     const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && NETWORK_CODES.has(code)) return code;
+    if (typeof code === "string" && codes.has(code)) return code;
     const inner = (current as { errors?: unknown }).errors;
     if (Array.isArray(inner)) {
       for (const e of inner) {
         const c = (e as { code?: unknown }).code;
-        if (typeof c === "string" && NETWORK_CODES.has(c)) return c;
+        if (typeof c === "string" && codes.has(c)) return c;
       }
     }
     current = (current as { cause?: unknown }).cause;

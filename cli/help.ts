@@ -24,6 +24,12 @@ export const GLOBAL_FLAGS: FlagSpecs = {
     description:
       "Control's data directory (env AGENT_CONTROL_DATA_DIR; default: that of the local Control serving --server, else .data)",
   },
+  "ca-file": {
+    type: "string",
+    value: "FILE",
+    description:
+      "PEM CA certificate(s) to trust for an https:// server, e.g. a private CA (env AGENTCTL_CA_FILE)",
+  },
   json: { type: "boolean", description: "print machine-readable JSON" },
   output: {
     type: "string",

@@ -13,6 +13,7 @@ import {
   stringFlag,
   UsageError,
 } from "./args.js";
+import { readCaFile } from "./ca-file.js";
 import type { AdminClients, CallState, Connection } from "./client.js";
 import {
   type Command,
@@ -62,16 +63,6 @@ export const GROUPS: readonly GroupEntry[] = [
     load: async () => (await import("./commands/audit.js")).auditGroup,
   },
   {
-    name: "desired",
-    summary: "List, set and clear the version each selector's nodes converge to",
-    load: async () => (await import("./commands/desired.js")).desiredGroup,
-  },
-  {
-    name: "plan",
-    summary: "Roll a release out over groups in order (dev, staging, prod) with a wait between",
-    load: async () => (await import("./commands/plan.js")).planGroup,
-  },
-  {
     name: "completion",
     summary: "Print a shell completion script",
     load: async () =>
@@ -95,7 +86,7 @@ export interface Io {
 }
 
 /** Global flags that take a value, so the command finder can skip over their values. */
-const VALUE_FLAGS = new Set(["--server", "--token", "--data-dir", "--output", "-o"]);
+const VALUE_FLAGS = new Set(["--server", "--token", "--data-dir", "--ca-file", "--output", "-o"]);
 
 /** Splits argv into the command words (group, subcommand) and everything else. */
 export function findCommand(argv: readonly string[]): { words: string[]; rest: string[] } {
@@ -174,6 +165,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
           server: stringFlag(parsed.values, "server"),
           token: stringFlag(parsed.values, "token"),
           dataDir: stringFlag(parsed.values, "data-dir"),
+          caFile: stringFlag(parsed.values, "ca-file"),
           env: io.env,
         });
         clients ??= createAdminClients(connection, calls);
@@ -213,6 +205,9 @@ function checkConnectionFlags(values: FlagValues, env: Io["env"]): void {
   else if (env.AGENTCTL_TOKEN) checkToken(env.AGENTCTL_TOKEN, "AGENTCTL_TOKEN");
   if (stringFlag(values, "data-dir") === "")
     throw new UsageError("--data-dir must name a directory");
+  const caFile = stringFlag(values, "ca-file");
+  if (caFile !== undefined) readCaFile(caFile, "--ca-file");
+  else if (env.AGENTCTL_CA_FILE) readCaFile(env.AGENTCTL_CA_FILE, "AGENTCTL_CA_FILE");
 }
 
 function outputMode(json: boolean, output: string | undefined): OutputMode {
