@@ -12,6 +12,10 @@ import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import {
+  DesiredVersionService,
+  PlanService,
+} from "../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 import { checkToken, parseServerUrl } from "./args.js";
 import { readCaFile } from "./ca-file.js";
 import { DEFAULT_DATA_DIR, findLocalDataDir } from "./local-control.js";
@@ -106,6 +110,8 @@ export interface AdminClients {
   readonly releases: Client<typeof ReleaseService>;
   readonly campaigns: Client<typeof CampaignService>;
   readonly audit: Client<typeof AuditService>;
+  readonly desired: Client<typeof DesiredVersionService>;
+  readonly plans: Client<typeof PlanService>;
 }
 
 /** Remembers the last method called, so a refusal can say what was refused. */
@@ -138,5 +144,7 @@ export function createAdminClients(connection: Connection, state: CallState): Ad
     releases: createClient(ReleaseService, transport),
     campaigns: createClient(CampaignService, transport),
     audit: createClient(AuditService, transport),
+    desired: createClient(DesiredVersionService, transport),
+    plans: createClient(PlanService, transport),
   };
 }

@@ -63,6 +63,16 @@ export const GROUPS: readonly GroupEntry[] = [
     load: async () => (await import("./commands/audit.js")).auditGroup,
   },
   {
+    name: "desired",
+    summary: "List, set and clear the version each selector's nodes converge to",
+    load: async () => (await import("./commands/desired.js")).desiredGroup,
+  },
+  {
+    name: "plan",
+    summary: "Roll a release out over groups in order (dev, staging, prod) with a wait between",
+    load: async () => (await import("./commands/plan.js")).planGroup,
+  },
+  {
     name: "completion",
     summary: "Print a shell completion script",
     load: async () =>
