@@ -32,6 +32,7 @@ import { type DownloadAuthenticator, downloadsRoute } from "./releases/downloads
 import { type DownloadsServer, startDownloadsServer } from "./releases/downloads-server.js";
 import { recordCertifiedHello } from "./tls/certificate-nodes.js";
 import { agentServerCredentials } from "./tls/credentials.js";
+import { dashboardRoute } from "./ui/route.js";
 
 /** Capabilities this Control offers Agents. */
 export const CONTROL_CAPABILITIES = ["upgrade.v1", "config.v1"] as const;
@@ -251,7 +252,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       metrics,
       ready: () => db.ping(),
       log,
-      extraRoutes: downloadsServer ? [] : [downloads.route],
+      extraRoutes: [dashboardRoute({ log }), ...(downloadsServer ? [] : [downloads.route])],
       routes: (router) => {
         router.service(
           NodeService,

@@ -1,0 +1,261 @@
+/**
+ * The dashboard at /ui in a real browser (Debian's Chromium driven by playwright-core) against
+ * a real Control and simulated agents: signing in by typing a token and by `#token=`, a live
+ * campaign followed through its batches, paused and resumed from its page, a viewer who sees
+ * no buttons, the node list's filters and the audit log. The screenshots the README shows
+ * are taken here (docs/img/).
+ */
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeIdOf } from "../../agent-sim/index.js";
+import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import {
+  type CampaignFixture,
+  campaignFixture,
+  NEW,
+  quickSpec,
+  waitForCampaign,
+} from "../integration/campaign-fixture.js";
+
+/** Debian's Chromium, which .ci/run installs. */
+const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const SCREENSHOTS = resolve(dirname(fileURLToPath(import.meta.url)), "../../docs/img");
+const FLEET = 20;
+const BATCH_SECONDS = 4;
+
+/** Node ids `prefix-00001`… in canary order (no canary labels): ascending hex SHA-256. */
+function inCanaryOrder(prefix: string, n: number): string[] {
+  const key = (id: string) => createHash("sha256").update(id, "utf8").digest("hex");
+  return Array.from({ length: n }, (_, i) => nodeIdOf(prefix, i)).sort((a, b) =>
+    key(a) < key(b) ? -1 : 1,
+  );
+}
+
+describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
+  let fx: CampaignFixture;
+  let context: BrowserContext;
+  let profile: string;
+  let ui: string;
+  /** Fails in the last batch, where one of ten is under the threshold. */
+  const failing = inCanaryOrder("web", FLEET).at(-1) ?? "";
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)`,
+      );
+    }
+    fx = await campaignFixture();
+    ui = `${fx.tc.adminUrl}/ui/`;
+    await fx.register(NEW);
+    await fx.fleet({
+      count: FLEET,
+      idPrefix: "web",
+      poolCount: 2,
+      restartMs: [150, 400],
+      behaviours: { [failing]: { upgrade: "fail" } },
+    });
+    profile = await mkdtemp(join(tmpdir(), "agent-control-chromium-"));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      args: CHROMIUM_ARGS,
+      headless: true,
+      viewport: { width: 1280, height: 900 },
+    });
+    await mkdir(SCREENSHOTS, { recursive: true });
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+    await fx?.stop();
+  });
+
+  /** A fresh page (own sessionStorage) that records script errors and CSP violations. */
+  async function newPage(): Promise<Page> {
+    const page = await context.newPage();
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    page.on("console", (message) => {
+      if (message.type() === "error" && !/status of 40[13]/.test(message.text())) {
+        pageErrors.push(message.text());
+      }
+    });
+    return page;
+  }
+
+  it("serves /ui without a token, with strict headers, and the API still wants one", async () => {
+    const redirect = await fetch(`${fx.tc.adminUrl}/ui`, { redirect: "manual" });
+    expect(redirect.status).toBe(308);
+    expect(redirect.headers.get("location")).toBe("/ui/");
+    const index = await fetch(ui);
+    expect(index.status).toBe(200);
+    expect(index.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(index.headers.get("cache-control")).toBe("no-store");
+    expect(index.headers.get("x-content-type-options")).toBe("nosniff");
+    const csp = index.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    const html = await index.text();
+    expect(html).not.toContain(fx.tc.operatorToken);
+    const script = /src="(assets\/main-[0-9a-f]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(`${ui}${script}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(asset.headers.get("cache-control")).toContain("immutable");
+    expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+    expect((await fetch(`${ui}assets/main-0000.js`)).status).toBe(404);
+    expect((await fetch(ui, { method: "POST" })).status).toBe(405);
+    const anonymous = await fetch(
+      `${fx.tc.adminUrl}/agentcontrol.admin.v1.CampaignService/ListCampaigns`,
+      { method: "POST", headers: { "content-type": "application/json" }, body: "{}" },
+    );
+    expect(anonymous.status).toBe(401);
+  });
+
+  it("refuses a wrong typed token, then signs in with a typed operator token", async () => {
+    const page = await newPage();
+    await page.goto(ui);
+    await page.fill("#token", "not-a-token-of-this-control");
+    await page.click("button[type=submit]");
+    await expect
+      .poll(() => page.textContent("[role=alert]"))
+      .toMatch(/refused the token.*unknown admin token/);
+    await page.fill("#token", fx.tc.operatorToken);
+    await page.click("button[type=submit]");
+    await page.waitForSelector(".badge[data-role=operator]");
+    await page.waitForSelector("text=No campaign yet");
+    // Kept in this tab only: never a cookie, never localStorage.
+    expect(await page.evaluate("sessionStorage.length")).toBe(1);
+    expect(await page.evaluate("localStorage.length")).toBe(0);
+    expect(await context.cookies()).toEqual([]);
+    await page.close();
+  });
+
+  it("signs in from #token= and takes the token out of the address bar", async () => {
+    const page = await newPage();
+    await page.goto(`${ui}#token=${fx.tc.viewerToken}`);
+    await page.waitForSelector(".badge[data-role=viewer]");
+    expect(page.url()).toBe(ui);
+    expect(await page.evaluate("window.location.href")).not.toContain("token");
+    await page.close();
+  });
+
+  it("follows a campaign through its batches live, pauses and resumes it; a viewer has no buttons", async () => {
+    const spec = quickSpec(NEW, [5, 50, 100], {
+      failureThresholdPercent: 20,
+      disruptionBudgetPercent: 100,
+      reason: "CVE-2026-1234",
+      batches: [5, 50, 100].map((percent) => ({
+        percent,
+        minDuration: { seconds: BigInt(BATCH_SECONDS), nanos: 0 },
+      })),
+    });
+    // Both pages signed in and showing the campaigns before the campaign starts.
+    const operator = await newPage();
+    await operator.goto(`${ui}#token=${fx.tc.operatorToken}`);
+    await operator.waitForSelector(".badge[data-role=operator]");
+    const viewer = await newPage();
+    await viewer.goto(`${ui}#token=${fx.tc.viewerToken}`);
+    await viewer.waitForSelector(".badge[data-role=viewer]");
+    const id = (await fx.campaigns.startCampaign({ spec })).campaign?.id ?? "";
+    // The list picks the new campaign up on its own; its link opens the live page.
+    await operator.click(`a[href="#/campaigns/${id}"]`, { timeout: 10_000 });
+    await operator.waitForSelector(".campaign .live-live");
+    await operator.evaluate("window.loadedOnce = true");
+    await viewer.goto(`${ui}#/campaigns/${id}`);
+    await viewer.waitForSelector(".campaign [data-batch='0']");
+
+    const batch = (page: Page, index: number, state: string) =>
+      page.waitForSelector(`[data-batch='${index}'][data-state='${state}']`, { timeout: 20_000 });
+    await batch(operator, 0, "running");
+    // Batch 1 passes (its minimum duration over) while the page stays open.
+    await batch(operator, 0, "passed");
+    await batch(operator, 1, "running");
+    expect(
+      await operator.$$eval("[data-batch='0'] .bar", (bars) =>
+        bars[0]?.getAttribute("data-succeeded"),
+      ),
+    ).toBe("1");
+
+    await operator.click(".actions button:text-is('Pause')");
+    await operator.waitForSelector(".campaign-head [data-phase=paused]");
+    expect((await waitForCampaign(fx.campaigns, id, () => true)).phase).toBe(CampaignPhase.PAUSED);
+    await viewer.waitForSelector(".campaign-head [data-phase=paused]");
+    await operator.waitForSelector(
+      "[data-batch='1'] >> text=/left \\(paused\\)|minimum duration reached/",
+    );
+    expect(await viewer.$$(".actions")).toEqual([]);
+    expect(await viewer.$$("button:text-matches('Pause|Resume|Abort|Retry')")).toEqual([]);
+
+    await operator.click(".actions button:text-is('Resume')");
+    await operator.waitForSelector(".campaign-head [data-phase=running]");
+    await batch(operator, 1, "passed");
+    await batch(operator, 2, "passed");
+    await operator.waitForSelector(".campaign-head [data-phase=completed]", { timeout: 20_000 });
+    await operator.waitForSelector(".live-finished");
+    expect(await operator.evaluate("window.loadedOnce")).toBe(true);
+
+    // The last batch: nine succeeded, the failing node under the 20 % threshold, named with its code.
+    const last = await operator.$eval("[data-batch='2'] .bar", (bar) => ({
+      succeeded: bar.getAttribute("data-succeeded"),
+      failed: bar.getAttribute("data-failed"),
+    }));
+    expect(last).toEqual({ succeeded: "9", failed: "1" });
+    expect(await operator.textContent("[data-batch='2'] .gauge-text")).toContain(
+      "1 of 10 failed (10.0%), threshold 20%: 2 more failures breach it",
+    );
+    const row = await operator.waitForSelector(`.failing-nodes tr[data-node='${failing}']`);
+    expect(await row.textContent()).toContain("apply_failed");
+    const paused = await operator.waitForSelector(".audit-events tr[data-action=pause]");
+    expect(await paused.textContent()).toContain("admin");
+    await operator.waitForSelector(".audit-events tr[data-action=resume]");
+    await operator.screenshot({
+      path: join(SCREENSHOTS, "dashboard-campaign.png"),
+      fullPage: true,
+    });
+    const done = await waitForCampaign(fx.campaigns, id);
+    expect(done.counts.find((c) => c.state === NodeState.FAILED)?.count).toBe(1);
+    await viewer.close();
+    await operator.close();
+  });
+
+  it("lists nodes with filters by pool, version and online", async () => {
+    const page = await newPage();
+    await page.goto(`${ui}#token=${fx.tc.operatorToken}`);
+    await page.click("nav a:text-is('Nodes')");
+    await page.waitForSelector(`tr[data-node='${failing}']`);
+    expect(await page.$$("table.nodes tbody tr")).toHaveLength(FLEET);
+    await page.fill("input[name=pool]", "pool-1");
+    await expect.poll(async () => (await page.$$("table.nodes tbody tr")).length).toBe(FLEET / 2);
+    await page.fill("input[name=pool]", "");
+    await page.fill("input[name=version]", NEW);
+    await expect.poll(async () => (await page.$$("table.nodes tbody tr")).length).toBe(FLEET - 1);
+    await page.selectOption("select[name=online]", "false");
+    await page.waitForSelector("text=No node matches");
+    await page.selectOption("select[name=online]", "true");
+    await page.fill("input[name=version]", "");
+    await page.waitForSelector(`tr[data-node='${failing}']`);
+    await page.screenshot({ path: join(SCREENSHOTS, "dashboard-nodes.png"), fullPage: false });
+    await page.close();
+    expect(pageErrors).toEqual([]);
+  });
+});

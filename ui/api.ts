@@ -1,0 +1,51 @@
+/**
+ * The admin API as the dashboard calls it: the same Connect services `agentctl` uses, on the
+ * origin that served the page, every call carrying the operator's bearer token.
+ */
+import {
+  type Client,
+  Code,
+  ConnectError,
+  createClient,
+  type Interceptor,
+} from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-web";
+import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
+import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
+
+/** Clients of the admin services, bound to one token. */
+export interface Api {
+  readonly campaigns: Client<typeof CampaignService>;
+  readonly nodes: Client<typeof NodeService>;
+  readonly audit: Client<typeof AuditService>;
+}
+
+/** Clients that send `token` on every call to the admin API at `baseUrl`. */
+export function createApi(token: string, baseUrl: string = window.location.origin): Api {
+  const bearer: Interceptor = (next) => (req) => {
+    req.header.set("authorization", `Bearer ${token}`);
+    return next(req);
+  };
+  const transport = createConnectTransport({
+    baseUrl,
+    useBinaryFormat: true,
+    interceptors: [bearer],
+  });
+  return {
+    campaigns: createClient(CampaignService, transport),
+    nodes: createClient(NodeService, transport),
+    audit: createClient(AuditService, transport),
+  };
+}
+
+/** True when Control refused the token itself (unknown or expired), not one call. */
+export function isUnauthenticated(error: unknown): boolean {
+  return error instanceof ConnectError && error.code === Code.Unauthenticated;
+}
+
+/** A one-line description of a failed call, as Control worded it. */
+export function describeError(error: unknown): string {
+  if (error instanceof ConnectError) return `${Code[error.code]}: ${error.rawMessage}`;
+  return error instanceof Error ? error.message : String(error);
+}

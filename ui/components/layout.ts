@@ -1,0 +1,42 @@
+/**
+ * The frame of every signed-in page: the navigation, who is signed in, and the page the
+ * address names.
+ */
+import { html } from "htm/preact";
+import { hrefOf, type Route, useRoute } from "../hash-route.js";
+import { useSession } from "../session.js";
+import { AuditLog } from "./audit-log.js";
+import { CampaignList } from "./campaign-list.js";
+import { CampaignPage } from "./campaign-page.js";
+import { NodeList } from "./node-list.js";
+
+function Page({ route }: { route: Route }) {
+  switch (route.page) {
+    case "campaigns":
+      return html`<${CampaignList} />`;
+    case "campaign":
+      return html`<${CampaignPage} id=${route.id} />`;
+    case "nodes":
+      return html`<${NodeList} />`;
+    case "audit":
+      return html`<${AuditLog} />`;
+  }
+}
+
+/** The signed-in frame. */
+export function Layout() {
+  const route = useRoute();
+  const { role, signOut } = useSession();
+  const section = route.page === "campaign" ? "campaigns" : route.page;
+  const link = (page: "campaigns" | "nodes" | "audit", label: string) =>
+    html`<a href=${hrefOf({ page })} class=${section === page ? "active" : ""}>${label}</a>`;
+  return html`<header class="top">
+      <span class="brand">Agent Control</span>
+      <nav>${link("campaigns", "Campaigns")}${link("nodes", "Nodes")}${link("audit", "Audit log")}</nav>
+      <span class="who">
+        <span class="badge" data-role=${role}>${role}</span>
+        <button class="link" onClick=${() => signOut()}>Sign out</button>
+      </span>
+    </header>
+    <main><${Page} route=${route} /></main>`;
+}

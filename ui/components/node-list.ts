@@ -1,0 +1,84 @@
+/**
+ * The fleet's nodes, a page at a time, filtered by pool, agent version and whether they are
+ * online (the admin API's filters), with the campaign each is in now.
+ */
+import { html } from "htm/preact";
+import { useState } from "preact/hooks";
+import { formatTime } from "../format.js";
+import { hrefOf } from "../hash-route.js";
+import { useSession } from "../session.js";
+import { useDebounced } from "../use-debounced.js";
+import { usePoll } from "../use-poll.js";
+import { ErrorLine } from "./error-line.js";
+import { FilterField } from "./filter-field.js";
+
+const PAGE_SIZE = 100;
+const ONLINE_CHOICES = [
+  ["", "any"],
+  ["true", "online"],
+  ["false", "offline"],
+] as const;
+
+/** The node list page. */
+export function NodeList() {
+  const { api } = useSession();
+  const [pool, setPool] = useState("");
+  const [version, setVersion] = useState("");
+  const [online, setOnline] = useState("");
+  const filters = useDebounced({ pool: pool.trim(), agentVersion: version.trim(), online });
+  const [pages, setPages] = useState<string[]>([""]);
+  const pageToken = pages[pages.length - 1] ?? "";
+  const { data, error } = usePoll(
+    (signal) =>
+      api.nodes.listNodes(
+        {
+          pool: filters.pool,
+          agentVersion: filters.agentVersion,
+          ...(filters.online === "" ? {} : { online: filters.online === "true" }),
+          pageSize: PAGE_SIZE,
+          pageToken,
+        },
+        { signal },
+      ),
+    [api, JSON.stringify(filters), pageToken],
+  );
+  const refilter = (set: (v: string) => void) => (value: string) => {
+    set(value);
+    setPages([""]);
+  };
+  const nodes = data?.nodes ?? [];
+  return html`<section>
+    <h2>Nodes ${data && html`<span class="muted">${data.totalSize}</span>`}</h2>
+    <form class="filters" onSubmit=${(e: Event) => e.preventDefault()}>
+      <${FilterField} label="Pool" name="pool" value=${pool} onChange=${refilter(setPool)} />
+      <${FilterField} label="Version" name="version" value=${version} onChange=${refilter(setVersion)} placeholder="1.4.0" />
+      <${FilterField} label="Online" name="online" value=${online} onChange=${refilter(setOnline)} options=${ONLINE_CHOICES} />
+    </form>
+    <${ErrorLine} error=${error} />
+    ${data && nodes.length === 0 && html`<p class="muted">No node matches.</p>`}
+    ${
+      nodes.length > 0 &&
+      html`<table class="nodes">
+      <thead><tr><th>Node</th><th>Pool</th><th>Version</th><th>Online</th><th>Campaign</th><th>Platform</th><th>Last seen</th><th>Labels</th></tr></thead>
+      <tbody>
+        ${nodes.map(
+          (n) => html`<tr key=${n.nodeId} data-node=${n.nodeId}>
+            <td><code>${n.nodeId}</code>${!n.enabled && html` <span class="badge">disabled</span>`}</td>
+            <td>${n.pool}</td>
+            <td>${n.agentVersion}</td>
+            <td><span class=${n.online ? "dot on" : "dot off"}></span>${n.online ? "online" : "offline"}</td>
+            <td>${n.activeCampaignId && html`<a href=${hrefOf({ page: "campaign", id: n.activeCampaignId })}>${n.activeCampaignId}</a>`}</td>
+            <td>${n.platform}</td>
+            <td>${formatTime(n.lastSeen)}</td>
+            <td class="labels">${Object.entries(n.labels).map(([k, v]) => html`<span class="label">${k}=${v}</span>`)}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>`
+    }
+    <div class="pager">
+      ${pages.length > 1 && html`<button class="link" onClick=${() => setPages(pages.slice(0, -1))}>← Previous</button>`}
+      ${data?.nextPageToken && html`<button class="link" onClick=${() => setPages([...pages, data.nextPageToken])}>Next →</button>`}
+    </div>
+  </section>`;
+}

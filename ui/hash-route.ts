@@ -1,0 +1,45 @@
+/**
+ * The dashboard's pages, addressed by the URL fragment (`#/campaigns/ID`) so the server serves
+ * one page and a reload or a shared link lands on the same view. A fragment that names no
+ * page shows the campaigns.
+ */
+import { useEffect, useState } from "preact/hooks";
+
+/** One page of the dashboard. */
+export type Route =
+  | { readonly page: "campaigns" }
+  | { readonly page: "campaign"; readonly id: string }
+  | { readonly page: "nodes" }
+  | { readonly page: "audit" };
+
+/** The route a fragment names. */
+export function parseRoute(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  if (parts[0] === "campaigns" && parts[1]) return { page: "campaign", id: parts[1] };
+  if (parts[0] === "nodes") return { page: "nodes" };
+  if (parts[0] === "audit") return { page: "audit" };
+  return { page: "campaigns" };
+}
+
+/** The fragment of a route, for links. */
+export function hrefOf(route: Route): string {
+  switch (route.page) {
+    case "campaign":
+      return `#/campaigns/${encodeURIComponent(route.id)}`;
+    case "campaigns":
+    case "nodes":
+    case "audit":
+      return `#/${route.page}`;
+  }
+}
+
+/** The current route, following the address bar. */
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+  useEffect(() => {
+    const follow = () => setRoute(parseRoute(window.location.hash));
+    window.addEventListener("hashchange", follow);
+    return () => window.removeEventListener("hashchange", follow);
+  }, []);
+  return route;
+}
