@@ -30,13 +30,23 @@ interface NodesRow {
   readonly nodes: number;
 }
 
-/** Unfinished campaigns only (a partial index holds them), grouped by node state. */
+/**
+ * Unfinished campaigns only (a partial index holds them), each with its nodes counted by
+ * state through the campaign's primary-key prefix: the rows of finished campaigns are never
+ * read. (A join grouped by campaign and state made PostgreSQL sort every node row: 0.5–1 s
+ * at 100,000 nodes, against about 0.1 s this way on a loaded two-core machine.)
+ */
 const CAMPAIGNS_SQL = `
   select c.id, c.phase, c.current_batch, extract(epoch from c.updated_at)::float8 as changed,
-         n.state, count(n.node_id)::int as nodes
-    from campaigns c left join campaign_nodes n on n.campaign_id = c.id
-   where c.finished_at is null
-   group by c.id, n.state`;
+         s.state, coalesce(s.nodes, 0) as nodes
+    from campaigns c
+    left join lateral (
+      select n.state, count(*)::int as nodes
+        from campaign_nodes n
+       where n.campaign_id = c.id
+       group by n.state
+    ) s on true
+   where c.finished_at is null`;
 
 const NODES_SQL = "select online, enabled, count(*)::int as nodes from nodes group by 1, 2";
 
