@@ -2,9 +2,11 @@
  * The one table that turns any failure into the single line agentctl prints after
  * `agentctl: `: Connect codes get advice (how to authenticate, which role is missing,
  * which server was unreachable); otherwise the server's own message is passed through.
+ * The error's `google.rpc.ErrorInfo`, when Control sent one, follows in brackets.
  */
 import { join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorInfoSchema } from "../proto/gen/google/rpc/error_details_pb.js";
 import { UsageError } from "./args.js";
 import type { Connection } from "./client.js";
 
@@ -86,6 +88,27 @@ function describe(error: unknown, context: ErrorContext): string {
 }
 
 function describeConnectError(error: ConnectError, context: ErrorContext): string {
+  return `${describeConnectCode(error, context)}${errorInfoSuffix(error)}`;
+}
+
+/**
+ * The `google.rpc.ErrorInfo` of an error as ` [REASON key=value …]`: its reason when it says
+ * more than the status code (`NODE_BUSY` rather than FAILED_PRECONDITION) and its metadata,
+ * keys sorted (the busy campaigns and nodes, the invalid field, the missing role). Empty
+ * when the error carries none, or nothing the status code does not already say.
+ */
+export function errorInfoSuffix(error: ConnectError): string {
+  const info = error.findDetails(ErrorInfoSchema)[0];
+  if (info === undefined) return "";
+  const codeName = Code[error.code]?.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+  const parts = info.reason !== "" && info.reason !== codeName ? [info.reason] : [];
+  for (const key of Object.keys(info.metadata).sort()) {
+    parts.push(`${key}=${info.metadata[key]}`);
+  }
+  return parts.length === 0 ? "" : ` [${parts.join(" ")}]`;
+}
+
+function describeConnectCode(error: ConnectError, context: ErrorContext): string {
   const server = context.connection?.server ?? "the server";
   const dataDir = context.connection?.dataDir ?? ".data";
   const raw = error.rawMessage;

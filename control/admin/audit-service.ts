@@ -34,7 +34,9 @@ export function createAuditService(deps: AuditServiceDeps): ServiceImpl<typeof A
       const limit = pageSize(req.pageSize);
       const after = decodePageToken(req.pageToken);
       if (after !== undefined && !/^\d+$/.test(after)) {
-        throw new ControlError("invalid_argument", "page_token is not one this server issued");
+        throw new ControlError("invalid_argument", "page_token is not one this server issued", {
+          field: "page_token",
+        });
       }
       const params: unknown[] = [];
       const where: string[] = [];

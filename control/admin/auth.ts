@@ -5,10 +5,11 @@
  */
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { createContextKey, type Interceptor } from "@connectrpc/connect";
 import { OPERATOR_TOKEN_NAME } from "../admin-token-list.js";
 import { bearerToken, digestsEqual, newSecret, sha256OfText } from "../auth/secrets.js";
 import type { AdminRole, ConfiguredAdminToken } from "../config-reader.js";
+import { ControlError, toConnectError } from "../errors.js";
 
 /** Who called: the token's name and role, and the client's address. */
 export interface Principal {
@@ -98,17 +99,21 @@ export function authenticate(
 ): TokenEntry {
   const token = bearerToken(authorization);
   if (!token) {
-    throw new ConnectError(
-      "missing bearer token: send 'authorization: Bearer <admin token>'",
-      Code.Unauthenticated,
+    throw toConnectError(
+      new ControlError(
+        "unauthenticated",
+        "missing bearer token: send 'authorization: Bearer <admin token>'",
+      ),
     );
   }
   const entry = matchToken(token, entries);
-  if (!entry) throw new ConnectError("unknown admin token", Code.Unauthenticated);
+  if (!entry) throw toConnectError(new ControlError("unauthenticated", "unknown admin token"));
   if (entry.expires !== undefined && entry.expires.getTime() <= now.getTime()) {
-    throw new ConnectError(
-      `token expired at ${entry.expires.toISOString()}: ask for a new admin token`,
-      Code.Unauthenticated,
+    throw toConnectError(
+      new ControlError(
+        "unauthenticated",
+        `token expired at ${entry.expires.toISOString()}: ask for a new admin token`,
+      ),
     );
   }
   return entry;
@@ -132,9 +137,12 @@ export function authorizeCall(
   const entry = authenticate(authorization, entries, now);
   if (!required || RANK[entry.role] < RANK[required]) {
     const name = method.split("/").at(-1) ?? method;
-    throw new ConnectError(
-      `role ${entry.role} may not call ${name}${required ? ` (needs ${required})` : ""}`,
-      Code.PermissionDenied,
+    throw toConnectError(
+      new ControlError(
+        "permission_denied",
+        `role ${entry.role} may not call ${name}${required ? ` (needs ${required})` : ""}`,
+        { method: name, role: entry.role, ...(required ? { requiredRole: required } : {}) },
+      ),
     );
   }
   return entry;

@@ -56,7 +56,9 @@ export function phaseToProto(phase: CampaignPhase): CampaignPhaseEnum {
 export function phaseFromProto(phase: CampaignPhaseEnum): CampaignPhase {
   const name = CampaignPhaseEnum[phase];
   if (name === undefined || phase === CampaignPhaseEnum.UNSPECIFIED) {
-    throw new ControlError("invalid_argument", `unknown campaign phase ${phase}`);
+    throw new ControlError("invalid_argument", `unknown campaign phase ${phase}`, {
+      field: "phases",
+    });
   }
   return name.toLowerCase() as CampaignPhase;
 }
@@ -70,7 +72,9 @@ export function nodeStateToProto(state: NodeState): NodeStateEnum {
 export function nodeStateFromProto(state: NodeStateEnum): NodeState {
   const name = NodeStateEnum[state];
   if (name === undefined || state === NodeStateEnum.UNSPECIFIED) {
-    throw new ControlError("invalid_argument", `unknown node state ${state}`);
+    throw new ControlError("invalid_argument", `unknown node state ${state}`, {
+      field: "states",
+    });
   }
   return name.toLowerCase() as NodeState;
 }
@@ -90,7 +94,9 @@ function onBreachFromProto(v: OnBreachEnum): OnBreach | undefined {
     case OnBreachEnum.UNSPECIFIED:
       return undefined;
     default:
-      throw new ControlError("invalid_argument", `unknown on_breach value ${v}`);
+      throw new ControlError("invalid_argument", `unknown on_breach value ${v}`, {
+        field: "spec.on_breach",
+      });
   }
 }
 
@@ -102,7 +108,7 @@ export function specInputFromProto(
   spec: CampaignSpecMessage | undefined,
   policy: Policy,
 ): CampaignSpecInput {
-  if (!spec) throw new ControlError("invalid_argument", "spec is required");
+  if (!spec) throw new ControlError("invalid_argument", "spec is required", { field: "spec" });
   return {
     targetVersion: spec.targetVersion.trim(),
     selector: {

@@ -142,7 +142,9 @@ export function createCampaignService(
         const bar = token.indexOf("|");
         const [ms, id] = [token.slice(0, Math.max(0, bar)), token.slice(bar + 1)];
         if (bar < 0 || !/^\d+$/.test(ms) || id === "") {
-          throw new ControlError("invalid_argument", "page_token is not one this server issued");
+          throw new ControlError("invalid_argument", "page_token is not one this server issued", {
+            field: "page_token",
+          });
         }
         after = { createdAt: new Date(Number(ms)), id };
       }
@@ -186,7 +188,9 @@ export function createCampaignService(
       if (token !== undefined) {
         const match = /^(\d+)\|(.+)$/.exec(token);
         if (!match) {
-          throw new ControlError("invalid_argument", "page_token is not one this server issued");
+          throw new ControlError("invalid_argument", "page_token is not one this server issued", {
+            field: "page_token",
+          });
         }
         after = { order: Number(match[1]), nodeId: match[2] ?? "" };
       }

@@ -105,6 +105,7 @@ async function targetRelease(deps: StartDeps, spec: CampaignSpec): Promise<Targe
     throw new ControlError(
       "invalid_argument",
       `release ${spec.targetVersion} is newer than ${deps.maxVersion}, the newest Agent this Control supports (agent.maxVersion)`,
+      { field: "spec.target_version" },
     );
   }
   const { expiresAt } = release;
@@ -154,9 +155,12 @@ function refuseBelowConfirmed(
     `release ${release.version} has sequence ${release.sequence}, below ${which} that ${who} confirmed: ${above.length === 1 ? "it" : "they"} would refuse it`,
     {
       version: release.version,
-      sequence: release.sequence,
-      nodeIds: above.map((n) => n.id),
-      confirmedSequence: highest,
+      sequence: String(release.sequence),
+      nodeIds: above
+        .slice(0, MAX_NAMED)
+        .map((n) => n.id)
+        .join(","),
+      confirmedSequence: String(highest),
     },
   );
 }
@@ -168,7 +172,7 @@ export function checkedSpec(spec: CampaignSpec, policy: Policy): CampaignSpec {
     throw new ControlError(
       "invalid_plan",
       `the campaign is not valid: ${violations.map((v) => `${v.field}: ${v.message}`).join("; ")}`,
-      { violations },
+      { field: violations.map((v) => `spec.${v.field}`).join(",") },
     );
   }
   return spec;
@@ -226,7 +230,11 @@ export async function startCampaign(deps: StartDeps, req: StartRequest): Promise
       throw new ControlError(
         "node_busy",
         `${ids.length} node(s) already in an active campaign (${campaigns.join(", ")}): ${named}${more}`,
-        { nodeIds: ids, campaignIds: campaigns },
+        {
+          nodeIds: ids.slice(0, MAX_NAMED).join(","),
+          nodeCount: String(ids.length),
+          campaignIds: campaigns.slice(0, MAX_NAMED).join(","),
+        },
       );
     }
     if (plan.upgradableCount === 0) {

@@ -47,6 +47,7 @@ export function joinTokenScope(req: { nodeIds: readonly string[]; allowReenroll:
     throw new ControlError(
       "invalid_argument",
       `node_ids: at most ${MAX_JOIN_TOKEN_NODE_IDS} node ids per join token (got ${nodeIds.length})`,
+      { field: "node_ids" },
     );
   }
   const bad = nodeIds.find((id) => !isNodeId(id));
@@ -54,12 +55,14 @@ export function joinTokenScope(req: { nodeIds: readonly string[]; allowReenroll:
     throw new ControlError(
       "invalid_argument",
       `node_ids: "${bad.slice(0, 40)}" is not a valid node id (letters, digits, '.', '_', ':' or '-', at most 128)`,
+      { field: "node_ids" },
     );
   }
   if (nodeIds.length > 0 && req.allowReenroll) {
     throw new ControlError(
       "invalid_argument",
       "allow_reenroll and node_ids cannot be combined: a token for named node ids already re-enrolls them",
+      { field: "allow_reenroll" },
     );
   }
   return { nodeIds, allowReenroll: req.allowReenroll };
@@ -102,6 +105,7 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
           throw new ControlError(
             "invalid_argument",
             `labels: "${key.slice(0, 40)}" is not a valid label key`,
+            { field: "labels" },
           );
         }
       }
@@ -206,7 +210,9 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
     async createJoinToken(req, ctx) {
       const ttlMs = req.ttl ? durationMs(req.ttl) : DEFAULT_JOIN_TTL_MS;
       if (ttlMs <= 0 || ttlMs > MAX_JOIN_TTL_MS) {
-        throw new ControlError("invalid_argument", "ttl must be more than 0 and at most 365 days");
+        throw new ControlError("invalid_argument", "ttl must be more than 0 and at most 365 days", {
+          field: "ttl",
+        });
       }
       const scope = joinTokenScope(req);
       const principal = ctx.values.get(principalKey) as Principal;

@@ -3,7 +3,11 @@ import { ControlError } from "../errors.js";
 
 /** Resolves a requested page size: default 100, at most 1000, never negative. */
 export function pageSize(requested: number, fallback = 100, max = 1000): number {
-  if (requested < 0) throw new ControlError("invalid_argument", "page_size must not be negative");
+  if (requested < 0) {
+    throw new ControlError("invalid_argument", "page_size must not be negative", {
+      field: "page_size",
+    });
+  }
   return requested === 0 ? fallback : Math.min(requested, max);
 }
 
@@ -27,5 +31,7 @@ export function decodePageToken(token: string): string | undefined {
   } catch {
     // Fall through to the error below.
   }
-  throw new ControlError("invalid_argument", "page_token is not one this server issued");
+  throw new ControlError("invalid_argument", "page_token is not one this server issued", {
+    field: "page_token",
+  });
 }

@@ -22,7 +22,9 @@ export function createReleaseService(deps: ReleaseServiceDeps): ServiceImpl<type
       const files = new Map<string, Uint8Array>();
       for (const file of req.artifacts) {
         if (files.has(file.platform)) {
-          throw new ControlError("invalid_argument", `two files uploaded for ${file.platform}`);
+          throw new ControlError("invalid_argument", `two files uploaded for ${file.platform}`, {
+            field: "artifacts",
+          });
         }
         files.set(file.platform, file.content);
       }

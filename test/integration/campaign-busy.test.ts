@@ -120,7 +120,7 @@ describe("a node is busy while it is in flight, not while its campaign is unfini
         spec: quickSpec(NEWER, [5, 100], { selector: { labels: { group: "held" } } }),
       }),
     );
-    expect(conflict.code).toBe(Code.AlreadyExists);
+    expect(conflict.code).toBe(Code.FailedPrecondition);
     expect(conflict.rawMessage).toContain(HELD);
     expect(conflict.rawMessage).toContain(id);
     expect(conflict.rawMessage).toMatch(/^1 node\(s\)/);
@@ -165,7 +165,7 @@ describe("a node is busy while it is in flight, not while its campaign is unfini
           spec: quickSpec(NEWER, [5, 100], { selector: { nodeIds: [nodeId] } }),
         }),
       );
-      expect(conflict.code).toBe(Code.AlreadyExists);
+      expect(conflict.code).toBe(Code.FailedPrecondition);
       expect(conflict.rawMessage).toContain(nodeId);
       expect(conflict.rawMessage).toContain(id);
     };

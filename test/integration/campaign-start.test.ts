@@ -2,6 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fleet } from "../../agent-sim/index.js";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { ErrorInfoSchema } from "../../proto/gen/google/rpc/error_details_pb.js";
 import {
   type CampaignFixture,
   campaignFixture,
@@ -98,9 +99,15 @@ describe("starting, planning, listing and retrying campaigns", { timeout: 120_00
     const conflict = await refusal(
       fx.campaigns.startCampaign({ spec: quickSpec(NEW, [5, 100], { selector: group("busy") }) }),
     );
-    expect(conflict.code).toBe(Code.AlreadyExists);
+    expect(conflict.code).toBe(Code.FailedPrecondition);
     for (const nodeId of first) expect(conflict.message).toContain(nodeId);
     expect(conflict.message).toContain(id);
+    const [info] = conflict.findDetails(ErrorInfoSchema);
+    expect(info?.reason).toBe("NODE_BUSY");
+    expect(info?.domain).toBe("agentcontrol");
+    expect(info?.metadata.campaignIds).toBe(id);
+    expect(info?.metadata.nodeIds?.split(",").sort()).toEqual([...first].sort());
+    expect(info?.metadata.nodeCount).toBe(String(first.length));
     const listed = await fx.campaigns.listCampaigns({ nodeId: first[0] ?? "" });
     expect(listed.campaigns.map((c) => c.id)).toEqual([id]);
     const running = await fx.campaigns.listCampaigns({ phases: [CampaignPhase.RUNNING] });
@@ -121,7 +128,7 @@ describe("starting, planning, listing and retrying campaigns", { timeout: 120_00
     const failed = results.filter((r) => r.status === "rejected");
     expect(ok).toHaveLength(1);
     expect(failed).toHaveLength(1);
-    expect((failed[0] as PromiseRejectedResult).reason.code).toBe(Code.AlreadyExists);
+    expect((failed[0] as PromiseRejectedResult).reason.code).toBe(Code.FailedPrecondition);
     const id = (ok[0] as PromiseFulfilledResult<{ campaign?: { id: string } }>).value.campaign?.id;
     const updates: CampaignPhase[] = [];
     for await (const update of fx.campaigns.watchCampaign({ id: id ?? "" })) {

@@ -3,6 +3,13 @@ import { describe, expect, it } from "vitest";
 import { UsageError } from "../../../cli/args.js";
 import { type Connection, resolveConnection } from "../../../cli/client.js";
 import { describeError } from "../../../cli/errors.js";
+import { ErrorInfoSchema } from "../../../proto/gen/google/rpc/error_details_pb.js";
+
+/** A google.rpc.ErrorInfo detail as Control attaches it. */
+const info = (reason: string, metadata: Record<string, string>) => ({
+  desc: ErrorInfoSchema,
+  value: { reason, domain: "agentcontrol", metadata },
+});
 
 describe("resolveConnection", () => {
   const readToken = (path: string): string | undefined =>
@@ -90,6 +97,25 @@ describe("describeError", () => {
     [
       new ConnectError("nodes n1, n2 are in campaign c1", Code.AlreadyExists),
       "nodes n1, n2 are in campaign c1",
+    ],
+    [
+      new ConnectError(
+        "2 node(s) already in an active campaign (c1)",
+        Code.FailedPrecondition,
+        {},
+        [info("NODE_BUSY", { nodeIds: "n1,n2", campaignIds: "c1", nodeCount: "2" })],
+      ),
+      "2 node(s) already in an active campaign (c1) [NODE_BUSY campaignIds=c1 nodeCount=2 nodeIds=n1,n2]",
+    ],
+    [
+      new ConnectError("page_size must not be negative", Code.InvalidArgument, {}, [
+        info("INVALID_ARGUMENT", { field: "page_size" }),
+      ]),
+      "page_size must not be negative [field=page_size]",
+    ],
+    [
+      new ConnectError("node n1 not found", Code.NotFound, {}, [info("NOT_FOUND", {})]),
+      "node n1 not found",
     ],
     [new ConnectError("boom", Code.Internal), "Control failed: boom"],
     [new UsageError("unknown flag --x"), "unknown flag --x"],

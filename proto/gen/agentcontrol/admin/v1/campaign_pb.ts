@@ -1199,7 +1199,8 @@ export const CampaignService: GenService<{
   },
   /**
    * StartCampaign starts a campaign. A node already in an active campaign fails the
-   * call with ALREADY_EXISTS naming the busy node ids.
+   * call with FAILED_PRECONDITION naming the busy node ids (ErrorInfo reason NODE_BUSY,
+   * metadata nodeIds and campaignIds).
    *
    * @generated from rpc agentcontrol.admin.v1.CampaignService.StartCampaign
    */
