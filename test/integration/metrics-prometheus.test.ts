@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -28,6 +28,7 @@ import {
 const PROMETHEUS = "/usr/bin/prometheus";
 const PROMTOOL = "/usr/bin/promtool";
 const ALERTS = resolve("docs/monitoring/alerts.yml");
+const DASHBOARD = resolve("docs/monitoring/grafana-dashboard.json");
 const AGENTS = 4;
 const run = promisify(execFile);
 
@@ -255,6 +256,48 @@ describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
         type: "alerting",
         health: "ok",
       });
+    }
+  });
+
+  it("answers every query of the Grafana dashboard, with data for the fleet and the Controls", async () => {
+    const dashboard = JSON.parse(await readFile(DASHBOARD, "utf8")) as {
+      panels: { title: string; targets?: { expr: string }[] }[];
+      annotations: { list: { expr: string }[] };
+    };
+    const queries = [
+      ...dashboard.panels.flatMap((p) =>
+        (p.targets ?? []).map((t) => ({ title: p.title, expr: t.expr })),
+      ),
+      ...dashboard.annotations.list.map((a) => ({ title: "annotation", expr: a.expr })),
+    ];
+    expect(queries.length).toBeGreaterThan(20);
+    const empty: string[] = [];
+    for (const { title, expr } of queries) {
+      const concrete = expr
+        .replaceAll("$__rate_interval", "1m")
+        .replaceAll("$instance", ".*")
+        .replaceAll("$campaign", ".*");
+      // Throws on a query Prometheus cannot parse or evaluate.
+      const result = await query(concrete).catch((error: unknown) => {
+        throw new Error(`panel "${title}": ${(error as Error).message}`);
+      });
+      if (result.length === 0) empty.push(title);
+    }
+    // With agents connected and campaigns decided, the panels of the fleet and of Control
+    // have data (those of unfinished campaigns and of the leader may be empty now).
+    for (const title of [
+      "Nodes online",
+      "Leader",
+      "Agent streams per Control",
+      "Handshakes by result",
+      "Operations sent by kind",
+      "Reports by phase",
+      "Decisions by result",
+      "Decision duration",
+      "Process",
+      "Build",
+    ]) {
+      expect(empty).not.toContain(title);
     }
   });
 
