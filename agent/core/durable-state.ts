@@ -106,10 +106,14 @@ function safeName(nodeId: string): string {
   return nodeId.replace(/[^A-Za-z0-9._-]/g, "_");
 }
 
-function parseState(text: string, nodeId: string): DurableState {
+/**
+ * Parses a saved state; throws when it is not one (or, with `nodeId`, names another node).
+ */
+export function parseState(text: string, nodeId?: string): DurableState {
   const value = JSON.parse(text) as Partial<DurableState>;
   if (
-    value.nodeId !== nodeId ||
+    typeof value.nodeId !== "string" ||
+    (nodeId !== undefined && value.nodeId !== nodeId) ||
     typeof value.version !== "string" ||
     typeof value.previousVersion !== "string" ||
     typeof value.confirmedSequence !== "string" ||
@@ -117,7 +121,9 @@ function parseState(text: string, nodeId: string): DurableState {
     typeof value.handled !== "object" ||
     value.handled === null
   ) {
-    throw new Error(`state file of ${nodeId} is not a valid agent state`);
+    throw new Error(
+      `state file of ${nodeId ?? value.nodeId ?? "the agent"} is not a valid agent state`,
+    );
   }
   return value as DurableState;
 }

@@ -6,7 +6,6 @@
  * procedures with the phases SPEC §2 names. What "apply" means is the {@link Applier}'s:
  * files and a `current` link for the real Agent, a field in memory for the simulator.
  */
-import type { Logger } from "pino";
 import {
   type AgentConfirm,
   type AgentRollback,
@@ -16,6 +15,7 @@ import {
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { DownloadResult } from "./download.js";
 import { type DurableState, type ReportedState, rememberReport } from "./durable-state.js";
+import type { AgentLog } from "./log.js";
 import type { AcceptedUpgrade, ReleaseVerifier } from "./release-check.js";
 import { sleep } from "./waker.js";
 
@@ -64,7 +64,7 @@ export interface OperationHost {
   readonly state: DurableState;
   /** Aborted when the agent stops. */
   readonly signal: AbortSignal;
-  readonly log: Logger;
+  readonly log: AgentLog;
   /** The release pins and threshold this agent trusts, and the verifier that applies them. */
   readonly trust: {
     readonly verifier: ReleaseVerifier;

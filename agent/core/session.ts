@@ -78,6 +78,8 @@ export interface SessionOptions {
   usedNodeToken: boolean;
   clientConstructor: AgentControlClientConstructor;
   channelOptions: grpc.ChannelOptions;
+  /** TLS or mTLS credentials of the channel (default: clear text). */
+  credentials?: grpc.ChannelCredentials;
   /** Grace for `end` closes before the call is cancelled. */
   graceMs: number;
   /** A stream not welcomed within this many ms is cancelled (and retried with backoff). */
@@ -91,7 +93,7 @@ export async function runSession(host: SessionHost, options: SessionOptions): Pr
   const started = Date.now();
   const client = new options.clientConstructor(
     grpcTarget(options.server),
-    grpc.credentials.createInsecure(),
+    options.credentials ?? grpc.credentials.createInsecure(),
     options.channelOptions,
   );
   const metadata = new grpc.Metadata();

@@ -1,0 +1,261 @@
+/**
+ * The running Agent (the supervisor's child): one stream to Control at a time, reconnected
+ * with jittered backoff; Hello from its durable state and the version it was built as;
+ * heartbeats at the welcomed interval; operations through the protocol core and the real
+ * applier. It returns when an operation asks for a restart (the supervisor then starts what
+ * `current` points at) or when it is stopped.
+ */
+import { randomUUID } from "node:crypto";
+import * as grpc from "@grpc/grpc-js";
+import {
+  type AgentMessage,
+  type Operation,
+  OperationPhase,
+  type Welcome,
+} from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { type AgentState, saveState } from "./agent-state.js";
+import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./core/backoff.js";
+import { type DownloadResult, downloadAuthorization, fetchArtifact } from "./core/download.js";
+import type { ReportedState } from "./core/durable-state.js";
+import type { AgentLog } from "./core/log.js";
+import { heartbeatMessage, heartbeatMsOf, helloMessage, observedMessage } from "./core/messages.js";
+import {
+  type Applier,
+  type ArtifactRequest,
+  deliverOperation,
+  type OperationHost,
+  type RestartKind,
+  recoverInterrupted,
+  reportReinstated,
+} from "./core/operations.js";
+import { ReleaseVerifier } from "./core/release-check.js";
+import {
+  AGENT_CHANNEL_OPTIONS,
+  AgentControlClientImpl,
+  runSession,
+  type SessionHost,
+} from "./core/session.js";
+import { Waker } from "./core/waker.js";
+import type { InstallPaths } from "./install-dir.js";
+import { realApplier } from "./real-applier.js";
+
+/** The capabilities the real Agent offers. */
+export const AGENT_CAPABILITIES: readonly string[] = Object.freeze(["upgrade.v1"]);
+
+/** Everything one run of the Agent needs. */
+export interface AgentProcessOptions {
+  readonly paths: InstallPaths;
+  /** The loaded durable state (the Agent writes it from now on). */
+  readonly state: AgentState;
+  /** The version this code was built as (sent in Hello). */
+  readonly version: string;
+  readonly server: string;
+  readonly joinToken: string | undefined;
+  readonly pins: readonly string[];
+  readonly threshold: number;
+  readonly platform: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Channel credentials (TLS, mTLS); undefined: clear text. */
+  readonly credentials: grpc.ChannelCredentials | undefined;
+  readonly log: AgentLog;
+  /** Called at every Welcome (the supervisor learns the version started well). */
+  readonly onWelcomed?: (sessionId: string) => void;
+  readonly backoff?: BackoffOptions;
+  readonly signal: AbortSignal;
+}
+
+/** How a run ended. */
+export type AgentExit = "restart" | "stopped";
+
+/** Runs the Agent until it must restart or `signal` aborts. */
+export async function runAgent(options: AgentProcessOptions): Promise<AgentExit> {
+  const agent = new RealAgent(options);
+  return agent.run();
+}
+
+class RealAgent implements OperationHost, SessionHost {
+  readonly platform: string;
+  readonly state: AgentState;
+  readonly log: AgentLog;
+  readonly trust: OperationHost["trust"];
+  readonly stepMs = 0;
+  readonly applier: Applier;
+  busy = false;
+  #restart: RestartKind | undefined;
+  #write: ((message: AgentMessage) => void) | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #session: AbortController | undefined;
+  #saving: Promise<void> = Promise.resolve();
+  #operations: Promise<void> = Promise.resolve();
+  readonly #bootId = randomUUID();
+  readonly #waker = new Waker();
+  readonly #stop = new AbortController();
+
+  constructor(private readonly options: AgentProcessOptions) {
+    this.platform = options.platform;
+    this.state = options.state;
+    this.log = options.log;
+    this.trust = {
+      verifier: new ReleaseVerifier(),
+      pins: options.pins,
+      threshold: options.threshold,
+    };
+    this.applier = realApplier({
+      paths: options.paths,
+      state: options.state,
+      persist: () => this.persist(),
+    });
+    recoverInterrupted(this.state);
+    if (options.signal.aborted) this.#stop.abort();
+    else options.signal.addEventListener("abort", () => this.#stopNow(), { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.#stop.signal;
+  }
+  get restarting(): boolean {
+    return this.#restart !== undefined;
+  }
+
+  async run(): Promise<AgentExit> {
+    const backoff = this.options.backoff ?? DEFAULT_BACKOFF;
+    let attempt = 0;
+    await this.persist();
+    while (!this.#stop.signal.aborted && this.#restart === undefined) {
+      const session = new AbortController();
+      this.#session = session;
+      const end = await runSession(this, {
+        server: this.options.server,
+        token: this.state.nodeToken ?? this.options.joinToken ?? "",
+        usedNodeToken: this.state.nodeToken !== undefined,
+        clientConstructor: AgentControlClientImpl,
+        channelOptions: AGENT_CHANNEL_OPTIONS,
+        ...(this.options.credentials !== undefined
+          ? { credentials: this.options.credentials }
+          : {}),
+        graceMs: 2_000,
+        welcomeTimeoutMs: 30_000,
+        signal: session.signal,
+      });
+      this.#session = undefined;
+      if (this.#restart !== undefined || this.#stop.signal.aborted) break;
+      this.log.warn({ code: end.code, details: end.details }, "stream ended");
+      if (
+        end.code === grpc.status.UNAUTHENTICATED &&
+        end.usedNodeToken &&
+        this.options.joinToken !== undefined
+      ) {
+        this.log.warn({}, "node token rejected; enrolling again with the join token");
+        delete this.state.nodeToken;
+        await this.persist();
+      }
+      if (end.openMs >= backoff.resetAfterMs) attempt = 0;
+      await this.#waker.sleep(backoffDelay(attempt++, backoff), this.#stop.signal);
+    }
+    await this.#operations.catch(() => {});
+    await this.#saving;
+    return this.#restart !== undefined ? "restart" : "stopped";
+  }
+
+  hello(): AgentMessage {
+    return helloMessage({
+      nodeId: this.state.nodeId,
+      agentVersion: this.options.version,
+      platform: this.platform,
+      bootId: this.#bootId,
+      capabilities: [...AGENT_CAPABILITIES],
+      labels: { ...this.options.labels },
+      confirmedSequence: BigInt(this.state.confirmedSequence),
+      previousVersion: this.state.previousVersion,
+    });
+  }
+
+  opened(write: (message: AgentMessage) => void): void {
+    this.#write = write;
+  }
+
+  onWelcome(welcome: Welcome): void {
+    this.log.info({ sessionId: welcome.sessionId, version: this.options.version }, "welcomed");
+    let dirty = false;
+    if (welcome.nodeToken !== "" && welcome.nodeToken !== this.state.nodeToken) {
+      this.state.nodeToken = welcome.nodeToken;
+      dirty = true;
+    }
+    const pending = this.state.switch;
+    if (pending !== undefined && pending.to === this.options.version) {
+      delete this.state.switch;
+      dirty = true;
+    }
+    const failed = this.state.pendingReport;
+    if (failed !== undefined) {
+      delete this.state.pendingReport;
+      dirty = true;
+      const report = this.state.handled[failed];
+      if (report !== undefined) this.send(failed, report);
+    }
+    if (dirty) void this.persist();
+    reportReinstated(this);
+    const heartbeatMs = heartbeatMsOf(welcome, 1);
+    clearInterval(this.#heartbeat);
+    this.#heartbeat = setInterval(() => this.#write?.(heartbeatMessage()), heartbeatMs);
+    this.options.onWelcomed?.(welcome.sessionId);
+  }
+
+  onOperation(operation: Operation): void {
+    this.log.info({ opId: operation.id, kind: operation.kind.case }, "operation received");
+    void deliverOperation(this, operation);
+  }
+
+  closed(): void {
+    this.#write = undefined;
+    clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+  }
+
+  fetch(artifact: ArtifactRequest, signal: AbortSignal): Promise<DownloadResult> {
+    const authorization = downloadAuthorization(
+      artifact.url,
+      this.options.server,
+      this.state.nodeToken,
+    );
+    return fetchArtifact(artifact.url, artifact.size, 30_000, signal, authorization);
+  }
+
+  send(opId: string, report: ReportedState): void {
+    this.log.info({ opId, phase: OperationPhase[report.phase], code: report.code }, "report");
+    this.#write?.(observedMessage(opId, report));
+  }
+
+  /** Saves the state, one write at a time; a failure is logged (the next save retries). */
+  persist(): Promise<void> {
+    const next = this.#saving.then(() =>
+      saveState(this.options.paths, this.state).catch((error: unknown) => {
+        this.log.error({ err: String(error) }, "could not save the agent state");
+      }),
+    );
+    this.#saving = next;
+    return next;
+  }
+
+  countApplication(): void {}
+  countDuplicate(): void {}
+
+  restart(kind: RestartKind): void {
+    this.log.info({ kind, version: this.state.version }, "restarting into the new version");
+    this.#restart = kind;
+    this.#session?.abort("end");
+    this.#waker.wake();
+  }
+
+  enqueue(task: () => Promise<void>): Promise<void> {
+    const next = this.#operations.then(task);
+    this.#operations = next;
+    return next;
+  }
+
+  #stopNow(): void {
+    this.#stop.abort();
+    this.#session?.abort("end");
+    this.#waker.wake();
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * The Agent's command line (SPEC §8 names it), parsed strictly: an unknown flag or a bad
+ * value gives one line naming it, before anything starts.
+ *
+ * - `run`: the supervisor (installs the running code as the first version of an empty
+ *   install directory, then runs `current` as its child);
+ * - `serve`: the Agent itself, as the supervisor starts it from `current/agent.mjs`;
+ * - `status`: the install directory's state as JSON.
+ */
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { HEADER_TOKEN_RULE, isHeaderToken } from "../control/shared/header-token.js";
+import { parseAddress } from "../control/shared/listen-address.js";
+import { isNodeId, NODE_ID_MAX_LENGTH } from "../control/shared/node-id.js";
+import { parsePin } from "../control/shared/release/keys.js";
+import { unusableDirectory } from "../control/shared/usable-directory.js";
+
+/** PEM files of the agent stream's TLS. */
+export interface TlsFiles {
+  /** CA bundle that signs Control's certificate (absent: the system's CAs). */
+  readonly ca?: string;
+  /** Client certificate and key for mTLS. */
+  readonly cert?: string;
+  readonly key?: string;
+}
+
+/** What `run` and `serve` need. */
+export interface RunOptions {
+  readonly installDir: string;
+  readonly server: string;
+  readonly joinToken: string | undefined;
+  readonly pins: readonly string[];
+  readonly threshold: number;
+  /** The node id for a new install (default: the host name); an install keeps its own. */
+  readonly nodeId: string | undefined;
+  /** The platform reported to Control; undefined: the artifact's, else this host's. */
+  readonly platform: string | undefined;
+  readonly labels: Readonly<Record<string, string>>;
+  /** TLS of the stream; undefined: clear text. */
+  readonly tls: TlsFiles | undefined;
+  /** How long a newly switched version has to be welcomed before it is reverted. */
+  readonly startDeadlineMs: number;
+}
+
+/** What the command line asks for. */
+export type AgentCommand =
+  | { kind: "help" }
+  | { kind: "status"; installDir: string }
+  | { kind: "run" | "serve"; options: RunOptions };
+
+/** The parse result: a command, or the one-line problem. */
+export type AgentParse = { ok: true; command: AgentCommand } | { ok: false; message: string };
+
+/** The default start deadline: 60 s. */
+export const DEFAULT_START_DEADLINE_MS = 60_000;
+
+const s = { type: "string" } as const;
+const FLAGS = {
+  help: { type: "boolean", short: "h" },
+  "install-dir": s,
+  server: s,
+  "join-token": s,
+  pins: s,
+  threshold: s,
+  ca: s,
+  cert: s,
+  key: s,
+  "node-id": s,
+  platform: s,
+  labels: s,
+  "start-deadline-ms": s,
+} as const;
+
+/** The `--help` text. */
+export const USAGE = `Usage:
+  npm run agent -- run --install-dir DIR --server HOST:PORT --join-token T --pins PIN[,PIN]
+                       [--threshold K] [--ca FILE] [--cert FILE --key FILE] [flags]
+  npm run agent -- status --install-dir DIR
+
+run     supervise the Agent installed in DIR: start current/agent.mjs, restart it when it
+        exits, revert a newly switched version that crashes or is not welcomed in time.
+        An empty DIR gets the running code as its first version.
+status  print DIR's current and previous version, confirmed sequence, pending switch and
+        node id as JSON.
+
+Flags of run:
+  --install-dir DIR         the install directory (versions/, current, state.json)
+  --server HOST:PORT        Control's agent endpoint
+  --join-token T            enrollment token, until the node holds a node token
+                            (default: $AGENT_JOIN_TOKEN)
+  --pins PIN,…              release signing keys this node trusts
+  --threshold K             distinct pinned signatures a release needs (default 1)
+  --ca FILE                 CA bundle of Control's certificate (turns TLS on)
+  --cert FILE --key FILE    client certificate and key (mTLS; turns TLS on)
+  --node-id ID              node id of a new install (default: the host name)
+  --platform P              platform reported to Control (default: this host's, e.g. linux-amd64)
+  --labels k=v,…            labels sent in Hello
+  --start-deadline-ms MS    a new version not welcomed by Control within MS is reverted
+                            (default ${DEFAULT_START_DEADLINE_MS})
+  -h, --help                this text
+`;
+
+/** Parses `argv` (without node and script). Never throws. */
+export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): AgentParse {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "-h" || command === "--help" || command === "help") {
+    return { ok: true, command: { kind: "help" } };
+  }
+  if (command !== "run" && command !== "serve" && command !== "status") {
+    return { ok: false, message: `unknown command ${JSON.stringify(command)} (run or status)` };
+  }
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args: rest, options: FLAGS, strict: true, allowPositionals: false })
+      .values as Record<string, string | boolean | undefined>;
+  } catch (error) {
+    return { ok: false, message: (error as Error).message.split("\n")[0] ?? "bad arguments" };
+  }
+  if (values.help === true) return { ok: true, command: { kind: "help" } };
+  try {
+    const str = (flag: string) => {
+      const value = values[flag];
+      return typeof value === "string" ? value : undefined;
+    };
+    const installDir = checkInstallDir(str("install-dir"));
+    if (command === "status") {
+      const extra = Object.keys(values).find((flag) => flag !== "install-dir");
+      if (extra !== undefined) throw new Error(`--${extra} does not apply to status`);
+      return { ok: true, command: { kind: "status", installDir } };
+    }
+    return { ok: true, command: { kind: command, options: toRunOptions(installDir, str, env) } };
+  } catch (error) {
+    return { ok: false, message: (error as Error).message };
+  }
+}
+
+const MAX_TIMER_MS = 2_147_483_647;
+const PLATFORM = /^[a-z0-9]+-[a-z0-9_]+$/;
+
+function toRunOptions(
+  installDir: string,
+  str: (flag: string) => string | undefined,
+  env: NodeJS.ProcessEnv,
+): RunOptions {
+  const server = str("server");
+  if (server === undefined) throw new Error("--server HOST:PORT is required");
+  const address = parseAddress(server);
+  if (address === undefined || address.port === 0 || address.host === "") {
+    throw new Error(
+      `--server must be HOST:PORT with a port from 1 to 65535, got ${JSON.stringify(server)}`,
+    );
+  }
+  const pins = (str("pins") ?? "")
+    .split(",")
+    .map((pin) => pin.trim())
+    .filter((pin) => pin !== "");
+  if (pins.length === 0) throw new Error("--pins is required: the release keys this node trusts");
+  for (const pin of pins) {
+    try {
+      parsePin(pin);
+    } catch (error) {
+      throw new Error(`--pins: ${(error as Error).message}`);
+    }
+  }
+  const threshold = integer(str("threshold"), "threshold", 1, 1000) ?? 1;
+  if (threshold > new Set(pins).size) {
+    throw new Error(`--threshold ${threshold} is more than the ${new Set(pins).size} pins given`);
+  }
+  const nodeId = str("node-id");
+  if (nodeId !== undefined && !isNodeId(nodeId)) {
+    throw new Error(
+      `--node-id must start with a letter or digit and hold only letters, digits, '.', '_', ':' or '-' (at most ${NODE_ID_MAX_LENGTH} characters)`,
+    );
+  }
+  const platform = str("platform");
+  if (platform !== undefined && (!PLATFORM.test(platform) || platform.length > 32)) {
+    throw new Error(`--platform must look like linux-amd64, got ${JSON.stringify(platform)}`);
+  }
+  return {
+    installDir,
+    server,
+    joinToken: joinToken(str("join-token"), env.AGENT_JOIN_TOKEN),
+    pins,
+    threshold,
+    nodeId,
+    platform,
+    labels: labels(str("labels")),
+    tls: tlsFiles(str("ca"), str("cert"), str("key")),
+    startDeadlineMs:
+      integer(str("start-deadline-ms"), "start-deadline-ms", 1, MAX_TIMER_MS) ??
+      DEFAULT_START_DEADLINE_MS,
+  };
+}
+
+/** This host's platform in release terms (`linux-amd64`, `linux-arm64`, …). */
+export function hostPlatform(): string {
+  const arch = process.arch === "x64" ? "amd64" : process.arch;
+  return `${process.platform}-${arch}`;
+}
+
+function checkInstallDir(dir: string | undefined): string {
+  if (dir === undefined) throw new Error("--install-dir DIR is required");
+  const problem = unusableDirectory(dir);
+  if (problem !== undefined) throw new Error(`--install-dir ${JSON.stringify(dir)} ${problem}`);
+  return dir;
+}
+
+function integer(text: string | undefined, flag: string, min: number, max: number) {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new Error(
+      `--${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(text)}`,
+    );
+  }
+  return value;
+}
+
+function joinToken(flag: string | undefined, fromEnv: string | undefined): string | undefined {
+  const [token, source] =
+    flag !== undefined
+      ? [flag, "--join-token"]
+      : fromEnv !== undefined && fromEnv !== ""
+        ? [fromEnv, "AGENT_JOIN_TOKEN"]
+        : [undefined, ""];
+  if (token !== undefined && !isHeaderToken(token))
+    throw new Error(`${source} ${HEADER_TOKEN_RULE}`);
+  return token;
+}
+
+function tlsFiles(
+  ca: string | undefined,
+  cert: string | undefined,
+  key: string | undefined,
+): TlsFiles | undefined {
+  if ((cert === undefined) !== (key === undefined)) {
+    throw new Error("--cert and --key go together (the client certificate and its key)");
+  }
+  for (const [flag, file] of [
+    ["ca", ca],
+    ["cert", cert],
+    ["key", key],
+  ] as const) {
+    if (file === undefined) continue;
+    try {
+      readFileSync(file);
+    } catch (error) {
+      throw new Error(
+        `--${flag} ${JSON.stringify(file)} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`,
+      );
+    }
+  }
+  if (ca === undefined && cert === undefined) return undefined;
+  return {
+    ...(ca !== undefined ? { ca } : {}),
+    ...(cert !== undefined ? { cert } : {}),
+    ...(key !== undefined ? { key } : {}),
+  };
+}
+
+function labels(text: string | undefined): Record<string, string> {
+  const result: Record<string, string> = {};
+  if (text === undefined) return result;
+  for (const pair of text.split(",")) {
+    if (pair.trim() === "") continue;
+    const eq = pair.indexOf("=");
+    const key = pair.slice(0, eq).trim();
+    if (eq <= 0 || key === "")
+      throw new Error(`--labels must be k=v,… pairs, got ${JSON.stringify(pair)}`);
+    result[key] = pair.slice(eq + 1).trim();
+  }
+  return result;
+}

@@ -1,0 +1,142 @@
+/**
+ * `npm run agent -- run|status …`, and the bundled artifact's entry point (`node agent.mjs
+ * run|serve|status …`). Exit codes: 0 after a clean stop, 2 for bad flags (one line on
+ * stderr), 1 on failure, 75 when the Agent asks its supervisor for a restart.
+ */
+import { readFileSync } from "node:fs";
+import * as grpc from "@grpc/grpc-js";
+import { runAgent } from "./agent-process.js";
+import { loadState } from "./agent-state.js";
+import { BUILD_PLATFORM, BUILD_VERSION } from "./build-version.js";
+import {
+  type AgentCommand,
+  hostPlatform,
+  parseAgentArgs,
+  type RunOptions,
+  USAGE,
+} from "./cli-args.js";
+import { installPaths } from "./install-dir.js";
+import { ensureInstalled } from "./install-first.js";
+import { jsonLog } from "./json-log.js";
+import { readStatus } from "./status.js";
+import { RESTART_EXIT_CODE, supervise, type WelcomedMessage } from "./supervisor.js";
+
+class UsageError extends Error {}
+
+async function main(): Promise<number> {
+  const parsed = parseAgentArgs(process.argv.slice(2), process.env);
+  if (!parsed.ok) throw new UsageError(parsed.message);
+  const command: AgentCommand = parsed.command;
+  switch (command.kind) {
+    case "help":
+      process.stdout.write(USAGE);
+      return 0;
+    case "status":
+      process.stdout.write(
+        `${JSON.stringify(await readStatus(installPaths(command.installDir)), null, 2)}\n`,
+      );
+      return 0;
+    case "run":
+      return runSupervisor(command.options);
+    case "serve":
+      return serve(command.options);
+  }
+}
+
+/** Stops on SIGTERM/SIGINT (twice: at once). */
+function rootSignal(): AbortSignal {
+  const root = new AbortController();
+  let signals = 0;
+  const onSignal = () => {
+    if (++signals > 1) process.exit(130);
+    root.abort();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return root.signal;
+}
+
+async function runSupervisor(options: RunOptions): Promise<number> {
+  const paths = installPaths(options.installDir);
+  const log = jsonLog("agent-supervisor");
+  const installed = await ensureInstalled(
+    paths,
+    options.nodeId,
+    options.platform ?? BUILD_PLATFORM ?? hostPlatform(),
+  );
+  if (installed !== undefined)
+    log.info({ version: installed, dir: paths.root }, "installed the first version");
+  const state = await loadState(paths);
+  if (
+    options.joinToken === undefined &&
+    options.tls?.cert === undefined &&
+    state?.nodeToken === undefined
+  ) {
+    throw new UsageError(
+      "--join-token is required until the node has enrolled (or give --cert and --key)",
+    );
+  }
+  const signal = rootSignal();
+  await supervise({
+    paths,
+    childArgs: ["serve", ...process.argv.slice(3)],
+    childEnv: options.tls?.ca !== undefined ? { NODE_EXTRA_CA_CERTS: options.tls.ca } : {},
+    startDeadlineMs: options.startDeadlineMs,
+    log,
+    signal,
+  });
+  return 0;
+}
+
+async function serve(options: RunOptions): Promise<never> {
+  const paths = installPaths(options.installDir);
+  const state = await loadState(paths);
+  if (state === undefined) throw new Error(`${paths.root} holds no agent state; start it with run`);
+  const version = BUILD_VERSION ?? state.version;
+  const log = jsonLog("agent");
+  const signal = rootSignal();
+  // Orphaned by a supervisor that died: stop, the next supervisor starts a fresh Agent.
+  const orphaned = new AbortController();
+  process.on("disconnect", () => orphaned.abort());
+  const exit = await runAgent({
+    paths,
+    state,
+    version,
+    server: options.server,
+    joinToken: options.joinToken,
+    pins: options.pins,
+    threshold: options.threshold,
+    platform: options.platform ?? BUILD_PLATFORM ?? hostPlatform(),
+    labels: options.labels,
+    credentials: channelCredentials(options),
+    log,
+    onWelcomed: () => {
+      const message: WelcomedMessage = { type: "welcomed", version };
+      process.send?.(message);
+    },
+    signal: AbortSignal.any([signal, orphaned.signal]),
+  });
+  // Exit now: idle keep-alive sockets of downloads must not hold the restart back.
+  process.exit(exit === "restart" ? RESTART_EXIT_CODE : 0);
+}
+
+function channelCredentials(options: RunOptions): grpc.ChannelCredentials | undefined {
+  const tls = options.tls;
+  if (tls === undefined) return undefined;
+  const read = (file: string | undefined) => (file === undefined ? null : readFileSync(file));
+  return grpc.credentials.createSsl(read(tls.ca), read(tls.key), read(tls.cert));
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+    if (process.connected) process.disconnect();
+  },
+  (error: unknown) => {
+    const usage = error instanceof UsageError;
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`agent: ${message}${usage ? " (see --help)" : ""}\n`);
+    process.exitCode = usage ? 2 : 1;
+    if (process.connected) process.disconnect();
+  },
+);

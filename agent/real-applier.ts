@@ -1,0 +1,76 @@
+/**
+ * The real applier: an upgrade writes the verified artifact to `versions/<v>/`, records
+ * the switch, and moves `current` to it (the previous version is kept); a rollback moves
+ * `current` back; a confirm deletes every version but the confirmed one. The state is saved before the
+ * link moves, so the supervisor can always tell a switch that happened from one that did not.
+ */
+
+import type { AgentState } from "./agent-state.js";
+import type { Applier, ApplyOutcome } from "./core/operations.js";
+import type { AcceptedUpgrade } from "./core/release-check.js";
+import {
+  type InstallPaths,
+  installVersion,
+  removeVersionsBut,
+  switchCurrent,
+} from "./install-dir.js";
+
+/** What the real applier needs of its Agent. */
+export interface RealApplierHost {
+  readonly paths: InstallPaths;
+  readonly state: AgentState;
+  /** Saves the state durably before resolving. */
+  persist(): Promise<void>;
+}
+
+/** The applier of a real Agent installed in `host.paths`. */
+export function realApplier(host: RealApplierHost): Applier {
+  const { paths, state } = host;
+  return {
+    refuseUpgrade: () => undefined,
+
+    async applyUpgrade(
+      opId: string,
+      from: string,
+      upgrade: AcceptedUpgrade,
+      bytes?: Uint8Array,
+    ): Promise<ApplyOutcome> {
+      const to = upgrade.version;
+      if (bytes === undefined) {
+        return { code: "apply_failed", message: "the artifact was not downloaded" };
+      }
+      if (to === from) {
+        return { code: "apply_failed", message: `${to} is the version running` };
+      }
+      try {
+        await installVersion(paths, to, bytes);
+      } catch (error) {
+        return { code: "apply_failed", message: `could not install ${to}: ${String(error)}` };
+      }
+      state.switch = { kind: "upgrade", opId, from, to, previousBefore: state.previousVersion };
+      state.previousVersion = from;
+      state.version = to;
+      await host.persist();
+      await switchCurrent(paths, to);
+      return undefined;
+    },
+
+    async applyRollback(opId: string, from: string, to: string): Promise<ApplyOutcome> {
+      state.switch = { kind: "rollback", opId, from, to, previousBefore: state.previousVersion };
+      state.version = to;
+      state.previousVersion = from;
+      state.pendingReinstate = opId;
+      await host.persist();
+      await switchCurrent(paths, to);
+      return undefined;
+    },
+
+    async applyConfirm(_opId: string, version: string): Promise<void> {
+      if (state.previousVersion !== "") {
+        state.previousVersion = "";
+        await host.persist();
+      }
+      await removeVersionsBut(paths, version);
+    },
+  };
+}

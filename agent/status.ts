@@ -1,0 +1,45 @@
+/**
+ * `agent status`: what an install directory holds, as one JSON object a script can read.
+ */
+import { readdir } from "node:fs/promises";
+import type { PendingSwitch } from "./agent-state.js";
+import { loadState } from "./agent-state.js";
+import { type InstallPaths, readCurrent } from "./install-dir.js";
+
+/** The status of an install directory (SPEC §8 names the first five fields). */
+export interface AgentStatus {
+  /** The version `current` points at (null: nothing installed). */
+  readonly current: string | null;
+  /** The version a rollback reinstates (null: none kept). */
+  readonly previous: string | null;
+  /** Releases below this sequence are refused (decimal string of a uint64). */
+  readonly confirmedSequence: string;
+  /** A switch not settled yet: an upgrade on trial, or one interrupted. */
+  readonly pending: PendingSwitch | null;
+  readonly nodeId: string | null;
+  /** The node holds a node token (it has enrolled). */
+  readonly enrolled: boolean;
+  /** Versions whose files are installed. */
+  readonly installed: readonly string[];
+}
+
+/** Reads the status of `paths`; throws when its state file is damaged. */
+export async function readStatus(paths: InstallPaths): Promise<AgentStatus> {
+  const state = await loadState(paths);
+  const current = (await readCurrent(paths)) ?? null;
+  let installed: string[] = [];
+  try {
+    installed = (await readdir(paths.versions)).sort();
+  } catch {
+    installed = [];
+  }
+  return {
+    current,
+    previous: state?.previousVersion || null,
+    confirmedSequence: state?.confirmedSequence ?? "0",
+    pending: state?.switch ?? null,
+    nodeId: state?.nodeId ?? null,
+    enrolled: state?.nodeToken !== undefined,
+    installed,
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * The supervisor: a small process that runs what `current` points at as its child and keeps
+ * the node alive whatever that child does. It restarts the child when it exits (at once
+ * after a requested restart, with backoff after a crash), and when a newly switched version
+ * crashes before Control welcomes it, or is not welcomed within the start deadline, it
+ * moves `current` back to the previous version by itself and records the failure, which the
+ * Agent reports once it is welcomed again. The supervisor never runs protocol code, so no
+ * release can replace it: a broken release costs one failed node, never a bricked one.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { loadState, saveState } from "./agent-state.js";
+import type { AgentLog } from "./core/log.js";
+import { sleep } from "./core/waker.js";
+import {
+  artifactPath,
+  type InstallPaths,
+  readCurrent,
+  removeVersion,
+  switchCurrent,
+} from "./install-dir.js";
+import { reconcile, revertTrial } from "./reconcile.js";
+
+/** The exit code with which the Agent asks to be restarted into `current`. */
+export const RESTART_EXIT_CODE = 75;
+
+/** The message the Agent sends its supervisor (over the IPC channel) when welcomed. */
+export interface WelcomedMessage {
+  readonly type: "welcomed";
+  readonly version: string;
+}
+
+/** Everything the supervisor needs. */
+export interface SupervisorOptions {
+  readonly paths: InstallPaths;
+  /** Arguments after the artifact path (`serve --install-dir …`). */
+  readonly childArgs: readonly string[];
+  /** Extra environment of the child. */
+  readonly childEnv: NodeJS.ProcessEnv;
+  readonly startDeadlineMs: number;
+  readonly log: AgentLog;
+  /** Aborting stops the child (SIGTERM) and then the supervisor. */
+  readonly signal: AbortSignal;
+}
+
+/** How one child run ended. */
+interface ChildEnd {
+  readonly welcomed: boolean;
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** The start deadline passed before a Welcome (the child was killed). */
+  readonly deadline: boolean;
+  readonly ranMs: number;
+}
+
+/** Supervises until `options.signal` aborts. Rejects only when the install directory is unusable. */
+export async function supervise(options: SupervisorOptions): Promise<void> {
+  const { paths, log, signal } = options;
+  let crashes = 0;
+  while (!signal.aborted) {
+    const state = await loadState(paths);
+    const current = await readCurrent(paths);
+    if (state === undefined || current === undefined) {
+      throw new Error(`${paths.root} holds no installed Agent (state.json and current are needed)`);
+    }
+    const { changed, trial } = reconcile(state, current);
+    if (changed) await saveState(paths, state);
+    log.info(
+      {
+        version: current,
+        trial: trial?.opId,
+        deadlineMs: trial ? options.startDeadlineMs : undefined,
+      },
+      "starting the agent",
+    );
+    const end = await runChild(options, current, trial ? options.startDeadlineMs : undefined);
+    if (signal.aborted) break;
+    if (trial !== undefined && !end.welcomed) {
+      const reason = end.deadline
+        ? `${trial.to} was not welcomed by Control within ${options.startDeadlineMs} ms`
+        : `${trial.to} exited (${end.signal ?? `code ${end.code}`}) before Control welcomed it`;
+      log.warn({ from: trial.to, to: trial.from, reason }, "reverting to the previous version");
+      await switchCurrent(paths, trial.from);
+      const after = (await loadState(paths)) ?? state;
+      revertTrial(after, trial, "start_failed", `${reason}; reverted to ${trial.from}`);
+      await saveState(paths, after);
+      await removeVersion(paths, trial.to);
+      continue;
+    }
+    if (end.code === RESTART_EXIT_CODE) {
+      crashes = 0;
+      continue;
+    }
+    if (end.ranMs > 60_000) crashes = 0;
+    const delay = Math.min(30_000, 1000 * 2 ** crashes++);
+    log.warn(
+      { code: end.code, signal: end.signal, delayMs: delay },
+      "the agent exited; restarting it",
+    );
+    await sleep(delay, signal);
+  }
+}
+
+function runChild(
+  options: SupervisorOptions,
+  version: string,
+  deadlineMs: number | undefined,
+): Promise<ChildEnd> {
+  const started = Date.now();
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [artifactPath(options.paths, version), ...options.childArgs],
+    {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+      env: { ...process.env, ...options.childEnv },
+    },
+  );
+  let welcomed = false;
+  let deadline = false;
+  return new Promise((resolve) => {
+    const timer =
+      deadlineMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            deadline = true;
+            child.kill("SIGKILL");
+          }, deadlineMs);
+    const stop = () => child.kill("SIGTERM");
+    options.signal.addEventListener("abort", stop, { once: true });
+    child.on("message", (message: Partial<WelcomedMessage>) => {
+      if (message?.type === "welcomed" && !deadline) {
+        welcomed = true;
+        clearTimeout(timer);
+      }
+    });
+    child.on("error", (error) =>
+      options.log.error({ err: String(error) }, "could not start the agent"),
+    );
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      options.signal.removeEventListener("abort", stop);
+      resolve({ welcomed, code, signal, deadline, ranMs: Date.now() - started });
+    });
+  });
+}
