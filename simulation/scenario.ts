@@ -7,6 +7,7 @@
 import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
 import type { AdminCommand, CampaignSpecInput } from "../control/campaign/index.js";
 import type { AgentScript, Behaviour, RollbackBehaviour } from "./agent-script.js";
+import { type GateScript, scheduleOf } from "./schedules.js";
 
 /** One campaign to start. */
 export interface CampaignPlan {
@@ -42,6 +43,8 @@ export interface Scenario {
   readonly intervalMs: number;
   /** Only timing-free behaviours and no operator: faults must not change the outcome (I9). */
   readonly calm: boolean;
+  /** The simulated gates' scripts of the campaigns with gates (`schedules.ts`), by campaign id. */
+  readonly gateScripts: ReadonlyMap<string, readonly GateScript[]>;
 }
 
 const MIN = 60_000;
@@ -260,12 +263,21 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
       faults: faultList,
       offlineAfterMs: pick(prng, [30_000, 120_000]),
       intervalMs: 5000,
+      gateScripts: new Map(),
     };
   }
+  // Windows, ramps and gates for a share of the campaigns (a seed stream of their own).
+  const gateScripts = new Map<string, readonly GateScript[]>();
+  const scheduled = campaigns.map((c, i) => {
+    const s = scheduleOf(seed, i, c.spec);
+    if (s.gateScripts.length > 0) gateScripts.set(c.id, s.gateScripts);
+    return { ...c, spec: s.spec };
+  });
   return {
     seed,
     agents,
-    campaigns,
+    campaigns: scheduled,
+    gateScripts,
     operator,
     faults: faultList,
     calm,

@@ -54,8 +54,29 @@ function describe(event: CampaignEvent, campaignId: string): Omit<AuditRow, "act
         ...base,
         action: "breach",
         nodeId: event.stoppedByNodeId,
-        message: `campaign ${campaignId}: batch ${event.batch + 1} breached its threshold (${event.failed} of ${event.offerable} failed)`,
-        detail: { batch: event.batch, failed: event.failed, offerable: event.offerable },
+        message:
+          event.gate === undefined
+            ? `campaign ${campaignId}: batch ${event.batch + 1} breached its threshold (${event.failed} of ${event.offerable} failed)`
+            : `campaign ${campaignId}: batch ${event.batch + 1} breached: gate ${event.gate + 1} failed`,
+        detail: {
+          batch: event.batch,
+          failed: event.failed,
+          offerable: event.offerable,
+          ...(event.gate === undefined ? {} : { gate: event.gate }),
+        },
+      };
+    case "gate":
+      return {
+        ...base,
+        action: "gate",
+        message: `campaign ${campaignId}: batch ${event.batch + 1}: ${event.label} ${event.status === "pass" ? "holds" : event.status === "fail" ? "fails" : "is unreachable"}: ${event.message} (value ${event.value})`,
+        detail: {
+          batch: event.batch,
+          gate: event.gate,
+          status: event.status,
+          value: event.value,
+          message: event.message,
+        },
       };
     case "rollback_started":
       return {

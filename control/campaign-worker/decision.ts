@@ -13,6 +13,7 @@
 import {
   type AdminCommand,
   type CampaignNode,
+  type CampaignState,
   type DecideInput,
   type Decision,
   decide,
@@ -62,6 +63,8 @@ export interface DecisionOutcome {
   /** Operations that could not be built: decide again to judge them. */
   readonly undeliverable: number;
   readonly finished: boolean;
+  /** The campaign after the decision (undefined when it does not exist or had finished). */
+  readonly campaign: CampaignState | undefined;
   /** Milliseconds spent reading, deciding and writing (the transaction's commit included). */
   readonly timings: { readonly read: number; readonly decide: number; readonly write: number };
 }
@@ -73,6 +76,7 @@ const NOTHING: DecisionOutcome = {
   outgoing: [],
   undeliverable: 0,
   finished: true,
+  campaign: undefined,
   timings: { read: 0, decide: 0, write: 0 },
 };
 
@@ -126,6 +130,10 @@ export async function runDecision(
       positions: copy.positions,
       pools: await tx.poolLoads(copy.pools, campaignId, now.getTime()),
       readyAt: deps.liveness.readyAt,
+      gates:
+        (row.campaign.spec.gates?.length ?? 0) > 0
+          ? await tx.readGateResults(campaignId, row.campaign.currentBatch)
+          : undefined,
     };
     let decision = decide(input);
     const disabled = await disabledOffers(tx, decision);
@@ -186,6 +194,7 @@ export async function runDecision(
       outgoing,
       undeliverable: failedNodes.length,
       finished,
+      campaign: after,
       timings: { read: 0, decide: 0, write: 0 },
     };
   });

@@ -36,6 +36,8 @@ import { Delivery } from "./delivery.js";
 import { DueQueue } from "./due-queue.js";
 import type { WorkerGateway } from "./facts.js";
 import { FleetLoop, type FleetOptions } from "./fleet-loop.js";
+import { httpGateProbe } from "./gate-http.js";
+import { type GateProbe, GateRunner } from "./gate-runner.js";
 import { EventIntake } from "./intake.js";
 import { Leadership } from "./leadership.js";
 import { notificationListener } from "./notifications.js";
@@ -70,6 +72,12 @@ export interface CampaignWorkerOptions {
   readonly fleet?: FleetOptions;
   /** Told of each decision and of leadership (Control's metrics); default: nobody. */
   readonly observer?: WorkerObserver;
+  /** Evaluates outside health gates (default: over HTTP, `gate-http.ts`). */
+  readonly gateProbe?: GateProbe;
+  /** Time between two evaluations of one gate (default: intervalMs). */
+  readonly gateIntervalMs?: number;
+  /** An evaluation taking longer counts as unreachable (default 10 s). */
+  readonly gateTimeoutMs?: number;
 }
 
 /** A campaign worker; see {@link createCampaignWorker}. */
@@ -122,6 +130,18 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const flushWaker = new Waker();
 
   const wake = () => stepWaker.wake();
+  const gates = new GateRunner({
+    store: o.store,
+    clock: o.clock,
+    probe: o.gateProbe ?? httpGateProbe,
+    log,
+    intervalMs: o.gateIntervalMs ?? o.intervalMs,
+    timeoutMs: o.gateTimeoutMs ?? 10_000,
+    stored: (campaignId) => {
+      due.markDue(campaignId);
+      wake();
+    },
+  });
   const intake = new EventIntake({
     store: o.store,
     log,
@@ -233,9 +253,11 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     for (const id of [...tracked]) untrack(id);
     copies.clear();
     due.reset();
+    gates.clear();
   };
 
   const record = (campaignId: string, out: DecisionOutcome) => {
+    gates.want(campaignId, out.finished ? undefined : out.campaign, o.clock.now().getTime());
     if (!out.live || out.finished) {
       untrack(campaignId);
       if (out.finished) fleet?.nudge(o.clock.now().getTime());
@@ -324,6 +346,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     for (const id of await due.take(now, () => o.store.liveCampaignIds())) {
       if (!(await decideOne(id))) return false;
     }
+    gates.tick(o.clock.now().getTime());
     return (await fleet?.run(now, (id) => due.markDue(id))) ?? true;
   };
 
@@ -355,7 +378,12 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     if (failed) return { next: now + Math.min(1000, o.intervalMs), busy: false };
     let next = Math.min(leadership.nextTick, delivery.nextDue);
     if (leadership.leading) {
-      next = Math.min(next, nextPeriodic, due.nextWake() ?? Number.POSITIVE_INFINITY);
+      next = Math.min(
+        next,
+        nextPeriodic,
+        due.nextWake() ?? Number.POSITIVE_INFINITY,
+        gates.nextDue ?? Number.POSITIVE_INFINITY,
+      );
       if (fleet !== undefined) next = Math.min(next, fleet.nextAt);
     }
     return { next, busy: (leadership.leading && due.hasDue) || delivery.pending };
