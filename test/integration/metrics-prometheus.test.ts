@@ -11,11 +11,12 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
+import { status as grpcStatus } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fleet } from "../../agent-sim/index.js";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { freePort } from "../helpers/process-fixtures.js";
-import { eventually } from "../helpers/raw-agent.js";
+import { eventually, hello, openRawStream } from "../helpers/raw-agent.js";
 import {
   type CampaignFixture,
   campaignFixture,
@@ -154,6 +155,11 @@ describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
     expect(await valueOf("agent_control_streams_held", (v) => v === AGENTS)).toBe(AGENTS);
     await valueOf('agent_control_handshakes_total{result="welcomed"}', (v) => v >= AGENTS);
     await valueOf("agent_control_handshakes_in_flight", (v) => v === 0);
+    const intruder = openRawStream(fx.tc.agentAddress, "not-a-credential-of-this-control");
+    intruder.send(hello("intruder-1"));
+    expect((await intruder.ended).code).toBe(grpcStatus.UNAUTHENTICATED);
+    intruder.channel.close();
+    await valueOf('agent_control_handshakes_total{result="unauthenticated"}', (v) => v === 1);
     await valueOf('agent_control_streams_refused_total{reason="max_streams"}', (v) => v === 0);
     await valueOf("agent_control_is_leader", (v) => v === 1);
     await valueOf('sum(agent_control_nodes{online="true"})', (v) => v === AGENTS);
