@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcontrol/admin/v1/campaign.proto.
  */
 export const file_agentcontrol_admin_v1_campaign: GenFile = /*@__PURE__*/
-  fileDesc("CiRhZ2VudGNvbnRyb2wvYWRtaW4vdjEvY2FtcGFpZ24ucHJvdG8SFWFnZW50Y29udHJvbC5hZG1pbi52MSKXAQoIU2VsZWN0b3ISOwoGbGFiZWxzGAEgAygLMisuYWdlbnRjb250cm9sLmFkbWluLnYxLlNlbGVjdG9yLkxhYmVsc0VudHJ5Eg0KBXBvb2xzGAIgAygJEhAKCG5vZGVfaWRzGAMgAygJGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEigAEKB0V4Y2x1ZGUSEAoIbm9kZV9pZHMYASADKAkSNgoEdGFncxgCIAMoCzIoLmFnZW50Y29udHJvbC5hZG1pbi52MS5FeGNsdWRlLlRhZ3NFbnRyeRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJNCglCYXRjaFNwZWMSDwoHcGVyY2VudBgBIAEoDRIvCgxtaW5fZHVyYXRpb24YAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24isgQKDENhbXBhaWduU3BlYxIWCg50YXJnZXRfdmVyc2lvbhgBIAEoCRIxCghzZWxlY3RvchgCIAEoCzIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5TZWxlY3RvchIvCgdleGNsdWRlGAMgASgLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLkV4Y2x1ZGUSMQoHYmF0Y2hlcxgEIAMoCzIgLmFnZW50Y29udHJvbC5hZG1pbi52MS5CYXRjaFNwZWMSJgoZZmFpbHVyZV90aHJlc2hvbGRfcGVyY2VudBgFIAEoDUgAiAEBEhMKC2NvbmN1cnJlbmN5GAYgASgNEjIKCW9uX2JyZWFjaBgHIAEoDjIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5PbkJyZWFjaBI0ChFyZWNvbm5lY3RfdGltZW91dBgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIvCgxjb25maWdfZ3JhY2UYCSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SJwoEc29haxgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhImChlkaXNydXB0aW9uX2J1ZGdldF9wZXJjZW50GAsgASgNSAGIAQESDgoGcmVhc29uGAwgASgJQhwKGl9mYWlsdXJlX3RocmVzaG9sZF9wZXJjZW50QhwKGl9kaXNydXB0aW9uX2J1ZGdldF9wZXJjZW50InEKDFBsYW5uZWRCYXRjaBINCgVpbmRleBgBIAEoBRIPCgdwZXJjZW50GAIgASgNEi8KDG1pbl9kdXJhdGlvbhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIQCghub2RlX2lkcxgEIAMoCSJIChNQbGFuQ2FtcGFpZ25SZXF1ZXN0EjEKBHNwZWMYASABKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ2FtcGFpZ25TcGVjIpwBChRQbGFuQ2FtcGFpZ25SZXNwb25zZRI0CgdiYXRjaGVzGAEgAygLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLlBsYW5uZWRCYXRjaBITCgt0b3RhbF9ub2RlcxgCIAEoBRIcChR1bnN1cHBvcnRlZF9ub2RlX2lkcxgDIAMoCRIbChN1cF90b19kYXRlX25vZGVfaWRzGAQgAygJIlAKDk5vZGVTdGF0ZUNvdW50Ei8KBXN0YXRlGAEgASgOMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGVTdGF0ZRINCgVjb3VudBgCIAEoBSKIAwoLQmF0Y2hTdGF0dXMSDQoFaW5kZXgYASABKAUSDwoHcGVyY2VudBgCIAEoDRIwCgVzdGF0ZRgDIAEoDjIhLmFnZW50Y29udHJvbC5hZG1pbi52MS5CYXRjaFN0YXRlEhIKCm5vZGVfY291bnQYBCABKAUSNQoGY291bnRzGAUgAygLMiUuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGVTdGF0ZUNvdW50Ei8KDG1pbl9kdXJhdGlvbhgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIuCgpzdGFydGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoHZWxhcHNlZBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIOCgZmYWlsZWQYCiABKAUSEQoJb2ZmZXJhYmxlGAsgASgFIqAECghDYW1wYWlnbhIKCgJpZBgBIAEoCRIxCgRzcGVjGAIgASgLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduU3BlYxIzCgVwaGFzZRgDIAEoDjIkLmFnZW50Y29udHJvbC5hZG1pbi52MS5DYW1wYWlnblBoYXNlEhcKD3RhcmdldF9zZXF1ZW5jZRgEIAEoBBIVCg1jdXJyZW50X2JhdGNoGAUgASgFEjMKB2JhdGNoZXMYBiADKAsyIi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQmF0Y2hTdGF0dXMSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBGNvZGUYCiABKAkSDwoHbWVzc2FnZRgLIAEoCRIaChJzdG9wcGVkX2J5X25vZGVfaWQYDCABKAkSEgoKY3JlYXRlZF9ieRgNIAEoCRIQCghyZXRyeV9vZhgOIAEoCRISCgpub2RlX2NvdW50GA8gASgFEjUKBmNvdW50cxgQIAMoCzIlLmFnZW50Y29udHJvbC5hZG1pbi52MS5Ob2RlU3RhdGVDb3VudCLtAgoMQ2FtcGFpZ25Ob2RlEg8KB25vZGVfaWQYASABKAkSDQoFYmF0Y2gYAiABKAUSDQoFb3JkZXIYAyABKAUSLwoFc3RhdGUYBCABKA4yIC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTm9kZVN0YXRlEgwKBGNvZGUYBSABKAkSDwoHbWVzc2FnZRgGIAEoCRIYChBwcmV2aW91c192ZXJzaW9uGAcgASgJEg8KB3ZlcnNpb24YCCABKAkSDAoEcG9vbBgJIAEoCRIUCgxvcGVyYXRpb25faWQYCiABKAkSLgoKb2ZmZXJlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkkKFFN0YXJ0Q2FtcGFpZ25SZXF1ZXN0EjEKBHNwZWMYASABKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ2FtcGFpZ25TcGVjIkoKFVN0YXJ0Q2FtcGFpZ25SZXNwb25zZRIxCghjYW1wYWlnbhgBIAEoCzIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5DYW1wYWlnbiKEAQoUTGlzdENhbXBhaWduc1JlcXVlc3QSNAoGcGhhc2VzGAEgAygOMiQuYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduUGhhc2USDwoHbm9kZV9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJkChVMaXN0Q2FtcGFpZ25zUmVzcG9uc2USMgoJY2FtcGFpZ25zGAEgAygLMh8uYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI2ChJHZXRDYW1wYWlnblJlcXVlc3QSCgoCaWQYASABKAkSFAoMc3VtbWFyeV9vbmx5GAIgASgIInwKE0dldENhbXBhaWduUmVzcG9uc2USMQoIY2FtcGFpZ24YASABKAsyHy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ2FtcGFpZ24SMgoFbm9kZXMYAiADKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ2FtcGFpZ25Ob2RlIogBChhMaXN0Q2FtcGFpZ25Ob2Rlc1JlcXVlc3QSEwoLY2FtcGFpZ25faWQYASABKAkSMAoGc3RhdGVzGAIgAygOMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGVTdGF0ZRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJoChlMaXN0Q2FtcGFpZ25Ob2Rlc1Jlc3BvbnNlEjIKBW5vZGVzGAEgAygLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduTm9kZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiMgoUUGF1c2VDYW1wYWlnblJlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJIkoKFVBhdXNlQ2FtcGFpZ25SZXNwb25zZRIxCghjYW1wYWlnbhgBIAEoCzIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5DYW1wYWlnbiIzChVSZXN1bWVDYW1wYWlnblJlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJIksKFlJlc3VtZUNhbXBhaWduUmVzcG9uc2USMQoIY2FtcGFpZ24YASABKAsyHy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ2FtcGFpZ24iRAoUQWJvcnRDYW1wYWlnblJlcXVlc3QSCgoCaWQYASABKAkSEAoIcm9sbGJhY2sYAiABKAgSDgoGcmVhc29uGAMgASgJIkoKFUFib3J0Q2FtcGFpZ25SZXNwb25zZRIxCghjYW1wYWlnbhgBIAEoCzIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5DYW1wYWlnbiJMChRSZXRyeUNhbXBhaWduUmVxdWVzdBIKCgJpZBgBIAEoCRIYChBleGNsdWRlX25vZGVfaWRzGAIgAygJEg4KBnJlYXNvbhgDIAEoCSJKChVSZXRyeUNhbXBhaWduUmVzcG9uc2USMQoIY2FtcGFpZ24YASABKAsyHy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ2FtcGFpZ24iIgoUV2F0Y2hDYW1wYWlnblJlcXVlc3QSCgoCaWQYASABKAkiSgoVV2F0Y2hDYW1wYWlnblJlc3BvbnNlEjEKCGNhbXBhaWduGAEgASgLMh8uYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduKvwBCg1DYW1wYWlnblBoYXNlEh4KGkNBTVBBSUdOX1BIQVNFX1VOU1BFQ0lGSUVEEAASGgoWQ0FNUEFJR05fUEhBU0VfUlVOTklORxABEhkKFUNBTVBBSUdOX1BIQVNFX1BBVVNFRBACEh8KG0NBTVBBSUdOX1BIQVNFX1JPTExJTkdfQkFDSxADEhwKGENBTVBBSUdOX1BIQVNFX0NPTVBMRVRFRBAEEh4KGkNBTVBBSUdOX1BIQVNFX1JPTExFRF9CQUNLEAUSGgoWQ0FNUEFJR05fUEhBU0VfQUJPUlRFRBAGEhkKFUNBTVBBSUdOX1BIQVNFX0ZBSUxFRBAHKmYKCE9uQnJlYWNoEhkKFU9OX0JSRUFDSF9VTlNQRUNJRklFRBAAEhYKEk9OX0JSRUFDSF9ST0xMQkFDSxABEhMKD09OX0JSRUFDSF9QQVVTRRACEhIKDk9OX0JSRUFDSF9TVE9QEAMq+gIKCU5vZGVTdGF0ZRIaChZOT0RFX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSTk9ERV9TVEFURV9XQUlUSU5HEAESFgoSTk9ERV9TVEFURV9PRkZFUkVEEAISFwoTTk9ERV9TVEFURV9BUFBMWUlORxADEhkKFU5PREVfU1RBVEVfUkVTVEFSVElORxAEEhgKFE5PREVfU1RBVEVfVkVSSUZZSU5HEAUSGAoUTk9ERV9TVEFURV9TVUNDRUVERUQQBhIVChFOT0RFX1NUQVRFX0ZBSUxFRBAHEhgKFE5PREVfU1RBVEVfVElNRURfT1VUEAgSFgoSTk9ERV9TVEFURV9TS0lQUEVEEAkSFwoTTk9ERV9TVEFURV9DQU5DRUxFRBAKEhsKF05PREVfU1RBVEVfUk9MTElOR19CQUNLEAsSGgoWTk9ERV9TVEFURV9ST0xMRURfQkFDSxAMEh4KGk5PREVfU1RBVEVfUk9MTEJBQ0tfRkFJTEVEEA0qxAEKCkJhdGNoU3RhdGUSGwoXQkFUQ0hfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNCQVRDSF9TVEFURV9QRU5ESU5HEAESFwoTQkFUQ0hfU1RBVEVfUlVOTklORxACEhYKEkJBVENIX1NUQVRFX1BBU1NFRBADEhgKFEJBVENIX1NUQVRFX0JSRUFDSEVEEAQSGwoXQkFUQ0hfU1RBVEVfUk9MTEVEX0JBQ0sQBRIYChRCQVRDSF9TVEFURV9DQU5DRUxFRBAGMtEICg9DYW1wYWlnblNlcnZpY2USZwoMUGxhbkNhbXBhaWduEiouYWdlbnRjb250cm9sLmFkbWluLnYxLlBsYW5DYW1wYWlnblJlcXVlc3QaKy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUGxhbkNhbXBhaWduUmVzcG9uc2USagoNU3RhcnRDYW1wYWlnbhIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5TdGFydENhbXBhaWduUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5TdGFydENhbXBhaWduUmVzcG9uc2USagoNTGlzdENhbXBhaWducxIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0Q2FtcGFpZ25zUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0Q2FtcGFpZ25zUmVzcG9uc2USZAoLR2V0Q2FtcGFpZ24SKS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0Q2FtcGFpZ25SZXF1ZXN0GiouYWdlbnRjb250cm9sLmFkbWluLnYxLkdldENhbXBhaWduUmVzcG9uc2USdgoRTGlzdENhbXBhaWduTm9kZXMSLy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdENhbXBhaWduTm9kZXNSZXF1ZXN0GjAuYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3RDYW1wYWlnbk5vZGVzUmVzcG9uc2USagoNUGF1c2VDYW1wYWlnbhIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5QYXVzZUNhbXBhaWduUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5QYXVzZUNhbXBhaWduUmVzcG9uc2USbQoOUmVzdW1lQ2FtcGFpZ24SLC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVzdW1lQ2FtcGFpZ25SZXF1ZXN0Gi0uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlc3VtZUNhbXBhaWduUmVzcG9uc2USagoNQWJvcnRDYW1wYWlnbhIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5BYm9ydENhbXBhaWduUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5BYm9ydENhbXBhaWduUmVzcG9uc2USagoNUmV0cnlDYW1wYWlnbhIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZXRyeUNhbXBhaWduUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZXRyeUNhbXBhaWduUmVzcG9uc2USbAoNV2F0Y2hDYW1wYWlnbhIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5XYXRjaENhbXBhaWduUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5XYXRjaENhbXBhaWduUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiRhZ2VudGNvbnRyb2wvYWRtaW4vdjEvY2FtcGFpZ24ucHJvdG8SFWFnZW50Y29udHJvbC5hZG1pbi52MSKXAQoIU2VsZWN0b3ISOwoGbGFiZWxzGAEgAygLMisuYWdlbnRjb250cm9sLmFkbWluLnYxLlNlbGVjdG9yLkxhYmVsc0VudHJ5Eg0KBXBvb2xzGAIgAygJEhAKCG5vZGVfaWRzGAMgAygJGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEigAEKB0V4Y2x1ZGUSEAoIbm9kZV9pZHMYASADKAkSNgoEdGFncxgCIAMoCzIoLmFnZW50Y29udHJvbC5hZG1pbi52MS5FeGNsdWRlLlRhZ3NFbnRyeRorCglUYWdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJNCglCYXRjaFNwZWMSDwoHcGVyY2VudBgBIAEoDRIvCgxtaW5fZHVyYXRpb24YAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24irAUKDENhbXBhaWduU3BlYxIWCg50YXJnZXRfdmVyc2lvbhgBIAEoCRIxCghzZWxlY3RvchgCIAEoCzIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5TZWxlY3RvchIvCgdleGNsdWRlGAMgASgLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLkV4Y2x1ZGUSMQoHYmF0Y2hlcxgEIAMoCzIgLmFnZW50Y29udHJvbC5hZG1pbi52MS5CYXRjaFNwZWMSJgoZZmFpbHVyZV90aHJlc2hvbGRfcGVyY2VudBgFIAEoDUgAiAEBEhMKC2NvbmN1cnJlbmN5GAYgASgNEjIKCW9uX2JyZWFjaBgHIAEoDjIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5PbkJyZWFjaBI0ChFyZWNvbm5lY3RfdGltZW91dBgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIvCgxjb25maWdfZ3JhY2UYCSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SJwoEc29haxgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhImChlkaXNydXB0aW9uX2J1ZGdldF9wZXJjZW50GAsgASgNSAGIAQESDgoGcmVhc29uGAwgASgJEg8KB3dpbmRvd3MYDSADKAkSKQoEcmFtcBgOIAEoCzIbLmFnZW50Y29udHJvbC5hZG1pbi52MS5SYW1wEg0KBWdhdGVzGA8gAygJEi0KCmdhdGVfZ3JhY2UYECABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CHAoaX2ZhaWx1cmVfdGhyZXNob2xkX3BlcmNlbnRCHAoaX2Rpc3J1cHRpb25fYnVkZ2V0X3BlcmNlbnQicQoEUmFtcBIYChBzdGFydF9wZXJfbWludXRlGAEgASgBEg4KBmZhY3RvchgCIAEoARIWCg5tYXhfcGVyX21pbnV0ZRgDIAEoARInCgRzdGVwGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uInEKDFBsYW5uZWRCYXRjaBINCgVpbmRleBgBIAEoBRIPCgdwZXJjZW50GAIgASgNEi8KDG1pbl9kdXJhdGlvbhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIQCghub2RlX2lkcxgEIAMoCSJIChNQbGFuQ2FtcGFpZ25SZXF1ZXN0EjEKBHNwZWMYASABKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ2FtcGFpZ25TcGVjIpwBChRQbGFuQ2FtcGFpZ25SZXNwb25zZRI0CgdiYXRjaGVzGAEgAygLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLlBsYW5uZWRCYXRjaBITCgt0b3RhbF9ub2RlcxgCIAEoBRIcChR1bnN1cHBvcnRlZF9ub2RlX2lkcxgDIAMoCRIbChN1cF90b19kYXRlX25vZGVfaWRzGAQgAygJIlAKDk5vZGVTdGF0ZUNvdW50Ei8KBXN0YXRlGAEgASgOMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGVTdGF0ZRINCgVjb3VudBgCIAEoBSKIAwoLQmF0Y2hTdGF0dXMSDQoFaW5kZXgYASABKAUSDwoHcGVyY2VudBgCIAEoDRIwCgVzdGF0ZRgDIAEoDjIhLmFnZW50Y29udHJvbC5hZG1pbi52MS5CYXRjaFN0YXRlEhIKCm5vZGVfY291bnQYBCABKAUSNQoGY291bnRzGAUgAygLMiUuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGVTdGF0ZUNvdW50Ei8KDG1pbl9kdXJhdGlvbhgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIuCgpzdGFydGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKgoHZWxhcHNlZBgJIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIOCgZmYWlsZWQYCiABKAUSEQoJb2ZmZXJhYmxlGAsgASgFIqAECghDYW1wYWlnbhIKCgJpZBgBIAEoCRIxCgRzcGVjGAIgASgLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduU3BlYxIzCgVwaGFzZRgDIAEoDjIkLmFnZW50Y29udHJvbC5hZG1pbi52MS5DYW1wYWlnblBoYXNlEhcKD3RhcmdldF9zZXF1ZW5jZRgEIAEoBBIVCg1jdXJyZW50X2JhdGNoGAUgASgFEjMKB2JhdGNoZXMYBiADKAsyIi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQmF0Y2hTdGF0dXMSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBGNvZGUYCiABKAkSDwoHbWVzc2FnZRgLIAEoCRIaChJzdG9wcGVkX2J5X25vZGVfaWQYDCABKAkSEgoKY3JlYXRlZF9ieRgNIAEoCRIQCghyZXRyeV9vZhgOIAEoCRISCgpub2RlX2NvdW50GA8gASgFEjUKBmNvdW50cxgQIAMoCzIlLmFnZW50Y29udHJvbC5hZG1pbi52MS5Ob2RlU3RhdGVDb3VudCLtAgoMQ2FtcGFpZ25Ob2RlEg8KB25vZGVfaWQYASABKAkSDQoFYmF0Y2gYAiABKAUSDQoFb3JkZXIYAyABKAUSLwoFc3RhdGUYBCABKA4yIC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTm9kZVN0YXRlEgwKBGNvZGUYBSABKAkSDwoHbWVzc2FnZRgGIAEoCRIYChBwcmV2aW91c192ZXJzaW9uGAcgASgJEg8KB3ZlcnNpb24YCCABKAkSDAoEcG9vbBgJIAEoCRIUCgxvcGVyYXRpb25faWQYCiABKAkSLgoKb2ZmZXJlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkkKFFN0YXJ0Q2FtcGFpZ25SZXF1ZXN0EjEKBHNwZWMYASABKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ2FtcGFpZ25TcGVjIkoKFVN0YXJ0Q2FtcGFpZ25SZXNwb25zZRIxCghjYW1wYWlnbhgBIAEoCzIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5DYW1wYWlnbiKEAQoUTGlzdENhbXBhaWduc1JlcXVlc3QSNAoGcGhhc2VzGAEgAygOMiQuYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduUGhhc2USDwoHbm9kZV9pZBgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJkChVMaXN0Q2FtcGFpZ25zUmVzcG9uc2USMgoJY2FtcGFpZ25zGAEgAygLMh8uYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI2ChJHZXRDYW1wYWlnblJlcXVlc3QSCgoCaWQYASABKAkSFAoMc3VtbWFyeV9vbmx5GAIgASgIInwKE0dldENhbXBhaWduUmVzcG9uc2USMQoIY2FtcGFpZ24YASABKAsyHy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ2FtcGFpZ24SMgoFbm9kZXMYAiADKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ2FtcGFpZ25Ob2RlIogBChhMaXN0Q2FtcGFpZ25Ob2Rlc1JlcXVlc3QSEwoLY2FtcGFpZ25faWQYASABKAkSMAoGc3RhdGVzGAIgAygOMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGVTdGF0ZRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCSJoChlMaXN0Q2FtcGFpZ25Ob2Rlc1Jlc3BvbnNlEjIKBW5vZGVzGAEgAygLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduTm9kZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiMgoUUGF1c2VDYW1wYWlnblJlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJIkoKFVBhdXNlQ2FtcGFpZ25SZXNwb25zZRIxCghjYW1wYWlnbhgBIAEoCzIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5DYW1wYWlnbiIzChVSZXN1bWVDYW1wYWlnblJlcXVlc3QSCgoCaWQYASABKAkSDgoGcmVhc29uGAIgASgJIksKFlJlc3VtZUNhbXBhaWduUmVzcG9uc2USMQoIY2FtcGFpZ24YASABKAsyHy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ2FtcGFpZ24iRAoUQWJvcnRDYW1wYWlnblJlcXVlc3QSCgoCaWQYASABKAkSEAoIcm9sbGJhY2sYAiABKAgSDgoGcmVhc29uGAMgASgJIkoKFUFib3J0Q2FtcGFpZ25SZXNwb25zZRIxCghjYW1wYWlnbhgBIAEoCzIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5DYW1wYWlnbiJMChRSZXRyeUNhbXBhaWduUmVxdWVzdBIKCgJpZBgBIAEoCRIYChBleGNsdWRlX25vZGVfaWRzGAIgAygJEg4KBnJlYXNvbhgDIAEoCSJKChVSZXRyeUNhbXBhaWduUmVzcG9uc2USMQoIY2FtcGFpZ24YASABKAsyHy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ2FtcGFpZ24iIgoUV2F0Y2hDYW1wYWlnblJlcXVlc3QSCgoCaWQYASABKAkiSgoVV2F0Y2hDYW1wYWlnblJlc3BvbnNlEjEKCGNhbXBhaWduGAEgASgLMh8uYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduKvwBCg1DYW1wYWlnblBoYXNlEh4KGkNBTVBBSUdOX1BIQVNFX1VOU1BFQ0lGSUVEEAASGgoWQ0FNUEFJR05fUEhBU0VfUlVOTklORxABEhkKFUNBTVBBSUdOX1BIQVNFX1BBVVNFRBACEh8KG0NBTVBBSUdOX1BIQVNFX1JPTExJTkdfQkFDSxADEhwKGENBTVBBSUdOX1BIQVNFX0NPTVBMRVRFRBAEEh4KGkNBTVBBSUdOX1BIQVNFX1JPTExFRF9CQUNLEAUSGgoWQ0FNUEFJR05fUEhBU0VfQUJPUlRFRBAGEhkKFUNBTVBBSUdOX1BIQVNFX0ZBSUxFRBAHKmYKCE9uQnJlYWNoEhkKFU9OX0JSRUFDSF9VTlNQRUNJRklFRBAAEhYKEk9OX0JSRUFDSF9ST0xMQkFDSxABEhMKD09OX0JSRUFDSF9QQVVTRRACEhIKDk9OX0JSRUFDSF9TVE9QEAMq+gIKCU5vZGVTdGF0ZRIaChZOT0RFX1NUQVRFX1VOU1BFQ0lGSUVEEAASFgoSTk9ERV9TVEFURV9XQUlUSU5HEAESFgoSTk9ERV9TVEFURV9PRkZFUkVEEAISFwoTTk9ERV9TVEFURV9BUFBMWUlORxADEhkKFU5PREVfU1RBVEVfUkVTVEFSVElORxAEEhgKFE5PREVfU1RBVEVfVkVSSUZZSU5HEAUSGAoUTk9ERV9TVEFURV9TVUNDRUVERUQQBhIVChFOT0RFX1NUQVRFX0ZBSUxFRBAHEhgKFE5PREVfU1RBVEVfVElNRURfT1VUEAgSFgoSTk9ERV9TVEFURV9TS0lQUEVEEAkSFwoTTk9ERV9TVEFURV9DQU5DRUxFRBAKEhsKF05PREVfU1RBVEVfUk9MTElOR19CQUNLEAsSGgoWTk9ERV9TVEFURV9ST0xMRURfQkFDSxAMEh4KGk5PREVfU1RBVEVfUk9MTEJBQ0tfRkFJTEVEEA0qxAEKCkJhdGNoU3RhdGUSGwoXQkFUQ0hfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNCQVRDSF9TVEFURV9QRU5ESU5HEAESFwoTQkFUQ0hfU1RBVEVfUlVOTklORxACEhYKEkJBVENIX1NUQVRFX1BBU1NFRBADEhgKFEJBVENIX1NUQVRFX0JSRUFDSEVEEAQSGwoXQkFUQ0hfU1RBVEVfUk9MTEVEX0JBQ0sQBRIYChRCQVRDSF9TVEFURV9DQU5DRUxFRBAGMtEICg9DYW1wYWlnblNlcnZpY2USZwoMUGxhbkNhbXBhaWduEiouYWdlbnRjb250cm9sLmFkbWluLnYxLlBsYW5DYW1wYWlnblJlcXVlc3QaKy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUGxhbkNhbXBhaWduUmVzcG9uc2USagoNU3RhcnRDYW1wYWlnbhIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5TdGFydENhbXBhaWduUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5TdGFydENhbXBhaWduUmVzcG9uc2USagoNTGlzdENhbXBhaWducxIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0Q2FtcGFpZ25zUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0Q2FtcGFpZ25zUmVzcG9uc2USZAoLR2V0Q2FtcGFpZ24SKS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0Q2FtcGFpZ25SZXF1ZXN0GiouYWdlbnRjb250cm9sLmFkbWluLnYxLkdldENhbXBhaWduUmVzcG9uc2USdgoRTGlzdENhbXBhaWduTm9kZXMSLy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdENhbXBhaWduTm9kZXNSZXF1ZXN0GjAuYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3RDYW1wYWlnbk5vZGVzUmVzcG9uc2USagoNUGF1c2VDYW1wYWlnbhIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5QYXVzZUNhbXBhaWduUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5QYXVzZUNhbXBhaWduUmVzcG9uc2USbQoOUmVzdW1lQ2FtcGFpZ24SLC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVzdW1lQ2FtcGFpZ25SZXF1ZXN0Gi0uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlc3VtZUNhbXBhaWduUmVzcG9uc2USagoNQWJvcnRDYW1wYWlnbhIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5BYm9ydENhbXBhaWduUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5BYm9ydENhbXBhaWduUmVzcG9uc2USagoNUmV0cnlDYW1wYWlnbhIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZXRyeUNhbXBhaWduUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZXRyeUNhbXBhaWduUmVzcG9uc2USbAoNV2F0Y2hDYW1wYWlnbhIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5XYXRjaENhbXBhaWduUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5XYXRjaENhbXBhaWduUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Selector chooses candidate nodes; empty fields match everything.
@@ -176,6 +176,36 @@ export type CampaignSpec = Message<"agentcontrol.admin.v1.CampaignSpec"> & {
    * @generated from field: string reason = 12;
    */
   reason: string;
+
+  /**
+   * Maintenance windows, each "[DAYS] HH:MM-HH:MM [TIME_ZONE]" (e.g. "Mon-Fri 02:00-04:00
+   * Europe/Berlin"; DAYS default daily, TIME_ZONE an IANA zone, default UTC). Outside every
+   * window nothing new is offered and time does not count toward a batch. Empty = always.
+   *
+   * @generated from field: repeated string windows = 13;
+   */
+  windows: string[];
+
+  /**
+   * An exponential ramp instead of batches (leave batches empty): each step is a batch.
+   *
+   * @generated from field: agentcontrol.admin.v1.Ramp ramp = 14;
+   */
+  ramp?: Ramp | undefined;
+
+  /**
+   * Outside health gates, each "prometheus URL QUERY [OP NUMBER]" or "webhook URL".
+   *
+   * @generated from field: repeated string gates = 15;
+   */
+  gates: string[];
+
+  /**
+   * How long a gate may stay unreachable before it counts as failing (default 1 minute).
+   *
+   * @generated from field: google.protobuf.Duration gate_grace = 16;
+   */
+  gateGrace?: Duration | undefined;
 };
 
 /**
@@ -184,6 +214,50 @@ export type CampaignSpec = Message<"agentcontrol.admin.v1.CampaignSpec"> & {
  */
 export const CampaignSpecSchema: GenMessage<CampaignSpec> = /*@__PURE__*/
   messageDesc(file_agentcontrol_admin_v1_campaign, 3);
+
+/**
+ * Ramp starts at a rate and multiplies it after each step that passes, up to a maximum.
+ * Step i holds floor(min(start × factor^i, max) × step) nodes (at least one; the first at
+ * most the policy's first-batch share) and lasts at least `step`.
+ *
+ * @generated from message agentcontrol.admin.v1.Ramp
+ */
+export type Ramp = Message<"agentcontrol.admin.v1.Ramp"> & {
+  /**
+   * Nodes per minute of the first step (> 0).
+   *
+   * @generated from field: double start_per_minute = 1;
+   */
+  startPerMinute: number;
+
+  /**
+   * Multiplier after each step that passes (>= 1; 0 = 2).
+   *
+   * @generated from field: double factor = 2;
+   */
+  factor: number;
+
+  /**
+   * The rate never exceeds this (nodes per minute); 0 = no maximum.
+   *
+   * @generated from field: double max_per_minute = 3;
+   */
+  maxPerMinute: number;
+
+  /**
+   * How long each step lasts at least (default: the policy's minimum batch duration).
+   *
+   * @generated from field: google.protobuf.Duration step = 4;
+   */
+  step?: Duration | undefined;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.Ramp.
+ * Use `create(RampSchema)` to create a new message.
+ */
+export const RampSchema: GenMessage<Ramp> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_campaign, 4);
 
 /**
  * PlannedBatch is one batch of a plan: its nodes in canary order.
@@ -217,7 +291,7 @@ export type PlannedBatch = Message<"agentcontrol.admin.v1.PlannedBatch"> & {
  * Use `create(PlannedBatchSchema)` to create a new message.
  */
 export const PlannedBatchSchema: GenMessage<PlannedBatch> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 4);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 5);
 
 /**
  * @generated from message agentcontrol.admin.v1.PlanCampaignRequest
@@ -234,7 +308,7 @@ export type PlanCampaignRequest = Message<"agentcontrol.admin.v1.PlanCampaignReq
  * Use `create(PlanCampaignRequestSchema)` to create a new message.
  */
 export const PlanCampaignRequestSchema: GenMessage<PlanCampaignRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 5);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 6);
 
 /**
  * @generated from message agentcontrol.admin.v1.PlanCampaignResponse
@@ -270,7 +344,7 @@ export type PlanCampaignResponse = Message<"agentcontrol.admin.v1.PlanCampaignRe
  * Use `create(PlanCampaignResponseSchema)` to create a new message.
  */
 export const PlanCampaignResponseSchema: GenMessage<PlanCampaignResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 6);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 7);
 
 /**
  * NodeStateCount counts a batch's nodes in one state.
@@ -294,7 +368,7 @@ export type NodeStateCount = Message<"agentcontrol.admin.v1.NodeStateCount"> & {
  * Use `create(NodeStateCountSchema)` to create a new message.
  */
 export const NodeStateCountSchema: GenMessage<NodeStateCount> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 7);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 8);
 
 /**
  * BatchStatus summarises one batch.
@@ -367,7 +441,7 @@ export type BatchStatus = Message<"agentcontrol.admin.v1.BatchStatus"> & {
  * Use `create(BatchStatusSchema)` to create a new message.
  */
 export const BatchStatusSchema: GenMessage<BatchStatus> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 8);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 9);
 
 /**
  * Campaign is a campaign with its batches.
@@ -471,7 +545,7 @@ export type Campaign = Message<"agentcontrol.admin.v1.Campaign"> & {
  * Use `create(CampaignSchema)` to create a new message.
  */
 export const CampaignSchema: GenMessage<Campaign> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 9);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 10);
 
 /**
  * CampaignNode is the record of one node in a campaign.
@@ -552,7 +626,7 @@ export type CampaignNode = Message<"agentcontrol.admin.v1.CampaignNode"> & {
  * Use `create(CampaignNodeSchema)` to create a new message.
  */
 export const CampaignNodeSchema: GenMessage<CampaignNode> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 10);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 11);
 
 /**
  * @generated from message agentcontrol.admin.v1.StartCampaignRequest
@@ -569,7 +643,7 @@ export type StartCampaignRequest = Message<"agentcontrol.admin.v1.StartCampaignR
  * Use `create(StartCampaignRequestSchema)` to create a new message.
  */
 export const StartCampaignRequestSchema: GenMessage<StartCampaignRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 11);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 12);
 
 /**
  * @generated from message agentcontrol.admin.v1.StartCampaignResponse
@@ -586,7 +660,7 @@ export type StartCampaignResponse = Message<"agentcontrol.admin.v1.StartCampaign
  * Use `create(StartCampaignResponseSchema)` to create a new message.
  */
 export const StartCampaignResponseSchema: GenMessage<StartCampaignResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 12);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 13);
 
 /**
  * @generated from message agentcontrol.admin.v1.ListCampaignsRequest
@@ -620,7 +694,7 @@ export type ListCampaignsRequest = Message<"agentcontrol.admin.v1.ListCampaignsR
  * Use `create(ListCampaignsRequestSchema)` to create a new message.
  */
 export const ListCampaignsRequestSchema: GenMessage<ListCampaignsRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 13);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 14);
 
 /**
  * @generated from message agentcontrol.admin.v1.ListCampaignsResponse
@@ -642,7 +716,7 @@ export type ListCampaignsResponse = Message<"agentcontrol.admin.v1.ListCampaigns
  * Use `create(ListCampaignsResponseSchema)` to create a new message.
  */
 export const ListCampaignsResponseSchema: GenMessage<ListCampaignsResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 14);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 15);
 
 /**
  * @generated from message agentcontrol.admin.v1.GetCampaignRequest
@@ -666,7 +740,7 @@ export type GetCampaignRequest = Message<"agentcontrol.admin.v1.GetCampaignReque
  * Use `create(GetCampaignRequestSchema)` to create a new message.
  */
 export const GetCampaignRequestSchema: GenMessage<GetCampaignRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 15);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 16);
 
 /**
  * @generated from message agentcontrol.admin.v1.GetCampaignResponse
@@ -688,7 +762,7 @@ export type GetCampaignResponse = Message<"agentcontrol.admin.v1.GetCampaignResp
  * Use `create(GetCampaignResponseSchema)` to create a new message.
  */
 export const GetCampaignResponseSchema: GenMessage<GetCampaignResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 16);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 17);
 
 /**
  * @generated from message agentcontrol.admin.v1.ListCampaignNodesRequest
@@ -728,7 +802,7 @@ export type ListCampaignNodesRequest = Message<"agentcontrol.admin.v1.ListCampai
  * Use `create(ListCampaignNodesRequestSchema)` to create a new message.
  */
 export const ListCampaignNodesRequestSchema: GenMessage<ListCampaignNodesRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 17);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 18);
 
 /**
  * @generated from message agentcontrol.admin.v1.ListCampaignNodesResponse
@@ -754,7 +828,7 @@ export type ListCampaignNodesResponse = Message<"agentcontrol.admin.v1.ListCampa
  * Use `create(ListCampaignNodesResponseSchema)` to create a new message.
  */
 export const ListCampaignNodesResponseSchema: GenMessage<ListCampaignNodesResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 18);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 19);
 
 /**
  * @generated from message agentcontrol.admin.v1.PauseCampaignRequest
@@ -776,7 +850,7 @@ export type PauseCampaignRequest = Message<"agentcontrol.admin.v1.PauseCampaignR
  * Use `create(PauseCampaignRequestSchema)` to create a new message.
  */
 export const PauseCampaignRequestSchema: GenMessage<PauseCampaignRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 19);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 20);
 
 /**
  * @generated from message agentcontrol.admin.v1.PauseCampaignResponse
@@ -793,7 +867,7 @@ export type PauseCampaignResponse = Message<"agentcontrol.admin.v1.PauseCampaign
  * Use `create(PauseCampaignResponseSchema)` to create a new message.
  */
 export const PauseCampaignResponseSchema: GenMessage<PauseCampaignResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 20);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 21);
 
 /**
  * @generated from message agentcontrol.admin.v1.ResumeCampaignRequest
@@ -815,7 +889,7 @@ export type ResumeCampaignRequest = Message<"agentcontrol.admin.v1.ResumeCampaig
  * Use `create(ResumeCampaignRequestSchema)` to create a new message.
  */
 export const ResumeCampaignRequestSchema: GenMessage<ResumeCampaignRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 21);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 22);
 
 /**
  * @generated from message agentcontrol.admin.v1.ResumeCampaignResponse
@@ -832,7 +906,7 @@ export type ResumeCampaignResponse = Message<"agentcontrol.admin.v1.ResumeCampai
  * Use `create(ResumeCampaignResponseSchema)` to create a new message.
  */
 export const ResumeCampaignResponseSchema: GenMessage<ResumeCampaignResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 22);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 23);
 
 /**
  * @generated from message agentcontrol.admin.v1.AbortCampaignRequest
@@ -861,7 +935,7 @@ export type AbortCampaignRequest = Message<"agentcontrol.admin.v1.AbortCampaignR
  * Use `create(AbortCampaignRequestSchema)` to create a new message.
  */
 export const AbortCampaignRequestSchema: GenMessage<AbortCampaignRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 23);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 24);
 
 /**
  * @generated from message agentcontrol.admin.v1.AbortCampaignResponse
@@ -878,7 +952,7 @@ export type AbortCampaignResponse = Message<"agentcontrol.admin.v1.AbortCampaign
  * Use `create(AbortCampaignResponseSchema)` to create a new message.
  */
 export const AbortCampaignResponseSchema: GenMessage<AbortCampaignResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 24);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 25);
 
 /**
  * @generated from message agentcontrol.admin.v1.RetryCampaignRequest
@@ -905,7 +979,7 @@ export type RetryCampaignRequest = Message<"agentcontrol.admin.v1.RetryCampaignR
  * Use `create(RetryCampaignRequestSchema)` to create a new message.
  */
 export const RetryCampaignRequestSchema: GenMessage<RetryCampaignRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 25);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 26);
 
 /**
  * @generated from message agentcontrol.admin.v1.RetryCampaignResponse
@@ -922,7 +996,7 @@ export type RetryCampaignResponse = Message<"agentcontrol.admin.v1.RetryCampaign
  * Use `create(RetryCampaignResponseSchema)` to create a new message.
  */
 export const RetryCampaignResponseSchema: GenMessage<RetryCampaignResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 26);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 27);
 
 /**
  * @generated from message agentcontrol.admin.v1.WatchCampaignRequest
@@ -939,7 +1013,7 @@ export type WatchCampaignRequest = Message<"agentcontrol.admin.v1.WatchCampaignR
  * Use `create(WatchCampaignRequestSchema)` to create a new message.
  */
 export const WatchCampaignRequestSchema: GenMessage<WatchCampaignRequest> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 27);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 28);
 
 /**
  * @generated from message agentcontrol.admin.v1.WatchCampaignResponse
@@ -956,7 +1030,7 @@ export type WatchCampaignResponse = Message<"agentcontrol.admin.v1.WatchCampaign
  * Use `create(WatchCampaignResponseSchema)` to create a new message.
  */
 export const WatchCampaignResponseSchema: GenMessage<WatchCampaignResponse> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign, 28);
+  messageDesc(file_agentcontrol_admin_v1_campaign, 29);
 
 /**
  * CampaignPhase is where a campaign stands. It changes at the moment of the decision.
