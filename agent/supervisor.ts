@@ -125,7 +125,8 @@ function runChild(
             child.kill("SIGKILL");
           }, deadlineMs);
     const stop = () => child.kill("SIGTERM");
-    options.signal.addEventListener("abort", stop, { once: true });
+    if (options.signal.aborted) stop();
+    else options.signal.addEventListener("abort", stop, { once: true });
     child.on("message", (message: Partial<WelcomedMessage>) => {
       if (message?.type === "welcomed" && !deadline) {
         welcomed = true;

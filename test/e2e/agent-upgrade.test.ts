@@ -140,7 +140,10 @@ describe("a real Agent upgraded by campaigns", () => {
   it("reinstates 1.1.0 when a rollback operation follows an upgrade to 1.3.0", async () => {
     const started = await fx.campaigns.startCampaign({
       spec: quickSpec("1.3.0", [5, 100], {
-        batches: [5, 100].map((percent) => ({ percent, minDuration: { seconds: 3600n, nanos: 0 } })),
+        batches: [5, 100].map((percent) => ({
+          percent,
+          minDuration: { seconds: 3600n, nanos: 0 },
+        })),
       }),
     });
     const id = started.campaign?.id ?? "";
