@@ -34,12 +34,16 @@ import {
   type CampaignSpec,
   type CampaignSpecInput,
   type CampaignState,
+  formatGate,
+  formatWindow,
   isFailure,
   NODE_STATES,
   type NodeState,
   type OnBreach,
   type Plan,
   type Policy,
+  parseGate,
+  parseWindow,
 } from "../campaign/index.js";
 import { ControlError } from "../errors.js";
 
@@ -132,6 +136,25 @@ export function specInputFromProto(
     soakMs: ms(spec.soak),
     disruptionBudgetPercent: spec.disruptionBudgetPercent,
     reason: spec.reason,
+    windows: spec.windows.map((text) => {
+      const parsed = parseWindow(text);
+      if (!parsed.ok) throw new ControlError("invalid_argument", parsed.message);
+      return parsed.window;
+    }),
+    ramp: spec.ramp
+      ? {
+          startPerMinute: spec.ramp.startPerMinute,
+          factor: spec.ramp.factor || 2,
+          maxPerMinute: spec.ramp.maxPerMinute,
+          stepMs: ms(spec.ramp.step),
+        }
+      : undefined,
+    gates: spec.gates.map((text) => {
+      const parsed = parseGate(text);
+      if (!parsed.ok) throw new ControlError("invalid_argument", parsed.message);
+      return parsed.gate;
+    }),
+    gateGraceMs: ms(spec.gateGrace),
   };
 }
 
@@ -163,6 +186,19 @@ export function specToProto(spec: CampaignSpec): CampaignSpecMessage {
     soak: durationFromMs(spec.soakMs),
     disruptionBudgetPercent: spec.disruptionBudgetPercent,
     reason: spec.reason,
+    windows: (spec.windows ?? []).map(formatWindow),
+    ...(spec.ramp
+      ? {
+          ramp: {
+            startPerMinute: spec.ramp.startPerMinute,
+            factor: spec.ramp.factor,
+            maxPerMinute: spec.ramp.maxPerMinute,
+            step: durationFromMs(spec.ramp.stepMs),
+          },
+        }
+      : {}),
+    gates: (spec.gates ?? []).map(formatGate),
+    ...(spec.gateGraceMs === undefined ? {} : { gateGrace: durationFromMs(spec.gateGraceMs) }),
   });
 }
 

@@ -11,6 +11,7 @@ import {
   type CampaignState,
   type Candidate,
   createCampaign,
+  MAX_RAMP_STEPS,
   type Plan,
   type Policy,
   planCampaign,
@@ -186,9 +187,20 @@ export async function planOnly(
   const spec = checkedSpec(resolveSpec(input, deps.policy), deps.policy);
   const release = await targetRelease(deps, spec);
   const candidates = await readCandidates(deps.db.pool);
-  const plan = planCampaign(spec, candidates);
+  const plan = planCampaign(spec, candidates, deps.policy.firstBatchMaxPercent);
+  refuseLongRamp(spec, plan);
   refuseBelowConfirmed(release, plan, candidates);
   return { spec, plan };
+}
+
+/** Refuses a ramp whose steps would exceed MAX_RAMP_STEPS for the planned nodes (invalid_plan). */
+function refuseLongRamp(spec: CampaignSpec, plan: Plan): void {
+  if (spec.ramp === undefined || plan.batches.length <= MAX_RAMP_STEPS) return;
+  throw new ControlError(
+    "invalid_plan",
+    `the ramp needs more than ${MAX_RAMP_STEPS} steps for ${plan.totalNodes} nodes; raise its rate, factor or maximum, or lengthen its step`,
+    { field: "spec.ramp" },
+  );
 }
 
 function campaignId(now: Date): string {
@@ -216,7 +228,8 @@ export async function startCampaign(deps: StartDeps, req: StartRequest): Promise
   return await inTransaction(deps.db.pool, async (client) => {
     await client.query("select pg_advisory_xact_lock($1)", [START_LOCK]);
     const candidates = await readCandidates(client);
-    const plan = planCampaign(spec, candidates);
+    const plan = planCampaign(spec, candidates, deps.policy.firstBatchMaxPercent);
+    refuseLongRamp(spec, plan);
     refuseBelowConfirmed(release, plan, candidates);
     const busy = await busyNodes(
       client,
