@@ -86,6 +86,8 @@ export class SimFleet implements WorkerGateway, AgentHost {
         platform: ctx.platform,
         enabled: true,
         last_seen: null,
+        labels: { ...s.labels },
+        confirmed_sequence: 1,
       });
       ctx.queue.at(s.onlineAt, () => this.connect(s.id));
       if (s.behaviour === "flap") this.scheduleFlap(s.id, s.onlineAt + 5000);
@@ -156,6 +158,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
         agent_version: node.agentVersion,
         capabilities: [...node.capabilities],
         last_seen: node.connectedAt,
+        confirmed_sequence: node.confirmedSequence,
       });
     }
     this.emit({ kind: "connected", node });

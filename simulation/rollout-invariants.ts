@@ -1,0 +1,183 @@
+/**
+ * The invariants of desired versions and rollout plans, checked after every step of the
+ * simulation (and, for liveness, at its end):
+ *
+ * - D1: a convergence campaign takes only nodes its desired version governs, that are behind
+ *   it, and whose agent confirmed a sequence below its target (never backwards).
+ * - D2: a convergence campaign starts only while its desired version is not halted, no other
+ *   convergence campaign of it is unfinished, and its convergence campaigns since it was set
+ *   failed fewer nodes than its limit (a burst of failures halts convergence).
+ * - D3 (end): every agent a desired version governs that is online, upgradable, behaves well
+ *   and did not fail converging runs its target, unless its convergence was halted.
+ * - P1: a plan's group starts only after the group before it completed (its campaign finished
+ *   completed, or it had nothing to upgrade) and the plan's wait elapsed since.
+ * - P2: a breach of a group (its campaign rolls back, fails or is aborted) halts the plan, and
+ *   no later group starts.
+ * - P3 (end): every plan has ended.
+ */
+import {
+  CONVERGENCE_CREATOR,
+  convergenceFailures,
+  governingDesired,
+  notBehindReason,
+  PLAN_CREATOR,
+  planViolationsOf,
+  selects,
+} from "../control/campaign/index.js";
+import type { MemoryCampaignStore, MemoryFleetStore } from "../control/campaign-store/index.js";
+import type { SimFleet } from "./agents.js";
+
+/** What the checks remember between steps. */
+export interface RolloutCheckState {
+  readonly seen: Set<string>;
+}
+
+/** A fresh state. */
+export function newRolloutCheckState(): RolloutCheckState {
+  return { seen: new Set() };
+}
+
+/** The candidate view of a simulated agent (its registry row and labels). */
+function candidateOf(store: MemoryCampaignStore, fleet: SimFleet, nodeId: string) {
+  const row = store.tables.registry.get(nodeId);
+  const agent = fleet.agents.get(nodeId);
+  if (row === undefined || agent === undefined) return undefined;
+  return {
+    id: nodeId,
+    labels: agent.script.labels,
+    pool: row.pool,
+    enabled: row.enabled,
+    everConnected: row.last_seen !== null || agent.session !== 0,
+    capabilities: row.capabilities,
+    agentVersion: agent.version,
+  };
+}
+
+/** Violations after a step (empty when the rules hold); records what it saw in `state`. */
+export function rolloutViolations(
+  store: MemoryCampaignStore,
+  fleetStore: MemoryFleetStore,
+  fleet: SimFleet,
+  state: RolloutCheckState,
+): string[] {
+  const out: string[] = [];
+  const t = store.tables;
+  const desired = [...fleetStore.tables.desired.values()];
+  for (const [id, c] of t.campaigns) {
+    if (state.seen.has(id)) continue;
+    state.seen.add(id);
+    if (!c.createdBy.startsWith(CONVERGENCE_CREATOR)) continue;
+    const d = fleetStore.tables.desired.get(c.createdBy.slice(CONVERGENCE_CREATOR.length));
+    if (d === undefined) {
+      out.push(`D2: convergence campaign ${id} names no desired version`);
+      continue;
+    }
+    if (d.haltedAt !== undefined) out.push(`D2: ${id} started after ${d.id} was halted`);
+    const runs = [...t.campaigns.values()]
+      .filter(
+        (x) => x.createdBy === c.createdBy && x.campaign.id !== id && x.createdAt <= c.createdAt,
+      )
+      .map((x) => ({
+        campaignId: x.campaign.id,
+        desiredId: d.id,
+        createdAt: x.createdAt,
+        finished: x.campaign.finishedAt !== undefined,
+        failedNodeIds: (t.nodes.get(x.campaign.id) ?? [])
+          .filter((n) => n.state === "failed" || n.state === "timed_out")
+          .map((n) => n.nodeId),
+      }));
+    if (runs.some((r) => !r.finished))
+      out.push(`D2: ${id} started while another convergence campaign of ${d.id} ran`);
+    const failed = convergenceFailures(d, runs);
+    if (failed.length >= d.settings.maxFailures)
+      out.push(
+        `D2: ${id} started after ${failed.length} convergence failures of ${d.id} (limit ${d.settings.maxFailures})`,
+      );
+    for (const n of t.nodes.get(id) ?? []) {
+      const agent = fleet.agents.get(n.nodeId);
+      const candidate = candidateOf(store, fleet, n.nodeId);
+      if (agent === undefined || candidate === undefined) continue;
+      if (!selects(d, candidate) || governingDesired(candidate, desired)?.id !== d.id)
+        out.push(`D1: ${id} took ${n.nodeId}, which ${d.id} does not govern`);
+      if (failed.includes(n.nodeId))
+        out.push(`D1: ${id} took ${n.nodeId} again after it failed converging`);
+      const why = notBehindReason(
+        {
+          ...candidate,
+          online: true,
+          busy: false,
+          confirmedSequence: agent.confirmedSequence,
+          runningSequence: undefined,
+        },
+        d.target,
+      );
+      if (why !== undefined)
+        out.push(`D1: ${id} took ${n.nodeId}, which is not behind ${d.target.version}: ${why}`);
+    }
+  }
+  for (const { plan } of fleetStore.tables.plans.values()) {
+    const createdAt = new Map<string, number>();
+    for (const g of plan.groups) {
+      const c = g.campaignId === undefined ? undefined : t.campaigns.get(g.campaignId);
+      if (c !== undefined) createdAt.set(c.campaign.id, c.createdAt);
+    }
+    out.push(...planViolationsOf(plan, createdAt));
+    plan.groups.forEach((g, i) => {
+      const prev = plan.groups[i - 1];
+      if (i === 0 || g.campaignId === undefined || prev?.campaignId === undefined) return;
+      const before = t.campaigns.get(prev.campaignId)?.campaign;
+      const at = createdAt.get(g.campaignId) ?? 0;
+      if (before?.phase !== "completed" || before.finishedAt === undefined)
+        out.push(
+          `P1: plan ${plan.id} started group ${i + 1} while campaign ${prev.campaignId} is ${before?.phase}`,
+        );
+      else if (at < before.finishedAt + plan.waitMs)
+        out.push(
+          `P1: plan ${plan.id} started group ${i + 1} ${before.finishedAt + plan.waitMs - at} ms before its wait ended`,
+        );
+    });
+  }
+  for (const [id, c] of t.campaigns) {
+    if (!c.createdBy.startsWith(PLAN_CREATOR)) continue;
+    const plan = fleetStore.tables.plans.get(c.createdBy.slice(PLAN_CREATOR.length))?.plan;
+    if (plan === undefined || !plan.groups.some((g) => g.campaignId === id))
+      out.push(`P1: campaign ${id} names a plan group that does not name it`);
+  }
+  return out;
+}
+
+/** D3 and P3 at the end of a run whose campaigns all finished. */
+export function rolloutEndViolations(
+  store: MemoryCampaignStore,
+  fleetStore: MemoryFleetStore,
+  fleet: SimFleet,
+): string[] {
+  const out: string[] = [];
+  for (const { plan } of fleetStore.tables.plans.values())
+    if (plan.phase === "running")
+      out.push(`P3: plan ${plan.id} did not end (group ${plan.currentGroup + 1})`);
+  const desired = [...fleetStore.tables.desired.values()];
+  const t = store.tables;
+  for (const [nodeId, agent] of fleet.agents) {
+    if (agent.session === 0) continue;
+    if (agent.script.behaviour !== "succeed" && agent.script.behaviour !== "dup_reports") continue;
+    const candidate = candidateOf(store, fleet, nodeId);
+    if (candidate === undefined || !candidate.enabled) continue;
+    const d = governingDesired(candidate, desired);
+    if (d === undefined || d.haltedAt !== undefined) continue;
+    if (agent.version === d.target.version || agent.confirmedSequence >= d.target.sequence)
+      continue;
+    const failedConverging = [...t.campaigns.values()].some(
+      (c) =>
+        c.createdBy === `${CONVERGENCE_CREATOR}${d.id}` &&
+        (t.nodes.get(c.campaign.id) ?? []).some(
+          (n) => n.nodeId === nodeId && (n.state === "failed" || n.state === "timed_out"),
+        ),
+    );
+    if (!failedConverging)
+      out.push(
+        `D3: ${nodeId} is online on ${agent.version}, behind ${d.id} (${d.target.version}), and never converged`,
+      );
+  }
+  return out;
+}

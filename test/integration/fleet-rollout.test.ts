@@ -1,0 +1,153 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CampaignPhase } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import {
+  DesiredVersionService,
+  PlanService,
+} from "../../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
+import {
+  type CampaignFixture,
+  campaignFixture,
+  NEW,
+  NEWER,
+  OLD,
+  quickSpec,
+  waitForCampaign,
+} from "./campaign-fixture.js";
+
+// Black box: a real Control (real PostgreSQL, real admin and agent servers on port 0) and
+// simulated agents over real streams. Nobody starts a campaign for the late agents: the
+// leader's fleet pass (every 300 ms here) converges them to their pool's desired version.
+
+describe("desired versions and rollout plans", { timeout: 150_000 }, () => {
+  let fx: CampaignFixture;
+  let stateDir: string;
+  beforeAll(async () => {
+    fx = await campaignFixture({
+      worker: { intervalMs: 200, convergenceIntervalMs: 300 },
+      policy: { minBatchDurationSeconds: 0, firstBatchMaxPercent: 100 },
+    });
+    await fx.register(NEW);
+    await fx.register(NEWER);
+    stateDir = await mkdtemp(join(tmpdir(), "fleet-rollout-"));
+  }, 120_000);
+  afterAll(async () => {
+    await fx?.stop();
+    if (stateDir) await rm(stateDir, { recursive: true, force: true });
+  });
+
+  it("agents that enroll on the old version after a completed campaign converge to its target without anyone starting a campaign; one that confirmed a newer release is never moved back", async () => {
+    const first = await fx.fleet({ count: 4, idPrefix: "edge", labels: { pool: "edge" } });
+    const started = await fx.campaigns.startCampaign({
+      spec: quickSpec(NEW, [100], { selector: { pools: ["edge"] }, disruptionBudgetPercent: 50 }),
+    });
+    const done = await waitForCampaign(fx.campaigns, started.campaign?.id ?? "");
+    expect(done.phase).toBe(CampaignPhase.COMPLETED);
+
+    const desired = fx.tc.client(DesiredVersionService);
+    const recorded = Date.now();
+    for (;;) {
+      const list = await desired.listDesiredVersions({});
+      if (list.desiredVersions.some((d) => d.targetVersion === NEW)) break;
+      if (Date.now() - recorded > 10_000) throw new Error("no desired version recorded");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    // A node of the pool that confirmed 3.0.0 (sequence 30) before it enrolled here.
+    await writeFile(
+      join(stateDir, "edgeahead-00001.json"),
+      `${JSON.stringify({ nodeId: "edgeahead-00001", version: NEWER, previousVersion: "", confirmedSequence: "30", handled: {} })}\n`,
+    );
+    const ahead = await fx.fleet({
+      count: 1,
+      idPrefix: "edgeahead",
+      labels: { pool: "edge" },
+      stateDir,
+    });
+    const enrolledAt = Date.now();
+    const late = await fx.fleet({ count: 3, idPrefix: "edgelate", labels: { pool: "edge" } });
+    for (const a of late.agents) expect(a.version).toBe(OLD);
+    await late.waitUntil(
+      (f) => f.agents.every((a) => a.version === NEW),
+      60_000,
+      "the late agents on the desired version",
+    );
+    const tookMs = Date.now() - enrolledAt;
+    console.log(`late agents converged in ${tookMs} ms`);
+    expect(tookMs).toBeLessThan(60_000);
+    expect(late.stats().duplicateApplications).toBe(0);
+    for (const a of first.agents) expect(a.version).toBe(NEW);
+
+    // The convergence campaigns are the engine's own (actor control), over the late nodes only.
+    const { campaigns } = await fx.campaigns.listCampaigns({});
+    const convergence = campaigns.filter((c) => c.id.startsWith("d-"));
+    expect(convergence.length).toBeGreaterThan(0);
+    const audit = await fx.audit.listAuditEvents({ action: "start", pageSize: 100 });
+    for (const c of convergence) {
+      const start = audit.events.find((e) => e.campaignId === c.id);
+      expect(start?.actor).toBe("control");
+      const { nodes } = await fx.campaigns.getCampaign({ id: c.id });
+      for (const n of nodes) expect(n.nodeId).toMatch(/^edgelate-/);
+    }
+    expect(ahead.agent("edgeahead-00001").version).toBe(NEWER);
+    const list = await desired.listDesiredVersions({});
+    const edge = list.desiredVersions.find((d) => d.selector?.pools.includes("edge"));
+    expect(edge?.targetVersion).toBe(NEW);
+    expect(edge?.converged).toBe(7);
+    expect(edge?.nodes).toBe(8);
+  });
+
+  it("a three-group plan completes its first group, waits, and halts at the second group's breach without starting the third", async () => {
+    const fleets = new Map<string, Awaited<ReturnType<CampaignFixture["fleet"]>>>();
+    for (const pool of ["dev", "staging", "prod"]) {
+      fleets.set(
+        pool,
+        await fx.fleet({
+          count: 3,
+          idPrefix: pool,
+          labels: { pool },
+          ...(pool === "staging" ? { behaviours: { "staging-00002": { upgrade: "fail" } } } : {}),
+        }),
+      );
+    }
+    const plans = fx.tc.client(PlanService);
+    const plan = await plans.startPlan({
+      template: quickSpec(NEWER, [100], {
+        failureThresholdPercent: 0,
+        disruptionBudgetPercent: 100,
+      }),
+      groups: ["dev", "staging", "prod"].map((pool) => ({
+        name: pool,
+        selector: { pools: [pool] },
+      })),
+      wait: { seconds: 1n, nanos: 0 },
+    });
+    expect(plan.phase).toBe("running");
+    const deadline = Date.now() + 60_000;
+    let shown = await plans.getPlan({ id: plan.id });
+    while (shown.phase === "running") {
+      if (Date.now() > deadline) throw new Error(`plan still running: ${shown.message}`);
+      await new Promise((r) => setTimeout(r, 100));
+      shown = await plans.getPlan({ id: plan.id });
+    }
+    expect(shown.phase).toBe("halted");
+    expect(shown.groups.map((g) => g.outcome)).toEqual(["completed", "breached", ""]);
+    expect(shown.groups[2]?.campaignId).toBe("");
+    expect(shown.message).toContain('group "staging" breached');
+    const [dev, staging] = shown.groups;
+    const devEnded = Number(dev?.endedAt?.seconds) * 1000 + (dev?.endedAt?.nanos ?? 0) / 1e6;
+    const stagingStarted =
+      Number(staging?.startedAt?.seconds) * 1000 + (staging?.startedAt?.nanos ?? 0) / 1e6;
+    expect(stagingStarted - devEnded).toBeGreaterThanOrEqual(1000);
+    for (const a of fleets.get("dev")?.agents ?? []) expect(a.version).toBe(NEWER);
+    for (const a of fleets.get("prod")?.agents ?? []) expect(a.version).toBe(OLD);
+    const halted = await fx.audit.listAuditEvents({ campaignId: plan.id, action: "plan.halt" });
+    expect(halted.events).toHaveLength(1);
+    // Nothing more happens to the halted plan.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await plans.getPlan({ id: plan.id })).groups[2]?.campaignId).toBe("");
+    for (const a of fleets.get("prod")?.agents ?? []) expect(a.version).toBe(OLD);
+  });
+});
