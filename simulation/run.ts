@@ -13,10 +13,15 @@ import { createPrng, deriveSeed } from "../agent-sim/prng.js";
 import {
   type Candidate,
   createCampaign,
+  createPlan,
   planCampaign,
   resolveSpec,
 } from "../control/campaign/index.js";
-import { MemoryCampaignStore, WORKER_LEASE } from "../control/campaign-store/index.js";
+import {
+  MemoryCampaignStore,
+  MemoryFleetStore,
+  WORKER_LEASE,
+} from "../control/campaign-store/index.js";
 import { type CampaignWorker, createCampaignWorker } from "../control/campaign-worker/worker.js";
 import { createLogger } from "../control/log.js";
 import { ManualClock } from "../control/manual-clock.js";
@@ -24,7 +29,13 @@ import { SimFleet } from "./agents.js";
 import { EventQueue } from "./events.js";
 import { checkStep, newCheckState } from "./fleet-invariants.js";
 import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
-import { type Scenario, scenarioOf } from "./scenario.js";
+import {
+  newRolloutCheckState,
+  rolloutEndViolations,
+  rolloutViolations,
+} from "./rollout-invariants.js";
+import { type FleetScenario, withRollout } from "./rollout-scenario.js";
+import { scenarioOf } from "./scenario.js";
 import { gateViolations, SimGates } from "./sim-gates.js";
 
 const TARGET = { version: "2.0.0", sequence: 2 };
@@ -49,7 +60,7 @@ export interface RunResult {
   /** The last lines of the trace (every line with `fullTrace`). */
   readonly trace: readonly string[];
   readonly outcome: Outcome;
-  readonly scenario: Scenario;
+  readonly scenario: FleetScenario;
 }
 
 interface Control {
@@ -68,9 +79,10 @@ export interface RunOptions {
 
 /** Runs the scenario of `seed` to its end or to its first violation. */
 export async function runSeed(seed: number, options: RunOptions): Promise<RunResult> {
-  const scenario = scenarioOf(seed, options.faults);
+  const scenario = withRollout(scenarioOf(seed, options.faults));
   const clock = new ManualClock(0);
   const store = new MemoryCampaignStore(clock);
+  const fleetStore = new MemoryFleetStore(store);
   const queue = new EventQueue();
   const trace: string[] = [];
   const say = (line: string) => {
@@ -91,7 +103,11 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
   const kick = () => {
     for (const c of controls) if (c.alive) c.nextAt = Math.min(c.nextAt, clock.ms + DEBOUNCE_MS);
   };
-  const maxReconnect = Math.max(...scenario.campaigns.map((c) => c.spec.reconnectTimeoutMs ?? 0));
+  const maxReconnect = Math.max(
+    0,
+    ...scenario.campaigns.map((c) => c.spec.reconnectTimeoutMs ?? 0),
+    scenario.rollout.plan?.template.reconnectTimeoutMs ?? 0,
+  );
   const fleet = new SimFleet(
     {
       clock,
@@ -122,6 +138,11 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
       publicUrl: () => "http://control.sim",
       offlineAfterMs: scenario.offlineAfterMs,
       debounceMs: DEBOUNCE_MS,
+      ...(scenario.rollout.kind === "none"
+        ? {}
+        : {
+            fleet: { store: fleetStore, intervalMs: scenario.rollout.convergenceIntervalMs },
+          }),
       gateProbe: gates,
     });
     controls.push({ holder, worker, unlisten: worker.listen(), nextAt: clock.ms, alive: true });
@@ -132,6 +153,11 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
 
   const pending: (() => Promise<void>)[] = [];
   const checks = newCheckState();
+  const rolloutChecks = newRolloutCheckState();
+  const plan = scenario.rollout.plan;
+  if (plan !== undefined) {
+    queue.at(plan.at, () => startPlan(fleetStore, plan, clock.ms, say));
+  }
   let started = 0;
   let campaignsStarted = 0;
   for (const plan of scenario.campaigns) {
@@ -305,7 +331,10 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
   const snapshot = new Map<string, Map<string, string>>();
   const allDone = () =>
     started === scenario.campaigns.length &&
-    [...store.tables.campaigns.values()].every((c) => c.campaign.finishedAt !== undefined);
+    [...store.tables.campaigns.values()].every((c) => c.campaign.finishedAt !== undefined) &&
+    clock.ms >= scenario.rollout.settleUntil &&
+    (plan === undefined || fleetStore.tables.plans.has(plan.id)) &&
+    [...fleetStore.tables.plans.values()].every((p) => p.plan.phase !== "running");
   while (violation === undefined) {
     if (allDone()) break;
     const live = controls.filter((c) => c.alive);
@@ -327,7 +356,11 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
     steps++;
     answerPauses();
     traceChanges(store, snapshot, say);
+    // Campaigns the leader started itself (convergence, plan groups) select their nodes then.
+    for (const [id, nodes] of store.tables.nodes)
+      if (!checks.members.has(id)) checks.members.set(id, new Set(nodes.map((n) => n.nodeId)));
     const found = checkStep(store, fleet, checks, now);
+    found.push(...rolloutViolations(store, fleetStore, fleet, rolloutChecks));
     found.push(
       ...gateViolations(
         gates,
@@ -346,6 +379,10 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
       message: `liveness: ${open.map((c) => `${c.campaign.id} (${c.campaign.phase})`).join(", ") || "a campaign start"} did not finish`,
     };
   }
+  if (violation === undefined) {
+    const end = rolloutEndViolations(store, fleetStore, fleet);
+    if (end.length > 0) violation = { step: steps, at: clock.ms, message: end.join("\n") };
+  }
   for (const c of controls) c.unlisten();
   return {
     seed,
@@ -358,4 +395,26 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
     outcome: outcomeOf(store, fleet),
     scenario,
   };
+}
+
+/** Starts the scenario's plan as the admin API would. */
+function startPlan(
+  fleetStore: MemoryFleetStore,
+  p: NonNullable<FleetScenario["rollout"]["plan"]>,
+  now: number,
+  say: (line: string) => void,
+): void {
+  const plan = createPlan({
+    id: p.id,
+    template: resolveSpec(p.template),
+    groups: p.pools.map((pool) => ({
+      name: pool,
+      selector: { labels: {}, pools: [pool], nodeIds: [] },
+    })),
+    waitMs: p.waitMs,
+    now,
+    createdBy: "operator",
+  });
+  fleetStore.tables.plans.set(plan.id, { plan, version: 1 });
+  say(`${plan.id} starts over ${p.pools.join(" → ")}, ${p.waitMs / 1000} s between groups`);
 }
