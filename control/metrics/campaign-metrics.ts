@@ -29,7 +29,9 @@ export function campaignMetrics(metrics: ControlMetrics): WorkerObserver {
   });
   const breaches = metrics.counter(
     "agent_control_campaign_breaches_total",
-    "Batches whose failures reached the campaign's threshold.",
+    "Batches that breached, by cause: failures (failed nodes reached the threshold) or gate (a health gate failed).",
+    ["cause"],
+    [{ cause: "failures" }, { cause: "gate" }],
   );
   const rollbacks = metrics.counter(
     "agent_control_campaign_rollbacks_total",
@@ -43,6 +45,10 @@ export function campaignMetrics(metrics: ControlMetrics): WorkerObserver {
     ["phase"],
     [{ phase: "completed" }, { phase: "rolled_back" }, { phase: "aborted" }, { phase: "failed" }],
   );
+  const halts = metrics.counter(
+    "agent_control_convergence_halts_total",
+    "Desired versions whose convergence a burst of failed nodes halted (see the audit log's convergence.halt).",
+  );
   const leader = new Gauge({
     name: "agent_control_is_leader",
     help: "1 while this Control holds the campaign leader lease (decides campaigns), else 0.",
@@ -52,7 +58,7 @@ export function campaignMetrics(metrics: ControlMetrics): WorkerObserver {
   const count = (event: CampaignEvent) => {
     switch (event.kind) {
       case "breached":
-        breaches.inc();
+        breaches.inc({ cause: event.gate === undefined ? "failures" : "gate" });
         return;
       case "rollback_started":
         rollbacks.inc({ cause: event.cause });
@@ -73,6 +79,9 @@ export function campaignMetrics(metrics: ControlMetrics): WorkerObserver {
     },
     leading(leading) {
       leader.set(leading ? 1 : 0);
+    },
+    convergenceHalted() {
+      halts.inc();
     },
   };
 }

@@ -13,7 +13,6 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { status as grpcStatus } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Fleet } from "../../agent-sim/index.js";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { freePort } from "../helpers/process-fixtures.js";
 import { eventually, hello, openRawStream } from "../helpers/raw-agent.js";
@@ -89,7 +88,6 @@ async function startPrometheus(target: string, dir: string) {
 
 describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
   let fx: CampaignFixture;
-  let fleet: Fleet;
   let prometheus: Awaited<ReturnType<typeof startPrometheus>> | undefined;
   let dir: string;
 
@@ -106,7 +104,7 @@ describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
     return data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
   };
   /** The value of `expr` once it satisfies `check` (Prometheus scrapes every second). */
-  const valueOf = async (expr: string, check: (value: number) => boolean): Promise<number> => {
+  const settled = async (expr: string, check: (value: number) => boolean): Promise<number> => {
     let last: Sample[] = [];
     await eventually(
       async () => {
@@ -134,7 +132,7 @@ describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
     });
     await fx.register(NEW);
     await fx.register(NEWER);
-    fleet = await fx.fleet({ count: AGENTS, failVersions: [NEWER] });
+    await fx.fleet({ count: AGENTS, failVersions: [NEWER] });
     prometheus = await startPrometheus(new URL(fx.tc.adminUrl).host, dir);
   }, 120_000);
   afterAll(async () => {
@@ -144,26 +142,26 @@ describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
   });
 
   it("scrapes Control: its target is up, build_info and the process collectors are there, streams held equal the agents", async () => {
-    await valueOf('up{job="agent-control"}', (v) => v === 1);
+    await settled('up{job="agent-control"}', (v) => v === 1);
     const [info] = await query("agent_control_build_info");
     expect(info?.value).toBe(1);
     expect(info?.metric.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(info?.metric.node_version).toBe(process.version.slice(1));
-    expect(await valueOf("process_resident_memory_bytes", (v) => v > 0)).toBeGreaterThan(1e6);
-    await valueOf("nodejs_heap_size_used_bytes", (v) => v > 0);
-    expect(await valueOf("agent_control_streams", (v) => v === AGENTS)).toBe(AGENTS);
-    expect(await valueOf("agent_control_streams_held", (v) => v === AGENTS)).toBe(AGENTS);
-    await valueOf('agent_control_handshakes_total{result="welcomed"}', (v) => v >= AGENTS);
-    await valueOf("agent_control_handshakes_in_flight", (v) => v === 0);
+    expect(await settled("process_resident_memory_bytes", (v) => v > 0)).toBeGreaterThan(1e6);
+    await settled("nodejs_heap_size_used_bytes", (v) => v > 0);
+    expect(await settled("agent_control_streams", (v) => v === AGENTS)).toBe(AGENTS);
+    expect(await settled("agent_control_streams_held", (v) => v === AGENTS)).toBe(AGENTS);
+    await settled('agent_control_handshakes_total{result="welcomed"}', (v) => v >= AGENTS);
+    await settled("agent_control_handshakes_in_flight", (v) => v === 0);
     const intruder = openRawStream(fx.tc.agentAddress, "not-a-credential-of-this-control");
     intruder.send(hello("intruder-1"));
     expect((await intruder.ended).code).toBe(grpcStatus.UNAUTHENTICATED);
     intruder.channel.close();
-    await valueOf('agent_control_handshakes_total{result="unauthenticated"}', (v) => v === 1);
-    await valueOf('agent_control_streams_refused_total{reason="max_streams"}', (v) => v === 0);
-    await valueOf("agent_control_is_leader", (v) => v === 1);
-    await valueOf('sum(agent_control_nodes{online="true"})', (v) => v === AGENTS);
-    await valueOf('sum(agent_control_nodes{online="false"})', (v) => v === 0);
+    await settled('agent_control_handshakes_total{result="unauthenticated"}', (v) => v === 1);
+    await settled('agent_control_streams_refused_total{reason="max_streams"}', (v) => v === 0);
+    await settled("agent_control_is_leader", (v) => v === 1);
+    await settled('sum(agent_control_nodes{online="true"})', (v) => v === AGENTS);
+    await settled('sum(agent_control_nodes{online="false"})', (v) => v === 0);
   });
 
   it("shows a running campaign's phase, batch and nodes by state, and the operations and reports it caused", async () => {
@@ -176,24 +174,24 @@ describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
       c.counts.some((n) => n.state === NodeState.VERIFYING && n.count === 1),
     );
     const of = `campaign="${id}"`;
-    await valueOf(`agent_control_campaign_phase{${of},phase="running"}`, (v) => v === 1);
-    await valueOf(`agent_control_campaign_current_batch{${of}}`, (v) => v === 0);
-    await valueOf(`agent_control_campaign_nodes{${of},state="verifying"}`, (v) => v === 1);
-    await valueOf(`agent_control_campaign_nodes{${of},state="waiting"}`, (v) => v === AGENTS - 1);
-    const changed = await valueOf(
+    await settled(`agent_control_campaign_phase{${of},phase="running"}`, (v) => v === 1);
+    await settled(`agent_control_campaign_current_batch{${of}}`, (v) => v === 0);
+    await settled(`agent_control_campaign_nodes{${of},state="verifying"}`, (v) => v === 1);
+    await settled(`agent_control_campaign_nodes{${of},state="waiting"}`, (v) => v === AGENTS - 1);
+    const changed = await settled(
       `agent_control_campaign_last_change_timestamp_seconds{${of}}`,
       (v) => v > 0,
     );
     expect(Math.abs(changed - Date.now() / 1000)).toBeLessThan(120);
-    await valueOf('agent_control_operations_sent_total{kind="upgrade"}', (v) => v >= 1);
-    await valueOf('agent_control_reports_total{phase="applying"}', (v) => v >= 1);
-    await valueOf('agent_control_campaign_decisions_total{result="committed"}', (v) => v > 0);
-    await valueOf("agent_control_campaign_decision_duration_seconds_count", (v) => v > 0);
+    await settled('agent_control_operations_sent_total{kind="upgrade"}', (v) => v >= 1);
+    await settled('agent_control_reports_total{phase="applying"}', (v) => v >= 1);
+    await settled('agent_control_campaign_decisions_total{result="committed"}', (v) => v > 0);
+    await settled("agent_control_campaign_decision_duration_seconds_count", (v) => v > 0);
 
     await fx.campaigns.abortCampaign({ id, reason: "metrics test" });
     const aborted = await waitForCampaign(fx.campaigns, id);
     expect(aborted.phase).toBe(CampaignPhase.ABORTED);
-    await valueOf('agent_control_campaigns_finished_total{phase="aborted"}', (v) => v === 1);
+    await settled('agent_control_campaigns_finished_total{phase="aborted"}', (v) => v === 1);
     // Finished campaigns leave the gauges.
     await eventually(
       async () => (await query(`agent_control_campaign_phase{${of}}`)).length === 0,
@@ -207,10 +205,10 @@ describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
     const id = (await fx.campaigns.startCampaign({ spec })).campaign?.id ?? "";
     const done = await waitForCampaign(fx.campaigns, id);
     expect(done.phase).toBe(CampaignPhase.ROLLED_BACK);
-    await valueOf("agent_control_campaign_breaches_total", (v) => v === 1);
-    await valueOf('agent_control_campaign_rollbacks_total{cause="breach"}', (v) => v === 1);
-    await valueOf('agent_control_campaigns_finished_total{phase="rolled_back"}', (v) => v === 1);
-    await valueOf('agent_control_reports_total{phase="failed"}', (v) => v >= 1);
+    await settled('agent_control_campaign_breaches_total{cause="failures"}', (v) => v === 1);
+    await settled('agent_control_campaign_rollbacks_total{cause="breach"}', (v) => v === 1);
+    await settled('agent_control_campaigns_finished_total{phase="rolled_back"}', (v) => v === 1);
+    await settled('agent_control_reports_total{phase="failed"}', (v) => v >= 1);
     await eventually(
       async () => {
         const { alerts } = (await api("/api/v1/alerts")) as {

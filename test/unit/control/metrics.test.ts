@@ -108,7 +108,8 @@ describe("the campaign worker's observer", () => {
     expect(
       sample(text, 'agent_control_campaign_decision_duration_seconds_bucket{le="0.025"}'),
     ).toBe(2);
-    expect(sample(text, "agent_control_campaign_breaches_total")).toBe(1);
+    expect(sample(text, 'agent_control_campaign_breaches_total{cause="failures"}')).toBe(1);
+    expect(sample(text, 'agent_control_campaign_breaches_total{cause="gate"}')).toBe(0);
     expect(sample(text, 'agent_control_campaign_rollbacks_total{cause="breach"}')).toBe(1);
     expect(sample(text, 'agent_control_campaign_rollbacks_total{cause="abort"}')).toBe(0);
     expect(sample(text, 'agent_control_campaigns_finished_total{phase="rolled_back"}')).toBe(1);
