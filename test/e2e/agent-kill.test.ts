@@ -1,0 +1,135 @@
+/**
+ * SIGKILL of a real Agent (its supervisor and the running Agent together) in the middle of
+ * an upgrade leaves a node that comes back on one consistent version: the version the
+ * `current` link names is the one installed, the one `agent status` prints, the one the
+ * node reports to Control, and the campaign's verdict on the node agrees with it.
+ * Kill points: the new version's files written (the link may or may not have moved), and
+ * the link moved to the new version before Control welcomed it.
+ */
+import { existsSync } from "node:fs";
+import { mkdtemp, readlink, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundleAgent } from "../../agent/bundle.js";
+import { NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
+import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import { makeRelease } from "../helpers/releases.js";
+import {
+  type CampaignFixture,
+  campaignFixture,
+  isDone,
+  quickSpec,
+  waitForCampaign,
+} from "../integration/campaign-fixture.js";
+import { agentStatus, eventually, type RunningAgent, startAgent } from "./agent-fixture.js";
+
+describe("a real Agent SIGKILLed in the middle of an upgrade", () => {
+  let fx: CampaignFixture;
+  let dir = "";
+  let first = "";
+  const agents: RunningAgent[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "real-agent-kill-"));
+    first = join(dir, "agent-1.0.0.mjs");
+    await writeFile(first, await bundleAgent({ version: "1.0.0", platform: "linux-amd64" }));
+    const next = await bundleAgent({ version: "1.1.0", platform: "linux-amd64" });
+    fx = await campaignFixture({
+      timeouts: {
+        reconnectSeconds: 30,
+        heartbeatSeconds: 2,
+        offlineAfterSeconds: 10,
+        configGraceSeconds: 0,
+      },
+    });
+    const release = await makeRelease({
+      version: "1.1.0",
+      sequence: 11,
+      keys: [fx.key],
+      platforms: ["linux-amd64"],
+      content: () => next,
+    });
+    await fx.tc.client(ReleaseService).registerRelease({
+      envelope: release.envelope,
+      artifacts: [...release.files].map(([platform, content]) => ({ platform, content })),
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(agents.map((a) => a.stop()));
+    await fx?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const killPoints: ReadonlyArray<[string, (install: string) => Promise<boolean>]> = [
+    [
+      "the new version's files are written",
+      async (install) => existsSync(join(install, "versions", "1.1.0", "agent.mjs")),
+    ],
+    [
+      "current points at the new version, not yet welcomed",
+      async (install) =>
+        (await readlink(join(install, "current")).catch(() => "")) === join("versions", "1.1.0"),
+    ],
+  ];
+
+  it.each(killPoints)(
+    "comes back consistent when killed once %s",
+    async (_name, reached) => {
+      const nodeId = `kill-${agents.length + 1}`;
+      const install = join(dir, nodeId);
+      const args = [
+        "--server",
+        fx.tc.agentAddress,
+        "--join-token",
+        await fx.tc.joinToken(),
+        "--pins",
+        fx.key.pin,
+        "--node-id",
+        nodeId,
+        "--platform",
+        "linux-amd64",
+        "--start-deadline-ms",
+        "10000",
+      ];
+      const node = async () => (await fx.tc.client(NodeService).getNode({ nodeId })).node;
+      const before = startAgent(first, install, args);
+      agents.push(before);
+      await eventually(async () => ((await node())?.online ? true : undefined), `${nodeId} online`);
+      const started = await fx.campaigns.startCampaign({
+        spec: quickSpec("1.1.0", [5, 100], { selector: { nodeIds: [nodeId] } }),
+      });
+      const id = started.campaign?.id ?? "";
+      await eventually(
+        async () => ((await reached(install)) ? true : undefined),
+        "the kill point",
+        30_000,
+      );
+      await before.kill();
+
+      const after = startAgent(first, install, args);
+      agents.push(after);
+      const done = await waitForCampaign(fx.campaigns, id, isDone, 60_000);
+      const status = await eventually(async () => {
+        const s = await agentStatus(first, install);
+        return s.pending === null ? s : undefined;
+      }, "no pending switch");
+      const current = status.current ?? "";
+      expect(["1.0.0", "1.1.0"]).toContain(current);
+      expect(await readlink(join(install, "current"))).toBe(join("versions", current));
+      expect(existsSync(join(install, "versions", current, "agent.mjs"))).toBe(true);
+      const reported = await eventually(async () => {
+        const n = await node();
+        return n?.online && n.agentVersion === current ? n : undefined;
+      }, `${nodeId} online on ${current}`);
+      expect(reported.agentVersion).toBe(current);
+      const { nodes } = await fx.campaigns.getCampaign({ id });
+      const verdict = NodeState[nodes[0]?.state ?? 0];
+      expect(verdict).toBe(current === "1.1.0" ? "SUCCEEDED" : "FAILED");
+      expect(done.finishedAt).toBeDefined();
+    },
+    120_000,
+  );
+});
