@@ -76,6 +76,7 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
     fleet: {
       store: createSqlFleetStore(o.db.pool),
       intervalMs: o.config.worker.convergenceIntervalMs,
+      onHalted: (desiredId) => o.observer?.convergenceHalted?.(desiredId),
     },
     ...(o.observer ? { observer: o.observer } : {}),
   });

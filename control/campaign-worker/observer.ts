@@ -18,4 +18,6 @@ export interface WorkerObserver {
   decided(result: DecisionResult, seconds: number, events: readonly CampaignEvent[]): void;
   /** Whether this process leads, after each turn of the loop. */
   leading(leading: boolean): void;
+  /** A burst of failures halted the convergence of desired version `desiredId`. */
+  convergenceHalted?(desiredId: string): void;
 }
