@@ -227,12 +227,34 @@ export function formatCampaignSummary(campaign: Campaign): string {
         : describeSelector(selector.labels, selector.pools, selector.nodeIds),
     ],
     ["Exclude", exclude === undefined ? "" : describeSelector(exclude.tags, [], exclude.nodeIds)],
+    ...scheduleFields(spec),
     ["Stopped", stopReason(campaign) ?? ""],
     ["Reason", spec?.reason ?? ""],
     ["Created", `${formatTime(campaign.createdAt)} by ${campaign.createdBy || "-"}`],
     ["Finished", formatTime(campaign.finishedAt)],
     ["Retry of", campaign.retryOf],
   ]);
+}
+
+/** The windows, ramp and gates of a spec, as `campaign show` rows (none when unset). */
+function scheduleFields(spec: Campaign["spec"]): [string, string][] {
+  if (spec === undefined) return [];
+  const rows: [string, string][] = [];
+  if (spec.windows.length > 0) rows.push(["Windows", spec.windows.join("; ")]);
+  const r = spec.ramp;
+  if (r !== undefined) {
+    const rate = (perMinute: number) => `${Math.round(perMinute * 1000) / 1000}/min`;
+    const step = r.step ? `, steps of ${Number(r.step.seconds)} s` : "";
+    const max = r.maxPerMinute > 0 ? `, max ${rate(r.maxPerMinute)}` : "";
+    rows.push(["Ramp", `${rate(r.startPerMinute)} ×${r.factor}${max}${step}`]);
+  }
+  if (spec.gates.length > 0) {
+    const grace = spec.gateGrace
+      ? ` (unreachable fails after ${Number(spec.gateGrace.seconds)} s)`
+      : "";
+    rows.push(["Gates", `${spec.gates.join("; ")}${grace}`]);
+  }
+  return rows;
 }
 
 function describeSelector(

@@ -5,12 +5,16 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { formatGate, parseGate } from "../../control/campaign/gates.js";
+import { parseRamp, parseRate } from "../../control/campaign/ramp.js";
+import { formatWindow, parseWindow } from "../../control/campaign/windows.js";
 import { isSemver } from "../../control/shared/release/semver.js";
 import {
   BatchSpecSchema,
   type CampaignSpec,
   CampaignSpecSchema,
   OnBreach,
+  RampSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import {
   type FlagSpecs,
@@ -100,6 +104,40 @@ export const SPEC_FLAGS: FlagSpecs = {
     description: "wait after a batch's last node settled (default 0s)",
   },
   reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
+  window: {
+    type: "string",
+    multiple: true,
+    value: "WINDOW",
+    description:
+      'offer only within "[DAYS] HH:MM-HH:MM [TIME_ZONE]", e.g. "Mon-Fri 02:00-04:00 Europe/Berlin" (repeatable)',
+  },
+  ramp: {
+    type: "string",
+    value: "RATE×FACTOR",
+    description: "exponential ramp instead of --batches, e.g. 10/min×2 (x also accepted)",
+  },
+  "ramp-max": {
+    type: "string",
+    value: "RATE",
+    description: "the ramp's maximum rate, e.g. 200/min",
+  },
+  "ramp-step": {
+    type: "string",
+    value: "DURATION",
+    description: "how long each ramp step lasts at least (default: the policy minimum)",
+  },
+  gate: {
+    type: "string",
+    multiple: true,
+    value: "GATE",
+    description:
+      'outside health gate: "prometheus URL QUERY [OP NUMBER]" or "webhook URL" (repeatable)',
+  },
+  "gate-grace": {
+    type: "string",
+    value: "DURATION",
+    description: "an unreachable gate fails the batch after this (default 1m)",
+  },
 };
 
 const ON_BREACH: Readonly<Record<string, OnBreach>> = {
@@ -166,5 +204,47 @@ export function specFromFlags(values: FlagValues): CampaignSpec {
   if (grace !== undefined) spec.configGrace = grace;
   const soak = optionalDuration(values, "soak");
   if (soak !== undefined) spec.soak = soak;
+  scheduleFromFlags(values, spec);
   return spec;
+}
+
+/** Sets the spec's windows, ramp and gates from their flags (each checked here first). */
+function scheduleFromFlags(values: FlagValues, spec: CampaignSpec): void {
+  spec.windows = listFlag(values, "window").map((text) => {
+    const parsed = parseWindow(text);
+    if (!parsed.ok) throw new UsageError(`invalid --window: ${parsed.message}`);
+    return formatWindow(parsed.window);
+  });
+  const ramp = stringFlag(values, "ramp");
+  const rampMax = stringFlag(values, "ramp-max");
+  const rampStep = optionalDuration(values, "ramp-step");
+  if (ramp === undefined && (rampMax !== undefined || rampStep !== undefined)) {
+    throw new UsageError("--ramp-max and --ramp-step need --ramp");
+  }
+  if (ramp !== undefined) {
+    if (stringFlag(values, "batches") !== undefined) {
+      throw new UsageError("--ramp replaces --batches: give one or the other");
+    }
+    const parsed = parseRamp(ramp);
+    if (!parsed.ok) throw new UsageError(`invalid --ramp: ${parsed.message}`);
+    let maxPerMinute = 0;
+    if (rampMax !== undefined) {
+      const max = parseRate(rampMax);
+      if (!max.ok) throw new UsageError(`invalid --ramp-max: ${max.message}`);
+      maxPerMinute = max.value;
+    }
+    spec.ramp = create(RampSchema, {
+      startPerMinute: parsed.value.startPerMinute,
+      factor: parsed.value.factor,
+      maxPerMinute,
+      ...(rampStep === undefined ? {} : { step: rampStep }),
+    });
+  }
+  spec.gates = listFlag(values, "gate").map((text) => {
+    const parsed = parseGate(text);
+    if (!parsed.ok) throw new UsageError(`invalid --gate: ${parsed.message}`);
+    return formatGate(parsed.gate);
+  });
+  const grace = optionalDuration(values, "gate-grace");
+  if (grace !== undefined) spec.gateGrace = grace;
 }
