@@ -2,7 +2,7 @@
 
 import { durationMs } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { FilterQuery } from "@mikro-orm/core";
+import { type FilterQuery, raw } from "@mikro-orm/core";
 import type { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import type { AgentHub } from "../agents/hub.js";
 import { isLabelKey } from "../agents/validate.js";
@@ -74,6 +74,19 @@ function scopeText(scope: { nodeIds: readonly string[]; allowReenroll: boolean }
   return scope.allowReenroll ? "allowing re-enrollment of existing nodes" : "for new nodes only";
 }
 
+/**
+ * Nodes that belong to campaign `campaignId` (any state), as a sub-select: a campaign of
+ * 100,000 nodes is never a list of ids in the query.
+ */
+function inCampaign(campaignId: string): FilterQuery<NodeRecord> {
+  const fragment = raw(
+    (alias: string) =>
+      `${alias}.id in (select cn.node_id from campaign_nodes cn where cn.campaign_id = ?)`,
+    [campaignId],
+  );
+  return { [fragment]: [] } as FilterQuery<NodeRecord>;
+}
+
 /** Builds the NodeService implementation. */
 export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof NodeService> {
   const present = async (records: NodeRecord[]) => {
@@ -114,11 +127,13 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
       if (req.online !== undefined) where.online = req.online;
       if (req.pool) where.pool = req.pool;
       if (req.agentVersion) where.agentVersion = req.agentVersion;
+      // A raw fragment is good for one query: each query gets its own.
+      const filter = () => (req.campaignId ? { $and: [where, inCampaign(req.campaignId)] } : where);
       const em = deps.db.em();
-      const total = await em.count(NodeEntity, where);
+      const total = await em.count(NodeEntity, filter());
       const page = await em.find(
         NodeEntity,
-        after === undefined ? where : { $and: [where, { id: { $gt: after } }] },
+        after === undefined ? filter() : { $and: [filter(), { id: { $gt: after } }] },
         { orderBy: { id: "asc" }, limit: limit + 1 },
       );
       const more = page.length > limit;

@@ -15,6 +15,7 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeIdOf } from "../../agent-sim/index.js";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { agentctl } from "../helpers/agentctl.js";
 import {
   type CampaignFixture,
   campaignFixture,
@@ -55,6 +56,8 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
   /** Fails in the last batch, where one of ten is under the threshold. */
   const failing = inCanaryOrder("web", FLEET).at(-1) ?? "";
   const pageErrors: string[] = [];
+  /** The campaign the live test ran. */
+  let campaignId = "";
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) {
@@ -150,9 +153,17 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
     await page.close();
   });
 
-  it("signs in from #token= and takes the token out of the address bar", async () => {
+  it("signs in from the #token= link agentctl ui prints, and takes the token out of the address bar", async () => {
+    const printed = await agentctl(["ui", "--no-open"], {
+      AGENTCTL_SERVER: fx.tc.adminUrl,
+      AGENTCTL_TOKEN: fx.tc.viewerToken,
+    });
+    expect(printed.stderr).toBe("");
+    expect(printed.code).toBe(0);
+    const link = printed.stdout.trim();
+    expect(link).toBe(`${ui}#token=${fx.tc.viewerToken}`);
     const page = await newPage();
-    await page.goto(`${ui}#token=${fx.tc.viewerToken}`);
+    await page.goto(link);
     await page.waitForSelector(".badge[data-role=viewer]");
     expect(page.url()).toBe(ui);
     expect(await page.evaluate("window.location.href")).not.toContain("token");
@@ -177,6 +188,7 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
     await viewer.goto(`${ui}#token=${fx.tc.viewerToken}`);
     await viewer.waitForSelector(".badge[data-role=viewer]");
     const id = (await fx.campaigns.startCampaign({ spec })).campaign?.id ?? "";
+    campaignId = id;
     // The list picks the new campaign up on its own; its link opens the live page.
     await operator.click(`a[href="#/campaigns/${id}"]`, { timeout: 10_000 });
     await operator.waitForSelector(".campaign .live-live");
@@ -238,7 +250,7 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
     await operator.close();
   });
 
-  it("lists nodes with filters by pool, version and online", async () => {
+  it("lists nodes with filters by pool, version, online and campaign", async () => {
     const page = await newPage();
     await page.goto(`${ui}#token=${fx.tc.operatorToken}`);
     await page.click("nav a:text-is('Nodes')");
@@ -253,6 +265,9 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
     await page.waitForSelector("text=No node matches");
     await page.selectOption("select[name=online]", "true");
     await page.fill("input[name=version]", "");
+    await page.fill("input[name=campaign]", "c-00000000-000000-000000");
+    await page.waitForSelector("text=No node matches");
+    await page.fill("input[name=campaign]", campaignId);
     await page.waitForSelector(`tr[data-node='${failing}']`);
     await page.screenshot({ path: join(SCREENSHOTS, "dashboard-nodes.png"), fullPage: false });
     await page.close();

@@ -1,6 +1,7 @@
 /**
- * The fleet's nodes, a page at a time, filtered by pool, agent version and whether they are
- * online (the admin API's filters), with the campaign each is in now.
+ * The fleet's nodes, a page at a time, filtered by pool, agent version, whether they are
+ * online and the campaign they belong to (the admin API's filters), with the campaign each
+ * is in now.
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
@@ -25,7 +26,13 @@ export function NodeList() {
   const [pool, setPool] = useState("");
   const [version, setVersion] = useState("");
   const [online, setOnline] = useState("");
-  const filters = useDebounced({ pool: pool.trim(), agentVersion: version.trim(), online });
+  const [campaign, setCampaign] = useState("");
+  const filters = useDebounced({
+    pool: pool.trim(),
+    agentVersion: version.trim(),
+    online,
+    campaignId: campaign.trim(),
+  });
   const [pages, setPages] = useState<string[]>([""]);
   const pageToken = pages[pages.length - 1] ?? "";
   const { data, error } = usePoll(
@@ -34,6 +41,7 @@ export function NodeList() {
         {
           pool: filters.pool,
           agentVersion: filters.agentVersion,
+          campaignId: filters.campaignId,
           ...(filters.online === "" ? {} : { online: filters.online === "true" }),
           pageSize: PAGE_SIZE,
           pageToken,
@@ -53,6 +61,7 @@ export function NodeList() {
       <${FilterField} label="Pool" name="pool" value=${pool} onChange=${refilter(setPool)} />
       <${FilterField} label="Version" name="version" value=${version} onChange=${refilter(setVersion)} placeholder="1.4.0" />
       <${FilterField} label="Online" name="online" value=${online} onChange=${refilter(setOnline)} options=${ONLINE_CHOICES} />
+      <${FilterField} label="Campaign" name="campaign" value=${campaign} onChange=${refilter(setCampaign)} placeholder="c-…" />
     </form>
     <${ErrorLine} error=${error} />
     ${data && nodes.length === 0 && html`<p class="muted">No node matches.</p>`}
