@@ -160,7 +160,9 @@ export function judgePrometheusAnswer(
   if (gate.op === undefined || gate.value === undefined) {
     return { status: "pass", value, message: `${samples.length} sample(s)` };
   }
-  const bad = samples.filter((s) => !compare(gate.op as GateOp, s, gate.value as number));
+  const bad = samples.filter(
+    (s) => Number.isNaN(s) || !compare(gate.op as GateOp, s, gate.value as number),
+  );
   return bad.length === 0
     ? { status: "pass", value, message: `every sample ${gate.op} ${gate.value}` }
     : {

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { parseFlags, UsageError } from "../../../cli/args.js";
+import { SPEC_FLAGS, specFromFlags } from "../../../cli/commands/campaign-spec.js";
+
+const specOf = (...argv: string[]) =>
+  specFromFlags(parseFlags(["--version=1.2.0", ...argv], SPEC_FLAGS).values);
+
+describe("agentctl's window, ramp and gate flags", () => {
+  it("sends every window in its canonical form, a ramp with its maximum and step, and gates with their grace", () => {
+    const spec = specOf(
+      "--window",
+      "mon-fri 02:00-04:00 Europe/Berlin",
+      "--window",
+      "Sat,Sun 22:00-02:00",
+      "--ramp",
+      "10/min×2",
+      "--ramp-max",
+      "3/s",
+      "--ramp-step",
+      "30m",
+      "--gate",
+      "prometheus http://prom:9090 sum(rate(errors_total[5m])) < 0.05",
+      "--gate",
+      "webhook https://hooks.example/check",
+      "--gate-grace",
+      "2m",
+    );
+    expect(spec.windows).toEqual(["Mon-Fri 02:00-04:00 Europe/Berlin", "Sun,Sat 22:00-02:00 UTC"]);
+    expect(spec.ramp?.startPerMinute).toBe(10);
+    expect(spec.ramp?.factor).toBe(2);
+    expect(spec.ramp?.maxPerMinute).toBe(180);
+    expect(Number(spec.ramp?.step?.seconds)).toBe(1800);
+    expect(spec.gates).toEqual([
+      "prometheus http://prom:9090 sum(rate(errors_total[5m])) < 0.05",
+      "webhook https://hooks.example/check",
+    ]);
+    expect(Number(spec.gateGrace?.seconds)).toBe(120);
+  });
+
+  it("accepts x for × and leaves the ramp, windows and gates unset when not given", () => {
+    expect(specOf("--ramp", "5/h x 3").ramp?.factor).toBe(3);
+    const plain = specOf();
+    expect(plain.ramp).toBeUndefined();
+    expect(plain.windows).toEqual([]);
+    expect(plain.gates).toEqual([]);
+  });
+
+  it.each([
+    [["--window", "Mon 25:00-26:00"], /invalid --window: .*"25:00" is not a time/],
+    [["--window", "Mon 02:00-04:00 Mars/Olympus"], /"Mars\/Olympus" is not a time zone/],
+    [["--ramp", "ten/min"], /invalid --ramp: .*not a rate/],
+    [["--ramp", "10/min×0.5"], /the factor must be a number ≥ 1/],
+    [["--ramp-max", "5/min"], /--ramp-max and --ramp-step need --ramp/],
+    [["--ramp", "1/min", "--batches", "5:30m,100:30m"], /--ramp replaces --batches/],
+    [["--gate", "prometheus not-a-url up"], /invalid --gate: .*not an http\(s\) URL/],
+    [["--gate", "ssh http://x"], /unknown kind "ssh"/],
+  ])("refuses %j with a usage error naming the flag", (argv, message) => {
+    expect(() => specOf(...argv)).toThrow(UsageError);
+    expect(() => specOf(...argv)).toThrow(message);
+  });
+});
