@@ -1,0 +1,414 @@
+/**
+ * The contract of the fleet store port (control/campaign-store/fleet-port.ts) on both
+ * adapters: PostgreSQL (the product, a real database) and memory (the simulation). Every test
+ * runs on a fresh, empty store.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  type CampaignNode,
+  createCampaign,
+  createPlan,
+  type DesiredVersion,
+  desiredIdOf,
+  type NodeState,
+  planCampaign,
+  resolveSpec,
+} from "../../control/campaign/index.js";
+import {
+  type CampaignStore,
+  createSqlCampaignStore,
+  createSqlFleetStore,
+  type FleetStore,
+  MemoryCampaignStore,
+  MemoryFleetStore,
+  PlanVersionConflict,
+} from "../../control/campaign-store/index.js";
+import { systemClock } from "../../control/clock.js";
+import { type Database, openDatabase } from "../../control/db/database.js";
+import { createLogger } from "../../control/log.js";
+import { ManualClock } from "../../control/manual-clock.js";
+import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
+
+const T0 = Date.UTC(2031, 0, 1);
+const at = (ms: number) => new Date(T0 + ms);
+const silent = createLogger({ level: "silent" });
+
+interface NodeInput {
+  readonly id: string;
+  readonly pool?: string;
+  readonly labels?: Record<string, string>;
+  readonly version?: string;
+  readonly confirmed?: number;
+  readonly online?: boolean;
+  readonly heldBy?: string;
+  readonly enabled?: boolean;
+  readonly everConnected?: boolean;
+}
+
+interface Fixture {
+  readonly campaigns: CampaignStore;
+  readonly fleet: FleetStore;
+  putNode(n: NodeInput): Promise<void>;
+  putRelease(version: string, sequence: number): Promise<void>;
+}
+
+interface Adapter {
+  readonly name: string;
+  open(): Promise<void>;
+  fresh(): Promise<Fixture>;
+  close(): Promise<void>;
+}
+
+function sqlAdapter(): Adapter {
+  let testDb: TestDatabase | undefined;
+  let db: Database | undefined;
+  return {
+    name: "PostgreSQL",
+    async open() {
+      testDb = await createTestDatabase("fleet_contract");
+      db = await openDatabase({ url: testDb.url, log: silent });
+    },
+    async close() {
+      await db?.close();
+      await testDb?.drop();
+    },
+    async fresh() {
+      const pool = (db as Database).pool;
+      await pool.query(
+        `truncate nodes, releases, campaigns, campaign_nodes, audit_events, desired_versions,
+           rollout_plans restart identity cascade`,
+      );
+      return {
+        campaigns: createSqlCampaignStore(db as Database, silent, systemClock),
+        fleet: createSqlFleetStore(pool),
+        async putNode(n) {
+          await pool.query(
+            `insert into nodes (id, labels, pool, agent_version, capabilities, confirmed_sequence,
+                first_seen, online, held_by, enabled)
+             values ($1, $2, $3, $4, '["upgrade.v1"]'::jsonb, $5, $6, $7, $8, $9)`,
+            [
+              n.id,
+              JSON.stringify(n.labels ?? {}),
+              n.pool ?? "p",
+              n.version ?? "1.0.0",
+              n.confirmed ?? 1,
+              n.everConnected === false ? null : at(0),
+              n.online ?? false,
+              n.heldBy ?? null,
+              n.enabled ?? true,
+            ],
+          );
+        },
+        async putRelease(version, sequence) {
+          await pool.query(
+            `insert into releases (version, sequence, envelope, envelope_sha256, expires_at,
+                registered_at, registered_by, signer_key_ids, artifacts)
+             values ($1, $2, '\\x00', '00', $3, $3, 'tester', '[]'::jsonb, '[]'::jsonb)`,
+            [version, sequence, at(7 * 24 * 3_600_000)],
+          );
+        },
+      };
+    },
+  };
+}
+
+function memoryAdapter(): Adapter {
+  return {
+    name: "memory",
+    async open() {},
+    async close() {},
+    async fresh() {
+      const store = new MemoryCampaignStore(new ManualClock(T0));
+      return {
+        campaigns: store,
+        fleet: new MemoryFleetStore(store),
+        async putNode(n) {
+          store.putNode({
+            id: n.id,
+            pool: n.pool ?? "p",
+            labels: n.labels ?? {},
+            boot_id: "b",
+            agent_version: n.version ?? "1.0.0",
+            capabilities: ["upgrade.v1"],
+            platform: "linux-amd64",
+            enabled: n.enabled ?? true,
+            last_seen: n.everConnected === false ? null : at(0),
+            online: n.online ?? false,
+            held_by: n.heldBy ?? null,
+            confirmed_sequence: n.confirmed ?? 1,
+          });
+        },
+        async putRelease(version, sequence) {
+          store.tables.releases.set(version, {
+            version,
+            sequence,
+            envelope: { payloadType: "", payload: new Uint8Array(), signatures: [] },
+            artifacts: [],
+          });
+        },
+      };
+    },
+  };
+}
+
+const SPEC = resolveSpec({
+  targetVersion: "2.0.0",
+  selector: { pools: ["p"] },
+  batches: [{ percent: 100, minDurationMs: 0 }],
+});
+
+/** A campaign over `nodes` with the given node states, created at `createdAt`. */
+function campaignOf(id: string, nodes: Record<string, NodeState>, createdAt: number) {
+  const plan = planCampaign(
+    SPEC,
+    Object.keys(nodes).map((nodeId) => ({
+      id: nodeId,
+      labels: {},
+      pool: "p",
+      enabled: true,
+      everConnected: true,
+      capabilities: ["upgrade.v1"],
+      agentVersion: "1.0.0",
+    })),
+  );
+  const c = createCampaign({
+    id,
+    spec: SPEC,
+    plan,
+    target: { version: "2.0.0", sequence: 2 },
+    now: createdAt,
+  });
+  const records: CampaignNode[] = c.nodes.map((n) => ({
+    ...n,
+    state: nodes[n.nodeId] as NodeState,
+  }));
+  return { campaign: c.campaign, nodes: records };
+}
+
+function desired(over: Partial<DesiredVersion> = {}): DesiredVersion {
+  const selector = { labels: {}, pools: ["p"], nodeIds: [] };
+  const exclude = { nodeIds: [], tags: {} };
+  return {
+    id: desiredIdOf(selector, exclude),
+    selector,
+    exclude,
+    target: { version: "2.0.0", sequence: 2 },
+    setAt: T0 + 100,
+    setBy: "campaign:c1",
+    settings: {
+      reconnectTimeoutMs: 60_000,
+      configGraceMs: 0,
+      disruptionBudgetPercent: 5,
+      maxFailures: 3,
+    },
+    haltedAt: undefined,
+    haltedReason: undefined,
+    ...over,
+  };
+}
+
+describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter) => {
+  let fx: Fixture;
+  beforeAll(() => adapter.open(), 60_000);
+  afterAll(() => adapter.close());
+  beforeEach(async () => {
+    fx = await adapter.fresh();
+  });
+
+  /** Inserts a campaign, then (when `finish`) writes it ended `phase` at `finishedAt`. */
+  const insert = async (
+    id: string,
+    nodes: Record<string, NodeState>,
+    createdAt: number,
+    createdBy = "tester",
+    finish?: { phase: "completed" | "rolled_back"; at: number },
+  ) => {
+    const c = campaignOf(id, nodes, createdAt);
+    await fx.campaigns.transaction((tx) =>
+      tx.insertCampaign({ ...c, createdBy, createdByIp: "", now: new Date(createdAt) }),
+    );
+    if (finish) {
+      await fx.campaigns.transaction((tx) =>
+        tx.writeDecision({
+          campaignId: id,
+          version: 1,
+          campaign: { ...c.campaign, phase: finish.phase, finishedAt: finish.at },
+          nodes: [],
+          operations: [],
+          appliedCommands: [],
+          audits: [],
+          now: new Date(finish.at),
+        }),
+      );
+    }
+  };
+
+  it("reads the fleet with labels, liveness, confirmed and running sequences, and who is busy", async () => {
+    await fx.putRelease("2.0.0", 2);
+    await fx.putNode({
+      id: "a",
+      labels: { tier: "web" },
+      version: "2.0.0",
+      confirmed: 2,
+      online: true,
+      heldBy: "ctl-1",
+    });
+    await fx.putNode({ id: "b", everConnected: false, enabled: false });
+    await fx.putNode({ id: "c" });
+    await insert("c1", { c: "offered" }, T0);
+    const rows = await fx.fleet.transaction((tx) => tx.readFleet());
+    expect(
+      rows.map((r) => [
+        r.id,
+        r.runningSequence,
+        r.busy,
+        r.online,
+        r.heldBy,
+        r.everConnected,
+        r.enabled,
+      ]),
+    ).toEqual([
+      ["a", 2, false, true, "ctl-1", true, true],
+      ["b", undefined, false, false, null, false, false],
+      ["c", undefined, true, false, null, true, true],
+    ]);
+    expect(rows[0]).toMatchObject({
+      labels: { tier: "web" },
+      pool: "p",
+      confirmedSequence: 2,
+      agentVersion: "2.0.0",
+    });
+  });
+
+  it("writes, replaces, reads oldest first and deletes desired versions, each transaction whole or not at all", async () => {
+    const d = desired();
+    const other = desired({
+      id: "d-other",
+      setAt: T0 + 50,
+      selector: { labels: {}, pools: ["q"], nodeIds: [] },
+    });
+    await fx.fleet.transaction(async (tx) => {
+      await tx.writeDesired(d);
+      await tx.writeDesired(other);
+    });
+    expect((await fx.fleet.transaction((tx) => tx.readDesired())).map((x) => x.id)).toEqual([
+      "d-other",
+      d.id,
+    ]);
+    const halted = { ...d, haltedAt: T0 + 200, haltedReason: "burst" };
+    await fx.fleet.transaction((tx) => tx.writeDesired(halted));
+    expect((await fx.fleet.transaction((tx) => tx.readDesired()))[1]).toEqual(halted);
+    await expect(
+      fx.fleet.transaction(async (tx) => {
+        await tx.writeDesired({ ...d, target: { version: "9.0.0", sequence: 9 } });
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    expect((await fx.fleet.transaction((tx) => tx.readDesired()))[1]?.target.version).toBe("2.0.0");
+    expect(await fx.fleet.transaction((tx) => tx.deleteDesired("d-other"))).toBe(true);
+    expect(await fx.fleet.transaction((tx) => tx.deleteDesired("d-other"))).toBe(false);
+    expect((await fx.fleet.transaction((tx) => tx.readDesired())).map((x) => x.id)).toEqual([d.id]);
+  });
+
+  it("lists completed, finished campaigns not yet recorded, oldest finish first, once", async () => {
+    await insert("c1", { a: "succeeded" }, T0, "tester", { phase: "completed", at: T0 + 500 });
+    await insert("c2", { b: "succeeded" }, T0 + 1, "tester", { phase: "completed", at: T0 + 300 });
+    await insert("c3", { c: "rolled_back" }, T0 + 2, "tester", {
+      phase: "rolled_back",
+      at: T0 + 400,
+    });
+    await insert("c4", { d: "offered" }, T0 + 3);
+    const first = await fx.fleet.transaction((tx) => tx.completionsToRecord());
+    expect(first).toEqual([
+      { id: "c2", createdBy: "tester", finishedAt: T0 + 300 },
+      { id: "c1", createdBy: "tester", finishedAt: T0 + 500 },
+    ]);
+    await fx.fleet.transaction((tx) => tx.markRecorded(["c2"]));
+    expect((await fx.fleet.transaction((tx) => tx.completionsToRecord())).map((c) => c.id)).toEqual(
+      ["c1"],
+    );
+  });
+
+  it("summarises campaigns by creator prefix and by id, with their failed nodes", async () => {
+    await insert("d-x-1", { a: "failed", b: "succeeded", c: "timed_out" }, T0, "convergence:d-x", {
+      phase: "completed",
+      at: T0 + 10,
+    });
+    await insert("d-x-2", { d: "offered" }, T0 + 20, "convergence:d-x");
+    await insert("c9", { e: "failed" }, T0 + 30, "alice");
+    const mine = await fx.fleet.transaction((tx) => tx.campaignsCreatedBy("convergence:"));
+    expect(mine).toEqual([
+      {
+        id: "d-x-1",
+        createdBy: "convergence:d-x",
+        phase: "completed",
+        createdAt: T0,
+        finishedAt: T0 + 10,
+        failedNodeIds: ["a", "c"],
+      },
+      {
+        id: "d-x-2",
+        createdBy: "convergence:d-x",
+        phase: "running",
+        createdAt: T0 + 20,
+        finishedAt: undefined,
+        failedNodeIds: [],
+      },
+    ]);
+    expect(
+      (await fx.fleet.transaction((tx) => tx.campaignSummaries(["c9", "nope"]))).map((c) => c.id),
+    ).toEqual(["c9"]);
+    expect(await fx.fleet.transaction((tx) => tx.campaignSummaries([]))).toEqual([]);
+  });
+
+  it("stores plans, reads them newest first (live ones only when asked), and fences writes by version", async () => {
+    const make = (id: string, now: number) =>
+      createPlan({
+        id,
+        template: SPEC,
+        groups: [{ name: "dev", selector: { labels: {}, pools: ["dev"], nodeIds: [] } }],
+        waitMs: 1000,
+        now,
+        createdBy: "alice",
+      });
+    await fx.fleet.transaction((tx) => tx.insertPlan(make("p1", T0), at(0)));
+    await fx.fleet.transaction((tx) => tx.insertPlan(make("p2", T0 + 5), at(5)));
+    expect((await fx.fleet.transaction((tx) => tx.readPlans(false))).map((r) => r.plan.id)).toEqual(
+      ["p2", "p1"],
+    );
+    const row = await fx.fleet.transaction((tx) => tx.readPlan("p1"));
+    expect(row).toEqual({ plan: make("p1", T0), version: 1 });
+    const ended = { ...make("p1", T0), phase: "halted" as const, message: "breached" };
+    await fx.fleet.transaction((tx) => tx.writePlan(ended, 1, at(10)));
+    expect(await fx.fleet.transaction((tx) => tx.readPlan("p1"))).toEqual({
+      plan: ended,
+      version: 2,
+    });
+    await expect(fx.fleet.transaction((tx) => tx.writePlan(ended, 1, at(11)))).rejects.toThrow(
+      PlanVersionConflict,
+    );
+    expect((await fx.fleet.transaction((tx) => tx.readPlans(true))).map((r) => r.plan.id)).toEqual([
+      "p2",
+    ]);
+    expect(await fx.fleet.transaction((tx) => tx.readPlan("nope"))).toBeUndefined();
+  });
+
+  it("inserts a campaign through its campaign transaction and audit rows in the same transaction", async () => {
+    const c = campaignOf("c1", { a: "waiting" }, T0);
+    await fx.fleet.transaction(async (tx) => {
+      await tx.lockStarts();
+      await tx.campaigns.insertCampaign({
+        ...c,
+        createdBy: "plan:p1",
+        createdByIp: "",
+        now: at(0),
+      });
+      await tx.insertAudits(
+        [{ actor: "control", actorIp: "", action: "start", campaignId: "c1", message: "go" }],
+        at(0),
+      );
+    });
+    const summaries = await fx.fleet.transaction((tx) => tx.campaignsCreatedBy("plan:"));
+    expect(summaries.map((s) => s.id)).toEqual(["c1"]);
+  });
+});
