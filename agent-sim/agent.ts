@@ -6,7 +6,12 @@
 import type { status as GrpcStatus } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { type DownloadResult, downloadAuthorization } from "../agent/core/download.js";
-import { type DurableState, type ReportedState, SaveQueue } from "../agent/core/durable-state.js";
+import {
+  type DurableState,
+  enrollmentKeyOf,
+  type ReportedState,
+  SaveQueue,
+} from "../agent/core/durable-state.js";
 import {
   configStatusMessage,
   heartbeatMessage,
@@ -259,6 +264,7 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
       labels: { ...this.labels },
       confirmedSequence: BigInt(this.state.confirmedSequence),
       previousVersion: this.state.previousVersion,
+      enrollmentKey: this.state.nodeToken === undefined ? enrollmentKeyOf(this.state) : "",
     });
   }
 
@@ -279,6 +285,7 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
     this.welcomes++;
     if (welcome.nodeToken !== "" && welcome.nodeToken !== this.state.nodeToken) {
       this.state.nodeToken = welcome.nodeToken;
+      delete this.state.enrollmentKey;
       void this.persist();
     }
     const configBroken = this.state.configBroken === true;

@@ -16,7 +16,7 @@ import {
 import { type AgentState, saveState } from "./agent-state.js";
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./core/backoff.js";
 import { type DownloadResult, downloadAuthorization, fetchArtifact } from "./core/download.js";
-import type { ReportedState } from "./core/durable-state.js";
+import { enrollmentKeyOf, type ReportedState } from "./core/durable-state.js";
 import type { AgentLog } from "./core/log.js";
 import { heartbeatMessage, heartbeatMsOf, helloMessage, observedMessage } from "./core/messages.js";
 import {
@@ -122,6 +122,10 @@ class RealAgent implements OperationHost, SessionHost {
     let attempt = 0;
     await this.persist();
     while (!this.#stop.signal.aborted && this.#restart === undefined) {
+      if (this.state.nodeToken === undefined && this.state.enrollmentKey === undefined) {
+        enrollmentKeyOf(this.state);
+        await this.persist();
+      }
       const session = new AbortController();
       this.#session = session;
       const end = await runSession(this, {
@@ -167,6 +171,7 @@ class RealAgent implements OperationHost, SessionHost {
       labels: { ...this.options.labels },
       confirmedSequence: BigInt(this.state.confirmedSequence),
       previousVersion: this.state.previousVersion,
+      enrollmentKey: this.state.nodeToken === undefined ? enrollmentKeyOf(this.state) : "",
     });
   }
 
@@ -179,6 +184,7 @@ class RealAgent implements OperationHost, SessionHost {
     let dirty = false;
     if (welcome.nodeToken !== "" && welcome.nodeToken !== this.state.nodeToken) {
       this.state.nodeToken = welcome.nodeToken;
+      delete this.state.enrollmentKey;
       dirty = true;
     }
     const pending = this.state.switch;

@@ -4,6 +4,7 @@
  * process keeps its identity, node token, versions, confirmed sequence and handled
  * operations. Files are replaced atomically and fsynced.
  */
+import { randomBytes } from "node:crypto";
 import { mkdir, open, readFile, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
@@ -20,6 +21,11 @@ export interface DurableState {
   nodeId: string;
   /** The node token Control issued at enrollment, if any. */
   nodeToken?: string;
+  /**
+   * Sent with the join token until a node token arrives (see {@link enrollmentKeyOf}), so a
+   * retry of an enrollment whose Welcome was lost is recognised as the same Agent.
+   */
+  enrollmentKey?: string;
   version: string;
   previousVersion: string;
   /** Decimal string of the uint64 confirmed sequence. */
@@ -30,6 +36,16 @@ export interface DurableState {
   pendingReinstate?: string;
   /** The agent came back from an upgrade whose configuration does not apply. */
   configBroken?: boolean;
+}
+
+/**
+ * The enrollment key to send in a join-token Hello: the state's own, made (24 random bytes,
+ * base64url) on first use. Save the state before the Hello that carries a new key, and drop
+ * the key once a Welcome hands over the node token.
+ */
+export function enrollmentKeyOf(state: DurableState): string {
+  state.enrollmentKey ??= randomBytes(24).toString("base64url");
+  return state.enrollmentKey;
 }
 
 /** How many handled operation ids an agent remembers. */

@@ -25,6 +25,7 @@ export type HelloFields = Pick<
   | "labels"
   | "confirmedSequence"
   | "previousVersion"
+  | "enrollmentKey"
 >;
 
 /** A Hello message. */

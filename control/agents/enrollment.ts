@@ -8,7 +8,7 @@
  */
 import { formatCredential, newSecret, sha256OfText } from "../auth/secrets.js";
 import type { JoinTokenScope } from "../db/join-token-store.js";
-import type { NodeHello, NodeStore, ReenrollGrant } from "../db/node-store.js";
+import type { NodeHello, NodeStore, ReenrollGrant, ReenrollVia } from "../db/node-store.js";
 import { ControlError } from "../errors.js";
 
 /** What a join token's scope lets it do with one node id, before the registry is asked. */
@@ -47,6 +47,8 @@ export interface JoinEnrollment {
   readonly joinTokenId: string;
   readonly scope: JoinTokenScope;
   readonly hello: NodeHello;
+  /** The Hello's enrollment key ("" without one). */
+  readonly enrollmentKey: string;
   readonly sessionId: string;
   /** The stream's peer address, for the audit log. */
   readonly peer: string;
@@ -58,7 +60,7 @@ export interface Enrolled {
   readonly nodeToken: string;
   readonly outcome: "created" | "reenrolled";
   /** For a re-enrollment, what allowed it. */
-  readonly via?: ReenrollGrant | "reset";
+  readonly via?: ReenrollVia;
 }
 
 /**
@@ -81,6 +83,7 @@ export async function enrollWithJoinToken(
     joinTokenId: enrollment.joinTokenId,
     tokenHash: sha256OfText(secret),
     grant: decision.grant,
+    enrollmentKeyHash: enrollment.enrollmentKey ? sha256OfText(enrollment.enrollmentKey) : null,
     peer: enrollment.peer,
     now: enrollment.now,
   });

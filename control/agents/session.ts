@@ -248,7 +248,7 @@ class AgentSession implements HubSession {
   private async welcome(identity: StreamIdentity, hello: Hello): Promise<void> {
     const checked = checkHello(hello);
     if (!checked.ok) throw new ControlError("invalid_argument", checked.message);
-    const { offered, ...facts } = checked.value;
+    const { offered, enrollmentKey, ...facts } = checked.value;
     if (identity.kind !== "join" && identity.nodeId !== facts.nodeId) {
       const credential = identity.kind === "node" ? "node token" : "client certificate";
       throw new ControlError(
@@ -266,6 +266,7 @@ class AgentSession implements HubSession {
         joinTokenId,
         scope,
         hello: nodeHello,
+        enrollmentKey,
         sessionId: this.sessionId,
         peer: this.peer,
         now,

@@ -30,13 +30,16 @@ export function isLabelKey(key: string): boolean {
   return key.length <= HELLO_LIMITS.labelKeyLength && LABEL_KEY.test(key);
 }
 
+/** An enrollment key: base64url characters (its length is checked apart). */
+const ENROLLMENT_KEY = /^[A-Za-z0-9_-]+$/;
+
 /** The outcome of a validation: the value, or a message naming what is wrong. */
 export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
 
 /** Validates a Hello; `capabilities` here are still the Agent's offer. */
 export function checkHello(
   hello: Hello,
-): Checked<Omit<NodeHello, "capabilities"> & { offered: string[] }> {
+): Checked<Omit<NodeHello, "capabilities"> & { offered: string[]; enrollmentKey: string }> {
   const problems: string[] = [];
   if (!isNodeId(hello.nodeId)) {
     problems.push(
@@ -77,6 +80,14 @@ export function checkHello(
       break;
     }
   }
+  if (
+    hello.enrollmentKey &&
+    (hello.enrollmentKey.length < 16 ||
+      hello.enrollmentKey.length > 128 ||
+      !ENROLLMENT_KEY.test(hello.enrollmentKey))
+  ) {
+    problems.push("enrollment_key must be 16-128 base64url characters");
+  }
   if (hello.confirmedSequence > BigInt(Number.MAX_SAFE_INTEGER)) {
     problems.push("confirmed_sequence is too large");
   }
@@ -93,6 +104,7 @@ export function checkHello(
       bootId: hello.bootId,
       confirmedSequence: Number(hello.confirmedSequence),
       offered: [...new Set(hello.capabilities)],
+      enrollmentKey: hello.enrollmentKey,
     },
   };
 }

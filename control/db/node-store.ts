@@ -33,6 +33,13 @@ export interface NodeHello {
  */
 export type ReenrollGrant = "named" | "allow_reenroll";
 
+/**
+ * What let a join token enroll a node that already exists: a grant of the token, an
+ * operator's reset, or the enrollment key of the node's own unfinished enrollment (its
+ * Welcome was lost before the Agent read its node token).
+ */
+export type ReenrollVia = ReenrollGrant | "reset" | "enrollment_key";
+
 /** A join-token enrollment for {@link NodeStore.enroll}. */
 export interface Enrollment {
   readonly hello: NodeHello;
@@ -42,6 +49,11 @@ export interface Enrollment {
   readonly tokenHash: string;
   /** The token's leave to re-enroll an existing node; null: only a reset lets it. */
   readonly grant: ReenrollGrant | null;
+  /**
+   * Hex SHA-256 of the Hello's enrollment key, or null without one. A node this join token
+   * enrolled with the same key, whose node token was never used since, enrolls again.
+   */
+  readonly enrollmentKeyHash: string | null;
   /** The stream's peer address, for the audit log. */
   readonly peer: string;
   readonly now: Date;
@@ -51,7 +63,7 @@ export interface Enrollment {
 export type EnrollOutcome =
   | { readonly kind: "created" }
   /** An existing node re-enrolled: by the token's grant, or after an operator reset. */
-  | { readonly kind: "reenrolled"; readonly via: ReenrollGrant | "reset" }
+  | { readonly kind: "reenrolled"; readonly via: ReenrollVia }
   /** The node exists and neither the token nor a reset lets it re-enroll: nothing written. */
   | { readonly kind: "refused" };
 
@@ -159,14 +171,18 @@ export class NodeStore {
     const { hello, now, joinTokenId, grant } = enrollment;
     // One statement, no shared row touched: enrollments of many nodes commit in parallel.
     // A join token's use count is derived from `nodes.join_token_id` when listed.
-    const via = `coalesce($14::text, 'reset')`;
-    const result = await this.pool.query<{ created: boolean; via: ReenrollGrant | "reset" }>(
-      `with enrolled as (
+    const via = `coalesce($14::text, case when (select was_reset from prior) then 'reset'
+      else 'enrollment_key' end)`;
+    const result = await this.pool.query<{ created: boolean; via: ReenrollVia }>(
+      `with prior as (
+         select reset_at is not null as was_reset from nodes where id = $1
+       ), enrolled as (
          insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
             capabilities, confirmed_sequence, first_seen, last_seen, online, token_hash,
-            token_issued_at, join_token_id, session_id, created_at, updated_at, held_by)
+            token_issued_at, join_token_id, session_id, created_at, updated_at, held_by,
+            enrollment_key_hash)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $12, $13, $10, $10,
-            $16::text)
+            $16::text, $17::text)
          on conflict (id) do update set
             labels = excluded.labels, pool = excluded.pool, platform = excluded.platform,
             agent_version = excluded.agent_version,
@@ -176,8 +192,11 @@ export class NodeStore {
             last_seen = excluded.last_seen, online = true, token_hash = excluded.token_hash,
             token_issued_at = excluded.token_issued_at, join_token_id = excluded.join_token_id,
             session_id = excluded.session_id, reset_at = null, version = nodes.version + 1,
-            updated_at = excluded.updated_at, held_by = excluded.held_by
+            updated_at = excluded.updated_at, held_by = excluded.held_by,
+            enrollment_key_hash = excluded.enrollment_key_hash
          where $14::text is not null or nodes.reset_at is not null
+            or ($17::text is not null and nodes.enrollment_key_hash = $17::text
+                and nodes.join_token_id = $12::text)
          returning id, (xmax = 0) as created
        ), notified as (
          select pg_notify('${NODES_CHANNEL}', id) from enrolled
@@ -188,6 +207,8 @@ export class NodeStore {
              || $15::text || ' ('
              || case ${via} when 'named' then 'a token for named node ids'
                   when 'allow_reenroll' then 'a token allowing re-enrollment'
+                  when 'enrollment_key' then 'the same enrollment key: the Welcome of its '
+                    || 'enrollment was lost'
                   else 'after an operator reset' end || ')',
            jsonb_build_object('joinTokenId', $12::text, 'peer', $15::text, 'via', ${via})
          from enrolled where not enrolled.created
@@ -202,6 +223,7 @@ export class NodeStore {
         grant,
         enrollment.peer,
         this.holder,
+        enrollment.enrollmentKeyHash,
       ],
     );
     const row = result.rows[0];
@@ -328,7 +350,7 @@ const HELLO_BATCH_SQL = `
         confirmed_sequence = greatest(nodes.confirmed_sequence, v.confirmed_sequence),
         first_seen = coalesce(nodes.first_seen, v.first_now), last_seen = v.now, online = true,
         held_by = $14::text, session_id = v.session_id, version = nodes.version + v.hellos,
-        updated_at = v.now
+        updated_at = v.now, enrollment_key_hash = null
     from v join locked on locked.id = v.id
     where nodes.id = v.id
     returning nodes.id

@@ -14,6 +14,7 @@ import { Migration0007ReportBootId } from "./0007-report-boot-id.js";
 import { Migration0008GateResults } from "./0008-gate-results.js";
 import { Migration0010DesiredVersions } from "./0010-desired-versions.js";
 import { Migration0011RolloutPlans } from "./0011-rollout-plans.js";
+import { Migration0012EnrollmentKey } from "./0012-enrollment-key.js";
 
 /** The migrations applied at start, oldest first. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -27,4 +28,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: "0008-gate-results", class: Migration0008GateResults },
   { name: "0010-desired-versions", class: Migration0010DesiredVersions },
   { name: "0011-rollout-plans", class: Migration0011RolloutPlans },
+  { name: "0012-enrollment-key", class: Migration0012EnrollmentKey },
 ];
