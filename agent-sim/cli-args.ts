@@ -3,6 +3,7 @@
  * {@link FleetOptions}: an unknown flag or a bad value gives one line naming it.
  */
 import { parseArgs } from "node:util";
+import { readStreamTls } from "../agent/core/tls.js";
 import { HEADER_TOKEN_RULE, isHeaderToken } from "../control/shared/header-token.js";
 import { parseAddress } from "../control/shared/listen-address.js";
 import { isNodeId, NODE_ID_MAX_LENGTH } from "../control/shared/node-id.js";
@@ -58,6 +59,9 @@ const FLAGS = {
   pins: s,
   threshold: s,
   "state-dir": s,
+  ca: s,
+  cert: s,
+  key: s,
   "pool-count": s,
   "canary-count": s,
   "heartbeat-scale": s,
@@ -83,6 +87,8 @@ Connection:
   --connect-rate R          max new connections per second (default 500)
   --heartbeat-scale X       multiply the welcomed heartbeat interval (default 1)
   --state-dir DIR           keep each agent's identity and durable state in DIR/<node>.json
+  --ca FILE                 CA bundle of Control's certificate (turns TLS on)
+  --cert FILE --key FILE    client certificate and key of every agent (mTLS)
 Identity:
   --id-prefix P             node ids P-00001… (default sim)
   --platform P              platform of every agent (default linux-amd64)
@@ -206,6 +212,8 @@ function toCommand(
     rates,
     download: v["no-download"] !== true,
   };
+  const tls = readStreamTls({ ca: str("ca"), cert: str("cert"), key: str("key") });
+  if (tls !== undefined) options.tls = tls;
   const joinToken = checkJoinToken(str("join-token"), env.AGENT_SIM_JOIN_TOKEN);
   if (joinToken !== undefined) options.joinToken = joinToken;
   const pins = list("pins");

@@ -4,6 +4,7 @@
  */
 import type { Logger } from "pino";
 import type { BackoffOptions } from "../agent/core/backoff.js";
+import type { StreamTls } from "../agent/core/tls.js";
 import { type AgentBehaviour, type BehaviourRates, validateRates } from "./behaviours.js";
 
 /** Everything `startFleet` accepts. Only `server` and `count` are required. */
@@ -64,6 +65,8 @@ export interface FleetOptions {
   connectRate?: number;
   /** Resolution of the shared heartbeat ticker in ms (default 100). */
   tickMs?: number;
+  /** TLS (CA) and mTLS (client certificate and key) of every agent's stream; default clear text. */
+  tls?: StreamTls;
   /** Keep each agent's durable state in `<stateDir>/<nodeId>.json`. */
   stateDir?: string;
   /** Aborting stops the fleet. */

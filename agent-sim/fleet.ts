@@ -15,6 +15,7 @@ import {
 import { recoverInterrupted } from "../agent/core/operations.js";
 import { ReleaseVerifier } from "../agent/core/release-check.js";
 import { AGENT_CHANNEL_OPTIONS, AgentControlClientImpl } from "../agent/core/session.js";
+import { streamCredentials } from "../agent/core/tls.js";
 import { sleep } from "../agent/core/waker.js";
 import { type AgentSpec, DEFAULT_CAPABILITIES, SimulatedAgent } from "./agent.js";
 import { assignBehaviours } from "./behaviours.js";
@@ -72,6 +73,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     joinToken: options.joinToken,
     clientConstructor: AgentControlClientImpl,
     channelOptions: AGENT_CHANNEL_OPTIONS,
+    credentials: streamCredentials(options.tls),
     settings,
     ticker: new Ticker(options.tickMs ?? 100),
     limiter: options.connectRate ? new ConnectLimiter(options.connectRate) : undefined,

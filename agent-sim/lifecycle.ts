@@ -158,6 +158,7 @@ export class AgentLifecycle {
         usedNodeToken: this.host.state.nodeToken !== undefined,
         clientConstructor: this.runtime.clientConstructor,
         channelOptions: this.runtime.channelOptions,
+        credentials: this.runtime.credentials,
         graceMs: this.runtime.settings.closeGraceMs,
         welcomeTimeoutMs: this.runtime.settings.welcomeTimeoutMs,
         signal: session.signal,

@@ -49,6 +49,8 @@ export interface AgentRuntime {
   readonly joinToken: string | undefined;
   readonly clientConstructor: AgentControlClientConstructor;
   readonly channelOptions: grpc.ChannelOptions;
+  /** The stream's credentials (TLS, mTLS or clear text), shared by every channel. */
+  readonly credentials: grpc.ChannelCredentials;
   readonly settings: AgentSettings;
   readonly ticker: Ticker;
   readonly limiter: ConnectLimiter | undefined;

@@ -7,13 +7,13 @@
  * - `serve`: the Agent itself, as the supervisor starts it from `current/agent.mjs`;
  * - `status`: the install directory's state as JSON.
  */
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { HEADER_TOKEN_RULE, isHeaderToken } from "../control/shared/header-token.js";
 import { parseAddress } from "../control/shared/listen-address.js";
 import { isNodeId, NODE_ID_MAX_LENGTH } from "../control/shared/node-id.js";
 import { parsePin } from "../control/shared/release/keys.js";
 import { unusableDirectory } from "../control/shared/usable-directory.js";
+import { readStreamTls } from "./core/tls.js";
 
 /** PEM files of the agent stream's TLS. */
 export interface TlsFiles {
@@ -233,24 +233,7 @@ function tlsFiles(
   cert: string | undefined,
   key: string | undefined,
 ): TlsFiles | undefined {
-  if ((cert === undefined) !== (key === undefined)) {
-    throw new Error("--cert and --key go together (the client certificate and its key)");
-  }
-  for (const [flag, file] of [
-    ["ca", ca],
-    ["cert", cert],
-    ["key", key],
-  ] as const) {
-    if (file === undefined) continue;
-    try {
-      readFileSync(file);
-    } catch (error) {
-      throw new Error(
-        `--${flag} ${JSON.stringify(file)} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`,
-      );
-    }
-  }
-  if (ca === undefined && cert === undefined) return undefined;
+  if (readStreamTls({ ca, cert, key }) === undefined) return undefined;
   return {
     ...(ca !== undefined ? { ca } : {}),
     ...(cert !== undefined ? { cert } : {}),

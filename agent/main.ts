@@ -3,8 +3,6 @@
  * run|serve|status …`). Exit codes: 0 after a clean stop, 2 for bad flags (one line on
  * stderr), 1 on failure, 75 when the Agent asks its supervisor for a restart.
  */
-import { readFileSync } from "node:fs";
-import * as grpc from "@grpc/grpc-js";
 import { runAgent } from "./agent-process.js";
 import { loadState } from "./agent-state.js";
 import { BUILD_PLATFORM, BUILD_VERSION } from "./build-version.js";
@@ -15,6 +13,7 @@ import {
   type RunOptions,
   USAGE,
 } from "./cli-args.js";
+import { readStreamTls, streamCredentials } from "./core/tls.js";
 import { installPaths } from "./install-dir.js";
 import { ensureInstalled } from "./install-first.js";
 import { jsonLog } from "./json-log.js";
@@ -108,7 +107,8 @@ async function serve(options: RunOptions): Promise<never> {
     threshold: options.threshold,
     platform: options.platform ?? BUILD_PLATFORM ?? hostPlatform(),
     labels: options.labels,
-    credentials: channelCredentials(options),
+    credentials:
+      options.tls === undefined ? undefined : streamCredentials(readStreamTls(options.tls)),
     log,
     onWelcomed: () => {
       const message: WelcomedMessage = { type: "welcomed", version };
@@ -118,13 +118,6 @@ async function serve(options: RunOptions): Promise<never> {
   });
   // Exit now: idle keep-alive sockets of downloads must not hold the restart back.
   process.exit(exit === "restart" ? RESTART_EXIT_CODE : 0);
-}
-
-function channelCredentials(options: RunOptions): grpc.ChannelCredentials | undefined {
-  const tls = options.tls;
-  if (tls === undefined) return undefined;
-  const read = (file: string | undefined) => (file === undefined ? null : readFileSync(file));
-  return grpc.credentials.createSsl(read(tls.ca), read(tls.key), read(tls.cert));
 }
 
 main().then(
