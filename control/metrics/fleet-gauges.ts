@@ -76,7 +76,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     } catch (error) {
       failures.inc({ query: "campaigns" });
       o.log.warn({ err: (error as Error).message }, "metrics: could not read the campaigns");
-      return [];
+      return undefined;
     }
   });
   const nodes = shared(async () => {
@@ -85,7 +85,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     } catch (error) {
       failures.inc({ query: "nodes" });
       o.log.warn({ err: (error as Error).message }, "metrics: could not read the nodes");
-      return [];
+      return undefined;
     }
   });
 
@@ -97,6 +97,8 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     async collect() {
       const rows = await nodes();
       this.reset();
+      // Left out, not zero, when the query failed: a zero would read as every node offline.
+      if (rows === undefined) return;
       for (const online of ["true", "false"]) {
         for (const enabled of ["true", "false"]) this.set({ online, enabled }, 0);
       }
@@ -111,7 +113,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     labelNames: ["campaign", "phase"],
     registers,
     async collect() {
-      const rows = await campaigns();
+      const rows = (await campaigns()) ?? [];
       this.reset();
       for (const r of rows) this.set({ campaign: r.id, phase: r.phase }, 1);
     },
@@ -122,7 +124,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     labelNames: ["campaign"],
     registers,
     async collect() {
-      const rows = await campaigns();
+      const rows = (await campaigns()) ?? [];
       this.reset();
       for (const r of rows) this.set({ campaign: r.id }, r.current_batch);
     },
@@ -133,7 +135,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     labelNames: ["campaign"],
     registers,
     async collect() {
-      const rows = await campaigns();
+      const rows = (await campaigns()) ?? [];
       this.reset();
       for (const r of rows) this.set({ campaign: r.id }, r.changed);
     },
@@ -144,7 +146,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     labelNames: ["campaign", "state"],
     registers,
     async collect() {
-      const rows = await campaigns();
+      const rows = (await campaigns()) ?? [];
       this.reset();
       for (const r of rows)
         if (r.state !== null) this.set({ campaign: r.id, state: r.state }, r.nodes);

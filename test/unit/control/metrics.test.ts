@@ -203,4 +203,16 @@ describe("the fleet gauges read at scrape time", () => {
     expect(sample(text, 'agent_control_metrics_query_failures_total{query="campaigns"}')).toBe(1);
     expect(sample(text, 'agent_control_nodes{online="true",enabled="true"}')).toBe(90);
   });
+
+  it("leaves the node gauge out, not at zero, when its query fails", async () => {
+    const { pool } = fakePool((sql) =>
+      sql.includes("campaigns c") ? campaignRows : new Error("connection refused"),
+    );
+    const metrics = new ControlMetrics();
+    fleetGauges(metrics, { pool, log });
+    const text = await metrics.render();
+    expect(text).not.toMatch(/^agent_control_nodes\{/m);
+    expect(sample(text, 'agent_control_metrics_query_failures_total{query="nodes"}')).toBe(1);
+    expect(sample(text, 'agent_control_campaign_current_batch{campaign="c-1"}')).toBe(1);
+  });
 });
