@@ -16,8 +16,10 @@ import {
   DesiredVersionService,
   PlanService,
 } from "../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
+import { VersionService } from "../proto/gen/agentcontrol/admin/v1/version_pb.js";
 import { checkToken, parseServerUrl } from "./args.js";
 import { readCaFile } from "./ca-file.js";
+import { withDeadline } from "./deadline-transport.js";
 import { DEFAULT_DATA_DIR, findLocalDataDir } from "./local-control.js";
 
 /** The server agentctl talks to when neither `--server` nor `AGENTCTL_SERVER` is set. */
@@ -112,6 +114,9 @@ export interface AdminClients {
   readonly audit: Client<typeof AuditService>;
   readonly desired: Client<typeof DesiredVersionService>;
   readonly plans: Client<typeof PlanService>;
+  readonly version: Client<typeof VersionService>;
+  /** The admin API's base URL these clients call. */
+  readonly server: string;
 }
 
 /** Remembers the last method called, so a refusal can say what was refused. */
@@ -121,16 +126,21 @@ export interface CallState {
 
 /**
  * Creates the admin clients over Connect on HTTP/1.1, sending the token as a bearer
- * credential on every call and recording each method's name in `state`.
+ * credential on every call and recording each method's name in `state`. Every call is
+ * bounded by `timeoutMs` (a stream: until it begins); undefined waits forever.
  */
-export function createAdminClients(connection: Connection, state: CallState): AdminClients {
+export function createAdminClients(
+  connection: Connection,
+  state: CallState,
+  timeoutMs?: number,
+): AdminClients {
   const bearer: Interceptor = (next) => async (req) => {
     state.method = req.method.name;
     if (connection.token !== undefined)
       req.header.set("authorization", `Bearer ${connection.token}`);
     return await next(req);
   };
-  const transport = createConnectTransport({
+  const connect = createConnectTransport({
     baseUrl: connection.server,
     httpVersion: "1.1",
     interceptors: [bearer],
@@ -139,6 +149,7 @@ export function createAdminClients(connection: Connection, state: CallState): Ad
       ? { nodeOptions: { ca: [...rootCertificates, connection.ca] } }
       : {}),
   });
+  const transport = timeoutMs === undefined ? connect : withDeadline(connect, timeoutMs);
   return {
     nodes: createClient(NodeService, transport),
     releases: createClient(ReleaseService, transport),
@@ -146,5 +157,7 @@ export function createAdminClients(connection: Connection, state: CallState): Ad
     audit: createClient(AuditService, transport),
     desired: createClient(DesiredVersionService, transport),
     plans: createClient(PlanService, transport),
+    version: createClient(VersionService, transport),
+    server: connection.server,
   };
 }

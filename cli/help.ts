@@ -30,12 +30,18 @@ export const GLOBAL_FLAGS: FlagSpecs = {
     description:
       "PEM CA certificate(s) to trust for an https:// server, e.g. a private CA (env AGENTCTL_CA_FILE)",
   },
+  timeout: {
+    type: "string",
+    value: "DURATION",
+    description:
+      "give up on a call Control has not answered after this long (env AGENTCTL_TIMEOUT; default 30s; 0s: never)",
+  },
   json: { type: "boolean", description: "print machine-readable JSON" },
   output: {
     type: "string",
     short: "o",
     value: "FORMAT",
-    description: "table (default), wide or json",
+    description: "table (default), wide, json or yaml",
   },
   help: { type: "boolean", short: "h", description: "show help" },
 };
@@ -69,7 +75,7 @@ export function rootHelp(groups: readonly { name: string; summary: string }[]): 
     "Global flags:",
     ...flagLines(GLOBAL_FLAGS),
     "",
-    'Run "agentctl COMMAND --help" for its subcommands.',
+    'Run "agentctl help COMMAND" (or "agentctl COMMAND --help") for its subcommands.',
     "Exit codes: 0 success, 1 error (reason on stderr), 2 bad usage, 3 campaign watch ended unsuccessfully, 130 interrupted.",
     "",
   ].join("\n");
@@ -98,7 +104,7 @@ export function groupHelp(group: CommandGroup): string {
 export function commandHelp(group: string, name: string, command: Command): string {
   const own = flagLines(command.flags);
   return [
-    `Usage: agentctl ${group} ${name}${Object.keys(command.flags).length > 0 ? " [flags]" : ""}${command.args ? ` ${command.args}` : ""}`,
+    `Usage: agentctl ${[group, name].filter((w) => w !== "").join(" ")}${Object.keys(command.flags).length > 0 ? " [flags]" : ""}${command.args ? ` ${command.args}` : ""}`,
     "",
     command.summary,
     "",

@@ -24,6 +24,9 @@ import {
 } from "./command.js";
 import { commandHelp, GLOBAL_FLAGS, groupHelp, rootHelp } from "./help.js";
 import { createPainter, type Sink } from "./output.js";
+import { didYouMean } from "./suggest.js";
+import { resolveTimeoutMs } from "./timeout.js";
+import { yamlSink } from "./yaml-output.js";
 
 /**
  * A command group as the root help lists it; its module is imported only when one of its
@@ -73,12 +76,44 @@ export const GROUPS: readonly GroupEntry[] = [
     load: async () => (await import("./commands/plan.js")).planGroup,
   },
   {
+    name: "version",
+    summary: "Print the versions of agentctl and of Control",
+    load: async () => (await import("./commands/version.js")).versionGroup,
+  },
+  {
     name: "completion",
     summary: "Print a shell completion script",
     load: async () =>
       (await import("./commands/completion.js")).createCompletionGroup(loadAllGroups),
   },
 ];
+
+/** The names of {@link GROUPS}, for "did you mean". */
+const GROUP_NAMES = GROUPS.map((g) => g.name);
+
+/**
+ * `agentctl help [COMMAND [SUBCOMMAND]]`: the same text as `--help` at that level.
+ * @throws UsageError for an unknown command or subcommand, with the closest name
+ */
+async function helpOf(groupName: string | undefined, commandName: string | undefined) {
+  if (groupName === undefined) return rootHelp(GROUPS);
+  const entry = GROUPS.find((g) => g.name === groupName);
+  if (entry === undefined) {
+    throw new UsageError(
+      `no help for "${groupName}"${didYouMean(groupName, GROUP_NAMES)}; run "agentctl --help"`,
+    );
+  }
+  const group = await entry.load();
+  const name = commandName ?? (Object.hasOwn(group.commands, "") ? "" : undefined);
+  if (name === undefined) return groupHelp(group);
+  const command = Object.hasOwn(group.commands, name) ? group.commands[name] : undefined;
+  if (command === undefined) {
+    throw new UsageError(
+      `no help for "${group.name} ${name}"${didYouMean(name, Object.keys(group.commands))}; run "agentctl ${group.name} --help"`,
+    );
+  }
+  return commandHelp(group.name, name, command);
+}
 
 /** Loads every command group (for shell completion and tests). */
 export async function loadAllGroups(): Promise<CommandGroup[]> {
@@ -96,7 +131,15 @@ export interface Io {
 }
 
 /** Global flags that take a value, so the command finder can skip over their values. */
-const VALUE_FLAGS = new Set(["--server", "--token", "--data-dir", "--ca-file", "--output", "-o"]);
+const VALUE_FLAGS = new Set([
+  "--server",
+  "--token",
+  "--data-dir",
+  "--ca-file",
+  "--timeout",
+  "--output",
+  "-o",
+]);
 
 /** Splits argv into the command words (group, subcommand) and everything else. */
 export function findCommand(argv: readonly string[]): { words: string[]; rest: string[] } {
@@ -125,19 +168,31 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
   const calls: CallState = { method: undefined };
   try {
     const { words, rest } = findCommand(argv);
-    const [groupName, commandName] = words;
+    const [groupName, named] = words;
     const wantsHelp = rest.includes("--help") || rest.includes("-h");
-    if (groupName === undefined || groupName === "help") {
-      if (groupName === undefined && !wantsHelp)
-        throw new UsageError('missing command; run "agentctl --help"');
+    if (groupName === "help") {
+      io.stdout.write(
+        await helpOf(
+          named,
+          rest.find((w) => !w.startsWith("-")),
+        ),
+      );
+      return 0;
+    }
+    if (groupName === undefined) {
+      if (!wantsHelp) throw new UsageError('missing command; run "agentctl --help"');
       io.stdout.write(rootHelp(GROUPS));
       return 0;
     }
     const entry = GROUPS.find((g) => g.name === groupName);
     if (entry === undefined) {
-      throw new UsageError(`unknown command "${groupName}"; run "agentctl --help"`);
+      throw new UsageError(
+        `unknown command "${groupName}"${didYouMean(groupName, GROUP_NAMES)}; run "agentctl --help"`,
+      );
     }
     const group = await entry.load();
+    // A group of one unnamed command (`agentctl ui`) runs it without a subcommand.
+    const commandName = named ?? (Object.hasOwn(group.commands, "") ? "" : undefined);
     if (commandName === undefined) {
       if (!wantsHelp)
         throw new UsageError(`missing subcommand; run "agentctl ${group.name} --help"`);
@@ -148,8 +203,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       ? group.commands[commandName]
       : undefined;
     if (command === undefined) {
+      const suggestion = didYouMean(commandName, Object.keys(group.commands));
       throw new UsageError(
-        `unknown command "${group.name} ${commandName}"; run "agentctl ${group.name} --help"`,
+        `unknown command "${group.name} ${commandName}"${suggestion}; run "agentctl ${group.name} --help"`,
       );
     }
     if (wantsHelp) {
@@ -157,12 +213,16 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       return 0;
     }
     const parsed = parseFlags(rest, { ...GLOBAL_FLAGS, ...command.flags });
-    const output = outputMode(parsed.values.json === true, stringFlag(parsed.values, "output"));
+    const format = outputMode(parsed.values.json === true, stringFlag(parsed.values, "output"));
+    // -o yaml is the JSON output rendered as YAML: commands print JSON into a converting sink.
+    const output: OutputMode = format === "yaml" ? "json" : format;
+    const stdout = format === "yaml" ? await yamlSink(io.stdout) : io.stdout;
     checkConnectionFlags(parsed.values, io.env);
+    const timeoutMs = resolveTimeoutMs(stringFlag(parsed.values, "timeout"), io.env);
     let clients: AdminClients | undefined;
     const interactive = io.stdin?.isTTY === true && io.stderr.isTTY === true;
     const ctx: Context = {
-      stdout: io.stdout,
+      stdout,
       stderr: io.stderr,
       env: io.env,
       signal,
@@ -178,7 +238,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
           caFile: stringFlag(parsed.values, "ca-file"),
           env: io.env,
         });
-        clients ??= createAdminClients(connection, calls);
+        clients ??= createAdminClients(connection, calls, timeoutMs);
         return clients;
       },
       interactive,
@@ -220,10 +280,12 @@ function checkConnectionFlags(values: FlagValues, env: Io["env"]): void {
   else if (env.AGENTCTL_CA_FILE) readCaFile(env.AGENTCTL_CA_FILE, "AGENTCTL_CA_FILE");
 }
 
-function outputMode(json: boolean, output: string | undefined): OutputMode {
+function outputMode(json: boolean, output: string | undefined): OutputMode | "yaml" {
   if (output === undefined) return json ? "json" : "table";
-  if (output !== "table" && output !== "wide" && output !== "json") {
-    throw new UsageError(`invalid value "${output}" for --output: expected table, wide or json`);
+  if (output !== "table" && output !== "wide" && output !== "json" && output !== "yaml") {
+    throw new UsageError(
+      `invalid value "${output}" for --output: expected table, wide, json or yaml`,
+    );
   }
   if (json && output !== "json") throw new UsageError(`--json and --output ${output} disagree`);
   return output;

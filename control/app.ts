@@ -7,10 +7,12 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import { VersionService } from "../proto/gen/agentcontrol/admin/v1/version_pb.js";
 import { resolveOperatorToken } from "./admin/auth.js";
 import { createNodeService } from "./admin/node-service.js";
 import { createReleaseService } from "./admin/release-service.js";
 import { type AdminServer, startAdminServer } from "./admin/server.js";
+import { createVersionService } from "./admin/version-service.js";
 import { createTokenReloader, type TokenReload } from "./admin/token-reload.js";
 import { authenticateStream } from "./agents/authenticate.js";
 import { AgentHub } from "./agents/hub.js";
@@ -265,6 +267,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
           }),
         );
         campaigns.routes(router);
+        router.service(VersionService, createVersionService({ instanceId }));
         router.service(
           ReleaseService,
           createReleaseService({

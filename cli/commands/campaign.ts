@@ -76,13 +76,20 @@ const start: Command = {
   },
   details:
     "On a terminal, the plan is shown and a y/N confirmation asked unless --yes is given;\n" +
-    "without a terminal (scripts, CI) the campaign starts at once.\n" +
+    "without a terminal (scripts, CI) nothing starts without --yes (exit 2).\n" +
     "Prints the campaign id alone on stdout; with --json a StartCampaignResponse.",
   async run(ctx, { values, positionals }) {
     expectPositionals(positionals, []);
     const spec = specFromFlags(values);
+    const confirmed = boolFlag(values, "yes");
+    if (!confirmed && !ctx.interactive) {
+      throw new ExitError(
+        2,
+        "not started: no terminal to confirm on; pass --yes to start without confirmation",
+      );
+    }
     const campaigns = (await ctx.clients()).campaigns;
-    if (ctx.interactive && !boolFlag(values, "yes")) {
+    if (!confirmed) {
       const planned = await campaigns.planCampaign({ spec }, { signal: ctx.signal });
       ctx.stderr.write(formatPlan(spec.targetVersion, planned, false));
       if (

@@ -52,6 +52,7 @@ export const METHOD_ROLES: Readonly<Record<string, AdminRole>> = {
   "agentcontrol.admin.v1.CampaignService/RetryCampaign": "operator",
   "agentcontrol.admin.v1.CampaignService/WatchCampaign": "viewer",
   "agentcontrol.admin.v1.AuditService/ListAuditEvents": "viewer",
+  "agentcontrol.admin.v1.VersionService/GetVersion": "viewer",
   "agentcontrol.admin.v1.DesiredVersionService/ListDesiredVersions": "viewer",
   "agentcontrol.admin.v1.DesiredVersionService/SetDesiredVersion": "operator",
   "agentcontrol.admin.v1.DesiredVersionService/ClearDesiredVersion": "operator",

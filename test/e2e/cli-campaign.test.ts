@@ -97,7 +97,7 @@ describe("agentctl campaign against a real Control", { timeout: 120_000 }, () =>
 
   it("starts a campaign, prints its id, and watch exits 0 once it completed", async () => {
     const started = await agentctl(
-      ["campaign", "start", "--version", "1.1.0", ...BATCHES, "--reason", "e2e"],
+      ["campaign", "start", "--version", "1.1.0", ...BATCHES, "--reason", "e2e", "--yes"],
       env,
     );
     expect(started.code).toBe(0);

@@ -56,6 +56,7 @@ describe("campaign plan and start", () => {
         "0",
         "--on-breach",
         "stop",
+        "--yes",
       ],
       { env },
     );
@@ -68,9 +69,22 @@ describe("campaign plan and start", () => {
     expect(spec?.batches.map((b) => b.percent)).toEqual([50, 100]);
   });
 
-  it("does not ask when stdin is not a terminal (scripts)", async () => {
-    const result = await runCli(["campaign", "start", "--version", "1.2.0"], { env, stdin: "" });
-    expect(result.code).toBe(0);
+  it("without a terminal starts nothing unless --yes is given, and says why in one line", async () => {
+    fake.state.calls = [];
+    const refused = await runCli(["campaign", "start", "--version", "1.2.0"], { env, stdin: "" });
+    expect(refused).toEqual({
+      code: 2,
+      stdout: "",
+      stderr:
+        "agentctl: not started: no terminal to confirm on; pass --yes to start without confirmation\n",
+    });
+    expect(fake.state.calls).toEqual([]);
+    expect(fake.state.campaigns).toHaveLength(0);
+    const started = await runCli(["campaign", "start", "--version", "1.2.0", "--yes"], {
+      env,
+      stdin: "",
+    });
+    expect(started.code).toBe(0);
     expect(fake.state.campaigns).toHaveLength(1);
   });
 
@@ -115,7 +129,7 @@ describe("campaign plan and start", () => {
 
 describe("campaign list, show and pause", () => {
   it("lists campaigns as a table", async () => {
-    await runCli(["campaign", "start", "--version", "1.2.0"], { env });
+    await runCli(["campaign", "start", "--version", "1.2.0", "--yes"], { env });
     const result = await runCli(["campaign", "list"], { env });
     expect(result.stdout.split("\n")[0]).toMatch(
       /^ID +PHASE +VERSION +BATCH +NODES +SUCCEEDED +FAILED +CREATED +BY$/,
@@ -124,7 +138,9 @@ describe("campaign list, show and pause", () => {
   });
 
   it("shows a summary and the batches", async () => {
-    await runCli(["campaign", "start", "--version", "1.2.0", "--reason", "CVE fix"], { env });
+    await runCli(["campaign", "start", "--version", "1.2.0", "--reason", "CVE fix", "--yes"], {
+      env,
+    });
     const result = await runCli(["campaign", "show", "c1"], { env });
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Phase: +running$/m);
@@ -133,7 +149,7 @@ describe("campaign list, show and pause", () => {
   });
 
   it("pauses a campaign and prints its new phase", async () => {
-    await runCli(["campaign", "start", "--version", "1.2.0"], { env });
+    await runCli(["campaign", "start", "--version", "1.2.0", "--yes"], { env });
     const result = await runCli(["campaign", "pause", "c1", "--reason", "lunch"], { env });
     expect(result).toEqual({ code: 0, stdout: "campaign c1 paused; phase paused\n", stderr: "" });
     const json = await runCli(["campaign", "pause", "c1", "--json"], { env });
@@ -143,7 +159,7 @@ describe("campaign list, show and pause", () => {
   });
 
   it("pages through every node row with ListCampaignNodes, filtered by --state", async () => {
-    await runCli(["campaign", "start", "--version", "1.2.0"], { env });
+    await runCli(["campaign", "start", "--version", "1.2.0", "--yes"], { env });
     fake.state.campaignNodes = Array.from({ length: 2500 }, (_, i) =>
       create(CampaignNodeSchema, {
         nodeId: `node-${String(i).padStart(4, "0")}`,

@@ -37,8 +37,27 @@ afterAll(async () => {
 
 describe("usage", () => {
   it.each([
-    [["nodes", "list"], 'agentctl: unknown command "nodes"; run "agentctl --help"\n'],
-    [["node", "lst"], 'agentctl: unknown command "node lst"; run "agentctl node --help"\n'],
+    [
+      ["nodes", "list"],
+      'agentctl: unknown command "nodes"; did you mean "node"?; run "agentctl --help"\n',
+    ],
+    [
+      ["node", "lst"],
+      'agentctl: unknown command "node lst"; did you mean "list"?; run "agentctl node --help"\n',
+    ],
+    [
+      ["campaing", "list"],
+      'agentctl: unknown command "campaing"; did you mean "campaign"?; run "agentctl --help"\n',
+    ],
+    [["frobnicate"], 'agentctl: unknown command "frobnicate"; run "agentctl --help"\n'],
+    [
+      ["help", "campain"],
+      'agentctl: no help for "campain"; did you mean "campaign"?; run "agentctl --help"\n',
+    ],
+    [
+      ["node", "list", "--timeout", "soon"],
+      'agentctl: invalid duration "soon" for --timeout: use hours, minutes and seconds such as 30m, 1h30m, 45s or 0s\n',
+    ],
     [["node", "list", "--bogus"], "agentctl: unknown flag --bogus\n"],
     [
       ["node", "list", "--online", "--offline"],
@@ -47,8 +66,8 @@ describe("usage", () => {
     [["node", "show"], "agentctl: missing argument ID\n"],
     [["node", "show", "a", "b"], 'agentctl: unexpected argument "b"\n'],
     [
-      ["node", "list", "-o", "yaml"],
-      'agentctl: invalid value "yaml" for --output: expected table, wide or json\n',
+      ["node", "list", "-o", "xml"],
+      'agentctl: invalid value "xml" for --output: expected table, wide, json or yaml\n',
     ],
     [
       ["token", "create", "--ttl", "1d"],
@@ -75,6 +94,11 @@ describe("usage", () => {
     [["campaign", "start", "--help"], "--exclude-tag K=V …"],
     [["release", "verify", "-h"], "Usage: agentctl release verify [flags] ENVELOPE"],
     [["node", "list", "--help"], "--server URL"],
+    [["node", "list", "--help"], "--timeout DURATION"],
+    [["help"], "Commands:"],
+    [["help", "campaign"], "Usage: agentctl campaign SUBCOMMAND"],
+    [["help", "campaign", "start"], "--exclude-tag K=V …"],
+    [["help", "version"], "Usage: agentctl version [flags]"],
   ])("agentctl %j prints usage with flags and exits 0", async (argv, fragment) => {
     const result = await runCli(argv, { env });
     expect(result.code).toBe(0);

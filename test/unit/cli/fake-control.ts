@@ -16,6 +16,7 @@ import {
   CampaignService,
 } from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { type Node, NodeService } from "../../../proto/gen/agentcontrol/admin/v1/node_pb.js";
+import { VersionService } from "../../../proto/gen/agentcontrol/admin/v1/version_pb.js";
 
 /** What the fake serves; tests change these between calls. */
 export interface FakeState {
@@ -98,6 +99,17 @@ export async function startFakeControl(initial: Partial<FakeState> = {}): Promis
           throw new ConnectError(`node ${req.nodeId} not found`, Code.NotFound);
         node.enabled = false;
         return { node };
+      },
+    });
+    router.service(VersionService, {
+      getVersion(_req, ctx) {
+        role(ctx);
+        return {
+          version: "9.8.7",
+          nodeVersion: "20.19.0",
+          platform: "linux-x64",
+          instanceId: "fake-1",
+        };
       },
     });
     router.service(CampaignService, {

@@ -1,0 +1,34 @@
+/**
+ * `-o yaml`: the JSON a command prints (protobuf's canonical JSON of its response) rendered
+ * as YAML, as kubectl does. Each JSON document written, or each line of a JSON-lines stream
+ * (`campaign watch`), becomes one YAML document; documents after the first start with `---`.
+ * Text that is not JSON passes through unchanged.
+ */
+import type { Sink } from "./output.js";
+
+/** A sink that turns each JSON document written to it into YAML on `sink`. */
+export async function yamlSink(sink: Sink): Promise<Sink> {
+  const { stringify } = await import("yaml");
+  let documents = 0;
+  const render = (text: string): string => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return text;
+    }
+    const prefix = documents++ > 0 ? "---\n" : "";
+    return `${prefix}${stringify(value, { lineWidth: 0 })}`;
+  };
+  return {
+    isTTY: sink.isTTY,
+    columns: sink.columns,
+    write(text: string) {
+      const lines = text.endsWith("\n") ? text.slice(0, -1).split("\n") : [text];
+      // One JSON document per write (messageJson) or one per line (messageJsonLine).
+      const whole = render(text);
+      if (whole !== text || lines.length === 1) return sink.write(whole);
+      return sink.write(lines.map((line) => render(`${line}\n`)).join(""));
+    },
+  };
+}
