@@ -4,10 +4,10 @@
  * id comes from the credential, never from Hello alone.
  */
 import type { PeerCertificate } from "node:tls";
-import type { EntityManager } from "@mikro-orm/postgresql";
 import { bearerToken, parseCredential, secretMatches } from "../auth/secrets.js";
 import type { Clock } from "../clock.js";
-import { checkJoinToken, type JoinTokenScope } from "../db/join-token-store.js";
+import type { JoinTokenReader } from "../db/join-token-reader.js";
+import { type JoinTokenScope, judgeJoinToken } from "../db/join-token-store.js";
 import type { NodeStore } from "../db/node-store.js";
 import { ControlError } from "../errors.js";
 import { nodeOfCertificate } from "../tls/node-identity.js";
@@ -22,7 +22,7 @@ export type StreamIdentity =
 
 /** Dependencies of {@link authenticateStream}. */
 export interface AuthenticateDeps {
-  readonly em: () => EntityManager;
+  readonly joinTokens: JoinTokenReader;
   readonly nodes: NodeStore;
   readonly clock: Clock;
 }
@@ -53,22 +53,17 @@ export async function authenticateStream(
   const credential = parseCredential(token);
   if (!credential) throw new ControlError("unauthenticated", "malformed credential");
   if (credential.kind === "ajt") {
-    const check = await checkJoinToken(
-      deps.em(),
-      credential.id,
-      credential.secret,
-      deps.clock.now(),
-    );
-    if (!check.ok) {
+    const row = await deps.joinTokens.read(credential.id);
+    const check = judgeJoinToken(row, credential.secret, deps.clock.now());
+    if (!row || !check.ok) {
       const reason = {
         unknown: "unknown join token",
         expired: "join token has expired",
         revoked: "join token has been revoked",
-      }[check.problem];
+      }[check.ok ? "unknown" : check.problem];
       throw new ControlError("unauthenticated", reason);
     }
-    const { nodeIds, allowReenroll } = check.record;
-    return { kind: "join", joinTokenId: credential.id, scope: { nodeIds, allowReenroll } };
+    return { kind: "join", joinTokenId: credential.id, scope: row.scope };
   }
   const row = await deps.nodes.credential(credential.id);
   if (!row?.tokenHash || !secretMatches(credential.secret, row.tokenHash)) {

@@ -78,17 +78,17 @@ export async function revokeJoinToken(
   return record;
 }
 
-/** Checks a presented join token's id and secret; returns the record or the problem. */
-export async function checkJoinToken(
-  em: EntityManager,
-  id: string,
+/**
+ * Judges a presented join token's secret against its stored row (undefined: no such id):
+ * the scope it grants, or the problem. An unknown id and a wrong secret read the same.
+ */
+export function judgeJoinToken(
+  row: { secretHash: string; revokedAt: Date | null; expiresAt: Date } | undefined,
   secret: string,
   now: Date,
-): Promise<{ ok: true; record: JoinTokenRecord } | { ok: false; problem: JoinTokenProblem }> {
-  const record = await em.findOne(JoinTokenEntity, { id });
-  if (!record || !secretMatches(secret, record.secretHash))
-    return { ok: false, problem: "unknown" };
-  if (record.revokedAt) return { ok: false, problem: "revoked" };
-  if (record.expiresAt.getTime() <= now.getTime()) return { ok: false, problem: "expired" };
-  return { ok: true, record };
+): { ok: true } | { ok: false; problem: JoinTokenProblem } {
+  if (!row || !secretMatches(secret, row.secretHash)) return { ok: false, problem: "unknown" };
+  if (row.revokedAt) return { ok: false, problem: "revoked" };
+  if (row.expiresAt.getTime() <= now.getTime()) return { ok: false, problem: "expired" };
+  return { ok: true };
 }
