@@ -12,8 +12,8 @@ import { resolveOperatorToken } from "./admin/auth.js";
 import { createNodeService } from "./admin/node-service.js";
 import { createReleaseService } from "./admin/release-service.js";
 import { type AdminServer, startAdminServer } from "./admin/server.js";
-import { createVersionService } from "./admin/version-service.js";
 import { createTokenReloader, type TokenReload } from "./admin/token-reload.js";
+import { createVersionService } from "./admin/version-service.js";
 import { authenticateStream } from "./agents/authenticate.js";
 import { AgentHub } from "./agents/hub.js";
 import { type AgentServer, startAgentServer } from "./agents/server.js";
@@ -26,6 +26,7 @@ import { adminServerLimits } from "./config-admin.js";
 import { ControlInstances } from "./db/control-instances.js";
 import { type Database, openDatabase } from "./db/database.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
+import { JoinTokenReader } from "./db/join-token-reader.js";
 import { NodeStore } from "./db/node-store.js";
 import type { Logger } from "./log.js";
 import { agentMetrics, ControlMetrics, campaignMetrics, fleetGauges } from "./metrics/index.js";
@@ -98,6 +99,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     // Other Controls may serve this database: a Hello records this one as the node's holder,
     // and only the nodes of Controls that are gone are marked offline (the sweep below).
     const nodes = new NodeStore(db.pool, { holder: instanceId });
+    const joinTokens = new JoinTokenReader(db.pool);
     const metrics = new ControlMetrics();
     const agentCounters = agentMetrics(metrics);
     fleetGauges(metrics, { pool: db.pool, log });
@@ -148,7 +150,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
         clock,
         log: log.child({ component: "agents" }),
         authenticate: (authorization, peerCertificate) =>
-          authenticateStream(authorization, { em: () => db.em(), nodes, clock }, peerCertificate),
+          authenticateStream(authorization, { joinTokens, nodes, clock }, peerCertificate),
         recordCertifiedHello: (hello, sessionId, now) =>
           recordCertifiedHello(db.pool, hello, sessionId, now, instanceId),
         capabilities: CONTROL_CAPABILITIES,
@@ -206,7 +208,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       ["status"],
     );
     const authenticateDownload: DownloadAuthenticator = (authorization, peerCertificate) =>
-      authenticateStream(authorization, { em: () => db.em(), nodes, clock }, peerCertificate);
+      authenticateStream(authorization, { joinTokens, nodes, clock }, peerCertificate);
     const downloads = downloadsRoute({
       db,
       chunks: createArtifactChunks({ pool: db.pool }),
