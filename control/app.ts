@@ -286,6 +286,8 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     cleanup.push(() => adminServer.close());
     campaigns.start(); // campaign engine: runs once publicUrl is known; stops before the server
     cleanup.push(() => campaigns.stop());
+    // Runs first on stop: gRPC health tells load balancers NOT_SERVING before the port closes.
+    cleanup.push(async () => adminServer.drain());
     log.info(
       {
         agentPort: agentServer.port,

@@ -1,6 +1,7 @@
 /**
  * The admin HTTP server: the Connect admin API (Connect, gRPC-Web and gRPC protocols) plus
- * `/healthz`, `/readyz`, `/metrics` and any extra routes (artifact downloads) on one port.
+ * `/healthz`, `/readyz`, `/metrics`, the standard gRPC health and reflection services, and any
+ * extra routes (artifact downloads) on one port.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import {
@@ -11,6 +12,7 @@ import {
 } from "node:http2";
 import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
+import type { DescService } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -28,6 +30,7 @@ import type { ListenAddress } from "../shared/listen-address.js";
 import { nulTextPath } from "../shared/nul-text.js";
 import type { AdminTlsConfig } from "../tls/config.js";
 import { authInterceptor, peerKey, type TokenEntry } from "./auth.js";
+import { createStandardServices } from "./grpc-standard-services.js";
 import {
   awaitFirstBytes,
   capConnections,
@@ -62,6 +65,8 @@ export interface AdminServerOptions {
 export interface AdminServer {
   readonly port: number;
   readonly url: string;
+  /** Control has begun to stop: gRPC health answers NOT_SERVING from now on (Watch at once). */
+  drain(): void;
   close(): Promise<void>;
 }
 
@@ -78,9 +83,12 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     "agent_control_admin_connections_refused_total",
     "Admin connections closed on accept: limits.adminMaxConnections were open.",
   );
+  const draining = new AbortController();
+  let adminServices: readonly DescService[] = [];
   const api = connectNodeAdapter({
     routes: (router) => {
       options.routes(withBodyLimits(router, limits));
+      adminServices = [...new Set(router.handlers.map((handler) => handler.service))];
       refuseUnparsableBinary(router);
       // Last, so it runs first: nothing reads a body the guard has not admitted.
       guardRequests(router, {
@@ -113,6 +121,11 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       res.end();
     },
   });
+  const standard = createStandardServices({
+    ready: options.ready,
+    draining: draining.signal,
+    adminServices: () => adminServices,
+  });
   // The request each HTTP/1.1 connection is on, for its lingering close.
   const current = new WeakMap<Socket, IncomingMessage>();
   const linger = (socket: Socket) =>
@@ -136,7 +149,8 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
         if (await route(req, res)) return;
       }
       if ("stream" in req) closeUnreadStream(req);
-      api(req, res);
+      if (standard.owns(path ?? "")) standard.handler(req, res);
+      else api(req, res);
     } catch (error) {
       log.error({ err: error }, "admin request failed");
       if (!res.headersSent) text(res, 500, "internal error\n");
@@ -169,8 +183,10 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   return {
     port,
     url: `${options.tls ? "https" : "http"}://${urlHost}:${port}`,
+    drain: () => draining.abort(),
     close: () =>
       new Promise<void>((resolve) => {
+        draining.abort();
         server.close(() => resolve());
         untrack();
         http1.closeAllConnections();
