@@ -76,6 +76,11 @@ export const GROUPS: readonly GroupEntry[] = [
     load: async () => (await import("./commands/plan.js")).planGroup,
   },
   {
+    name: "ui",
+    summary: "Print (and on a desktop open) a signed-in link to the web dashboard",
+    load: async () => (await import("./commands/ui.js")).uiGroup,
+  },
+  {
     name: "version",
     summary: "Print the versions of agentctl and of Control",
     load: async () => (await import("./commands/version.js")).versionGroup,
