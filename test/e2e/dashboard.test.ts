@@ -196,7 +196,7 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
     // Held in its first batch (paused at once), so a loaded machine cannot outrun the pages.
     const id = (await fx.campaigns.startCampaign({ spec })).campaign?.id ?? "";
     campaignId = id;
-    await fx.campaigns.pauseCampaign({ id, reason: "held until the pages watch" });
+    await fx.campaigns.pauseCampaign({ id, reason: "hold for the change window" });
     // The list picks the new campaign up on its own; its link opens the live page.
     await operator.click(`a[href="#/campaigns/${id}"]`, { timeout: 15_000 });
     await operator.waitForSelector(".campaign .live-live");
