@@ -82,6 +82,6 @@ const uiCommand: Command = {
 /** `agentctl ui` (one command, no subcommand). */
 export const uiGroup: CommandGroup = {
   name: "ui",
-  summary: "Open Control's web dashboard, signed in",
+  summary: "Print (and on a desktop open) a signed-in link to the web dashboard",
   commands: { "": uiCommand },
 };
