@@ -7,6 +7,7 @@ import {
   DesiredVersionService,
   PlanService,
 } from "../../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
+import { runCli } from "../unit/cli/run-cli.js";
 import {
   type CampaignFixture,
   campaignFixture,
@@ -149,5 +150,59 @@ describe("desired versions and rollout plans", { timeout: 150_000 }, () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect((await plans.getPlan({ id: plan.id })).groups[2]?.campaignId).toBe("");
     for (const a of fleets.get("prod")?.agents ?? []) expect(a.version).toBe(OLD);
+  });
+  it("agentctl (in process) sets, lists and clears a desired version, and starts, shows and aborts a plan", async () => {
+    const env = { AGENTCTL_SERVER: fx.tc.adminUrl, AGENTCTL_TOKEN: fx.tc.operatorToken };
+    // The CLI in process (its real code, over HTTP to the real Control).
+    const agentctl = (argv: string[]) => runCli(argv, { env });
+    const set = await agentctl([
+      "desired",
+      "set",
+      "--version",
+      NEWER,
+      "--pool",
+      "solo",
+      "--reason",
+      "pin solo",
+    ]);
+    expect(set.stderr).toBe("");
+    expect(set.code).toBe(0);
+    const id = /desired version (d-[0-9a-f]{10}) set: pool=solo → 3\.0\.0/.exec(set.stdout)?.[1];
+    expect(id).toBeDefined();
+    const listed = await agentctl(["desired", "list"]);
+    expect(listed.stdout).toMatch(new RegExp(`${id}\\s+3\\.0\\.0\\s+pool=solo\\s+0/0`));
+    const bad = await agentctl(["desired", "set", "--version", "9.9.9", "--pool", "solo"]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("release 9.9.9 is not registered");
+    expect((await agentctl(["desired", "clear", id ?? ""])).code).toBe(0);
+    expect((await agentctl(["desired", "list"])).stdout).not.toContain(id);
+
+    const started = await agentctl([
+      "plan",
+      "start",
+      "--version",
+      NEWER,
+      "--groups",
+      "nobody1,nobody2",
+      "--batches",
+      "100:0s",
+      "--wait",
+      "1h",
+    ]);
+    expect(started.stderr).toBe("");
+    const planId = /plan (p-[0-9a-z-]+) started/.exec(started.stdout)?.[1] ?? "";
+    expect(planId).not.toBe("");
+    // The first group has no node: it counts as done, and the plan waits an hour for the next.
+    const deadline = Date.now() + 15_000;
+    let shown = await agentctl(["plan", "show", planId]);
+    while (!shown.stdout.includes("NEXT GROUP AT") && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 300));
+      shown = await agentctl(["plan", "show", planId]);
+    }
+    expect(shown.stdout).toContain("NEXT GROUP AT");
+    expect(shown.stdout).toMatch(/1\s+nobody1\s+nobody1\s+-\s+\S+.*empty/);
+    const aborted = await agentctl(["plan", "abort", planId, "--reason", "not today"]);
+    expect(aborted.stdout).toBe(`plan ${planId} aborted\n`);
+    expect((await agentctl(["plan", "list"])).stdout).toMatch(new RegExp(`${planId}\\s+aborted`));
   });
 });
