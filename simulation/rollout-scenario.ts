@@ -57,13 +57,13 @@ export function withRollout(s: Scenario): FleetScenario {
   if (s.calm || s.campaigns.length === 0 || roll >= 0.45) return { ...s, rollout: NONE };
   const convergenceIntervalMs = pick(prng, [5000, 30_000, 60_000]);
   if (roll < 0.25) {
-    // Desired versions: a share of the agents enroll 20-90 minutes after the last campaign
+    // Desired versions: a share of the agents enroll 10-40 minutes after the last campaign
     // started (after their group's campaign ended, as a rule), on the old version.
     const last = Math.max(...s.campaigns.map((c) => c.at));
     let latest = 0;
     const agents: AgentScript[] = s.agents.map((a) => {
       if (prng.next() >= 0.3) return a;
-      const onlineAt = last + int(prng, 20, 90) * MIN;
+      const onlineAt = last + int(prng, 10, 40) * MIN;
       latest = Math.max(latest, onlineAt);
       return { ...a, onlineAt };
     });
@@ -74,7 +74,7 @@ export function withRollout(s: Scenario): FleetScenario {
         kind: "desired",
         convergenceIntervalMs,
         plan: undefined,
-        settleUntil: latest + 30 * MIN,
+        settleUntil: latest + 15 * MIN,
       },
     };
   }
