@@ -289,6 +289,23 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
     await page.waitForSelector(`tr[data-node='${failing}']`);
     await page.screenshot({ path: join(SCREENSHOTS, "dashboard-nodes.png"), fullPage: false });
     await page.close();
+  });
+
+  it("shows the audit log, filtered by action", async () => {
+    const page = await newPage();
+    await page.goto(`${ui}#token=${fx.tc.viewerToken}`);
+    await page.click("nav a:text-is('Audit log')");
+    await page.waitForSelector(".audit-events tr[data-action=start]");
+    await page.fill("input[name=action]", "pause");
+    await expect
+      .poll(() =>
+        page.$$eval(".audit-events tbody tr", (rows) =>
+          rows.map((r) => r.getAttribute("data-action")),
+        ),
+      )
+      .toEqual(["pause", "pause"]);
+    await page.close();
+    // No script error and no Content-Security-Policy violation on any page.
     expect(pageErrors).toEqual([]);
   });
 });

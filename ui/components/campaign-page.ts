@@ -22,6 +22,14 @@ function stopLine(c: Campaign) {
   return html`<p class="stopped" role="status"><code>${c.code}</code> ${c.message}${node}</p>`;
 }
 
+/**
+ * What changes when the engine writes audit events (phase and batch transitions), so the
+ * audit trail is read again then, not on every node's step.
+ */
+function milestone(c: Campaign): string {
+  return `${c.phase}/${c.currentBatch}/${c.batches.map((b) => b.state).join(",")}`;
+}
+
 /** The page of campaign `id`. */
 export function CampaignPage({ id }: { id: string }) {
   const { api } = useSession();
@@ -64,6 +72,6 @@ export function CampaignPage({ id }: { id: string }) {
     </ol>
     <${FailingNodes} campaign=${c} />
     <h3>Audit trail</h3>
-    <${AuditTable} campaignId=${c.id} version=${c.updatedAt?.seconds ?? 0n} />
+    <${AuditTable} campaignId=${c.id} version=${milestone(c)} />
   </section>`;
 }
