@@ -19,7 +19,7 @@ import {
 } from "./grpc-reflection.js";
 
 /** The largest request message these services read. */
-export const MAX_REQUEST_BYTES = 64 * 1024;
+export const MAX_REQUEST_BYTES = 4096;
 
 const STANDARD: readonly DescService[] = [Health, ServerReflection, ServerReflectionV1alpha];
 const PREFIXES = STANDARD.map((service) => `/${service.typeName}/`);

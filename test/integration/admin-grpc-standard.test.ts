@@ -105,6 +105,12 @@ describe("gRPC health and reflection on the admin port", { timeout: 60_000 }, ()
     });
   });
 
+  it("refuses a request message over 4 KiB without a token check or a large read", async () => {
+    await expect(check("x".repeat(8192))).rejects.toMatchObject({
+      code: grpc.status.RESOURCE_EXHAUSTED,
+    });
+  });
+
   it("reflection v1 lists the services and sends a service's file with its imports", async () => {
     const [list, file] = await reflect<ServerReflectionResponse>(
       ReflectionClient,
