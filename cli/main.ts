@@ -3,6 +3,7 @@
  * any failure into one line on stderr and a non-zero exit code (2 for usage mistakes,
  * 1 for everything else unless the command chose another, 130 on Ctrl-C).
  */
+import { realpathSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { pathToFileURL } from "node:url";
 import {
@@ -333,6 +334,10 @@ export async function main(): Promise<void> {
   process.stdout.write("", () => process.exit(code));
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+// Run when this module is the program (through a symlink too, as a global install's bin is).
+if (
+  process.argv[1] !== undefined &&
+  import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href
+) {
   await main();
 }

@@ -8,7 +8,12 @@ import type { Sink } from "./output.js";
 
 /** A sink that turns each JSON document written to it into YAML on `sink`. */
 export async function yamlSink(sink: Sink): Promise<Sink> {
-  const { stringify } = await import("yaml");
+  const yaml = await import("yaml");
+  // Bundled, the package's CommonJS build may arrive as the default export only.
+  const { stringify } =
+    typeof yaml.stringify === "function"
+      ? yaml
+      : (yaml as unknown as { default: typeof yaml }).default;
   let documents = 0;
   const render = (text: string): string => {
     let value: unknown;
