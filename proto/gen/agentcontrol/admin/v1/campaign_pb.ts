@@ -1294,7 +1294,8 @@ export const CampaignService: GenService<{
     output: typeof ListCampaignsResponseSchema;
   },
   /**
-   * GetCampaign returns a campaign with a row per node.
+   * GetCampaign returns a campaign with a row per node (every row: for a large campaign, ask
+   * summary_only and page the rows with ListCampaignNodes).
    *
    * @generated from rpc agentcontrol.admin.v1.CampaignService.GetCampaign
    */
