@@ -20,13 +20,7 @@ export interface WatchState {
   readonly error: unknown;
 }
 
-const TRANSIENT = [
-  Code.Unavailable,
-  Code.Aborted,
-  Code.Unknown,
-  Code.DeadlineExceeded,
-  Code.Internal,
-];
+const TRANSIENT = [Code.Unavailable, Code.Aborted, Code.Unknown, Code.DeadlineExceeded];
 
 function transient(error: unknown): boolean {
   return !(error instanceof ConnectError) || TRANSIENT.includes(error.code);
