@@ -164,7 +164,8 @@ export async function startControl(options: StartControlOptions): Promise<Contro
         handshaken: agentCounters.handshake,
       },
     });
-    cleanup.push(() => agentServer.drain(config.limits.shutdownGraceSeconds * 1000));
+    const drainAgents = () => agentServer.drain(config.limits.shutdownGraceSeconds * 1000);
+    cleanup.push(drainAgents);
 
     const operator = await resolveOperatorToken(config.adminToken, config.dataDir);
     if (operator.source === "generated") {
@@ -283,7 +284,9 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       },
     });
     publicUrl ||= adminServer.url;
-    cleanup.push(() => adminServer.close());
+    // The admin port closes once the agent streams have drained, answering NOT_SERVING (gRPC
+    // health) and 503 (/readyz) meanwhile, so load balancers move away before it goes.
+    cleanup.splice(cleanup.indexOf(drainAgents), 0, () => adminServer.close());
     campaigns.start(); // campaign engine: runs once publicUrl is known; stops before the server
     cleanup.push(() => campaigns.stop());
     // Runs first on stop: gRPC health tells load balancers NOT_SERVING before the port closes.

@@ -136,6 +136,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       const path = (req.url ?? "/").split("?")[0];
       if (path === "/healthz") return text(res, 200, "ok\n");
       if (path === "/readyz") {
+        if (draining.signal.aborted) return text(res, 503, "draining\n");
         const ready = await options.ready();
         return text(res, ready ? 200 : 503, ready ? "ready\n" : "not ready\n");
       }

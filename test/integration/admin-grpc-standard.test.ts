@@ -24,6 +24,7 @@ import {
   ServerReflection as ServerReflectionV1alpha,
 } from "../../proto/gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
+import { connectAgent, eventually } from "../helpers/raw-agent.js";
 
 const HealthClient = grpc.makeGenericClientConstructor(grpcServiceDefinition(Health), "Health");
 const ReflectionClient = grpc.makeGenericClientConstructor(
@@ -171,7 +172,9 @@ describe("gRPC health and reflection on the admin port", { timeout: 60_000 }, ()
     });
   });
 
-  it("Watch: SERVING now, then NOT_SERVING as soon as Control begins to stop", async () => {
+  it("Watch: SERVING now, then NOT_SERVING while Control drains its agents, the port still open", async () => {
+    // An agent that ignores the drain keeps Control draining for limits.shutdownGraceSeconds.
+    const { stream } = await connectAgent(tc.agentAddress, await tc.joinToken(), "drain-node-1");
     const health = client(HealthClient) as unknown as {
       watch(request: object): grpc.ClientReadableStream<HealthCheckResponse>;
     };
@@ -189,8 +192,15 @@ describe("gRPC health and reflection on the admin port", { timeout: 60_000 }, ()
     );
     await first;
     expect(statuses).toEqual([Status.SERVING]);
-    await tc.control.stop();
+    const stopped = tc.control.stop();
+    await eventually(() => statuses.length === 2, 5000, "NOT_SERVING on the Watch");
+    expect((await check("")).status).toBe(Status.NOT_SERVING);
+    const readyz = await fetch(`${tc.adminUrl}/readyz`);
+    expect(readyz.status).toBe(503);
+    expect(await readyz.text()).toBe("draining\n");
+    await stopped;
     await ended;
+    stream.close();
     expect(statuses).toEqual([Status.SERVING, Status.NOT_SERVING]);
   });
 });
