@@ -58,6 +58,16 @@ function rootSignal(): AbortSignal {
 async function runSupervisor(options: RunOptions): Promise<number> {
   const paths = installPaths(options.installDir);
   const log = jsonLog("agent-supervisor");
+  const saved = await loadState(paths);
+  if (
+    options.joinToken === undefined &&
+    options.tls?.cert === undefined &&
+    saved?.nodeToken === undefined
+  ) {
+    throw new UsageError(
+      "--join-token is required until the node has enrolled (or give --cert and --key)",
+    );
+  }
   const installed = await ensureInstalled(
     paths,
     options.nodeId,
@@ -65,16 +75,6 @@ async function runSupervisor(options: RunOptions): Promise<number> {
   );
   if (installed !== undefined)
     log.info({ version: installed, dir: paths.root }, "installed the first version");
-  const state = await loadState(paths);
-  if (
-    options.joinToken === undefined &&
-    options.tls?.cert === undefined &&
-    state?.nodeToken === undefined
-  ) {
-    throw new UsageError(
-      "--join-token is required until the node has enrolled (or give --cert and --key)",
-    );
-  }
   const signal = rootSignal();
   await supervise({
     paths,

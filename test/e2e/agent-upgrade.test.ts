@@ -6,6 +6,8 @@
  * itself, and the campaign records the node failed and rolls the batch back; a campaign to
  * 1.3.0 aborted with rollback makes the Agent reinstate 1.1.0.
  */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readlink, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -84,6 +86,34 @@ describe("a real Agent upgraded by campaigns", () => {
       const n = await node();
       return n?.online && n.agentVersion === version ? n : undefined;
     }, `${NODE} online on ${version}`);
+
+  it.each([
+    [
+      ["run", "--install-dir", "DIR", "--server", "nowhere", "--pins", "PIN"],
+      /--server must be HOST:PORT/,
+    ],
+    [["run", "--install-dir", "DIR", "--server", "127.0.0.1:7443"], /--pins is required/],
+    [["status"], /--install-dir DIR is required/],
+    [
+      ["run", "--install-dir", "DIR", "--server", "127.0.0.1:7443", "--pins", "PIN"],
+      /--join-token is required until the node has enrolled/,
+    ],
+  ])(
+    "the artifact refuses %j with exit 2, one line, and installs nothing",
+    async (argv, message) => {
+      const bad = join(dir, "bad-flags");
+      const args = argv.map((a) => (a === "DIR" ? bad : a === "PIN" ? fx.key.pin : a));
+      const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        execFile(process.execPath, [join(dir, "agent-1.0.0.mjs"), ...args], (error, _out, stderr) =>
+          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stderr }),
+        );
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
+      expect(existsSync(bad)).toBe(false);
+    },
+  );
 
   it("installs itself at 1.0.0 and enrolls", async () => {
     agent = startAgent(join(dir, "agent-1.0.0.mjs"), install(), [
