@@ -23,10 +23,12 @@ import {
   NEWER,
   nodesByState,
   quickSpec,
+  type SpecInit,
   waitForCampaign,
 } from "./campaign-fixture.js";
 
 const PROMETHEUS = "/usr/bin/prometheus";
+const NEWEST = "4.0.0";
 const hhmm = (d: Date) =>
   `${String(d.getUTCHours()).padStart(2, "0")}:${String(d.getUTCMinutes()).padStart(2, "0")}`;
 
@@ -122,6 +124,7 @@ describe("maintenance windows and outside health gates", { timeout: 180_000 }, (
     ]);
     await fx.register(NEW);
     await fx.register(NEWER);
+    await fx.register(NEWEST);
     fleet = await fx.fleet({ count: 8 });
   }, 120_000);
   afterAll(async () => {
@@ -161,6 +164,43 @@ describe("maintenance windows and outside health gates", { timeout: 180_000 }, (
     }
   });
 
+  it("refuses a bad window, ramp or gate with the reason, and starts nothing", async () => {
+    const before = (await fx.campaigns.listCampaigns({})).campaigns.length;
+    const bad: [SpecInit, RegExp][] = [
+      [{ windows: ["Mon 25:00-26:00"] }, /"25:00" is not a time/],
+      [{ gates: ["prometheus ftp://x up"] }, /not an http\(s\) URL/],
+      [{ ramp: { startPerMinute: 0, factor: 2 }, batches: [] }, /the ramp's rate must be above 0/],
+    ];
+    for (const [extra, message] of bad) {
+      await expect(
+        fx.campaigns.startCampaign({ spec: quickSpec(NEWER, [100], { ...extra }) }),
+      ).rejects.toThrow(message);
+    }
+    expect((await fx.campaigns.listCampaigns({})).campaigns.length).toBe(before);
+  });
+
+  it("runs a ramp as steps of growing size, each a batch", async () => {
+    const started = await fx.campaigns.startCampaign({
+      spec: {
+        targetVersion: NEWER,
+        disruptionBudgetPercent: 100,
+        ramp: { startPerMinute: 60, factor: 2, step: { seconds: 2n, nanos: 0 } },
+      },
+    });
+    const id = started.campaign?.id ?? "";
+    expect(started.campaign?.batches.map((b) => b.nodeCount)).toEqual([2, 4, 2]);
+    const done = await waitForCampaign(fx.campaigns, id, undefined, 60_000);
+    expect(done.phase).toBe(CampaignPhase.COMPLETED);
+    expect(done.batches.map((b) => b.state)).toEqual([
+      BatchState.PASSED,
+      BatchState.PASSED,
+      BatchState.PASSED,
+    ]);
+    for (const b of done.batches)
+      expect(Number(b.elapsed?.seconds ?? 0n)).toBeGreaterThanOrEqual(2);
+    for (const agent of fleet.agents) expect(agent.version).toBe(NEWER);
+  });
+
   it("rolls a batch back when its Prometheus gate stops holding, with the gate's value in the audit log", async () => {
     metric.set(1);
     await until(
@@ -168,7 +208,7 @@ describe("maintenance windows and outside health gates", { timeout: 180_000 }, (
       async () => (await prometheus?.healthy()) === "1",
     );
     const started = await fx.campaigns.startCampaign({
-      spec: quickSpec(NEWER, [50, 100], {
+      spec: quickSpec(NEWEST, [50, 100], {
         disruptionBudgetPercent: 100,
         batches: [
           { percent: 50, minDuration: { seconds: 0n, nanos: 0 } },
@@ -190,7 +230,7 @@ describe("maintenance windows and outside health gates", { timeout: 180_000 }, (
     const { nodes } = await fx.campaigns.getCampaign({ id });
     const second = new Set(nodes.filter((n) => n.batch === 1).map((n) => n.nodeId));
     for (const agent of fleet.agents) {
-      expect(agent.version).toBe(second.has(agent.nodeId) ? NEW : NEWER);
+      expect(agent.version).toBe(second.has(agent.nodeId) ? NEWER : NEWEST);
     }
     const { events } = await fx.audit.listAuditEvents({ campaignId: id });
     const gates = events.filter((e) => e.action === "gate").map((e) => JSON.parse(e.detailJson));

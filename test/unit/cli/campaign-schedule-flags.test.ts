@@ -1,6 +1,9 @@
+import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { parseFlags, UsageError } from "../../../cli/args.js";
+import { formatCampaignSummary } from "../../../cli/commands/campaign-format.js";
 import { SPEC_FLAGS, specFromFlags } from "../../../cli/commands/campaign-spec.js";
+import { CampaignSchema } from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 
 const specOf = (...argv: string[]) =>
   specFromFlags(parseFlags(["--version=1.2.0", ...argv], SPEC_FLAGS).values);
@@ -57,5 +60,32 @@ describe("agentctl's window, ramp and gate flags", () => {
   ])("refuses %j with a usage error naming the flag", (argv, message) => {
     expect(() => specOf(...argv)).toThrow(UsageError);
     expect(() => specOf(...argv)).toThrow(message);
+  });
+});
+
+describe("agentctl campaign show", () => {
+  it("lists a campaign's windows, ramp and gates, and nothing of them when unset", () => {
+    const spec = specOf(
+      "--window",
+      "Mon-Fri 02:00-04:00 Europe/Berlin",
+      "--ramp",
+      "10/min×2",
+      "--ramp-max",
+      "200/min",
+      "--ramp-step",
+      "30m",
+      "--gate",
+      "webhook https://hooks.example/check",
+      "--gate-grace",
+      "2m",
+    );
+    const text = formatCampaignSummary(create(CampaignSchema, { id: "c1", spec }));
+    expect(text).toMatch(/Windows:\s+Mon-Fri 02:00-04:00 Europe\/Berlin/);
+    expect(text).toMatch(/Ramp:\s+10\/min ×2, max 200\/min, steps of 1800 s/);
+    expect(text).toMatch(
+      /Gates:\s+webhook https:\/\/hooks.example\/check \(unreachable fails after 120 s\)/,
+    );
+    const plain = formatCampaignSummary(create(CampaignSchema, { id: "c2", spec: specOf() }));
+    expect(plain).not.toMatch(/Windows|Ramp|Gates/);
   });
 });
