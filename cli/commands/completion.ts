@@ -32,7 +32,9 @@ export function bashCompletion(groups: readonly CommandGroup[]): string {
   const subcommandCases = groups
     .map(
       (g) =>
-        `      ${g.name}) COMPREPLY=($(compgen -W "${Object.keys(g.commands).join(" ")}" -- "$cur")) ;;`,
+        `      ${g.name}) COMPREPLY=($(compgen -W "${Object.keys(g.commands)
+          .filter((name) => name !== "")
+          .join(" ")}" -- "$cur")) ;;`,
     )
     .join("\n");
   const flagCases = groups
@@ -62,7 +64,7 @@ _agentctl() {
     return
   fi
   if [[ -z "$group" && "$cur" != -* ]]; then
-    COMPREPLY=($(compgen -W "${groups.map((g) => g.name).join(" ")}" -- "$cur"))
+    COMPREPLY=($(compgen -W "${[...groups.map((g) => g.name), "help"].join(" ")}" -- "$cur"))
     return
   fi
   if [[ -z "$sub" && "$cur" != -* ]]; then
