@@ -34,6 +34,7 @@ import {
   type CampaignSpec,
   type CampaignSpecInput,
   type CampaignState,
+  closedMsBetween,
   formatGate,
   formatWindow,
   isFailure,
@@ -254,7 +255,8 @@ function countList(counts: Map<NodeState, number> | undefined): NodeStateCount[]
 
 /**
  * Time a batch has run: from its start to its end (or `now`), minus closed pauses and, for the
- * current batch of a paused campaign, the open pause.
+ * current batch of a paused campaign, the open pause, and the time outside the campaign's
+ * maintenance windows (what counts toward its minimum duration, as `countedMs`).
  */
 export function batchElapsedMs(c: CampaignState, index: number, now: number): number {
   const b = c.batches[index];
@@ -264,7 +266,8 @@ export function batchElapsedMs(c: CampaignState, index: number, now: number): nu
     index === c.currentBatch && c.pausedAt !== undefined && b.endedAt === undefined
       ? Math.max(0, end - c.pausedAt)
       : 0;
-  return Math.max(0, end - b.startedAt - b.pausedMs - openPause);
+  const closed = closedMsBetween(c.spec.windows, b.startedAt, end);
+  return Math.max(0, end - b.startedAt - b.pausedMs - openPause - closed);
 }
 
 /** Row facts of a campaign the record itself does not hold. */

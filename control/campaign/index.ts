@@ -100,6 +100,13 @@
  * - Breach stopper: the failure, in time then canary order, that first exceeded the threshold.
  * - Pause/resume/abort allowed in running|paused only (resume: paused only); abort during
  *   rolling_back is refused.
+ * - Maintenance windows (`windows.ts`): outside every window nothing is offered and no node is
+ *   skipped offline; closed time does not count toward a batch's minimum duration or soak;
+ *   `wakeAt` includes the next opening or closing.
+ * - A ramp (`ramp.ts`) is planned as batches, one per step; the first capped by the canary share.
+ * - Gate results (`DecideInput.gates`, `gates.ts`, `gate-rules.ts`): a settled batch passes only
+ *   on a holding result of every gate taken after it settled; a failing one, or one unreachable
+ *   for the gate grace, breaches it.
  */
 export * from "./assert-never.js";
 export * from "./batch-rules.js";
