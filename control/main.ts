@@ -53,10 +53,14 @@ async function main(): Promise<number> {
     throw error;
   }
   const log = createLogger({ level: config.log.level });
+  // The lines saying what Control serves are logged at any level but silent, as they were
+  // printed before they became JSON log lines (scripts wait for them).
+  const announce =
+    log.isLevelEnabled("info") || log.level === "silent" ? log : log.child({}, { level: "info" });
   if (workers !== undefined && cluster.isPrimary) {
     // stdout carries JSON log lines only, so a log shipper never meets a plain line.
-    log.info({ workers }, `Agent Control runs ${workers} worker(s)`);
-    await runPrimary({ config, workers, log, say: (line) => log.info(line) });
+    announce.info({ workers }, `Agent Control runs ${workers} worker(s)`);
+    await runPrimary({ config, workers, log, say: (line) => announce.info(line) });
     log.info("stopped");
     log.flush();
     return 0;
@@ -67,7 +71,7 @@ async function main(): Promise<number> {
   await writeAdminEndpoint(config.dataDir, { url: control.adminUrl, pid: process.pid }).catch(
     (error: unknown) => log.warn({ err: error }, "could not note the admin URL in the data dir"),
   );
-  log.info(
+  announce.info(
     {
       agentPort: control.agentPort,
       adminUrl: control.adminUrl,
