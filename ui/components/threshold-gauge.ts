@@ -4,18 +4,7 @@
  */
 import { html } from "htm/preact";
 import type { BatchStatus } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-
-/** The numbers behind the gauge: a batch breaches when `failed` exceeds `allowed`. */
-export function thresholdStanding(batch: BatchStatus, thresholdPercent: number) {
-  const ratio = batch.offerable > 0 ? (100 * batch.failed) / batch.offerable : 0;
-  const allowed = Math.floor((thresholdPercent * batch.offerable) / 100);
-  return {
-    ratio,
-    allowed,
-    breached: batch.failed > allowed,
-    left: Math.max(0, allowed - batch.failed + 1),
-  };
-}
+import { thresholdStanding } from "../threshold.js";
 
 /** Props of {@link ThresholdGauge}. */
 export interface ThresholdGaugeProps {

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { isBreached } from "../../../control/campaign/batch-rules.js";
 import { BatchStatusSchema } from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-import { thresholdStanding } from "../../../ui/components/threshold-gauge.js";
+import { thresholdStanding } from "../../../ui/threshold.js";
 
 describe("the dashboard's threshold gauge", () => {
   it("calls a batch breached exactly when the engine does, and counts the failures left", () => {
