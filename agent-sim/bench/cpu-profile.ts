@@ -8,9 +8,9 @@
  * unprofiled, drops it, and profiles its reconnection with node tokens.
  *
  * Usage: `npx tsx agent-sim/bench/cpu-profile.ts [--count 1000] [--seconds 20] [--heartbeat-ms 1000]
- *   [--phase steady|connect] [--connect-rate 1000] [--reconnect]`
+ *   [--phase steady|connect] [--connect-rate 1000] [--reconnect] [--save-to FILE]`
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -27,6 +27,7 @@ async function main(): Promise<void> {
       phase: { type: "string", default: "steady" },
       "connect-rate": { type: "string", default: "1000" },
       reconnect: { type: "boolean", default: false },
+      "save-to": { type: "string" },
     },
     strict: true,
   });
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
     await sim.stop();
     const label = connectPhase ? `while ${count} agents connect` : `over ${values.seconds} s`;
     await printProfileSummary(join(dir, "control-1.cpuprofile"), label);
+    if (values["save-to"]) await copyFile(join(dir, "control-1.cpuprofile"), values["save-to"]);
   } finally {
     await control.stop();
     await rm(dir, { recursive: true, force: true });

@@ -43,17 +43,27 @@ export interface SimProcess {
     timeoutMs: number,
     what: string,
   ): Promise<SimCounts>;
+  /** Starts a fleet started with `hold` (no-op otherwise). */
+  start(): Promise<void>;
   /** Stops the fleet cleanly (SIGKILL after 20 s). */
   stop(): Promise<void>;
 }
 
-/** Starts a fleet in its own process and resolves once it has started connecting. */
+/**
+ * Starts a fleet in its own process and resolves once it has started connecting; with
+ * `hold`, once the process is ready, and the fleet connects on {@link SimProcess.start}.
+ */
 export async function startSimProcess(
   options: FleetOptions,
   logFile: string,
   instrument = false,
+  hold = false,
 ): Promise<SimProcess> {
-  const args = [JSON.stringify(options), ...(instrument ? ["--instrument"] : [])];
+  const args = [
+    JSON.stringify(options),
+    ...(instrument ? ["--instrument"] : []),
+    ...(hold ? ["--hold"] : []),
+  ];
   const child = fork(join(ROOT, "agent-sim", "bench", "sim-runner.ts"), args, {
     cwd: ROOT,
     execArgv: ["--import", TSX_LOADER],
@@ -90,6 +100,7 @@ export async function startSimProcess(
     traceStart: (everyMs) => call<void>("trace-start", { everyMs }),
     traceStop: () => call<SimCounts[]>("trace-stop"),
     marks: () => call<SimMarks>("marks"),
+    start: () => call<void>("start"),
     async waitFor(predicate, timeoutMs, what) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

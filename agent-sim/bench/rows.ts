@@ -23,6 +23,8 @@ export interface BenchRow {
   readonly met: boolean | undefined;
   /** Quick mode fails when `ratio` exceeds this. */
   readonly maxRatio?: number;
+  /** Quick mode fails when `ratio` is below this (figures where more is better). */
+  readonly minRatio?: number;
   /** Quick mode fails when `project` (a dimensionless figure) exceeds this. */
   readonly maxValue?: number;
   readonly note?: string;

@@ -7,7 +7,9 @@
  * `counts` (welcomed, connected, connects, welcomes, heartbeats), `drop` (a reconnect
  * storm), `trace-start` / `trace-stop` (welcomes and connects sampled every `everyMs`),
  * `marks` (with `--instrument` in argv[3]: when each agent first received an upgrade and
- * sent each ObservedState, cleared on read), `stop` (clean stop, then exit).
+ * sent each ObservedState, cleared on read), `stop` (clean stop, then exit). With `--hold`
+ * in argv the fleet starts only on a `start` request (so a burst is timed from its first
+ * connection, not from this process's start-up); before that, counts are all zero.
  */
 
 import { pino } from "pino";
@@ -35,7 +37,10 @@ export interface SimMarks {
 
 /** A request to the runner. */
 export type SimRequest =
-  | { readonly id: number; readonly kind: "counts" | "drop" | "trace-stop" | "marks" | "stop" }
+  | {
+      readonly id: number;
+      readonly kind: "counts" | "drop" | "trace-stop" | "marks" | "stop" | "start";
+    }
   | { readonly id: number; readonly kind: "trace-start"; readonly everyMs: number };
 
 /** The runner's answer to the request with the same id. */
@@ -49,7 +54,18 @@ export interface SimReply {
 /** The largest number of samples one trace keeps (bounds memory). */
 const MAX_SAMPLES = 20_000;
 
-function counts(fleet: Fleet): SimCounts {
+/** The counts of a fleet not started yet. */
+const NO_COUNTS = (): SimCounts => ({
+  welcomed: 0,
+  connected: 0,
+  connects: 0,
+  welcomes: 0,
+  heartbeats: 0,
+  versions: {},
+  at: Date.now(),
+});
+
+function countsOf(fleet: Fleet): SimCounts {
   let welcomed = 0;
   let connected = 0;
   let connects = 0;
@@ -113,19 +129,24 @@ function instrument(): { take(): SimMarks } {
 
 async function main(): Promise<void> {
   const options = JSON.parse(process.argv[2] ?? "{}") as FleetOptions;
-  const marks = process.argv[3] === "--instrument" ? instrument() : undefined;
+  const flags = process.argv.slice(3);
+  const marks = flags.includes("--instrument") ? instrument() : undefined;
   // AGENT_SIM_LOG_LEVEL (e.g. debug) logs the agents' own lines to this runner's stderr.
   const level = process.env.AGENT_SIM_LOG_LEVEL;
-  const fleet = await startFleet(
-    level ? { ...options, logger: pino({ level }, pino.destination(2)) } : options,
-  );
+  const begin = () =>
+    startFleet(level ? { ...options, logger: pino({ level }, pino.destination(2)) } : options);
+  let fleet: Fleet | undefined = flags.includes("--hold") ? undefined : await begin();
+  const counts = (f: Fleet | undefined): SimCounts => (f ? countsOf(f) : NO_COUNTS());
   let trace: { timer: NodeJS.Timeout; samples: SimCounts[] } | undefined;
   const answer = async (request: SimRequest): Promise<unknown> => {
     switch (request.kind) {
       case "counts":
         return counts(fleet);
+      case "start":
+        fleet ??= await begin();
+        return counts(fleet);
       case "drop":
-        fleet.dropAllStreams();
+        fleet?.dropAllStreams();
         return counts(fleet);
       case "trace-start": {
         if (trace) clearInterval(trace.timer);
@@ -147,7 +168,7 @@ async function main(): Promise<void> {
         return marks?.take() ?? { offers: [], reports: [] };
       case "stop":
         if (trace) clearInterval(trace.timer);
-        await fleet.stop();
+        await fleet?.stop();
         setImmediate(() => process.exit(0));
         return null;
     }
@@ -161,7 +182,7 @@ async function main(): Promise<void> {
   });
   // The parent going away must not leave thousands of streams open.
   process.on("disconnect", () => {
-    fleet.stop().then(
+    (fleet?.stop() ?? Promise.resolve()).then(
       () => process.exit(0),
       () => process.exit(1),
     );
