@@ -24,7 +24,8 @@ import {
   type OutputMode,
 } from "./command.js";
 import { commandHelp, GLOBAL_FLAGS, groupHelp, rootHelp } from "./help.js";
-import { createPainter, type Sink } from "./output.js";
+import type { Sink } from "./output.js";
+import { createPainter } from "./paint.js";
 import { didYouMean } from "./suggest.js";
 import { resolveTimeoutMs } from "./timeout.js";
 import { yamlSink } from "./yaml-output.js";

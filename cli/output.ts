@@ -122,22 +122,4 @@ export function formatLabels(labels: Readonly<Record<string, string>>): string {
   return keys.length === 0 ? "-" : keys.map((k) => `${k}=${labels[k]}`).join(",");
 }
 
-/** Colour names {@link Painter} knows. */
-export type Colour = "red" | "green" | "yellow" | "cyan" | "dim" | "bold";
-
-const CODES: Record<Colour, string> = {
-  red: "31",
-  green: "32",
-  yellow: "33",
-  cyan: "36",
-  dim: "2",
-  bold: "1",
-};
-
-/** Wraps text in ANSI colour when enabled, and returns it unchanged otherwise. */
-export type Painter = (colour: Colour, text: string) => string;
-
-/** A {@link Painter} that colours only when `enabled` (a TTY without `NO_COLOR`). */
-export function createPainter(enabled: boolean): Painter {
-  return (colour, text) => (enabled ? `${ESC}[${CODES[colour]}m${text}${ESC}[0m` : text);
-}
+export { type Colour, createPainter, type Painter } from "./paint.js";

@@ -1,0 +1,27 @@
+/**
+ * ANSI colour for agentctl's terminal output, apart from the protobuf formatters of
+ * output.ts so that starting agentctl (help, usage errors) does not load the protobuf runtime.
+ */
+
+/** The escape character that starts an ANSI control sequence. */
+const ESC = String.fromCharCode(27);
+
+/** Colour names {@link Painter} knows. */
+export type Colour = "red" | "green" | "yellow" | "cyan" | "dim" | "bold";
+
+const CODES: Record<Colour, string> = {
+  red: "31",
+  green: "32",
+  yellow: "33",
+  cyan: "36",
+  dim: "2",
+  bold: "1",
+};
+
+/** Wraps text in ANSI colour when enabled, and returns it unchanged otherwise. */
+export type Painter = (colour: Colour, text: string) => string;
+
+/** A {@link Painter} that colours only when `enabled` (a TTY without `NO_COLOR`). */
+export function createPainter(enabled: boolean): Painter {
+  return (colour, text) => (enabled ? `${ESC}[${CODES[colour]}m${text}${ESC}[0m` : text);
+}
