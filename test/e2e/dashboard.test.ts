@@ -112,30 +112,21 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
     return page;
   }
 
+  // The route's every header and status is in test/unit/control/dashboard-route.test.ts;
+  // this is the real Control serving the real bundle.
   it("serves /ui without a token, with strict headers, and the API still wants one", async () => {
-    const redirect = await fetch(`${fx.tc.adminUrl}/ui`, { redirect: "manual" });
-    expect(redirect.status).toBe(308);
-    expect(redirect.headers.get("location")).toBe("/ui/");
     const index = await fetch(ui);
     expect(index.status).toBe(200);
-    expect(index.headers.get("content-type")).toBe("text/html; charset=utf-8");
     expect(index.headers.get("cache-control")).toBe("no-store");
     expect(index.headers.get("x-content-type-options")).toBe("nosniff");
-    const csp = index.headers.get("content-security-policy") ?? "";
-    expect(csp).toContain("default-src 'none'");
-    expect(csp).toContain("script-src 'self'");
-    expect(csp).toContain("connect-src 'self'");
+    expect(index.headers.get("content-security-policy")).toContain("default-src 'none'");
     const html = await index.text();
     expect(html).not.toContain(fx.tc.operatorToken);
     const script = /src="(assets\/main-[0-9a-f]+\.js)"/.exec(html)?.[1];
-    expect(script).toBeDefined();
     const asset = await fetch(`${ui}${script}`);
     expect(asset.status).toBe(200);
     expect(asset.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
-    expect(asset.headers.get("cache-control")).toContain("immutable");
     expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
-    expect((await fetch(`${ui}assets/main-0000.js`)).status).toBe(404);
-    expect((await fetch(ui, { method: "POST" })).status).toBe(405);
     const anonymous = await fetch(
       `${fx.tc.adminUrl}/agentcontrol.admin.v1.CampaignService/ListCampaigns`,
       { method: "POST", headers: { "content-type": "application/json" }, body: "{}" },
