@@ -67,7 +67,9 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   options.signal?.addEventListener("abort", onAbort, { once: true });
   const settings = settingsOf(options);
   const store =
-    options.stateDir === undefined ? memoryStateStore : fileStateStore(options.stateDir);
+    options.stateDir === undefined
+      ? memoryStateStore
+      : fileStateStore(options.stateDir, { fsync: false });
   const runtime: AgentRuntime = {
     server: options.server,
     joinToken: options.joinToken,

@@ -5,7 +5,7 @@
  * operations. Files are replaced atomically and fsynced.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename } from "node:fs/promises";
+import { mkdir, open, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
 /** The last ObservedState an agent reported for an operation (re-sent on redelivery). */
@@ -65,8 +65,15 @@ export const memoryStateStore: StateStore = {
   save: async () => {},
 };
 
-/** A store writing `<dir>/<nodeId>.json` atomically (temp file + rename). */
-export function fileStateStore(dir: string): StateStore {
+/**
+ * A store writing `<dir>/<nodeId>.json` atomically (temp file + rename), for many agents in
+ * one process. With `fsync` (the default) each save is also fsynced like the real Agent's
+ * state (power-loss safe); without it a save survives the process being killed, not the
+ * machine losing power, which is what a simulated fleet of thousands needs at the rate it
+ * saves (the simulator passes `fsync: false`).
+ */
+export function fileStateStore(dir: string, options: { fsync?: boolean } = {}): StateStore {
+  const fsync = options.fsync ?? true;
   let made: Promise<unknown> | undefined;
   return {
     async load(nodeId) {
@@ -82,7 +89,14 @@ export function fileStateStore(dir: string): StateStore {
       made ??= mkdir(dir, { recursive: true });
       await made;
       const file = join(dir, `${safeName(state.nodeId)}.json`);
-      await writeFileDurably(file, `${JSON.stringify(state)}\n`);
+      const text = `${JSON.stringify(state)}\n`;
+      if (fsync) {
+        await writeFileDurably(file, text);
+      } else {
+        const temp = `${file}.${process.pid}.tmp`;
+        await writeFile(temp, text, { mode: 0o600 });
+        await rename(temp, file);
+      }
     },
   };
 }
