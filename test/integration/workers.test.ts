@@ -1,9 +1,11 @@
 /**
- * `npm start -- --workers 2` as a real process (`node --import tsx control/main.ts`): the
- * primary starts the embedded PostgreSQL and two Control workers that share the agent and
- * admin ports; agents land on both; a worker SIGKILLed is replaced by a new one, which takes
+ * `npm start -- --workers 3` as a real process (`node --import tsx control/main.ts`): the
+ * primary starts the embedded PostgreSQL and three Control workers that share the agent and
+ * admin ports; agents land on all; a worker SIGKILLed is replaced by a new one, which takes
  * agents too; a campaign over the fleet completes with every node succeeded and no operation
- * applied twice; SIGTERM stops the workers and then the database, and the primary exits 0.
+ * applied twice, also when the leading worker, and in another campaign a worker that does
+ * not lead, is SIGKILLed mid-campaign; SIGTERM stops the workers and then the database, and
+ * the primary exits 0.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -11,7 +13,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient, type Interceptor } from "@connectrpc/connect";
+import { ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Fleet, startFleet } from "../../agent-sim/index.js";
@@ -24,13 +26,15 @@ import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { freePort } from "../helpers/process-fixtures.js";
 import { makeKeys, makeRelease } from "../helpers/releases.js";
-import { NEW, quickSpec, waitForCampaign } from "./campaign-fixture.js";
+import { NEW, NEWER, quickSpec, waitForCampaign } from "./campaign-fixture.js";
 
 const TOKEN = "workers-test-operator-token-0123456789";
 const AGENTS = 16;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe("npm start -- --workers 2", () => {
+const WORKERS = 3;
+
+describe(`npm start -- --workers ${WORKERS}`, () => {
   let dir: string;
   let artifacts: Server;
   let primary: ChildProcess;
@@ -58,6 +62,19 @@ describe("npm start -- --workers 2", () => {
   };
   /** Worker pids the primary reported started, in order. */
   const started = () => [...stdout.matchAll(/worker (\d+) started/g)].map((m) => Number(m[1]));
+  /** The pid of the worker that last logged taking the campaign lease. */
+  const leaderPid = () =>
+    Number([...stdout.matchAll(/"pid":(\d+)[^\n]*"msg":"leadership acquired"/g)].at(-1)?.[1]);
+  /** Worker pids still running. */
+  const alive = () =>
+    started().filter((pid) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
   /** The pids of the Controls holding the online nodes (instance ids name their pid). */
   const holderPids = async () => {
     const { nodes } = await client(NodeService).listNodes({ pageSize: 1000 });
@@ -92,7 +109,7 @@ describe("npm start -- --workers 2", () => {
     const { DATABASE_URL: _external, ...env } = process.env;
     primary = spawn(
       process.execPath,
-      ["--import", "tsx", "control/main.ts", "--config", configFile, "--workers", "2"],
+      ["--import", "tsx", "control/main.ts", "--config", configFile, "--workers", `${WORKERS}`],
       {
         cwd: process.cwd(),
         env: {
@@ -101,20 +118,24 @@ describe("npm start -- --workers 2", () => {
           AGENT_CONTROL_AGENT_ADDR: `127.0.0.1:${agentPort}`,
           AGENT_CONTROL_ADMIN_ADDR: `127.0.0.1:${adminPort}`,
           AGENT_CONTROL_DATA_DIR: dir,
-          AGENT_CONTROL_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+          // info: the test reads which worker took the campaign lease.
+          AGENT_CONTROL_LOG_LEVEL: "info",
         },
         stdio: ["ignore", "pipe", "pipe"],
       },
     );
     primary.stdout?.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
+      // Only the lines the test reads: agents' info lines would grow this without bound.
+      for (const line of chunk.toString().split("\n")) {
+        if (/started|is serving|leadership|exited/.test(line)) stdout += `${line}\n`;
+      }
     });
     primary.stderr?.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-4000);
     });
-    await until("two workers ready", 120_000, async () => {
+    await until(`${WORKERS} workers ready`, 120_000, async () => {
       if (primary.exitCode !== null) throw new Error(`primary exited:\n${stdout}\n${stderr}`);
-      return (stdout.match(/is serving agents/g) ?? []).length >= 2;
+      return (stdout.match(/is serving agents/g) ?? []).length >= WORKERS;
     });
     const release = await makeRelease({
       version: NEW,
@@ -124,6 +145,14 @@ describe("npm start -- --workers 2", () => {
       urlBase: `http://127.0.0.1:${artifactPort}`,
     });
     await client(ReleaseService).registerRelease({ envelope: release.envelope });
+    const newer = await makeRelease({
+      version: NEWER,
+      sequence: 30,
+      keys: [key],
+      platforms: ["linux-amd64"],
+      urlBase: `http://127.0.0.1:${artifactPort}`,
+    });
+    await client(ReleaseService).registerRelease({ envelope: newer.envelope });
     fleet = await startFleet({
       server: `127.0.0.1:${agentPort}`,
       pins: [key.pin],
@@ -161,16 +190,57 @@ describe("npm start -- --workers 2", () => {
     expect(existsSync(join(dir, "never"))).toBe(false);
   });
 
-  it("spreads agents over both workers, replaces a worker that dies, completes a campaign, and stops cleanly", async () => {
-    const [first, second] = started();
-    expect(new Set(await holderPids())).toEqual(new Set([first, second]));
+  /** Runs `call` again (up to 5 times) when a worker's death reset its connection. */
+  const retryingReset = async <T>(call: () => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call();
+      } catch (error) {
+        const reset = error instanceof ConnectError && /ECONNRESET|EPIPE/.test(error.message);
+        if (!reset || attempt >= 5) throw error;
+        await sleep(200);
+      }
+    }
+  };
+
+  /**
+   * Runs a campaign to `version` over the fleet and SIGKILLs the worker `victim` picks once
+   * the first batch has nodes past pending; the campaign must complete with every node
+   * succeeded and no operation applied twice, and a replacement worker must start.
+   */
+  const campaignSurvivingKill = async (version: string, victim: () => number) => {
+    const campaigns = client(CampaignService);
+    const before = started().length;
+    const { campaign } = await campaigns.startCampaign({
+      spec: quickSpec(version, [5, 50, 100], { disruptionBudgetPercent: 100 }),
+    });
+    const id = campaign?.id ?? "";
+    await waitForCampaign(campaigns, id, (c) =>
+      c.counts.some((n) => n.state !== NodeState.WAITING && n.count > 0),
+    );
+    const killed = victim();
+    process.kill(killed, "SIGKILL");
+    // A request that was on the killed worker's connection is reset: ask again.
+    const done = await retryingReset(() => waitForCampaign(campaigns, id, undefined, 120_000));
+    expect(done.phase).toBe(CampaignPhase.COMPLETED);
+    const { nodes } = await retryingReset(() => campaigns.getCampaign({ id }));
+    expect(nodes.filter((n) => n.state === NodeState.SUCCEEDED)).toHaveLength(AGENTS);
+    for (const agent of fleet?.agents ?? []) expect(agent.version).toBe(version);
+    expect(fleet?.stats().duplicateApplications).toBe(0);
+    await until("a replacement worker", 30_000, () => started().length > before);
+    return killed;
+  };
+
+  it("spreads agents over every worker, replaces a worker that dies, completes campaigns through the SIGKILL of the leading worker and of another, and stops cleanly", async () => {
+    const [first, ...others] = started();
+    expect(await holderPids()).toEqual(new Set(started()));
 
     // A worker dies: the primary starts another, and agents reach it.
     process.kill(first as number, "SIGKILL");
-    await until("a replacement worker", 30_000, () => started().length >= 3);
-    const replacement = started()[2] as number;
+    await until("a replacement worker", 30_000, () => started().length > WORKERS);
+    const replacement = started()[WORKERS] as number;
     await until("the replacement serving", 60_000, () => {
-      return (stdout.match(/is serving agents/g) ?? []).length >= 3;
+      return (stdout.match(/is serving agents/g) ?? []).length > WORKERS;
     });
     await until("agents on the replacement", 60_000, async () => {
       if ((await holderPids()).has(replacement)) return true;
@@ -178,18 +248,19 @@ describe("npm start -- --workers 2", () => {
       await fleet?.waitUntil((f) => f.welcomedCount() === AGENTS, 30_000, "fleet back");
       return false;
     });
-    expect(await holderPids()).toEqual(new Set([second, replacement]));
 
-    const campaigns = client(CampaignService);
-    const { campaign } = await campaigns.startCampaign({
-      spec: quickSpec(NEW, [5, 50, 100], { disruptionBudgetPercent: 100 }),
+    // The leading worker dies mid-campaign: another takes the lease and finishes it.
+    await until("a leader among the live workers", 60_000, () => alive().includes(leaderPid()));
+    const leader = leaderPid();
+    await campaignSurvivingKill(NEW, () => leader);
+    // A worker that does not lead dies mid-campaign: its agents move, the campaign goes on.
+    await until("a leader after the kill", 60_000, () => alive().includes(leaderPid()));
+    const bystander = await campaignSurvivingKill(NEWER, () => {
+      const pid = alive().find((p) => p !== leaderPid());
+      if (pid === undefined) throw new Error("no worker besides the leader");
+      return pid;
     });
-    const done = await waitForCampaign(campaigns, campaign?.id ?? "", undefined, 90_000);
-    expect(done.phase).toBe(CampaignPhase.COMPLETED);
-    const { nodes } = await campaigns.getCampaign({ id: campaign?.id ?? "" });
-    expect(nodes.filter((n) => n.state === NodeState.SUCCEEDED)).toHaveLength(AGENTS);
-    for (const agent of fleet?.agents ?? []) expect(agent.version).toBe(NEW);
-    expect(fleet?.stats().duplicateApplications).toBe(0);
+    expect(bystander).not.toBe(leaderPid());
 
     // SIGTERM: the workers drain, the database stops, the primary exits 0.
     await fleet?.stop();
@@ -197,9 +268,7 @@ describe("npm start -- --workers 2", () => {
     const exited = new Promise<number | null>((resolve) => primary.once("exit", resolve));
     primary.kill("SIGTERM");
     expect(await exited).toBe(0);
-    for (const pid of [second, replacement]) {
-      expect(() => process.kill(pid as number, 0)).toThrow();
-    }
+    for (const pid of started()) expect(() => process.kill(pid, 0)).toThrow();
     expect(existsSync(join(dir, "postgres", "postmaster.pid"))).toBe(false);
-  }, 240_000);
+  }, 420_000);
 });
