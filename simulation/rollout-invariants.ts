@@ -19,7 +19,6 @@ import {
   CONVERGENCE_CREATOR,
   convergenceFailures,
   governingDesired,
-  notBehindReason,
   PLAN_CREATOR,
   planViolationsOf,
   selects,
@@ -101,18 +100,14 @@ export function rolloutViolations(
         out.push(`D1: ${id} took ${n.nodeId}, which ${d.id} does not govern`);
       if (failed.includes(n.nodeId))
         out.push(`D1: ${id} took ${n.nodeId} again after it failed converging`);
-      const why = notBehindReason(
-        {
-          ...candidate,
-          online: true,
-          busy: false,
-          confirmedSequence: agent.confirmedSequence,
-          runningSequence: undefined,
-        },
-        d.target,
-      );
-      if (why !== undefined)
-        out.push(`D1: ${id} took ${n.nodeId}, which is not behind ${d.target.version}: ${why}`);
+      // Written out here, not through the engine's notBehindReason: the check must not share
+      // the code it checks.
+      if (agent.confirmedSequence >= d.target.sequence)
+        out.push(
+          `D1: ${id} converges ${n.nodeId} back to ${d.target.version} (sequence ${d.target.sequence}), at or below the sequence ${agent.confirmedSequence} it confirmed`,
+        );
+      if (agent.version === d.target.version)
+        out.push(`D1: ${id} took ${n.nodeId}, which already runs ${d.target.version}`);
     }
   }
   for (const { plan } of fleetStore.tables.plans.values()) {

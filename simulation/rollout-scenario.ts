@@ -7,7 +7,13 @@
  * never get one.
  */
 import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
-import type { CampaignSpecInput } from "../control/campaign/index.js";
+import {
+  type CampaignSpecInput,
+  type DesiredVersion,
+  defaultConvergenceSettings,
+  desiredIdOf,
+  type Target,
+} from "../control/campaign/index.js";
 import type { AgentScript } from "./agent-script.js";
 import type { Scenario } from "./scenario.js";
 
@@ -29,6 +35,12 @@ export interface RolloutScenario {
   readonly plan: ScenarioPlan | undefined;
   /** The run goes on at least until then, so late agents can converge. */
   readonly settleUntil: number;
+  /**
+   * An operator sets the old release (at every agent's confirmed sequence) as the desired
+   * version of one pool then, after the campaigns and the late agents: no node that confirmed
+   * or runs the newer release may ever be converged back to it.
+   */
+  readonly backwards: { readonly at: number; readonly pool: string } | undefined;
 }
 
 /** A scenario with its fleet-level part. */
@@ -40,6 +52,7 @@ const NONE: RolloutScenario = {
   convergenceIntervalMs: 30_000,
   plan: undefined,
   settleUntil: 0,
+  backwards: undefined,
 };
 
 function int(prng: Prng, lo: number, hi: number): number {
@@ -75,6 +88,10 @@ export function withRollout(s: Scenario): FleetScenario {
         convergenceIntervalMs,
         plan: undefined,
         settleUntil: latest + 15 * MIN,
+        backwards:
+          prng.next() < 0.4
+            ? { at: latest + int(prng, 1, 5) * MIN, pool: pick(prng, agents).pool }
+            : undefined,
       },
     };
   }
@@ -102,6 +119,28 @@ export function withRollout(s: Scenario): FleetScenario {
       convergenceIntervalMs,
       plan: { id: "p1", at: 3000, pools, waitMs: int(prng, 0, 10) * MIN, template },
       settleUntil: 0,
+      backwards: undefined,
     },
+  };
+}
+
+/** The desired version an operator sets in a `backwards` scenario: `target` over one pool. */
+export function backwardsDesired(
+  b: NonNullable<RolloutScenario["backwards"]>,
+  target: Target,
+  now: number,
+): DesiredVersion {
+  const selector = { labels: {}, pools: [b.pool], nodeIds: [] };
+  const exclude = { nodeIds: [], tags: {} };
+  return {
+    id: desiredIdOf(selector, exclude),
+    selector,
+    exclude,
+    target,
+    setAt: now,
+    setBy: "operator",
+    settings: defaultConvergenceSettings(5 * MIN, 0),
+    haltedAt: undefined,
+    haltedReason: undefined,
   };
 }
