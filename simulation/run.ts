@@ -34,7 +34,7 @@ import {
   rolloutEndViolations,
   rolloutViolations,
 } from "./rollout-invariants.js";
-import { type FleetScenario, withRollout } from "./rollout-scenario.js";
+import { backwardsDesired, type FleetScenario, withRollout } from "./rollout-scenario.js";
 import { scenarioOf } from "./scenario.js";
 import { gateViolations, SimGates } from "./sim-gates.js";
 
@@ -157,6 +157,14 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
   const plan = scenario.rollout.plan;
   if (plan !== undefined) {
     queue.at(plan.at, () => startPlan(fleetStore, plan, clock.ms, say));
+  }
+  const back = scenario.rollout.backwards;
+  if (back !== undefined) {
+    queue.at(back.at, () => {
+      const d = backwardsDesired(back, { version: OLD, sequence: 1 }, clock.ms);
+      fleetStore.tables.desired.set(d.id, d);
+      say(`operator sets ${OLD} as the desired version of pool "${back.pool}" (${d.id})`);
+    });
   }
   let started = 0;
   let campaignsStarted = 0;
