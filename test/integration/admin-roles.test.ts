@@ -7,9 +7,20 @@ import { AuditService } from "../../proto/gen/agentcontrol/admin/v1/audit_pb.js"
 import { CampaignService } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import {
+  DesiredVersionService,
+  PlanService,
+} from "../../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
 
-const SERVICES: DescService[] = [NodeService, ReleaseService, CampaignService, AuditService];
+const SERVICES: DescService[] = [
+  NodeService,
+  ReleaseService,
+  CampaignService,
+  AuditService,
+  DesiredVersionService,
+  PlanService,
+];
 const METHODS: Array<[DescService, DescMethod]> = SERVICES.flatMap((s) =>
   s.methods.map((m): [DescService, DescMethod] => [s, m]),
 );
