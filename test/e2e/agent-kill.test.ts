@@ -3,8 +3,9 @@
  * an upgrade leaves a node that comes back on one consistent version: the version the
  * `current` link names is the one installed, the one `agent status` prints, the one the
  * node reports to Control, and the campaign's verdict on the node agrees with it.
- * Kill points: the new version's files written (the link may or may not have moved), and
- * the link moved to the new version before Control welcomed it.
+ * Kill points: the new version's files written (the link may or may not have moved), the
+ * link moved to the new version before Control welcomed it, and a rollback's link moved back
+ * before the reinstated version reported.
  */
 import { existsSync } from "node:fs";
 import { mkdtemp, readlink, rm, writeFile } from "node:fs/promises";
@@ -74,6 +75,66 @@ describe("a real Agent SIGKILLed in the middle of an upgrade", () => {
         (await readlink(join(install, "current")).catch(() => "")) === join("versions", "1.1.0"),
     ],
   ];
+
+  const agentArgs = async (nodeId: string) => [
+    "--server",
+    fx.tc.agentAddress,
+    "--join-token",
+    await fx.tc.joinToken(),
+    "--pins",
+    fx.key.pin,
+    "--node-id",
+    nodeId,
+    "--platform",
+    "linux-amd64",
+    "--start-deadline-ms",
+    "10000",
+  ];
+
+  it("comes back on the reinstated version when killed once a rollback moved current", async () => {
+    const nodeId = "kill-rollback";
+    const install = join(dir, nodeId);
+    const args = await agentArgs(nodeId);
+    const node = async () => (await fx.tc.client(NodeService).getNode({ nodeId })).node;
+    const onVersion = (version: string) =>
+      eventually(async () => {
+        const n = await node();
+        return n?.online && n.agentVersion === version ? n : undefined;
+      }, `${nodeId} online on ${version}`);
+    const before = startAgent(first, install, args);
+    agents.push(before);
+    await onVersion("1.0.0");
+    const started = await fx.campaigns.startCampaign({
+      spec: quickSpec("1.1.0", [5, 100], {
+        selector: { nodeIds: [nodeId] },
+        batches: [5, 100].map((percent) => ({
+          percent,
+          minDuration: { seconds: 3600n, nanos: 0 },
+        })),
+      }),
+    });
+    const id = started.campaign?.id ?? "";
+    await onVersion("1.1.0");
+    await fx.campaigns.abortCampaign({ id, rollback: true });
+    await eventually(
+      async () =>
+        (await readlink(join(install, "current"))) === join("versions", "1.0.0") ? true : undefined,
+      "current back on 1.0.0",
+    );
+    await before.kill();
+
+    const after = startAgent(first, install, args);
+    agents.push(after);
+    await onVersion("1.0.0");
+    await waitForCampaign(fx.campaigns, id, isDone, 60_000);
+    const { nodes } = await fx.campaigns.getCampaign({ id });
+    expect(NodeState[nodes[0]?.state ?? 0]).toBe("ROLLED_BACK");
+    const status = await eventually(async () => {
+      const s = await agentStatus(first, install);
+      return s.pending === null ? s : undefined;
+    }, "no pending switch");
+    expect(status).toMatchObject({ current: "1.0.0", previous: "1.1.0" });
+  }, 120_000);
 
   it.each(killPoints)(
     "comes back consistent when killed once %s",
