@@ -167,7 +167,6 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
     });
   }
   let started = 0;
-  let campaignsStarted = 0;
   for (const plan of scenario.campaigns) {
     const start = async (): Promise<void> => {
       const candidates: Candidate[] = [];
@@ -215,7 +214,6 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
         return;
       }
       started++;
-      campaignsStarted++;
       checks.members.set(plan.id, new Set(nodes.map((n) => n.nodeId)));
       say(`${plan.id} starts over ${nodes.length} nodes in ${campaign.batches.length} batches`);
       for (const c of controls) if (c.alive) c.worker.wake(plan.id);
@@ -397,7 +395,8 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
     faults: options.faults,
     steps,
     virtualMs: clock.ms,
-    campaigns: campaignsStarted,
+    // Those the leader started itself (convergence, plan groups) included.
+    campaigns: store.tables.campaigns.size,
     ...(violation === undefined ? {} : { violation }),
     trace,
     outcome: outcomeOf(store, fleet),
