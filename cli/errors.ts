@@ -205,3 +205,13 @@ function describeFsError(error: unknown): string | undefined {
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, "; ").trim();
 }
+
+/**
+ * The message field of a response that Control always sets.
+ * @throws Error naming the field when the answer lacks it (a Control that does not keep
+ * its own API's promise), rather than printing an empty result.
+ */
+export function answered<T>(value: T | undefined, field: string): T {
+  if (value === undefined) throw new Error(`Control's answer has no ${field}`);
+  return value;
+}

@@ -2,6 +2,7 @@
  * `agentctl desired list|set|clear`: the version each selector's nodes should run. A completed
  * campaign sets it for its selector; nodes of it that are behind converge automatically.
  */
+
 import { isSemver } from "../../control/shared/release/semver.js";
 import {
   type DesiredVersion,
@@ -19,6 +20,7 @@ import {
   UsageError,
 } from "../args.js";
 import type { CommandGroup } from "../command.js";
+import { answered } from "../errors.js";
 import { formatTable, formatTime, messageJson } from "../output.js";
 
 /** A selector in one short line: `pool=prod tier=web nodes=a,b -excluded`. */
@@ -134,7 +136,7 @@ export const desiredGroup: CommandGroup = {
         }
         const maxFailures = stringFlag(values, "max-failures");
         const budget = stringFlag(values, "disruption-budget");
-        const d = await (await ctx.clients()).desired.setDesiredVersion(
+        const answer = await (await ctx.clients()).desired.setDesiredVersion(
           {
             targetVersion: version,
             selector: {
@@ -156,6 +158,7 @@ export const desiredGroup: CommandGroup = {
           },
           { signal: ctx.signal },
         );
+        const d = answered(answer.desired, "desired version");
         if (ctx.output === "json") {
           ctx.stdout.write(messageJson(DesiredVersionSchema, d));
           return 0;

@@ -2,6 +2,7 @@
  * `agentctl plan start|show|list|abort`: rollout plans, one campaign template run over groups
  * of nodes in order (for example pools dev, staging, prod) with a wait between groups.
  */
+
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import {
@@ -20,6 +21,7 @@ import {
   UsageError,
 } from "../args.js";
 import type { CommandGroup } from "../command.js";
+import { answered } from "../errors.js";
 import { formatFields, formatTable, formatTime, messageJson } from "../output.js";
 import { SPEC_FLAGS, specFromFlags } from "./campaign-spec.js";
 
@@ -93,10 +95,11 @@ export const planGroup: CommandGroup = {
         const groups = groupsFromFlag(requiredFlag(values, "groups"));
         const waitText = stringFlag(values, "wait");
         const wait = waitText === undefined ? 0 : parseDuration(waitText, "wait");
-        const plan = await (await ctx.clients()).plans.startPlan(
+        const { plan: started } = await (await ctx.clients()).plans.startPlan(
           { template, groups, wait: durationFromMs(wait) },
           { signal: ctx.signal },
         );
+        const plan = answered(started, "plan");
         if (ctx.output === "json") ctx.stdout.write(messageJson(RolloutPlanSchema, plan));
         else ctx.stdout.write(`plan ${plan.id} started\n${formatPlan(plan)}`);
         return 0;
@@ -108,7 +111,8 @@ export const planGroup: CommandGroup = {
       args: "ID",
       async run(ctx, { positionals }) {
         const [id = ""] = expectPositionals(positionals, ["ID"]);
-        const plan = await (await ctx.clients()).plans.getPlan({ id }, { signal: ctx.signal });
+        const answer = await (await ctx.clients()).plans.getPlan({ id }, { signal: ctx.signal });
+        const plan = answered(answer.plan, "plan");
         ctx.stdout.write(
           ctx.output === "json" ? messageJson(RolloutPlanSchema, plan) : formatPlan(plan),
         );
@@ -155,7 +159,7 @@ export const planGroup: CommandGroup = {
       },
       async run(ctx, { values, positionals }) {
         const [id = ""] = expectPositionals(positionals, ["ID"]);
-        const plan = await (await ctx.clients()).plans.abortPlan(
+        const { plan: aborted } = await (await ctx.clients()).plans.abortPlan(
           {
             id,
             rollback: boolFlag(values, "rollback"),
@@ -164,7 +168,9 @@ export const planGroup: CommandGroup = {
           { signal: ctx.signal },
         );
         ctx.stdout.write(
-          ctx.output === "json" ? messageJson(RolloutPlanSchema, plan) : `plan ${id} aborted\n`,
+          ctx.output === "json"
+            ? messageJson(RolloutPlanSchema, answered(aborted, "plan"))
+            : `plan ${id} aborted\n`,
         );
         return 0;
       },

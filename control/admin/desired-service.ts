@@ -178,7 +178,7 @@ export function createDesiredService(
         return messageOf(d, await tx.readFleet(), all);
       });
       deps.wake();
-      return message;
+      return { desired: message };
     },
 
     async clearDesiredVersion(req, ctx) {

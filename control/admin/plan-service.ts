@@ -152,11 +152,11 @@ export function createPlanService(deps: PlanServiceDeps): ServiceImpl<typeof Pla
         );
       });
       deps.wake();
-      return planToMessage(plan);
+      return { plan: planToMessage(plan) };
     },
 
     async getPlan(req) {
-      return planToMessage((await read(req.id)).plan);
+      return { plan: planToMessage((await read(req.id)).plan) };
     },
 
     async listPlans() {
@@ -218,7 +218,7 @@ export function createPlanService(deps: PlanServiceDeps): ServiceImpl<typeof Pla
             deps.wake(running);
           }
         }
-        return planToMessage(after);
+        return { plan: planToMessage(after) };
       }
     },
   };

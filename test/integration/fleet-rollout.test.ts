@@ -6,6 +6,7 @@ import { CampaignPhase } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb
 import {
   DesiredVersionService,
   PlanService,
+  type RolloutPlan,
 } from "../../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 import { runCli } from "../unit/cli/run-cli.js";
 import {
@@ -93,8 +94,16 @@ describe("desired versions and rollout plans", { timeout: 150_000 }, () => {
       for (const n of nodes) expect(n.nodeId).toMatch(/^edgelate-/);
     }
     expect(ahead.agent("edgeahead-00001").version).toBe(NEWER);
-    const list = await desired.listDesiredVersions({});
-    const edge = list.desiredVersions.find((d) => d.selector?.pools.includes("edge"));
+    // An agent runs the new version before its Hello on it is recorded: read until it is.
+    const edgeDesired = async () =>
+      (await desired.listDesiredVersions({})).desiredVersions.find((d) =>
+        d.selector?.pools.includes("edge"),
+      );
+    let edge = await edgeDesired();
+    for (let wait = 0; edge?.converged !== 7 && wait < 10_000; wait += 100) {
+      await new Promise((r) => setTimeout(r, 100));
+      edge = await edgeDesired();
+    }
     expect(edge?.targetVersion).toBe(NEW);
     expect(edge?.converged).toBe(7);
     expect(edge?.nodes).toBe(8);
@@ -114,24 +123,27 @@ describe("desired versions and rollout plans", { timeout: 150_000 }, () => {
       );
     }
     const plans = fx.tc.client(PlanService);
-    const plan = await plans.startPlan({
-      template: quickSpec(NEWER, [100], {
-        failureThresholdPercent: 0,
-        disruptionBudgetPercent: 100,
-      }),
-      groups: ["dev", "staging", "prod"].map((pool) => ({
-        name: pool,
-        selector: { pools: [pool] },
-      })),
-      wait: { seconds: 1n, nanos: 0 },
-    });
+    const plan = await plans
+      .startPlan({
+        template: quickSpec(NEWER, [100], {
+          failureThresholdPercent: 0,
+          disruptionBudgetPercent: 100,
+        }),
+        groups: ["dev", "staging", "prod"].map((pool) => ({
+          name: pool,
+          selector: { pools: [pool] },
+        })),
+        wait: { seconds: 1n, nanos: 0 },
+      })
+      .then((answer) => answer.plan as RolloutPlan);
     expect(plan.phase).toBe("running");
     const deadline = Date.now() + 60_000;
-    let shown = await plans.getPlan({ id: plan.id });
+    const show = async () => (await plans.getPlan({ id: plan.id })).plan as RolloutPlan;
+    let shown = await show();
     while (shown.phase === "running") {
       if (Date.now() > deadline) throw new Error(`plan still running: ${shown.message}`);
       await new Promise((r) => setTimeout(r, 100));
-      shown = await plans.getPlan({ id: plan.id });
+      shown = await show();
     }
     expect(shown.phase).toBe("halted");
     expect(shown.groups.map((g) => g.outcome)).toEqual(["completed", "breached", ""]);
@@ -148,7 +160,7 @@ describe("desired versions and rollout plans", { timeout: 150_000 }, () => {
     expect(halted.events).toHaveLength(1);
     // Nothing more happens to the halted plan.
     await new Promise((r) => setTimeout(r, 1500));
-    expect((await plans.getPlan({ id: plan.id })).groups[2]?.campaignId).toBe("");
+    expect((await show()).groups[2]?.campaignId).toBe("");
     for (const a of fleets.get("prod")?.agents ?? []) expect(a.version).toBe(OLD);
   });
   it("agentctl (in process) sets, lists and clears a desired version, and starts, shows and aborts a plan", async () => {

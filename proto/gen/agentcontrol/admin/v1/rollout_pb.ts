@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcontrol/admin/v1/rollout.proto.
  */
 export const file_agentcontrol_admin_v1_rollout: GenFile = /*@__PURE__*/
-  fileDesc("CiNhZ2VudGNvbnRyb2wvYWRtaW4vdjEvcm9sbG91dC5wcm90bxIVYWdlbnRjb250cm9sLmFkbWluLnYxIo4DCg5EZXNpcmVkVmVyc2lvbhIKCgJpZBgBIAEoCRIxCghzZWxlY3RvchgCIAEoCzIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5TZWxlY3RvchIvCgdleGNsdWRlGAMgASgLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLkV4Y2x1ZGUSFgoOdGFyZ2V0X3ZlcnNpb24YBCABKAkSFwoPdGFyZ2V0X3NlcXVlbmNlGAUgASgDEioKBnNldF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGc2V0X2J5GAcgASgJEhQKDG1heF9mYWlsdXJlcxgIIAEoDRIhChlkaXNydXB0aW9uX2J1ZGdldF9wZXJjZW50GAkgASgNEi0KCWhhbHRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNaGFsdGVkX3JlYXNvbhgLIAEoCRINCgVub2RlcxgMIAEoBRIRCgljb252ZXJnZWQYDSABKAUiHAoaTGlzdERlc2lyZWRWZXJzaW9uc1JlcXVlc3QiXgobTGlzdERlc2lyZWRWZXJzaW9uc1Jlc3BvbnNlEj8KEGRlc2lyZWRfdmVyc2lvbnMYASADKAsyJS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuRGVzaXJlZFZlcnNpb24imAIKGFNldERlc2lyZWRWZXJzaW9uUmVxdWVzdBIWCg50YXJnZXRfdmVyc2lvbhgBIAEoCRIxCghzZWxlY3RvchgCIAEoCzIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5TZWxlY3RvchIvCgdleGNsdWRlGAMgASgLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLkV4Y2x1ZGUSGQoMbWF4X2ZhaWx1cmVzGAQgASgNSACIAQESJgoZZGlzcnVwdGlvbl9idWRnZXRfcGVyY2VudBgFIAEoDUgBiAEBEg4KBnJlYXNvbhgGIAEoCUIPCg1fbWF4X2ZhaWx1cmVzQhwKGl9kaXNydXB0aW9uX2J1ZGdldF9wZXJjZW50IigKGkNsZWFyRGVzaXJlZFZlcnNpb25SZXF1ZXN0EgoKAmlkGAEgASgJIh0KG0NsZWFyRGVzaXJlZFZlcnNpb25SZXNwb25zZSLQAQoJUGxhbkdyb3VwEgwKBG5hbWUYASABKAkSMQoIc2VsZWN0b3IYAiABKAsyHy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuU2VsZWN0b3ISEwoLY2FtcGFpZ25faWQYAyABKAkSLgoKc3RhcnRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB291dGNvbWUYBiABKAkihwMKC1JvbGxvdXRQbGFuEgoKAmlkGAEgASgJEg0KBXBoYXNlGAIgASgJEjAKBmdyb3VwcxgDIAMoCzIgLmFnZW50Y29udHJvbC5hZG1pbi52MS5QbGFuR3JvdXASFQoNY3VycmVudF9ncm91cBgEIAEoBRInCgR3YWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjUKCHRlbXBsYXRlGAYgASgLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduU3BlYxIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpjcmVhdGVkX2J5GAggASgJEg8KB21lc3NhZ2UYCSABKAkSLAoIZW5kZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDW5leHRfZ3JvdXBfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqQBChBTdGFydFBsYW5SZXF1ZXN0EjUKCHRlbXBsYXRlGAEgASgLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduU3BlYxIwCgZncm91cHMYAiADKAsyIC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUGxhbkdyb3VwEicKBHdhaXQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iHAoOR2V0UGxhblJlcXVlc3QSCgoCaWQYASABKAkiEgoQTGlzdFBsYW5zUmVxdWVzdCJGChFMaXN0UGxhbnNSZXNwb25zZRIxCgVwbGFucxgBIAMoCzIiLmFnZW50Y29udHJvbC5hZG1pbi52MS5Sb2xsb3V0UGxhbiJAChBBYm9ydFBsYW5SZXF1ZXN0EgoKAmlkGAEgASgJEhAKCHJvbGxiYWNrGAIgASgIEg4KBnJlYXNvbhgDIAEoCTKAAwoVRGVzaXJlZFZlcnNpb25TZXJ2aWNlEnwKE0xpc3REZXNpcmVkVmVyc2lvbnMSMS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdERlc2lyZWRWZXJzaW9uc1JlcXVlc3QaMi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdERlc2lyZWRWZXJzaW9uc1Jlc3BvbnNlEmsKEVNldERlc2lyZWRWZXJzaW9uEi8uYWdlbnRjb250cm9sLmFkbWluLnYxLlNldERlc2lyZWRWZXJzaW9uUmVxdWVzdBolLmFnZW50Y29udHJvbC5hZG1pbi52MS5EZXNpcmVkVmVyc2lvbhJ8ChNDbGVhckRlc2lyZWRWZXJzaW9uEjEuYWdlbnRjb250cm9sLmFkbWluLnYxLkNsZWFyRGVzaXJlZFZlcnNpb25SZXF1ZXN0GjIuYWdlbnRjb250cm9sLmFkbWluLnYxLkNsZWFyRGVzaXJlZFZlcnNpb25SZXNwb25zZTL3AgoLUGxhblNlcnZpY2USWAoJU3RhcnRQbGFuEicuYWdlbnRjb250cm9sLmFkbWluLnYxLlN0YXJ0UGxhblJlcXVlc3QaIi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUm9sbG91dFBsYW4SVAoHR2V0UGxhbhIlLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXRQbGFuUmVxdWVzdBoiLmFnZW50Y29udHJvbC5hZG1pbi52MS5Sb2xsb3V0UGxhbhJeCglMaXN0UGxhbnMSJy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdFBsYW5zUmVxdWVzdBooLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0UGxhbnNSZXNwb25zZRJYCglBYm9ydFBsYW4SJy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQWJvcnRQbGFuUmVxdWVzdBoiLmFnZW50Y29udHJvbC5hZG1pbi52MS5Sb2xsb3V0UGxhbmIGcHJvdG8z", [file_agentcontrol_admin_v1_campaign, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiNhZ2VudGNvbnRyb2wvYWRtaW4vdjEvcm9sbG91dC5wcm90bxIVYWdlbnRjb250cm9sLmFkbWluLnYxIo4DCg5EZXNpcmVkVmVyc2lvbhIKCgJpZBgBIAEoCRIxCghzZWxlY3RvchgCIAEoCzIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5TZWxlY3RvchIvCgdleGNsdWRlGAMgASgLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLkV4Y2x1ZGUSFgoOdGFyZ2V0X3ZlcnNpb24YBCABKAkSFwoPdGFyZ2V0X3NlcXVlbmNlGAUgASgDEioKBnNldF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGc2V0X2J5GAcgASgJEhQKDG1heF9mYWlsdXJlcxgIIAEoDRIhChlkaXNydXB0aW9uX2J1ZGdldF9wZXJjZW50GAkgASgNEi0KCWhhbHRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNaGFsdGVkX3JlYXNvbhgLIAEoCRINCgVub2RlcxgMIAEoBRIRCgljb252ZXJnZWQYDSABKAUiHAoaTGlzdERlc2lyZWRWZXJzaW9uc1JlcXVlc3QiXgobTGlzdERlc2lyZWRWZXJzaW9uc1Jlc3BvbnNlEj8KEGRlc2lyZWRfdmVyc2lvbnMYASADKAsyJS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuRGVzaXJlZFZlcnNpb24imAIKGFNldERlc2lyZWRWZXJzaW9uUmVxdWVzdBIWCg50YXJnZXRfdmVyc2lvbhgBIAEoCRIxCghzZWxlY3RvchgCIAEoCzIfLmFnZW50Y29udHJvbC5hZG1pbi52MS5TZWxlY3RvchIvCgdleGNsdWRlGAMgASgLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLkV4Y2x1ZGUSGQoMbWF4X2ZhaWx1cmVzGAQgASgNSACIAQESJgoZZGlzcnVwdGlvbl9idWRnZXRfcGVyY2VudBgFIAEoDUgBiAEBEg4KBnJlYXNvbhgGIAEoCUIPCg1fbWF4X2ZhaWx1cmVzQhwKGl9kaXNydXB0aW9uX2J1ZGdldF9wZXJjZW50IigKGkNsZWFyRGVzaXJlZFZlcnNpb25SZXF1ZXN0EgoKAmlkGAEgASgJIh0KG0NsZWFyRGVzaXJlZFZlcnNpb25SZXNwb25zZSLQAQoJUGxhbkdyb3VwEgwKBG5hbWUYASABKAkSMQoIc2VsZWN0b3IYAiABKAsyHy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuU2VsZWN0b3ISEwoLY2FtcGFpZ25faWQYAyABKAkSLgoKc3RhcnRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB291dGNvbWUYBiABKAkihwMKC1JvbGxvdXRQbGFuEgoKAmlkGAEgASgJEg0KBXBoYXNlGAIgASgJEjAKBmdyb3VwcxgDIAMoCzIgLmFnZW50Y29udHJvbC5hZG1pbi52MS5QbGFuR3JvdXASFQoNY3VycmVudF9ncm91cBgEIAEoBRInCgR3YWl0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEjUKCHRlbXBsYXRlGAYgASgLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduU3BlYxIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpjcmVhdGVkX2J5GAggASgJEg8KB21lc3NhZ2UYCSABKAkSLAoIZW5kZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDW5leHRfZ3JvdXBfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqQBChBTdGFydFBsYW5SZXF1ZXN0EjUKCHRlbXBsYXRlGAEgASgLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduU3BlYxIwCgZncm91cHMYAiADKAsyIC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUGxhbkdyb3VwEicKBHdhaXQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iHAoOR2V0UGxhblJlcXVlc3QSCgoCaWQYASABKAkiEgoQTGlzdFBsYW5zUmVxdWVzdCJGChFMaXN0UGxhbnNSZXNwb25zZRIxCgVwbGFucxgBIAMoCzIiLmFnZW50Y29udHJvbC5hZG1pbi52MS5Sb2xsb3V0UGxhbiJAChBBYm9ydFBsYW5SZXF1ZXN0EgoKAmlkGAEgASgJEhAKCHJvbGxiYWNrGAIgASgIEg4KBnJlYXNvbhgDIAEoCSJTChlTZXREZXNpcmVkVmVyc2lvblJlc3BvbnNlEjYKB2Rlc2lyZWQYASABKAsyJS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuRGVzaXJlZFZlcnNpb24iRQoRU3RhcnRQbGFuUmVzcG9uc2USMAoEcGxhbhgBIAEoCzIiLmFnZW50Y29udHJvbC5hZG1pbi52MS5Sb2xsb3V0UGxhbiJDCg9HZXRQbGFuUmVzcG9uc2USMAoEcGxhbhgBIAEoCzIiLmFnZW50Y29udHJvbC5hZG1pbi52MS5Sb2xsb3V0UGxhbiJFChFBYm9ydFBsYW5SZXNwb25zZRIwCgRwbGFuGAEgASgLMiIuYWdlbnRjb250cm9sLmFkbWluLnYxLlJvbGxvdXRQbGFuMosDChVEZXNpcmVkVmVyc2lvblNlcnZpY2USfAoTTGlzdERlc2lyZWRWZXJzaW9ucxIxLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0RGVzaXJlZFZlcnNpb25zUmVxdWVzdBoyLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0RGVzaXJlZFZlcnNpb25zUmVzcG9uc2USdgoRU2V0RGVzaXJlZFZlcnNpb24SLy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuU2V0RGVzaXJlZFZlcnNpb25SZXF1ZXN0GjAuYWdlbnRjb250cm9sLmFkbWluLnYxLlNldERlc2lyZWRWZXJzaW9uUmVzcG9uc2USfAoTQ2xlYXJEZXNpcmVkVmVyc2lvbhIxLmFnZW50Y29udHJvbC5hZG1pbi52MS5DbGVhckRlc2lyZWRWZXJzaW9uUmVxdWVzdBoyLmFnZW50Y29udHJvbC5hZG1pbi52MS5DbGVhckRlc2lyZWRWZXJzaW9uUmVzcG9uc2UyhwMKC1BsYW5TZXJ2aWNlEl4KCVN0YXJ0UGxhbhInLmFnZW50Y29udHJvbC5hZG1pbi52MS5TdGFydFBsYW5SZXF1ZXN0GiguYWdlbnRjb250cm9sLmFkbWluLnYxLlN0YXJ0UGxhblJlc3BvbnNlElgKB0dldFBsYW4SJS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0UGxhblJlcXVlc3QaJi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0UGxhblJlc3BvbnNlEl4KCUxpc3RQbGFucxInLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0UGxhbnNSZXF1ZXN0GiguYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3RQbGFuc1Jlc3BvbnNlEl4KCUFib3J0UGxhbhInLmFnZW50Y29udHJvbC5hZG1pbi52MS5BYm9ydFBsYW5SZXF1ZXN0GiguYWdlbnRjb250cm9sLmFkbWluLnYxLkFib3J0UGxhblJlc3BvbnNlYgZwcm90bzM", [file_agentcontrol_admin_v1_campaign, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * DesiredVersion is the version the nodes of one selector should run.
@@ -434,6 +434,82 @@ export const AbortPlanRequestSchema: GenMessage<AbortPlanRequest> = /*@__PURE__*
   messageDesc(file_agentcontrol_admin_v1_rollout, 12);
 
 /**
+ * SetDesiredVersionResponse carries the desired version as set.
+ *
+ * @generated from message agentcontrol.admin.v1.SetDesiredVersionResponse
+ */
+export type SetDesiredVersionResponse = Message<"agentcontrol.admin.v1.SetDesiredVersionResponse"> & {
+  /**
+   * @generated from field: agentcontrol.admin.v1.DesiredVersion desired = 1;
+   */
+  desired?: DesiredVersion | undefined;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.SetDesiredVersionResponse.
+ * Use `create(SetDesiredVersionResponseSchema)` to create a new message.
+ */
+export const SetDesiredVersionResponseSchema: GenMessage<SetDesiredVersionResponse> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_rollout, 13);
+
+/**
+ * StartPlanResponse carries the plan as started.
+ *
+ * @generated from message agentcontrol.admin.v1.StartPlanResponse
+ */
+export type StartPlanResponse = Message<"agentcontrol.admin.v1.StartPlanResponse"> & {
+  /**
+   * @generated from field: agentcontrol.admin.v1.RolloutPlan plan = 1;
+   */
+  plan?: RolloutPlan | undefined;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.StartPlanResponse.
+ * Use `create(StartPlanResponseSchema)` to create a new message.
+ */
+export const StartPlanResponseSchema: GenMessage<StartPlanResponse> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_rollout, 14);
+
+/**
+ * GetPlanResponse carries one plan.
+ *
+ * @generated from message agentcontrol.admin.v1.GetPlanResponse
+ */
+export type GetPlanResponse = Message<"agentcontrol.admin.v1.GetPlanResponse"> & {
+  /**
+   * @generated from field: agentcontrol.admin.v1.RolloutPlan plan = 1;
+   */
+  plan?: RolloutPlan | undefined;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.GetPlanResponse.
+ * Use `create(GetPlanResponseSchema)` to create a new message.
+ */
+export const GetPlanResponseSchema: GenMessage<GetPlanResponse> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_rollout, 15);
+
+/**
+ * AbortPlanResponse carries the plan as aborted.
+ *
+ * @generated from message agentcontrol.admin.v1.AbortPlanResponse
+ */
+export type AbortPlanResponse = Message<"agentcontrol.admin.v1.AbortPlanResponse"> & {
+  /**
+   * @generated from field: agentcontrol.admin.v1.RolloutPlan plan = 1;
+   */
+  plan?: RolloutPlan | undefined;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.AbortPlanResponse.
+ * Use `create(AbortPlanResponseSchema)` to create a new message.
+ */
+export const AbortPlanResponseSchema: GenMessage<AbortPlanResponse> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_rollout, 16);
+
+/**
  * DesiredVersionService reads and sets the version each selector's nodes should run. A
  * completed campaign records its target as the desired version of its selector; nodes of it
  * that are behind (offline then, skipped, failed, or enrolled later) converge to it through
@@ -460,7 +536,7 @@ export const DesiredVersionService: GenService<{
   setDesiredVersion: {
     methodKind: "unary";
     input: typeof SetDesiredVersionRequestSchema;
-    output: typeof DesiredVersionSchema;
+    output: typeof SetDesiredVersionResponseSchema;
   },
   /**
    * ClearDesiredVersion deletes a desired version: its nodes stop converging.
@@ -489,7 +565,7 @@ export const PlanService: GenService<{
   startPlan: {
     methodKind: "unary";
     input: typeof StartPlanRequestSchema;
-    output: typeof RolloutPlanSchema;
+    output: typeof StartPlanResponseSchema;
   },
   /**
    * @generated from rpc agentcontrol.admin.v1.PlanService.GetPlan
@@ -497,7 +573,7 @@ export const PlanService: GenService<{
   getPlan: {
     methodKind: "unary";
     input: typeof GetPlanRequestSchema;
-    output: typeof RolloutPlanSchema;
+    output: typeof GetPlanResponseSchema;
   },
   /**
    * ListPlans returns plans, newest first.
@@ -518,7 +594,7 @@ export const PlanService: GenService<{
   abortPlan: {
     methodKind: "unary";
     input: typeof AbortPlanRequestSchema;
-    output: typeof RolloutPlanSchema;
+    output: typeof AbortPlanResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentcontrol_admin_v1_rollout, 1);
