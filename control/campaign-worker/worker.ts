@@ -23,92 +23,30 @@
  */
 import type { AgentEvent } from "../agents/events.js";
 import {
-  type CampaignStore,
   CampaignVersionConflict,
   type OfferRelease,
   StaleLeaderError,
 } from "../campaign-store/index.js";
-import type { Clock } from "../clock.js";
-import type { Logger } from "../log.js";
 import { CAMPAIGNS_CHANNEL, CONTROL_CHANNELS, FACTS_CHANNEL } from "../shared/notify-channels.js";
 import { type DecisionOutcome, runDecision } from "./decision.js";
+import { logDecision } from "./decision-log.js";
 import { Delivery } from "./delivery.js";
 import { DueQueue } from "./due-queue.js";
-import type { WorkerGateway } from "./facts.js";
-import { FleetLoop, type FleetOptions } from "./fleet-loop.js";
+import { FleetLoop } from "./fleet-loop.js";
 import { httpGateProbe } from "./gate-http.js";
-import { type GateProbe, GateRunner } from "./gate-runner.js";
+import { GateRunner } from "./gate-runner.js";
 import { EventIntake } from "./intake.js";
 import { Leadership } from "./leadership.js";
 import { notificationListener } from "./notifications.js";
-import type { DecisionResult, WorkerObserver } from "./observer.js";
-import { nap, Waker } from "./waker.js";
+import type { DecisionResult } from "./observer.js";
+import { TrackedCampaigns } from "./tracked-campaigns.js";
+import { Waker } from "./waker.js";
+import type { CampaignWorker, CampaignWorkerOptions } from "./worker-api.js";
+import { runWorkerLoop } from "./worker-loop.js";
+
+export type { CampaignWorker, CampaignWorkerOptions } from "./worker-api.js";
+
 import { WorkingCopies } from "./working-copy.js";
-
-/** How often buffered agent reports are written between passes. */
-const REPORT_FLUSH_MS = 50;
-
-/** Options of {@link createCampaignWorker}. */
-export interface CampaignWorkerOptions {
-  readonly store: CampaignStore;
-  readonly gateway: WorkerGateway;
-  readonly clock: Clock;
-  readonly log: Logger;
-  /** This process's unique id (the lease holder, and the `held_by` of its nodes). */
-  readonly holder: string;
-  /** How often every live campaign is decided even without events (config worker.intervalMs). */
-  readonly intervalMs: number;
-  /** Base URL of artifacts Control serves, for upgrade operations. */
-  readonly publicUrl: () => string;
-  /** Silence after which a node without a stream is offline (config timeouts.offlineAfterSeconds). */
-  readonly offlineAfterMs: number;
-  /** Lease time-to-live (default: 3 × intervalMs, within 3–15 s). */
-  readonly leaseTtlMs?: number;
-  /** How long events are gathered before a decision (default 20 ms). */
-  readonly debounceMs?: number;
-  /** Re-send an unacknowledged operation this long after its last send (default 30 s). */
-  readonly resendAfterMs?: number;
-  /** Desired versions and rollout plans (the leader's fleet passes); without it, none run. */
-  readonly fleet?: FleetOptions;
-  /** Told of each decision and of leadership (Control's metrics); default: nobody. */
-  readonly observer?: WorkerObserver;
-  /** Evaluates outside health gates (default: over HTTP, `gate-http.ts`). */
-  readonly gateProbe?: GateProbe;
-  /** Time between two evaluations of one gate (default: intervalMs). */
-  readonly gateIntervalMs?: number;
-  /** An evaluation taking longer counts as unreachable (default 10 s). */
-  readonly gateTimeoutMs?: number;
-}
-
-/** A campaign worker; see {@link createCampaignWorker}. */
-export interface CampaignWorker {
-  readonly lease: Leadership["lease"];
-  /** This Control's delivery (run by every step, leader or not). */
-  readonly delivery: Delivery;
-  /**
-   * Marks a campaign due (all live campaigns when omitted) and wakes the loop; a campaign
-   * marked due while another Control leads is announced to it.
-   */
-  wake(campaignId?: string): void;
-  /**
-   * Listens to the gateway's agent events (reports, config failures, connects) and to the
-   * store's notifications from other Controls; `run` does this itself. Returns the
-   * unsubscribe function.
-   */
-  listen(): () => void;
-  /**
-   * One turn of the loop at the clock's now: ticks the lease when due, and as leader writes
-   * buffered reports, decides every due campaign, and sends. Never rejects.
-   * @returns when the next turn is due (epoch ms) and whether something is due at once.
-   */
-  step(): Promise<{ readonly next: number; readonly busy: boolean }>;
-  /** Writes buffered agent reports now. */
-  flush(): Promise<void>;
-  /** Runs until `signal` aborts, then gives the lease up. Never rejects. */
-  run(signal: AbortSignal): Promise<void>;
-  /** Called with the campaign id after each committed decision; returns the unsubscribe. */
-  onDecided(listener: (campaignId: string) => void): () => void;
-}
 
 /** Creates the worker; it does nothing until {@link CampaignWorker.step} or `run`. */
 export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
@@ -118,8 +56,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const resendAfterMs = o.resendAfterMs ?? 30_000;
   const leadership = new Leadership(o.store.lease({ holder: o.holder, ttlMs: ttl }), ttl);
   const due = new DueQueue();
-  const nodeCampaign = new Map<string, string>();
-  const tracked = new Set<string>();
+  const tracked = new TrackedCampaigns();
   /** When this process last heard from a node whose stream ended (epoch ms). */
   const lastHeard = new Map<string, number>();
   const listeners = new Set<(campaignId: string) => void>();
@@ -145,7 +82,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const intake = new EventIntake({
     store: o.store,
     log,
-    campaignOfNode: (nodeId) => nodeCampaign.get(nodeId),
+    campaignOfNode: (nodeId) => tracked.campaignOf(nodeId),
     bootIdOf: (nodeId) => o.gateway.connected(nodeId)?.bootId,
     touched: (campaignId) => {
       // Only campaigns this worker decides: a made-up id in a report costs nothing.
@@ -187,7 +124,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
 
   const notifications = notificationListener({
     leading: () => leadership.leading,
-    campaignOfNode: (nodeId) => nodeCampaign.get(nodeId),
+    campaignOfNode: (nodeId) => tracked.campaignOf(nodeId),
     tracks: (campaignId) => tracked.has(campaignId),
     copies,
     due,
@@ -242,15 +179,14 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
         });
 
   const untrack = (campaignId: string) => {
-    tracked.delete(campaignId);
+    tracked.untrack(campaignId);
     due.forget(campaignId);
     copies.forget(campaignId);
-    for (const [nodeId, id] of nodeCampaign) if (id === campaignId) nodeCampaign.delete(nodeId);
   };
 
   /** Drops what this process knew as leader (taking or losing the lease). */
   const forgetAll = () => {
-    for (const id of [...tracked]) untrack(id);
+    for (const id of tracked.ids()) untrack(id);
     copies.clear();
     due.reset();
     gates.clear();
@@ -262,29 +198,10 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       untrack(campaignId);
       if (out.finished) fleet?.nudge(o.clock.now().getTime());
     } else {
-      if (!tracked.has(campaignId)) {
-        tracked.add(campaignId);
-        for (const nodeId of out.nodeIds) nodeCampaign.set(nodeId, campaignId);
-      }
+      tracked.track(campaignId, out.nodeIds);
       due.wakeAtTime(campaignId, out.decision?.wakeAt);
     }
-    const d = out.decision;
-    if (d && (d.reasons.length > 0 || d.events.length > 0)) {
-      log.info(
-        {
-          campaignId,
-          phase: (d.changes.campaign ?? undefined)?.phase,
-          batch: (d.changes.campaign ?? undefined)?.currentBatch,
-          changedNodes: d.changes.nodes.length,
-          ms: out.timings,
-          actions: d.actions.length,
-          events: d.events.map((e) => e.kind),
-          reasons: d.reasons.slice(0, 20),
-          moreReasons: Math.max(0, d.reasons.length - 20),
-        },
-        "campaign decision",
-      );
-    }
+    logDecision(log, campaignId, out);
   };
 
   /** Runs one step of a pass; a step slower than a second is logged with its size. */
@@ -420,37 +337,19 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    async run(signal) {
-      const unsubscribe = listenAll();
-      // Reports are written within ~50 ms of arrival even while a long decision or send runs
-      // (a pass also flushes before deciding, so decisions always see what arrived). With
-      // nothing buffered the flusher sleeps until an event buffers something: no idle polling.
-      const flusher = (async () => {
-        while (!signal.aborted) {
-          if (!intake.pending) {
-            await flushWaker.wait(o.clock, Number.POSITIVE_INFINITY, signal);
-            continue;
-          }
-          await nap(o.clock, REPORT_FLUSH_MS, signal);
-          await intake.flush().catch(() => {});
-        }
-      })();
-      try {
-        while (!signal.aborted) {
-          const { next, busy } = await step();
-          if (busy) {
-            await nap(o.clock, debounceMs, signal);
-            continue;
-          }
-          const woken = await stepWaker.wait(o.clock, next - o.clock.now().getTime(), signal);
-          if (woken) await nap(o.clock, debounceMs, signal);
-        }
-      } finally {
-        await flusher;
-        await unsubscribe();
-        await intake.flush().catch(() => {});
-        await leadership.lease.release();
-      }
-    },
+    run: (signal) =>
+      runWorkerLoop(
+        {
+          clock: o.clock,
+          step,
+          reports: intake,
+          flushWaker,
+          stepWaker,
+          debounceMs,
+          listen: listenAll,
+          release: () => leadership.lease.release(),
+        },
+        signal,
+      ),
   };
 }
