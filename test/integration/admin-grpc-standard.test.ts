@@ -24,7 +24,7 @@ import {
   ServerReflection as ServerReflectionV1alpha,
 } from "../../proto/gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
-import { connectAgent, eventually } from "../helpers/raw-agent.js";
+import { eventually, openRawStream } from "../helpers/raw-agent.js";
 
 const HealthClient = grpc.makeGenericClientConstructor(grpcServiceDefinition(Health), "Health");
 const ReflectionClient = grpc.makeGenericClientConstructor(
@@ -173,8 +173,14 @@ describe("gRPC health and reflection on the admin port", { timeout: 60_000 }, ()
   });
 
   it("Watch: SERVING now, then NOT_SERVING while Control drains its agents, the port still open", async () => {
-    // An agent that ignores the drain keeps Control draining for limits.shutdownGraceSeconds.
-    const { stream } = await connectAgent(tc.agentAddress, await tc.joinToken(), "drain-node-1");
+    // A stream that never says Hello is not told to go by the drain: it keeps Control
+    // draining for limits.shutdownGraceSeconds (a welcomed agent is closed at once and goes).
+    const stream = openRawStream(tc.agentAddress, await tc.joinToken());
+    const handshaking = async () =>
+      /^agent_control_handshakes_in_flight 1$/m.test(
+        await (await fetch(`${tc.adminUrl}/metrics`)).text(),
+      );
+    await eventually(handshaking, 5000, "the Hello-less stream held by Control");
     const health = client(HealthClient) as unknown as {
       watch(request: object): grpc.ClientReadableStream<HealthCheckResponse>;
     };
