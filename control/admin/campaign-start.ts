@@ -27,6 +27,7 @@ import {
   type Queryable,
   readCampaign,
   readNodes,
+  START_LOCK_KEY,
 } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import type { Actor } from "../db/audit-log.js";
@@ -44,7 +45,6 @@ export interface StartDeps {
   readonly maxVersion: string | undefined;
 }
 
-const START_LOCK = 7_443_002;
 const MAX_NAMED = 50;
 /** How many nodes a refusal over confirmed sequences names before "and N more". */
 const MAX_NAMED_CONFIRMED = 10;
@@ -226,7 +226,7 @@ export async function startCampaign(deps: StartDeps, req: StartRequest): Promise
   const spec = checkedSpec(req.spec, deps.policy);
   const release = await targetRelease(deps, spec);
   return await inTransaction(deps.db.pool, async (client) => {
-    await client.query("select pg_advisory_xact_lock($1)", [START_LOCK]);
+    await client.query("select pg_advisory_xact_lock($1)", [START_LOCK_KEY]);
     const candidates = await readCandidates(client);
     const plan = planCampaign(spec, candidates, deps.policy.firstBatchMaxPercent);
     refuseLongRamp(spec, plan);

@@ -24,7 +24,10 @@ import { inTransaction, type Queryable } from "./reads.js";
 import { sqlTransaction } from "./sql-store.js";
 import { insertAudits } from "./writes.js";
 
-/** The advisory lock every campaign start takes (the admin API's `START_LOCK`). */
+/**
+ * The advisory lock every campaign start takes, an administrator's or the leader's own, so
+ * two starts never plan over the same idle nodes.
+ */
 export const START_LOCK_KEY = 7_443_002;
 
 const FINAL_STATES = NODE_STATES.filter(isFinal)
