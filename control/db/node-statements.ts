@@ -2,7 +2,6 @@
  * The SQL statements of the node registry's hot paths ({@link NodeStore}) and how their
  * parameters are laid out.
  */
-import { NODES_CHANNEL } from "../shared/notify-channels.js";
 import type { NodeHello } from "./node-hello.js";
 import { notifyNodeIds } from "./notify-sql.js";
 
@@ -105,55 +104,3 @@ export function helloParams(hello: NodeHello): unknown[] {
     hello.confirmedSequence,
   ];
 }
-
-/** How an enrollment's re-enrollment was allowed, from `$14` (the grant) and the node's prior reset. */
-const VIA = `coalesce($14::text, case when (select was_reset from prior) then 'reset'
-      else 'enrollment_key' end)`;
-
-/**
- * The enrollment of {@link NodeStore.enroll}: `$1`–`$9` the Hello ({@link helloParams}),
- * `$10` now, `$11` the token hash, `$12` the join token, `$13` the session, `$14` the grant,
- * `$15` the peer, `$16` the holder, `$17` the enrollment key's hash. Returns one row
- * (`created`, `via`) when it enrolled, none when the node exists and nothing lets it
- * re-enroll.
- */
-export const ENROLL_SQL = `with prior as (
-         select reset_at is not null as was_reset from nodes where id = $1
-       ), enrolled as (
-         insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
-            capabilities, confirmed_sequence, first_seen, last_seen, online, token_hash,
-            token_issued_at, join_token_id, session_id, created_at, updated_at, held_by,
-            enrollment_key_hash)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $12, $13, $10, $10,
-            $16::text, $17::text)
-         on conflict (id) do update set
-            labels = excluded.labels, pool = excluded.pool, platform = excluded.platform,
-            agent_version = excluded.agent_version,
-            previous_version = excluded.previous_version,
-            boot_id = excluded.boot_id, capabilities = excluded.capabilities,
-            confirmed_sequence = greatest(nodes.confirmed_sequence, excluded.confirmed_sequence),
-            last_seen = excluded.last_seen, online = true, token_hash = excluded.token_hash,
-            token_issued_at = excluded.token_issued_at, join_token_id = excluded.join_token_id,
-            session_id = excluded.session_id, reset_at = null, version = nodes.version + 1,
-            updated_at = excluded.updated_at, held_by = excluded.held_by,
-            enrollment_key_hash = excluded.enrollment_key_hash
-         where $14::text is not null or nodes.reset_at is not null
-            or ($17::text is not null and nodes.enrollment_key_hash = $17::text
-                and nodes.join_token_id = $12::text)
-         returning id, (xmax = 0) as created
-       ), notified as (
-         select pg_notify('${NODES_CHANNEL}', id) from enrolled
-       ), audited as (
-         insert into audit_events (time, actor, actor_ip, action, node_id, message, detail)
-         select $10, 'join-token:' || $12::text, $15::text, 'node.reenroll', $1::text,
-           'node ' || $1::text || ' re-enrolled with join token ' || $12::text || ' from '
-             || $15::text || ' ('
-             || case ${VIA} when 'named' then 'a token for named node ids'
-                  when 'allow_reenroll' then 'a token allowing re-enrollment'
-                  when 'enrollment_key' then 'the same enrollment key: the Welcome of its '
-                    || 'enrollment was lost'
-                  else 'after an operator reset' end || ')',
-           jsonb_build_object('joinTokenId', $12::text, 'peer', $15::text, 'via', ${VIA})
-         from enrolled where not enrolled.created
-       )
-       select created, ${VIA} as via, (select count(*) from notified) as notified from enrolled`;

@@ -10,59 +10,29 @@
  */
 import type pg from "pg";
 import { Coalescer } from "./coalescer.js";
+import {
+  type Enrollment,
+  type EnrollOutcome,
+  type EnrollResult,
+  enrollBatch,
+} from "./node-enrollment.js";
 import type { NodeHello } from "./node-hello.js";
 import {
-  ENROLL_SQL,
   HELLO_BATCH_SQL,
   type HelloWrite,
   helloBatchParams,
-  helloParams,
   isDataError,
   LOCK_IN_ID_ORDER,
 } from "./node-statements.js";
 import { notifyNodeIds } from "./notify-sql.js";
 
+export type {
+  Enrollment,
+  EnrollOutcome,
+  ReenrollGrant,
+  ReenrollVia,
+} from "./node-enrollment.js";
 export type { NodeHello } from "./node-hello.js";
-
-/**
- * Why a join token may re-enroll a node that already exists: it names the node (`named`)
- * or allows re-enrollment of any node (`allow_reenroll`).
- */
-export type ReenrollGrant = "named" | "allow_reenroll";
-
-/**
- * What let a join token enroll a node that already exists: a grant of the token, an
- * operator's reset, or the enrollment key of the node's own unfinished enrollment (its
- * Welcome was lost before the Agent read its node token).
- */
-export type ReenrollVia = ReenrollGrant | "reset" | "enrollment_key";
-
-/** A join-token enrollment for {@link NodeStore.enroll}. */
-export interface Enrollment {
-  readonly hello: NodeHello;
-  readonly sessionId: string;
-  readonly joinTokenId: string;
-  /** Hex SHA-256 of the new node token's secret. */
-  readonly tokenHash: string;
-  /** The token's leave to re-enroll an existing node; null: only a reset lets it. */
-  readonly grant: ReenrollGrant | null;
-  /**
-   * Hex SHA-256 of the Hello's enrollment key, or null without one. A node this join token
-   * enrolled with the same key, whose node token was never used since, enrolls again.
-   */
-  readonly enrollmentKeyHash: string | null;
-  /** The stream's peer address, for the audit log. */
-  readonly peer: string;
-  readonly now: Date;
-}
-
-/** What {@link NodeStore.enroll} did. */
-export type EnrollOutcome =
-  | { readonly kind: "created" }
-  /** An existing node re-enrolled: by the token's grant, or after an operator reset. */
-  | { readonly kind: "reenrolled"; readonly via: ReenrollVia }
-  /** The node exists and neither the token nor a reset lets it re-enroll: nothing written. */
-  | { readonly kind: "refused" };
 
 /** The columns the agent server needs to authenticate a node token. */
 export interface NodeCredentialRow {
@@ -97,8 +67,9 @@ export interface HandshakeBatching {
  * write; in a reconnect storm (a fleet coming back after a Control restart, or an upgrade
  * campaign restarting thousands of agents) one row per round trip would make the pool the
  * bottleneck, so each kind is coalesced:
- * - `maxInFlight: 4`: both kinds together hold at most 8 of the pool's 10 connections,
- *   leaving room for enrollments, certificate Hellos and the hub's liveness flushes; at low
+ * - `maxInFlight: 4`: both kinds together hold at most 8 of the raw pool's 20 connections
+ *   (`RAW_POOL_SIZE`, database.ts), leaving room for enrollments ({@link ENROLLMENTS_IN_FLIGHT}),
+ *   certificate Hellos, the campaign worker and the hub's liveness flushes; at low
  *   load 4 lone handshakes still go through at once, each in one round trip.
  * - `maxBatch: 500`: about the default cap of concurrent handshakes (512), so when a batch
  *   ends the next one takes every waiting handshake; it bounds a statement's parameters
@@ -106,6 +77,15 @@ export interface HandshakeBatching {
  *   and how long it holds row locks (milliseconds).
  */
 export const DEFAULT_HANDSHAKE_BATCHING: HandshakeBatching = { maxInFlight: 4, maxBatch: 500 };
+
+/**
+ * Enrollment statements executing at once (never more than the batching's `maxInFlight`),
+ * each serving up to `maxBatch` enrollments. Bursts
+ * of enrollments (a fleet being provisioned) and of reconnects rarely coincide, so with the
+ * credential reads and Hello writes they still leave half of the raw pool's connections
+ * (`RAW_POOL_SIZE`, database.ts) to the campaign worker and the liveness flushes.
+ */
+export const ENROLLMENTS_IN_FLIGHT = 2;
 
 /** Options of a {@link NodeStore}. */
 export interface NodeStoreOptions {
@@ -115,8 +95,8 @@ export interface NodeStoreOptions {
 }
 
 /**
- * Node registry statements over a `pg` pool. {@link NodeStore.credential} and
- * {@link NodeStore.recordHello} are coalesced (see {@link DEFAULT_HANDSHAKE_BATCHING}): a call
+ * Node registry statements over a `pg` pool. {@link NodeStore.credential},
+ * {@link NodeStore.recordHello} and {@link NodeStore.enroll} are coalesced (see {@link DEFAULT_HANDSHAKE_BATCHING}): a call
  * made while its kind has `maxInFlight` statements executing waits for the next statement,
  * which serves up to `maxBatch` waiting calls at once. Each call resolves as it would alone;
  * a statement that fails for another reason than a value PostgreSQL refuses (connection
@@ -125,6 +105,7 @@ export interface NodeStoreOptions {
 export class NodeStore {
   private readonly credentials: Coalescer<string, NodeCredentialRow | undefined>;
   private readonly hellos: Coalescer<HelloWrite, HelloOutcome>;
+  private readonly enrollments: Coalescer<Enrollment, EnrollResult>;
   private readonly holder: string | null;
 
   constructor(
@@ -138,6 +119,11 @@ export class NodeStore {
       execute: (nodeIds) => this.credentialBatch(nodeIds),
     });
     this.hellos = new Coalescer({ ...batching, execute: (writes) => this.helloBatch(writes) });
+    this.enrollments = new Coalescer({
+      maxInFlight: Math.min(ENROLLMENTS_IN_FLIGHT, batching.maxInFlight),
+      maxBatch: batching.maxBatch,
+      execute: (enrollments) => enrollBatch(this.pool, this.holder, enrollments),
+    });
   }
 
   /** The credential columns of a node, or undefined when it never enrolled. */
@@ -149,33 +135,22 @@ export class NodeStore {
   }
 
   /**
-   * Enrolls a node with a join token in one statement: creates its row when the id is new.
+   * Enrolls a node with a join token, in a statement shared with the other enrollments
+   * waiting then (node-enrollment.ts): creates its row when the id is new.
    * An existing node is re-enrolled (its token rotated, the old node token stops working)
    * only when `grant` says the join token may, when an operator reset the node (the reset
    * is then used up), or when the same join token and enrollment key enrolled it and its
    * node token was never used since (a lost Welcome); the re-enrollment is written to the
-   * audit log in the same statement. Otherwise nothing is written and the outcome is `refused`. Of several
-   * enrollments racing for one new id, exactly one creates it; the others meet an
-   * existing node.
+   * audit log in the same statement. Otherwise nothing is written and the outcome is
+   * `refused`. Of several enrollments racing for one new id, exactly one creates it; the
+   * others meet an existing node.
+   * @throws the database's error when the statement fails (for a data error, only for the
+   * enrollment whose values caused it).
    */
   async enroll(enrollment: Enrollment): Promise<EnrollOutcome> {
-    const { hello, now, joinTokenId, grant } = enrollment;
-    // One statement, no shared row touched: enrollments of many nodes commit in parallel.
-    // A join token's use count is derived from `nodes.join_token_id` when listed.
-    const result = await this.pool.query<{ created: boolean; via: ReenrollVia }>(ENROLL_SQL, [
-      ...helloParams(hello),
-      now,
-      enrollment.tokenHash,
-      joinTokenId,
-      enrollment.sessionId,
-      grant,
-      enrollment.peer,
-      this.holder,
-      enrollment.enrollmentKeyHash,
-    ]);
-    const row = result.rows[0];
-    if (!row) return { kind: "refused" };
-    return row.created ? { kind: "created" } : { kind: "reenrolled", via: row.via };
+    const result = await this.enrollments.run(enrollment);
+    if (!result.ok) throw result.error;
+    return result.outcome;
   }
 
   /**

@@ -1,0 +1,209 @@
+/**
+ * Join-token enrollments of the node registry, written in batches: in a burst of new agents
+ * (a fleet being provisioned) one statement enrolls hundreds of nodes, instead of one
+ * statement, commit and notification per node, whose commits PostgreSQL serializes (a
+ * transaction that notifies takes the notification queue's lock at commit).
+ */
+import type pg from "pg";
+import type { NodeHello } from "./node-hello.js";
+import { helloParams, isDataError } from "./node-statements.js";
+import { notifyNodeIds } from "./notify-sql.js";
+
+/**
+ * Why a join token may re-enroll a node that already exists: it names the node (`named`)
+ * or allows re-enrollment of any node (`allow_reenroll`).
+ */
+export type ReenrollGrant = "named" | "allow_reenroll";
+
+/**
+ * What let a join token enroll a node that already exists: a grant of the token, an
+ * operator's reset, or the enrollment key of the node's own unfinished enrollment (its
+ * Welcome was lost before the Agent read its node token).
+ */
+export type ReenrollVia = ReenrollGrant | "reset" | "enrollment_key";
+
+/** A join-token enrollment for `NodeStore.enroll`. */
+export interface Enrollment {
+  readonly hello: NodeHello;
+  readonly sessionId: string;
+  readonly joinTokenId: string;
+  /** Hex SHA-256 of the new node token's secret. */
+  readonly tokenHash: string;
+  /** The token's leave to re-enroll an existing node; null: only a reset lets it. */
+  readonly grant: ReenrollGrant | null;
+  /**
+   * Hex SHA-256 of the Hello's enrollment key, or null without one. A node this join token
+   * enrolled with the same key, whose node token was never used since, enrolls again.
+   */
+  readonly enrollmentKeyHash: string | null;
+  /** The stream's peer address, for the audit log. */
+  readonly peer: string;
+  readonly now: Date;
+}
+
+/** What `NodeStore.enroll` did. */
+export type EnrollOutcome =
+  | { readonly kind: "created" }
+  /** An existing node re-enrolled: by the token's grant, or after an operator reset. */
+  | { readonly kind: "reenrolled"; readonly via: ReenrollVia }
+  /** The node exists and neither the token nor a reset lets it re-enroll: nothing written. */
+  | { readonly kind: "refused" };
+
+/** How one enrollment of a batch fared: its outcome, or the data error its values caused. */
+export type EnrollResult =
+  | { readonly ok: true; readonly outcome: EnrollOutcome }
+  | { readonly ok: false; readonly error: unknown };
+
+/** How a row's re-enrollment was allowed: its grant, else the node's prior reset, else its key. */
+const VIA = `coalesce(v.grant_kind, case when prior.was_reset then 'reset'
+      else 'enrollment_key' end)`;
+
+/**
+ * Enrolls the nodes of `v` (one row per node id, see {@link enrollBatchParams}; `$17` the
+ * holder) in one statement, in id order so that two batches never wait on each other in a
+ * cycle. A new id is inserted; an existing node is updated (token rotated, reset used up)
+ * only when its row's grant, the node's reset, or the same join token and enrollment key
+ * allow it, and each such re-enrollment is audited. Returns one row per node enrolled
+ * (`id`, `created`, `via`); a node refused returns none. The ids enrolled are notified.
+ */
+const ENROLL_BATCH_SQL = `with v as (
+    select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+        $6::text[], $7::text[], $8::text[], $9::bigint[], $10::timestamptz[], $11::text[],
+        $12::text[], $13::text[], $14::text[], $15::text[], $16::text[])
+      as v(id, labels, pool, platform, agent_version, previous_version, boot_id, capabilities,
+        confirmed_sequence, now, token_hash, join_token_id, session_id, grant_kind, peer,
+        key_hash)
+  ), prior as (
+    select nodes.id, nodes.reset_at is not null as was_reset from nodes join v on v.id = nodes.id
+  ), enrolled as (
+    insert into nodes (id, labels, pool, platform, agent_version, previous_version,
+        boot_id, capabilities, confirmed_sequence, first_seen, last_seen, online, token_hash,
+        token_issued_at, join_token_id, session_id, created_at, updated_at, held_by,
+        enrollment_key_hash)
+    select v.id, v.labels::jsonb, v.pool, v.platform, v.agent_version, v.previous_version,
+        v.boot_id, v.capabilities::jsonb, v.confirmed_sequence, v.now, v.now, true,
+        v.token_hash, v.now, v.join_token_id, v.session_id, v.now, v.now, $17::text, v.key_hash
+      from v order by v.id
+    on conflict (id) do update set
+      labels = excluded.labels, pool = excluded.pool, platform = excluded.platform,
+      agent_version = excluded.agent_version, previous_version = excluded.previous_version,
+      boot_id = excluded.boot_id, capabilities = excluded.capabilities,
+      confirmed_sequence = greatest(nodes.confirmed_sequence, excluded.confirmed_sequence),
+      last_seen = excluded.last_seen, online = true, token_hash = excluded.token_hash,
+      token_issued_at = excluded.token_issued_at, join_token_id = excluded.join_token_id,
+      session_id = excluded.session_id, reset_at = null, version = nodes.version + 1,
+      updated_at = excluded.updated_at, held_by = excluded.held_by,
+      enrollment_key_hash = excluded.enrollment_key_hash
+    where nodes.reset_at is not null
+      or exists (select 1 from v where v.id = excluded.id and v.grant_kind is not null)
+      or (excluded.enrollment_key_hash is not null
+          and nodes.enrollment_key_hash = excluded.enrollment_key_hash
+          and nodes.join_token_id = excluded.join_token_id)
+    returning nodes.id, (xmax = 0) as created
+  ), notified as (${notifyNodeIds("enrolled")}
+  ), audited as (
+    insert into audit_events (time, actor, actor_ip, action, node_id, message, detail)
+    select v.now, 'join-token:' || v.join_token_id, v.peer, 'node.reenroll', v.id,
+      'node ' || v.id || ' re-enrolled with join token ' || v.join_token_id || ' from '
+        || v.peer || ' ('
+        || case ${VIA} when 'named' then 'a token for named node ids'
+             when 'allow_reenroll' then 'a token allowing re-enrollment'
+             when 'enrollment_key' then 'the same enrollment key: the Welcome of its '
+               || 'enrollment was lost'
+             else 'after an operator reset' end || ')',
+      jsonb_build_object('joinTokenId', v.join_token_id, 'peer', v.peer, 'via', ${VIA})
+    from enrolled join v on v.id = enrolled.id left join prior on prior.id = enrolled.id
+    where not enrolled.created
+    order by v.id
+  )
+  select enrolled.id, enrolled.created, ${VIA} as via,
+      (select notified from notified) as notified
+    from enrolled join v on v.id = enrolled.id left join prior on prior.id = enrolled.id`;
+
+/** The parameters of {@link ENROLL_BATCH_SQL} (without the holder): one row per enrollment. */
+export function enrollBatchParams(enrollments: readonly Enrollment[]): unknown[][] {
+  const rows = enrollments.map((e) => [
+    ...helloParams(e.hello),
+    e.now,
+    e.tokenHash,
+    e.joinTokenId,
+    e.sessionId,
+    e.grant,
+    e.peer,
+    e.enrollmentKeyHash,
+  ]);
+  const columns = 16;
+  return Array.from({ length: columns }, (_, c) => rows.map((row) => row[c]));
+}
+
+/**
+ * Enrolls a batch in as few statements as it can, each enrollment's result at its position,
+ * as enrolling them one by one in order would:
+ * - the first enrollment of each node id goes into one statement; later ones of the same id
+ *   (an agent retrying) follow in statements of their own, so they meet the node the earlier
+ *   one wrote, exactly as they would alone;
+ * - a data error (SQLSTATE class 22: a value PostgreSQL cannot store) fails only the
+ *   enrollments that cause it: the statement is split in halves until they are found.
+ * Any other error (connection lost, server down) rejects the whole batch.
+ */
+export async function enrollBatch(
+  pool: pg.Pool,
+  holder: string | null,
+  enrollments: readonly Enrollment[],
+): Promise<EnrollResult[]> {
+  const results: EnrollResult[] = new Array(enrollments.length);
+  let pending = enrollments.map((enrollment, position) => ({ enrollment, position }));
+  while (pending.length > 0) {
+    const seen = new Set<string>();
+    const round: typeof pending = [];
+    const later: typeof pending = [];
+    for (const entry of pending) {
+      const id = entry.enrollment.hello.nodeId;
+      if (seen.has(id)) later.push(entry);
+      else {
+        seen.add(id);
+        round.push(entry);
+      }
+    }
+    const outcomes = await enrollDistinct(
+      pool,
+      holder,
+      round.map((e) => e.enrollment),
+    );
+    round.forEach((entry, i) => {
+      results[entry.position] = outcomes[i] as EnrollResult;
+    });
+    pending = later;
+  }
+  return results;
+}
+
+/** One statement for enrollments of distinct node ids, halved around data errors. */
+async function enrollDistinct(
+  pool: pg.Pool,
+  holder: string | null,
+  enrollments: readonly Enrollment[],
+): Promise<EnrollResult[]> {
+  try {
+    const result = await pool.query<{ id: string; created: boolean; via: ReenrollVia }>(
+      ENROLL_BATCH_SQL,
+      [...enrollBatchParams(enrollments), holder],
+    );
+    const byId = new Map(result.rows.map((row) => [row.id, row]));
+    return enrollments.map((e): EnrollResult => {
+      const row = byId.get(e.hello.nodeId);
+      if (!row) return { ok: true, outcome: { kind: "refused" } };
+      return {
+        ok: true,
+        outcome: row.created ? { kind: "created" } : { kind: "reenrolled", via: row.via },
+      };
+    });
+  } catch (error) {
+    if (!isDataError(error)) throw error;
+    if (enrollments.length === 1) return [{ ok: false, error }];
+    const half = Math.ceil(enrollments.length / 2);
+    const first = await enrollDistinct(pool, holder, enrollments.slice(0, half));
+    const second = await enrollDistinct(pool, holder, enrollments.slice(half));
+    return [...first, ...second];
+  }
+}
