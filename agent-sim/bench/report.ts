@@ -4,7 +4,7 @@
  * it are kept). Quick mode prints the table and writes `benchmarks-quick.json` only.
  */
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import type { BenchRow } from "./rows.js";
@@ -55,8 +55,9 @@ export function markdownTable(rows: readonly BenchRow[]): string {
   return lines.join("\n");
 }
 
-/** Writes the report into `outDir`. */
+/** Writes the report into `outDir`, created when missing. */
 export async function writeReport(report: BenchReport, outDir: string): Promise<void> {
+  await mkdir(outDir, { recursive: true });
   const table = markdownTable(report.rows);
   const header = `Mode \`${report.mode}\`, run ${report.startedAt} in ${Math.round(report.durationSeconds)} s on ${machine()}.`;
   const json = `${JSON.stringify({ ...report, machine: machine() }, jsonNumbers, 2)}\n`;
