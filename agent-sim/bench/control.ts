@@ -33,13 +33,15 @@ export interface BenchControl {
 }
 
 /**
- * Starts Control in `dir` with `config` (the config file's JSON) and `extraEnv` (e.g.
- * release pins).
+ * Starts Control in `dir` with `config` (the config file's JSON), `extraEnv` (e.g. release
+ * pins) and `args` (e.g. `--workers 2`; the pid is then the cluster's primary's, and each
+ * worker's GC hook is named `control-w<id>`).
  */
 export async function startBenchControl(
   dir: string,
   config: Record<string, unknown>,
   extraEnv: Readonly<Record<string, string>> = {},
+  args: readonly string[] = [],
 ): Promise<BenchControl> {
   const agentAddr = `127.0.0.1:${await freePort()}`;
   const adminAddr = `127.0.0.1:${await freePort()}`;
@@ -62,6 +64,7 @@ export async function startBenchControl(
       config,
       env,
       readyTimeoutMs: 120_000,
+      args,
     });
     return { proc, pid: await hookPid(dir, "control") };
   };

@@ -3,7 +3,8 @@
  * NODE_OPTIONS (so Control itself carries no benchmark code). Inert unless
  * `AGENT_CONTROL_BENCH_GC=1`.
  *
- * When active, it writes the process id to `<AGENT_CONTROL_BENCH_DIR>/<name>.pid` and, on
+ * When active, it writes the process id to `<AGENT_CONTROL_BENCH_DIR>/<name>.pid` (a
+ * `node:cluster` worker's name gains `-w<worker id>`) and, on
  * every SIGUSR2, runs a full garbage collection twice and writes `process.memoryUsage()`
  * to `<dir>/<name>.mem.json` (atomically: temporary file, then rename). With
  * `AGENT_CONTROL_BENCH_SNAPSHOT=1` it also writes `<dir>/<name>-<n>.heapsnapshot` first
@@ -15,6 +16,7 @@
  * Plain JavaScript on purpose: NODE_OPTIONS reaches tsx's launcher process too, which
  * has no TypeScript loader; the hook skips that launcher (its argv[1] is tsx's cli).
  */
+import cluster from "node:cluster";
 import { renameSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { join } from "node:path";
@@ -27,7 +29,9 @@ const active =
 
 if (active) {
   const dir = process.env.AGENT_CONTROL_BENCH_DIR ?? process.env.AGENT_CONTROL_DATA_DIR ?? ".";
-  const name = process.env.AGENT_CONTROL_BENCH_NAME ?? "process";
+  // A worker of `node:cluster` inherits its primary's environment, so its name gains its id.
+  const worker = cluster.isWorker ? cluster.worker?.id : undefined;
+  const name = `${process.env.AGENT_CONTROL_BENCH_NAME ?? "process"}${worker ? `-w${worker}` : ""}`;
   setFlagsFromString("--expose-gc");
   /** @type {() => void} */
   const gc = globalThis.gc ?? runInNewContext("gc");

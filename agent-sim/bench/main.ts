@@ -20,8 +20,9 @@ import { type FleetLoadPlan, runFleetLoad } from "./fleet-load.js";
 import { type HandshakeBurst, handshakeBurst, handshakeRows } from "./handshakes.js";
 import { ROOT } from "./processes.js";
 import { type BenchReport, writeReport } from "./report.js";
-import { type BenchRow, dbRows, fleetRows } from "./rows.js";
+import { type BenchRow, dbRows, fleetRows, perStream } from "./rows.js";
 import { bareTarget, controlTarget } from "./target.js";
+import { measureWorkers, type WorkersResult } from "./workers.js";
 
 /** Settings of one mode. */
 interface Mode {
@@ -103,6 +104,8 @@ async function main(): Promise<number> {
       out: { type: "string", default: join(ROOT, "docs") },
       // For trying the full scenarios on a smaller fleet, e.g. --levels 1000,2000.
       levels: { type: "string" },
+      // Stream-holding processes of the --workers scenario (full mode).
+      workers: { type: "string", default: "2" },
     },
     strict: true,
   });
@@ -220,6 +223,46 @@ async function main(): Promise<number> {
     } finally {
       await bare.stop();
     }
+    let workers: WorkersResult | undefined;
+    const fleet = mode.plan.levels.at(-1) ?? 0;
+    if (release !== undefined) {
+      try {
+        workers = await measureWorkers({
+          workers: Number(values.workers),
+          agents: fleet,
+          agentsPerSimulator: 5000,
+          connectRate: 1000,
+          timeoutMs: mode.plan.levelTimeoutMs,
+          release,
+          bare: {
+            rssKbPerStream: perStream(bareLoad.points, fleet, (p) => p.memory.vmRss),
+            streams: fleet,
+          },
+          dir,
+          say,
+        });
+      } catch (error) {
+        const message = (error as Error).message;
+        say(`--workers scenario failed: ${message}`);
+        workers = {
+          rows: [
+            {
+              scenario: `--workers ${values.workers}: memory per held stream and rollout rate`,
+              n: fleet,
+              unit: "",
+              project: Number.NaN,
+              baseline: Number.NaN,
+              baselineName: "",
+              ratio: Number.NaN,
+              goal: "≤ 1.3×, ≥ 20,000/min",
+              met: undefined,
+              pending: `failed: ${message.slice(0, 120)}`,
+            },
+          ],
+          raw: { error: message },
+        };
+      }
+    }
     rows.push(...fleetRows(controlLoad, bareLoad, mode.bounds));
     const handshakes = { enrol, reconnect, bare: bareBurst };
     rows.push(...handshakeRows(handshakes, mode.handshakes.minRatio));
@@ -238,12 +281,22 @@ async function main(): Promise<number> {
     });
     rows.push(...tickRows(ticks, mode.ticks.bound));
     rows.push(...campaignRows);
+    rows.push(...(workers?.rows ?? []));
     const report: BenchReport = {
       mode: mode.name,
       startedAt: new Date(started).toISOString(),
       durationSeconds: (Date.now() - started) / 1000,
       rows,
-      raw: { controlLoad, bareLoad, handshakes, db, writes, campaign: campaignRaw, ticks },
+      raw: {
+        controlLoad,
+        bareLoad,
+        handshakes,
+        db,
+        writes,
+        campaign: campaignRaw,
+        ticks,
+        workers: workers?.raw,
+      },
     };
     await writeReport(report, values.out);
     const failed = rows.filter(

@@ -34,7 +34,8 @@ export interface BenchRow {
 
 const KB = 1024;
 
-function perStream(
+/** Memory per stream (KB) between the empty reading and the one at `level` (NaN without them). */
+export function perStream(
   points: readonly MemoryPoint[],
   level: number,
   read: (p: MemoryPoint) => number,

@@ -27,6 +27,8 @@ export interface ControlProcessOptions {
   /** Where Control's stdout/stderr go (default `<dataDir>/control.log`). */
   readonly logFile?: string;
   readonly readyTimeoutMs?: number;
+  /** More command-line arguments of `control/main.ts` (e.g. `--workers 2`). */
+  readonly args?: readonly string[];
 }
 
 /** A running Control child process. */
@@ -57,6 +59,7 @@ export async function startControlProcess(options: ControlProcessOptions): Promi
   const args = [
     join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"),
     join(ROOT, "control", "main.ts"),
+    ...(options.args ?? []),
   ];
   if (options.config) {
     const configFile = join(options.dataDir, "config.json");

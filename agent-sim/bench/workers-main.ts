@@ -1,0 +1,109 @@
+/**
+ * `npm run bench:workers -- [--workers 2] [--agents 10000] [--bare-agents 10000] [--out DIR]`:
+ * the `--workers` scenario of `npm run bench` on its own, sized for the machine it runs on
+ * (on a 16-core machine: `--workers 16 --agents 100000`). The bare grpc-js server is
+ * measured first in the same run, holding `--bare-agents` streams in its one process (keep
+ * it under that process's open-file limit). Prints the table and writes
+ * `benchmarks-workers.json` into `--out` (default: the work directory).
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { prepareRelease } from "./campaign-release.js";
+import { type SimProcess, sleep, startSimProcess, waitWelcomed } from "./processes.js";
+import { markdownTable } from "./report.js";
+import { bareTarget } from "./target.js";
+import { measureWorkers } from "./workers.js";
+
+const T0 = Date.now();
+const say = (text: string) =>
+  process.stdout.write(`bench ${((Date.now() - T0) / 1000).toFixed(1).padStart(6)} s: ${text}\n`);
+
+/** Agents per simulator process: well under a process's 20,000 open files. */
+const AGENTS_PER_SIMULATOR = 10_000;
+
+/** RSS per held stream (KB) of the bare server holding `agents` streams. */
+async function bareRssPerStream(dir: string, agents: number, connectRate: number) {
+  const bare = await bareTarget(dir, 10_000);
+  const sims: SimProcess[] = [];
+  try {
+    const empty = await bare.memory();
+    const simulators = Math.ceil(agents / AGENTS_PER_SIMULATOR);
+    for (let i = 0; i < simulators; i++) {
+      const share = Math.floor(agents / simulators) + (i < agents % simulators ? 1 : 0);
+      sims.push(
+        await startSimProcess(
+          {
+            server: bare.server,
+            joinToken: bare.joinToken,
+            count: share,
+            seed: 200 + i,
+            idPrefix: `b${i}`,
+            connectRate: Math.max(1, Math.floor(connectRate / simulators)),
+            download: false,
+          },
+          join(dir, `bare-sim-${i}.log`),
+        ),
+      );
+    }
+    await waitWelcomed(sims, agents, 600_000, `${agents} bare streams`);
+    await sleep(5000);
+    const held = await bare.memory();
+    return (held.vmRss - empty.vmRss) / agents / 1024;
+  } finally {
+    await Promise.all(sims.map((sim) => sim.stop()));
+    await bare.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      workers: { type: "string", default: "2" },
+      agents: { type: "string", default: "10000" },
+      "bare-agents": { type: "string", default: "10000" },
+      "connect-rate": { type: "string", default: "1000" },
+      out: { type: "string" },
+      keep: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  const workers = Number(values.workers);
+  const agents = Number(values.agents);
+  const bareAgents = Number(values["bare-agents"]);
+  const connectRate = Number(values["connect-rate"]);
+  const dir = await mkdtemp(join(tmpdir(), "agent-control-workers-"));
+  say(`work dir ${dir}`);
+  try {
+    const release = await prepareRelease(dir, "2.0.0");
+    say(`bare server: ${bareAgents} streams`);
+    const rssKbPerStream = await bareRssPerStream(dir, bareAgents, connectRate);
+    const result = await measureWorkers({
+      workers,
+      agents,
+      agentsPerSimulator: AGENTS_PER_SIMULATOR,
+      connectRate,
+      timeoutMs: 900_000,
+      release,
+      bare: { rssKbPerStream, streams: bareAgents },
+      dir,
+      say,
+    });
+    process.stdout.write(`\n${markdownTable(result.rows)}\n\n`);
+    const out = values.out ?? dir;
+    await mkdir(out, { recursive: true });
+    await writeFile(
+      join(out, "benchmarks-workers.json"),
+      `${JSON.stringify({ startedAt: new Date(T0).toISOString(), rows: result.rows, raw: result.raw }, null, 2)}\n`,
+    );
+  } finally {
+    if (values.keep || values.out === undefined) say(`kept ${dir}`);
+    else await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench:workers: ${(error as Error).stack ?? String(error)}\n`);
+  process.exitCode = 1;
+});
