@@ -14,7 +14,7 @@ import { CAMPAIGN_POLICY, runCampaignScenarios } from "./campaign.js";
 import { prepareRelease } from "./campaign-release.js";
 import { startBenchControl } from "./control.js";
 import { measureDbBaseline } from "./db-baseline.js";
-import { type SimProcess, sleep, startSimProcess, waitWelcomed } from "./processes.js";
+import { type SimProcess, sleep, startSimProcesses, waitWelcomed } from "./processes.js";
 import { printProfileSummary } from "./profile-summary.js";
 import { controlTarget } from "./target.js";
 
@@ -44,26 +44,24 @@ async function main(): Promise<void> {
     const target = await controlTarget(control);
     const databaseUrl = await control.databaseUrl();
     const db = await measureDbBaseline(databaseUrl, 1000, 200, 3);
-    for (let i = 0; i < simCount; i++) {
-      const share = Math.floor(count / simCount) + (i < count % simCount ? 1 : 0);
-      sims.push(
-        await startSimProcess(
-          {
-            server: target.server,
-            joinToken: target.joinToken,
-            count: share,
-            seed: i + 1,
-            idPrefix: `p${i}`,
-            connectRate: 500,
-            download: false,
-            restartMs: [0, 0],
-            pins: [release.pin],
-          },
-          join(dir, `sim-${i}.log`),
-          true,
-        ),
-      );
-    }
+    await startSimProcesses(
+      sims,
+      count,
+      simCount,
+      (i, share) => ({
+        server: target.server,
+        joinToken: target.joinToken,
+        count: share,
+        seed: i + 1,
+        idPrefix: `p${i}`,
+        connectRate: 500,
+        download: false,
+        restartMs: [0, 0],
+        pins: [release.pin],
+      }),
+      (i) => join(dir, `sim-${i}.log`),
+      true,
+    );
     await waitWelcomed(sims, count, 600_000, `${count} streams`);
     say(`${count} streams welcomed`);
     await sleep(3000);

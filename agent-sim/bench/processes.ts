@@ -50,6 +50,26 @@ export interface SimProcess {
 }
 
 /**
+ * Starts `simulators` simulator processes, one after another, holding `agents` between them
+ * (the first ones one more when it does not divide): process `i` gets `optionsOf(i, count)`
+ * and logs to `logOf(i)`. Each is pushed onto `into` as soon as it runs, so the caller stops
+ * every started one even when a later start fails.
+ */
+export async function startSimProcesses(
+  into: SimProcess[],
+  agents: number,
+  simulators: number,
+  optionsOf: (index: number, count: number) => FleetOptions,
+  logOf: (index: number) => string,
+  instrument = false,
+): Promise<void> {
+  for (let i = 0; i < simulators; i++) {
+    const count = Math.floor(agents / simulators) + (i < agents % simulators ? 1 : 0);
+    into.push(await startSimProcess(optionsOf(i, count), logOf(i), instrument));
+  }
+}
+
+/**
  * Starts a fleet in its own process and resolves once it has started connecting; with
  * `hold`, once the process is ready, and the fleet connects on {@link SimProcess.start}.
  */

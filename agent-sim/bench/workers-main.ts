@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { prepareRelease } from "./campaign-release.js";
-import { type SimProcess, sleep, startSimProcess, waitWelcomed } from "./processes.js";
+import { type SimProcess, sleep, startSimProcesses, waitWelcomed } from "./processes.js";
 import { markdownTable } from "./report.js";
 import { bareTarget } from "./target.js";
 import { measureWorkers } from "./workers.js";
@@ -30,23 +30,21 @@ async function bareRssPerStream(dir: string, agents: number, connectRate: number
   try {
     const empty = await bare.memory();
     const simulators = Math.ceil(agents / AGENTS_PER_SIMULATOR);
-    for (let i = 0; i < simulators; i++) {
-      const share = Math.floor(agents / simulators) + (i < agents % simulators ? 1 : 0);
-      sims.push(
-        await startSimProcess(
-          {
-            server: bare.server,
-            joinToken: bare.joinToken,
-            count: share,
-            seed: 200 + i,
-            idPrefix: `b${i}`,
-            connectRate: Math.max(1, Math.floor(connectRate / simulators)),
-            download: false,
-          },
-          join(dir, `bare-sim-${i}.log`),
-        ),
-      );
-    }
+    await startSimProcesses(
+      sims,
+      agents,
+      simulators,
+      (i, count) => ({
+        server: bare.server,
+        joinToken: bare.joinToken,
+        count,
+        seed: 200 + i,
+        idPrefix: `b${i}`,
+        connectRate: Math.max(1, Math.floor(connectRate / simulators)),
+        download: false,
+      }),
+      (i) => join(dir, `bare-sim-${i}.log`),
+    );
     await waitWelcomed(sims, agents, 600_000, `${agents} bare streams`);
     await sleep(5000);
     const held = await bare.memory();

@@ -15,7 +15,7 @@ import type { BenchRelease } from "./campaign-release.js";
 import { type BenchControl, startBenchControl } from "./control.js";
 import { measureDbBaseline } from "./db-baseline.js";
 import { hookPid, type MemorySnapshot, memorySnapshot } from "./proc-stats.js";
-import { type SimProcess, sleep, startSimProcess, waitWelcomed } from "./processes.js";
+import { type SimProcess, sleep, startSimProcesses, waitWelcomed } from "./processes.js";
 import type { BenchRow } from "./rows.js";
 import type { Target } from "./target.js";
 
@@ -66,26 +66,24 @@ export async function measureWorkers(plan: WorkersPlan): Promise<WorkersResult> 
     const empty = await target.memory();
     const simulators = Math.max(1, Math.ceil(agents / plan.agentsPerSimulator));
     say(`--workers ${workers}: ${agents} agents from ${simulators} simulators`);
-    for (let i = 0; i < simulators; i++) {
-      const share = Math.floor(agents / simulators) + (i < agents % simulators ? 1 : 0);
-      sims.push(
-        await startSimProcess(
-          {
-            server: target.server,
-            joinToken: target.joinToken,
-            count: share,
-            seed: 100 + i,
-            idPrefix: `w${i}`,
-            connectRate: Math.max(1, Math.floor(plan.connectRate / simulators)),
-            download: false,
-            restartMs: [0, 0],
-            pins: [plan.release.pin],
-          },
-          join(dir, `sim-${i}.log`),
-          true,
-        ),
-      );
-    }
+    await startSimProcesses(
+      sims,
+      agents,
+      simulators,
+      (i, count) => ({
+        server: target.server,
+        joinToken: target.joinToken,
+        count,
+        seed: 100 + i,
+        idPrefix: `w${i}`,
+        connectRate: Math.max(1, Math.floor(plan.connectRate / simulators)),
+        download: false,
+        restartMs: [0, 0],
+        pins: [plan.release.pin],
+      }),
+      (i) => join(dir, `sim-${i}.log`),
+      true,
+    );
     await waitWelcomed(sims, agents, plan.timeoutMs, `${agents} streams over ${workers} workers`);
     await sleep(5000);
     const held = await target.memory();

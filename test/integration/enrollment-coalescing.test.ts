@@ -16,19 +16,8 @@ import {
 } from "../../control/db/node-store.js";
 import { createLogger } from "../../control/log.js";
 import { NODES_CHANNEL } from "../../control/shared/notify-channels.js";
+import { countingPool } from "../helpers/counting-pool.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
-
-/** A pool that counts the statements sent through it. */
-function countingPool(pool: pg.Pool): { pool: pg.Pool; statements: () => number } {
-  let statements = 0;
-  const counting = {
-    query: (...args: Parameters<pg.Pool["query"]>) => {
-      statements += 1;
-      return (pool.query as (...a: unknown[]) => unknown)(...args);
-    },
-  } as unknown as pg.Pool;
-  return { pool: counting, statements: () => statements };
-}
 
 function helloOf(nodeId: string, i: number, overrides: Partial<NodeHello> = {}): NodeHello {
   return {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../control/db/database.js";
 import { type NodeHello, NodeStore } from "../../control/db/node-store.js";
 import { createLogger } from "../../control/log.js";
+import { countingPool } from "../helpers/counting-pool.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
 
 /** The one-row Hello write that batching replaced: the reference for what a row must be. */
@@ -12,18 +13,6 @@ const SINGLE_ROW_HELLO = `
       confirmed_sequence = greatest(confirmed_sequence, $9), first_seen = coalesce(first_seen, $10),
       last_seen = $10, online = true, session_id = $11, version = version + 1, updated_at = $10
   where id = $1`;
-
-/** A pool that counts the statements sent through it. */
-function countingPool(pool: pg.Pool): { pool: pg.Pool; statements: () => number } {
-  let statements = 0;
-  const counting = {
-    query: (...args: Parameters<pg.Pool["query"]>) => {
-      statements += 1;
-      return (pool.query as (...a: unknown[]) => unknown)(...args);
-    },
-  } as unknown as pg.Pool;
-  return { pool: counting, statements: () => statements };
-}
 
 /**
  * Creates node rows `<prefix>-<i>` for i below `count` in varied states (token, sequence,
