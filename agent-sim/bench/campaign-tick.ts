@@ -232,6 +232,13 @@ export async function measureCampaignTicks(
       for (let rep = 0; rep < repeats; rep++) {
         const id = `t${n}r${rep}`;
         options.say?.(`campaign tick: seeding ${n} nodes (${inFlight} in flight), run ${rep + 1}`);
+        // Every run starts from empty tables: the campaigns of earlier runs, left live, would
+        // add their in-flight nodes to the pool budget each decision reads.
+        await db.pool.query(
+          `truncate campaigns, campaign_nodes, campaign_operations, campaign_commands,
+             campaign_config_failures, campaign_gate_results, audit_events, nodes
+           restart identity cascade`,
+        );
         const flying = await seedCampaign(db.pool, id, n, inFlight);
         await db.pool.query("analyze");
         const copies = new WorkingCopies();
