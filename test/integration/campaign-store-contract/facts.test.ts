@@ -1,0 +1,313 @@
+/**
+ * The campaign store contract (see ./harness.ts), run against both adapters: what a decision
+ * reads besides its campaign (readRegistry, the facts agents reported, gate results, pending
+ * administrator commands) and how those facts are recorded.
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import { at, op, T0 } from "./builders.js";
+import type { RegistryInput } from "./fixture.js";
+import { describeStoreContract } from "./harness.js";
+
+describeStoreContract("facts", ({ fx, store, insert, addOperations, unackedIds }) => {
+  describe("readRegistry", () => {
+    const n1: RegistryInput = {
+      id: "n1",
+      pool: "p",
+      boot_id: "b1",
+      agent_version: "1.0.0",
+      capabilities: ["upgrade.v1", "config.v1"],
+      platform: "linux-amd64",
+      enabled: true,
+      last_seen: at(-30_000),
+      online: true,
+      held_by: "control-a",
+    };
+    const n2: RegistryInput = {
+      ...n1,
+      id: "n2",
+      boot_id: "b2",
+      agent_version: "1.1.0",
+      capabilities: [],
+      platform: "linux-arm64",
+      enabled: false,
+      last_seen: null,
+      online: false,
+      held_by: null,
+    };
+
+    it("reads the rows of known ids with enabled, last_seen, online and held_by, leaving unknown ids out and each id once", async () => {
+      await fx.putNode(n1);
+      await fx.putNode(n2);
+      const rows = await store.transaction((tx) => tx.readRegistry(["n2", "ghost", "n1", "n2"]));
+      const { pool: _p1, ...row1 } = n1;
+      const { pool: _p2, ...row2 } = n2;
+      expect([...rows].sort((a, b) => a.id.localeCompare(b.id))).toEqual([row1, row2]);
+    });
+
+    it("reads nothing for no ids", async () => {
+      await fx.putNode(n1);
+      expect(await store.transaction((tx) => tx.readRegistry([]))).toEqual([]);
+    });
+  });
+
+  describe("recordFacts, readOperationFacts and readConfigFailures", () => {
+    const report = (id: string, nodeId: string, phase: string, ms: number) => ({
+      id,
+      nodeId,
+      phase,
+      code: `${phase.toLowerCase()}_code`,
+      message: `${phase} message`,
+      version: "2.0.0",
+      at: at(ms),
+      bootId: `${nodeId}-boot-${ms}`,
+    });
+    const factsOf = async (campaignId: string, nodeIds?: readonly string[]) =>
+      (await store.transaction((tx) => tx.readOperationFacts(campaignId, nodeIds)))
+        .map((f) => ({ id: f.id, phase: f.report_phase, at: f.report_at, failed: f.failed_at }))
+        .sort((a, b) => a.id.localeCompare(b.id));
+
+    beforeEach(async () => {
+      await insert("c1", [
+        { id: "n1", state: "offered" },
+        { id: "n2", state: "offered" },
+        { id: "n3", state: "offered" },
+      ]);
+      await addOperations(
+        "c1",
+        [op("c1", "n1", "upgrade"), op("c1", "n2", "upgrade"), op("c1", "n3", "upgrade")],
+        at(1),
+      );
+    });
+
+    it("writes a report onto its outbox row only when id AND node match", async () => {
+      await store.recordFacts([report("c1/n1/upgrade", "n2", "APPLYING", 10)], []);
+      expect(await factsOf("c1")).toEqual([]);
+      expect(await fx.operation("c1/n1/upgrade")).toMatchObject({ acked_at: null });
+      expect(await unackedIds()).toEqual(["c1/n1/upgrade", "c1/n2/upgrade", "c1/n3/upgrade"]);
+
+      await store.recordFacts([report("c1/n1/upgrade", "n1", "APPLYING", 10)], []);
+      const facts = await store.transaction((tx) => tx.readOperationFacts("c1"));
+      expect(facts).toEqual([
+        {
+          id: "c1/n1/upgrade",
+          node_id: "n1",
+          report_phase: "APPLYING",
+          report_code: "applying_code",
+          report_message: "APPLYING message",
+          report_version: "2.0.0",
+          report_at: at(10),
+          report_boot_id: "n1-boot-10",
+          failed_at: null,
+          failure: null,
+        },
+      ]);
+      expect(await unackedIds()).toEqual(["c1/n2/upgrade", "c1/n3/upgrade"]);
+    });
+
+    it("ignores a report older than the stored one, and sets acked_at from the first report only", async () => {
+      await store.recordFacts([report("c1/n1/upgrade", "n1", "ACCEPTED", 10)], []);
+      expect(await fx.operation("c1/n1/upgrade")).toMatchObject({ acked_at: at(10) });
+      await store.recordFacts([report("c1/n1/upgrade", "n1", "APPLYING", 20)], []);
+      await store.recordFacts([report("c1/n1/upgrade", "n1", "DOWNLOADING", 15)], []);
+      expect(await factsOf("c1")).toEqual([
+        { id: "c1/n1/upgrade", phase: "APPLYING", at: at(20), failed: null },
+      ]);
+      expect(await fx.operation("c1/n1/upgrade")).toMatchObject({ acked_at: at(10) });
+    });
+
+    it("changes nothing for reports on unknown operations", async () => {
+      await store.recordFacts(
+        [
+          report("c1/n9/upgrade", "n9", "APPLYING", 10),
+          report("ghost/n1/upgrade", "n1", "APPLYING", 10),
+        ],
+        [],
+      );
+      expect(await factsOf("c1")).toEqual([]);
+      expect(await unackedIds()).toHaveLength(3);
+    });
+
+    it("reads the facts of reported and failed rows only, of the named nodes when given", async () => {
+      await insert("c2", [{ id: "n1", state: "offered" }], T0 + 1);
+      await addOperations("c2", [op("c2", "n1", "upgrade")], at(2));
+      await addOperations(
+        "c1",
+        [op("c1", "n2", "rollback", { payload: null, failure: "cannot build" })],
+        at(3),
+      );
+      await store.recordFacts(
+        [
+          report("c1/n1/upgrade", "n1", "RESTARTING", 10),
+          report("c2/n1/upgrade", "n1", "FAILED", 11),
+        ],
+        [],
+      );
+      expect(await factsOf("c1")).toEqual([
+        { id: "c1/n1/upgrade", phase: "RESTARTING", at: at(10), failed: null },
+        { id: "c1/n2/rollback", phase: null, at: null, failed: at(3) },
+      ]);
+      expect(await factsOf("c1", ["n2", "n3"])).toEqual([
+        { id: "c1/n2/rollback", phase: null, at: null, failed: at(3) },
+      ]);
+      expect(await factsOf("c1", [])).toEqual([]);
+      expect(await factsOf("c2")).toEqual([
+        { id: "c2/n1/upgrade", phase: "FAILED", at: at(11), failed: null },
+      ]);
+    });
+
+    it("records config failures of existing campaigns only, read oldest first and by node", async () => {
+      await insert("done", [{ id: "n1", state: "succeeded" }], T0 + 1);
+      await store.recordFacts(
+        [],
+        [
+          { campaignId: "c1", nodeId: "n2", at: at(5), bootId: "b2", message: "bad config" },
+          { campaignId: "ghost", nodeId: "n1", at: at(6), bootId: "b1", message: "lost" },
+          { campaignId: "done", nodeId: "n1", at: at(6), bootId: null, message: "late" },
+        ],
+      );
+      // One call each: the SQL adapter numbers the rows of one call in no particular order.
+      await store.recordFacts(
+        [],
+        [{ campaignId: "c1", nodeId: "n1", at: at(7), bootId: null, message: "worse config" }],
+      );
+      await store.recordFacts(
+        [],
+        [{ campaignId: "c1", nodeId: "n2", at: at(8), bootId: "b2", message: "still bad" }],
+      );
+      expect(await store.transaction((tx) => tx.readConfigFailures("c1"))).toEqual([
+        { node_id: "n2", at: at(5), boot_id: "b2", message: "bad config" },
+        { node_id: "n1", at: at(7), boot_id: null, message: "worse config" },
+        { node_id: "n2", at: at(8), boot_id: "b2", message: "still bad" },
+      ]);
+      expect(await store.transaction((tx) => tx.readConfigFailures("c1", ["n2"]))).toEqual([
+        { node_id: "n2", at: at(5), boot_id: "b2", message: "bad config" },
+        { node_id: "n2", at: at(8), boot_id: "b2", message: "still bad" },
+      ]);
+      expect(await store.transaction((tx) => tx.readConfigFailures("c1", []))).toEqual([]);
+      expect(await store.transaction((tx) => tx.readConfigFailures("done"))).toEqual([
+        { node_id: "n1", at: at(6), boot_id: null, message: "late" },
+      ]);
+      expect(await store.transaction((tx) => tx.readConfigFailures("ghost"))).toEqual([]);
+    });
+  });
+
+  describe("recordGateResult and readGateResults", () => {
+    const result = (
+      gate: number,
+      status: "pass" | "fail" | "unreachable",
+      t: number,
+      extra: { batch?: number; keep?: number } = {},
+    ) =>
+      store.recordGateResult({
+        campaignId: "c1",
+        batch: extra.batch ?? 0,
+        gate,
+        status,
+        at: at(t),
+        value: `v${t}`,
+        message: `${status} at ${t}`,
+        keepFailuresAfter: extra.keep,
+      });
+    const read = (batch = 0, id = "c1") => store.transaction((tx) => tx.readGateResults(id, batch));
+
+    it("keeps the latest result per batch and gate, read by gate, and drops results of unknown campaigns", async () => {
+      await insert("c1", [{ id: "n1" }]);
+      await result(1, "pass", 1);
+      await result(0, "pass", 2);
+      await result(0, "pass", 3);
+      await result(0, "fail", 4, { batch: 1 });
+      await store.recordGateResult({
+        campaignId: "ghost",
+        batch: 0,
+        gate: 0,
+        status: "fail",
+        at: at(5),
+        value: "x",
+        message: "x",
+      });
+      expect(await read()).toEqual([
+        {
+          batch: 0,
+          gate: 0,
+          status: "pass",
+          at: at(3).getTime(),
+          value: "v3",
+          message: "pass at 3",
+          unreachableSince: undefined,
+        },
+        {
+          batch: 0,
+          gate: 1,
+          status: "pass",
+          at: at(1).getTime(),
+          value: "v1",
+          message: "pass at 1",
+          unreachableSince: undefined,
+        },
+      ]);
+      expect((await read(1)).map((r) => r.status)).toEqual(["fail"]);
+      expect(await read(0, "ghost")).toEqual([]);
+    });
+
+    it("keeps a failing result newer than keepFailuresAfter, and replaces one at or before it", async () => {
+      await insert("c1", [{ id: "n1" }]);
+      await result(0, "fail", 2);
+      await result(0, "pass", 3);
+      expect((await read()).map((r) => `${r.status}@${r.value}`)).toEqual(["fail@v2"]);
+      await result(0, "pass", 4, { keep: at(2).getTime() });
+      expect((await read()).map((r) => `${r.status}@${r.value}`)).toEqual(["pass@v4"]);
+    });
+
+    it("counts an unreachable streak from its first result, and ends it with a reachable one", async () => {
+      await insert("c1", [{ id: "n1" }]);
+      await result(0, "unreachable", 2);
+      await result(0, "unreachable", 5);
+      expect(await read()).toMatchObject([
+        { status: "unreachable", at: at(5).getTime(), unreachableSince: at(2).getTime() },
+      ]);
+      await result(0, "pass", 6);
+      await result(0, "unreachable", 7);
+      expect(await read()).toMatchObject([
+        { status: "unreachable", unreachableSince: at(7).getTime() },
+      ]);
+    });
+  });
+
+  describe("pendingCommands", () => {
+    it("reads a campaign's commands not applied yet, oldest first", async () => {
+      await insert("c1", [{ id: "n1" }]);
+      await insert("c2", [{ id: "n2" }], T0 + 1);
+      const pause = await fx.addCommand("c1", "pause", false);
+      await fx.addCommand("c2", "pause", false);
+      const abort = await fx.addCommand("c1", "abort", true);
+      const resume = await fx.addCommand("c1", "resume", false);
+      const unknown = await fx.addCommand("c1", "dance", false);
+      await store.transaction((tx) =>
+        tx.writeDecision({
+          campaignId: "c1",
+          version: 1,
+          campaign: undefined,
+          nodes: [],
+          operations: [],
+          appliedCommands: [{ id: abort, outcome: "applied" }],
+          audits: [],
+          now: at(1),
+        }),
+      );
+      const row = (id: string, kind: string, rollback: boolean) => ({
+        id,
+        kind,
+        rollback,
+        reason: `${kind} please`,
+        actor: "operator",
+        actor_ip: "10.0.0.1",
+      });
+      expect(await store.transaction((tx) => tx.pendingCommands("c1"))).toEqual([
+        row(pause, "pause", false),
+        row(resume, "resume", false),
+        row(unknown, "dance", false),
+      ]);
+      expect(await store.transaction((tx) => tx.pendingCommands("nope"))).toEqual([]);
+    });
+  });
+});
