@@ -208,6 +208,20 @@ export async function pendingCommands(q: Queryable, campaignId: string): Promise
   return result.rows;
 }
 
+/**
+ * The nodes in flight per pool (`$1`) in unfinished campaigns other than `$2`: offered,
+ * applying, restarting, or verifying until their grace ends after `$3` (ms). Every decision
+ * reads it, so it reads through the partial index of in-flight rows
+ * (`campaign_nodes_in_flight_idx`, migration 0013): its cost follows the nodes in flight,
+ * not every campaign's history.
+ */
+export const IN_FLIGHT_ELSEWHERE_SQL = `select cn.pool, count(*) as n from campaign_nodes cn
+       join campaigns c on c.id = cn.campaign_id and c.finished_at is null
+      where cn.pool = any($1::text[]) and cn.campaign_id <> $2
+        and cn.state in ('offered', 'applying', 'restarting', 'verifying')
+        and (cn.state <> 'verifying' or coalesce((cn.record->>'graceEndsAt')::double precision > $3, true))
+      group by cn.pool`;
+
 /** See {@link CampaignTransaction.poolLoads}. */
 export async function poolLoads(
   q: Queryable,
@@ -221,15 +235,11 @@ export async function poolLoads(
     "select pool, count(*) as n from nodes where enabled and pool = any($1::text[]) group by pool",
     [pools],
   );
-  const busy = await q.query<{ pool: string; n: string }>(
-    `select cn.pool, count(*) as n from campaign_nodes cn
-       join campaigns c on c.id = cn.campaign_id and c.finished_at is null
-      where cn.pool = any($1::text[]) and cn.campaign_id <> $2
-        and cn.state in ('offered', 'applying', 'restarting', 'verifying')
-        and (cn.state <> 'verifying' or coalesce((cn.record->>'graceEndsAt')::double precision > $3, true))
-      group by cn.pool`,
-    [pools, excludingCampaignId, now],
-  );
+  const busy = await q.query<{ pool: string; n: string }>(IN_FLIGHT_ELSEWHERE_SQL, [
+    pools,
+    excludingCampaignId,
+    now,
+  ]);
   for (const pool of pools) out.set(pool, { size: 0, inFlightElsewhere: 0 });
   for (const r of sizes.rows) out.set(r.pool, { size: Number(r.n), inFlightElsewhere: 0 });
   for (const r of busy.rows) {

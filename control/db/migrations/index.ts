@@ -15,6 +15,7 @@ import { Migration0008GateResults } from "./0008-gate-results.js";
 import { Migration0010DesiredVersions } from "./0010-desired-versions.js";
 import { Migration0011RolloutPlans } from "./0011-rollout-plans.js";
 import { Migration0012EnrollmentKey } from "./0012-enrollment-key.js";
+import { Migration0013InFlightIndex } from "./0013-in-flight-index.js";
 
 /** The migrations applied at start, oldest first. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -29,4 +30,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: "0010-desired-versions", class: Migration0010DesiredVersions },
   { name: "0011-rollout-plans", class: Migration0011RolloutPlans },
   { name: "0012-enrollment-key", class: Migration0012EnrollmentKey },
+  { name: "0013-in-flight-index", class: Migration0013InFlightIndex },
 ];
