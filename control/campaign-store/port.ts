@@ -2,7 +2,7 @@
  * The campaign store port: everything the campaign worker reads and writes, as one small
  * interface with two adapters — PostgreSQL (`sql/`, the product) and memory (`memory/`, for
  * unit tests and the deterministic simulation). Both pass the same contract tests
- * (`test/integration/campaign-store-contract.test.ts`), so the simulation drives the real
+ * (`test/integration/campaign-store-contract/`), so the simulation drives the real
  * worker against the same semantics the product runs on.
  *
  * Rows use the column names of the tables they stand for (`node_id`, `report_at`, …) so the
