@@ -1,0 +1,142 @@
+/**
+ * The world of one seeded run, before anything happens in it: the seed's scenario, a manual
+ * clock at 0, the memory campaign and fleet stores holding the target release, the event
+ * queue, the trace, the simulated fleet and gates, and the (not yet started) Control
+ * processes, with the state the invariant checks carry from step to step.
+ */
+import { createPrng, deriveSeed } from "../agent-sim/prng.js";
+import { MemoryCampaignStore, MemoryFleetStore } from "../control/campaign-store/index.js";
+import { createCampaignWorker } from "../control/campaign-worker/worker.js";
+import { createLogger } from "../control/log.js";
+import { ManualClock } from "../control/manual-clock.js";
+import { SimFleet } from "./agents.js";
+import { EventQueue } from "./events.js";
+import { type CheckState, newCheckState } from "./fleet-invariants.js";
+import { newRolloutCheckState, type RolloutCheckState } from "./rollout-invariants.js";
+import { type FleetScenario, withRollout } from "./rollout-scenario.js";
+import { scenarioOf } from "./scenario.js";
+import { DEBOUNCE_MS, SimControls } from "./sim-controls.js";
+import { SimGates } from "./sim-gates.js";
+
+/** The release every campaign of a run targets. */
+export const TARGET = { version: "2.0.0", sequence: 2 };
+/** The version every agent runs at first. */
+export const OLD = "1.0.0";
+const PLATFORM = "linux-amd64";
+/** How many trace lines a run keeps without `fullTrace`. */
+const TRACE_LINES = 40;
+
+/** Everything one run acts on and checks. */
+export interface SimWorld {
+  readonly seed: number;
+  readonly scenario: FleetScenario;
+  readonly clock: ManualClock;
+  readonly store: MemoryCampaignStore;
+  readonly fleetStore: MemoryFleetStore;
+  readonly queue: EventQueue;
+  readonly fleet: SimFleet;
+  readonly gates: SimGates;
+  readonly controls: SimControls;
+  /** Starts a new Control process on this world and says so in the trace. */
+  readonly startControl: () => void;
+  /** The trace: every line with `fullTrace`, else only the last ones. */
+  readonly trace: string[];
+  /** Adds a trace line stamped with the virtual time. */
+  readonly say: (line: string) => void;
+  readonly checks: CheckState;
+  readonly rolloutChecks: RolloutCheckState;
+  /** Campaign starts due, run in order before the Controls step (each may await the store). */
+  readonly pending: (() => Promise<void>)[];
+  /** How many of the scenario's campaigns were started, or found nothing to start over. */
+  campaignsStarted: number;
+}
+
+/** Builds the world of `seed`'s scenario (with its faults when `faults`); no Control runs yet. */
+export function buildWorld(
+  seed: number,
+  options: { readonly faults: boolean; readonly fullTrace?: boolean },
+): SimWorld {
+  const scenario = withRollout(scenarioOf(seed, options.faults));
+  const clock = new ManualClock(0);
+  const store = new MemoryCampaignStore(clock);
+  const fleetStore = new MemoryFleetStore(store);
+  const queue = new EventQueue();
+  const trace: string[] = [];
+  const say = (line: string) => {
+    trace.push(`t=${(clock.ms / 1000).toFixed(3)}s ${line}`);
+    if (!options.fullTrace && trace.length > TRACE_LINES) trace.shift();
+  };
+  store.tables.releases.set(TARGET.version, {
+    version: TARGET.version,
+    sequence: TARGET.sequence,
+    envelope: {
+      payloadType: "application/vnd.agentcontrol.manifest+json",
+      payload: new Uint8Array(),
+      signatures: [],
+    },
+    artifacts: [{ platform: PLATFORM, sha256: "0".repeat(64), size: 1, url: "" }],
+  });
+  const controls = new SimControls(clock);
+  const maxReconnect = Math.max(
+    0,
+    ...scenario.campaigns.map((c) => c.spec.reconnectTimeoutMs ?? 0),
+    scenario.rollout.plan?.template.reconnectTimeoutMs ?? 0,
+  );
+  const fleet = new SimFleet(
+    {
+      clock,
+      queue,
+      store,
+      prng: createPrng(deriveSeed(seed, 3)),
+      oldVersion: OLD,
+      platform: PLATFORM,
+      kick: () => controls.kick(),
+      up: () => controls.anyAlive(),
+      lateAfterMs: maxReconnect,
+    },
+    scenario.agents,
+    TARGET.version,
+  );
+  const log = createLogger({ level: "silent" });
+  const gates = new SimGates(clock, scenario.gateScripts);
+  const startControl = () => {
+    const holder = controls.start((holder) =>
+      createCampaignWorker({
+        store,
+        gateway: fleet,
+        clock,
+        log,
+        holder,
+        intervalMs: scenario.intervalMs,
+        publicUrl: () => "http://control.sim",
+        offlineAfterMs: scenario.offlineAfterMs,
+        debounceMs: DEBOUNCE_MS,
+        ...(scenario.rollout.kind === "none"
+          ? {}
+          : {
+              fleet: { store: fleetStore, intervalMs: scenario.rollout.convergenceIntervalMs },
+            }),
+        gateProbe: gates,
+      }),
+    );
+    say(`${holder} starts`);
+  };
+  return {
+    seed,
+    scenario,
+    clock,
+    store,
+    fleetStore,
+    queue,
+    fleet,
+    gates,
+    controls,
+    startControl,
+    trace,
+    say,
+    checks: newCheckState(),
+    rolloutChecks: newRolloutCheckState(),
+    pending: [],
+    campaignsStarted: 0,
+  };
+}

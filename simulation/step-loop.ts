@@ -1,0 +1,108 @@
+/**
+ * The step loop of a run, in virtual time: advance the clock to the next due event or Control
+ * step, run the due events and campaign starts, step each due Control, let the operator answer
+ * pauses, trace what changed, and check every invariant. It ends when the scenario is done,
+ * nothing is left to happen, the virtual time runs past {@link MAX_VIRTUAL_MS}, or an invariant
+ * broke.
+ */
+import { checkStep } from "./fleet-invariants.js";
+import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
+import { rolloutEndViolations, rolloutViolations } from "./rollout-invariants.js";
+import { DEBOUNCE_MS } from "./sim-controls.js";
+import { gateViolations } from "./sim-gates.js";
+import type { SimWorld } from "./sim-world.js";
+
+/** A run that has not finished every campaign by then has stalled. */
+const MAX_VIRTUAL_MS = 12 * 3_600_000;
+
+/** The first broken invariant of a run. */
+export interface Violation {
+  readonly step: number;
+  readonly at: number;
+  readonly message: string;
+}
+
+/** How a run ended, taken the moment its loop ended. */
+export interface RunEnd {
+  readonly steps: number;
+  readonly virtualMs: number;
+  /** How many campaigns exist, those the leader started itself (convergence, plan groups) included. */
+  readonly campaigns: number;
+  readonly violation: Violation | undefined;
+  readonly outcome: Outcome;
+}
+
+/**
+ * Steps `world` to its end, calling `answerPauses` after every step, before the checks. A run
+ * that stopped before the scenario was done breaks liveness; one that was done is checked
+ * against the rollout's end invariants. Every Control then stops listening.
+ */
+export async function runToEnd(world: SimWorld, answerPauses: () => void): Promise<RunEnd> {
+  const { scenario, clock, store, fleetStore, queue, fleet, gates, controls, checks, say } = world;
+  const plan = scenario.rollout.plan;
+  let steps = 0;
+  let violation: Violation | undefined;
+  const snapshot = new Map<string, Map<string, string>>();
+  const allDone = () =>
+    world.campaignsStarted === scenario.campaigns.length &&
+    [...store.tables.campaigns.values()].every((c) => c.campaign.finishedAt !== undefined) &&
+    clock.ms >= scenario.rollout.settleUntil &&
+    (plan === undefined || fleetStore.tables.plans.has(plan.id)) &&
+    [...fleetStore.tables.plans.values()].every((p) => p.plan.phase !== "running");
+  while (violation === undefined) {
+    if (allDone()) break;
+    const live = controls.alive();
+    const times = [queue.next(), ...live.map((c) => c.nextAt)].filter(
+      (t): t is number => t !== undefined,
+    );
+    if (times.length === 0) break;
+    const now = Math.max(clock.ms, Math.min(...times));
+    if (now > MAX_VIRTUAL_MS) break;
+    clock.advanceTo(now);
+    queue.runDue(now);
+    while (world.pending.length > 0) await (world.pending.shift() as () => Promise<void>)();
+    for (const c of controls.all) {
+      if (!c.alive || c.nextAt > now) continue;
+      const { next, busy } = await c.worker.step();
+      if (!c.alive) continue;
+      c.nextAt = busy ? now + DEBOUNCE_MS : Math.max(next, now + 1);
+    }
+    steps++;
+    answerPauses();
+    traceChanges(store, snapshot, say);
+    // Campaigns the leader started itself (convergence, plan groups) select their nodes then.
+    for (const [id, nodes] of store.tables.nodes)
+      if (!checks.members.has(id)) checks.members.set(id, new Set(nodes.map((n) => n.nodeId)));
+    const found = checkStep(store, fleet, checks, now);
+    found.push(...rolloutViolations(store, fleetStore, fleet, world.rolloutChecks));
+    found.push(
+      ...gateViolations(
+        gates,
+        [...store.tables.campaigns.values()].map((c) => c.campaign),
+      ),
+    );
+    if (found.length > 0) violation = { step: steps, at: now, message: found.join("\n") };
+  }
+  if (violation === undefined && !allDone()) {
+    const open = [...store.tables.campaigns.values()].filter(
+      (c) => c.campaign.finishedAt === undefined,
+    );
+    violation = {
+      step: steps,
+      at: clock.ms,
+      message: `liveness: ${open.map((c) => `${c.campaign.id} (${c.campaign.phase})`).join(", ") || "a campaign start"} did not finish`,
+    };
+  }
+  if (violation === undefined) {
+    const end = rolloutEndViolations(store, fleetStore, fleet);
+    if (end.length > 0) violation = { step: steps, at: clock.ms, message: end.join("\n") };
+  }
+  controls.unlistenAll();
+  return {
+    steps,
+    virtualMs: clock.ms,
+    campaigns: store.tables.campaigns.size,
+    violation,
+    outcome: outcomeOf(store, fleet),
+  };
+}
