@@ -93,3 +93,11 @@ export async function eventually<T>(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** Polls `agent status` until no switch is pending; returns that status. */
+export function settledStatus(artifact: string, dir: string): Promise<StatusJson> {
+  return eventually(async () => {
+    const s = await agentStatus(artifact, dir);
+    return s.pending === null ? s : undefined;
+  }, "no pending switch");
+}

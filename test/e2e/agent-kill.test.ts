@@ -14,17 +14,23 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleAgent } from "../../agent/bundle.js";
 import { NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
-import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
-import { makeRelease } from "../helpers/releases.js";
 import {
   type CampaignFixture,
-  campaignFixture,
   isDone,
   quickSpec,
   waitForCampaign,
 } from "../integration/campaign-fixture.js";
-import { agentStatus, eventually, type RunningAgent, startAgent } from "./agent-fixture.js";
+import {
+  agentCampaignFixture,
+  enrollFlags,
+  heldSpec,
+  registerAgentRelease,
+  waitOnline,
+} from "./agent-campaign-fixture.js";
+import { eventually, type RunningAgent, settledStatus, startAgent } from "./agent-fixture.js";
+
+/** How long a started version has to be welcomed before the supervisor reverts it. */
+const START_DEADLINE_MS = 10_000;
 
 describe("a real Agent SIGKILLed in the middle of an upgrade", () => {
   let fx: CampaignFixture;
@@ -37,25 +43,8 @@ describe("a real Agent SIGKILLed in the middle of an upgrade", () => {
     first = join(dir, "agent-1.0.0.mjs");
     await writeFile(first, await bundleAgent({ version: "1.0.0", platform: "linux-amd64" }));
     const next = await bundleAgent({ version: "1.1.0", platform: "linux-amd64" });
-    fx = await campaignFixture({
-      timeouts: {
-        reconnectSeconds: 30,
-        heartbeatSeconds: 2,
-        offlineAfterSeconds: 10,
-        configGraceSeconds: 0,
-      },
-    });
-    const release = await makeRelease({
-      version: "1.1.0",
-      sequence: 11,
-      keys: [fx.key],
-      platforms: ["linux-amd64"],
-      content: () => next,
-    });
-    await fx.tc.client(ReleaseService).registerRelease({
-      envelope: release.envelope,
-      artifacts: [...release.files].map(([platform, content]) => ({ platform, content })),
-    });
+    fx = await agentCampaignFixture();
+    await registerAgentRelease(fx, "1.1.0", 11, next);
   }, 120_000);
 
   afterAll(async () => {
@@ -76,42 +65,16 @@ describe("a real Agent SIGKILLed in the middle of an upgrade", () => {
     ],
   ];
 
-  const agentArgs = async (nodeId: string) => [
-    "--server",
-    fx.tc.agentAddress,
-    "--join-token",
-    await fx.tc.joinToken(),
-    "--pins",
-    fx.key.pin,
-    "--node-id",
-    nodeId,
-    "--platform",
-    "linux-amd64",
-    "--start-deadline-ms",
-    "10000",
-  ];
-
   it("comes back on the reinstated version when killed once a rollback moved current", async () => {
     const nodeId = "kill-rollback";
     const install = join(dir, nodeId);
-    const args = await agentArgs(nodeId);
-    const node = async () => (await fx.tc.client(NodeService).getNode({ nodeId })).node;
-    const onVersion = (version: string) =>
-      eventually(async () => {
-        const n = await node();
-        return n?.online && n.agentVersion === version ? n : undefined;
-      }, `${nodeId} online on ${version}`);
+    const args = await enrollFlags(fx, nodeId, START_DEADLINE_MS);
+    const onVersion = (version: string) => waitOnline(fx.tc, nodeId, version);
     const before = startAgent(first, install, args);
     agents.push(before);
     await onVersion("1.0.0");
     const started = await fx.campaigns.startCampaign({
-      spec: quickSpec("1.1.0", [5, 100], {
-        selector: { nodeIds: [nodeId] },
-        batches: [5, 100].map((percent) => ({
-          percent,
-          minDuration: { seconds: 3600n, nanos: 0 },
-        })),
-      }),
+      spec: heldSpec("1.1.0", { nodeIds: [nodeId] }),
     });
     const id = started.campaign?.id ?? "";
     await onVersion("1.1.0");
@@ -129,10 +92,7 @@ describe("a real Agent SIGKILLed in the middle of an upgrade", () => {
     await waitForCampaign(fx.campaigns, id, isDone, 60_000);
     const { nodes } = await fx.campaigns.getCampaign({ id });
     expect(NodeState[nodes[0]?.state ?? 0]).toBe("ROLLED_BACK");
-    const status = await eventually(async () => {
-      const s = await agentStatus(first, install);
-      return s.pending === null ? s : undefined;
-    }, "no pending switch");
+    const status = await settledStatus(first, install);
     expect(status).toMatchObject({ current: "1.0.0", previous: "1.1.0" });
   }, 120_000);
 
@@ -141,24 +101,10 @@ describe("a real Agent SIGKILLed in the middle of an upgrade", () => {
     async (_name, reached) => {
       const nodeId = `kill-${agents.length + 1}`;
       const install = join(dir, nodeId);
-      const args = [
-        "--server",
-        fx.tc.agentAddress,
-        "--join-token",
-        await fx.tc.joinToken(),
-        "--pins",
-        fx.key.pin,
-        "--node-id",
-        nodeId,
-        "--platform",
-        "linux-amd64",
-        "--start-deadline-ms",
-        "10000",
-      ];
-      const node = async () => (await fx.tc.client(NodeService).getNode({ nodeId })).node;
+      const args = await enrollFlags(fx, nodeId, START_DEADLINE_MS);
       const before = startAgent(first, install, args);
       agents.push(before);
-      await eventually(async () => ((await node())?.online ? true : undefined), `${nodeId} online`);
+      await waitOnline(fx.tc, nodeId);
       const started = await fx.campaigns.startCampaign({
         spec: quickSpec("1.1.0", [5, 100], { selector: { nodeIds: [nodeId] } }),
       });
@@ -173,18 +119,12 @@ describe("a real Agent SIGKILLed in the middle of an upgrade", () => {
       const after = startAgent(first, install, args);
       agents.push(after);
       const done = await waitForCampaign(fx.campaigns, id, isDone, 60_000);
-      const status = await eventually(async () => {
-        const s = await agentStatus(first, install);
-        return s.pending === null ? s : undefined;
-      }, "no pending switch");
+      const status = await settledStatus(first, install);
       const current = status.current ?? "";
       expect(["1.0.0", "1.1.0"]).toContain(current);
       expect(await readlink(join(install, "current"))).toBe(join("versions", current));
       expect(existsSync(join(install, "versions", current, "agent.mjs"))).toBe(true);
-      const reported = await eventually(async () => {
-        const n = await node();
-        return n?.online && n.agentVersion === current ? n : undefined;
-      }, `${nodeId} online on ${current}`);
+      const reported = await waitOnline(fx.tc, nodeId, current);
       expect(reported.agentVersion).toBe(current);
       const { nodes } = await fx.campaigns.getCampaign({ id });
       const verdict = NodeState[nodes[0]?.state ?? 0];

@@ -10,11 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundleAgent } from "../../agent/bundle.js";
 import { readStreamTls } from "../../agent/core/tls.js";
 import { type Fleet, startFleet } from "../../agent-sim/index.js";
-import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { NODE_A, tlsConfig, tlsPath } from "../fixtures/tls/index.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
 import { makeKeys } from "../helpers/releases.js";
-import { agentStatus, eventually, type RunningAgent, startAgent } from "./agent-fixture.js";
+import { waitOnline } from "./agent-campaign-fixture.js";
+import { agentStatus, type RunningAgent, startAgent } from "./agent-fixture.js";
 
 describe("the Agent and the simulator over TLS", () => {
   let tc: TestControl;
@@ -62,10 +62,7 @@ describe("the Agent and the simulator over TLS", () => {
       "--key",
       tlsPath("node-a", "key"),
     ]);
-    const node = await eventually(async () => {
-      const n = (await tc.client(NodeService).getNode({ nodeId: NODE_A })).node;
-      return n?.online ? n : undefined;
-    }, `${NODE_A} online over mTLS`);
+    const node = await waitOnline(tc, NODE_A);
     expect(node.agentVersion).toBe("1.0.0");
     const status = await agentStatus(join(dir, "agent.mjs"), install);
     expect(status).toMatchObject({ current: "1.0.0", nodeId: NODE_A });

@@ -13,16 +13,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
-import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
-import { makeRelease } from "../helpers/releases.js";
 import {
   type CampaignFixture,
-  campaignFixture,
   isDone,
   quickSpec,
   waitForCampaign,
 } from "../integration/campaign-fixture.js";
+import {
+  agentCampaignFixture,
+  enrollFlags,
+  heldSpec,
+  registerAgentRelease,
+  waitOnline,
+} from "./agent-campaign-fixture.js";
 import {
   agentStatus,
   buildAgent,
@@ -49,27 +52,10 @@ describe("a real Agent upgraded by campaigns", () => {
     artifacts.set("1.1.0", v110 as Uint8Array);
     artifacts.set("1.3.0", v130 as Uint8Array);
     artifacts.set("1.2.0", new TextEncoder().encode("this is not JavaScript }{\n"));
-    fx = await campaignFixture({
-      timeouts: {
-        reconnectSeconds: 30,
-        heartbeatSeconds: 2,
-        offlineAfterSeconds: 10,
-        configGraceSeconds: 0,
-      },
-    });
+    fx = await agentCampaignFixture();
     for (const version of ["1.1.0", "1.2.0", "1.3.0"]) {
-      const bytes = artifacts.get(version) ?? new Uint8Array();
-      const release = await makeRelease({
-        version,
-        sequence: Number(version.split(".")[1]) + 10,
-        keys: [fx.key],
-        platforms: ["linux-amd64"],
-        content: () => bytes,
-      });
-      await fx.tc.client(ReleaseService).registerRelease({
-        envelope: release.envelope,
-        artifacts: [...release.files].map(([platform, content]) => ({ platform, content })),
-      });
+      const sequence = Number(version.split(".")[1]) + 10;
+      await registerAgentRelease(fx, version, sequence, artifacts.get(version) ?? new Uint8Array());
     }
   }, 120_000);
 
@@ -80,12 +66,8 @@ describe("a real Agent upgraded by campaigns", () => {
   });
 
   const install = () => join(dir, "install");
-  const node = async () => (await fx.tc.client(NodeService).getNode({ nodeId: NODE })).node;
-  const onVersion = (version: string) =>
-    eventually(async () => {
-      const n = await node();
-      return n?.online && n.agentVersion === version ? n : undefined;
-    }, `${NODE} online on ${version}`);
+  const readStatus = () => agentStatus(join(dir, "agent-1.0.0.mjs"), install());
+  const onVersion = (version: string) => waitOnline(fx.tc, NODE, version);
 
   it.each([
     [
@@ -116,22 +98,13 @@ describe("a real Agent upgraded by campaigns", () => {
   );
 
   it("installs itself at 1.0.0 and enrolls", async () => {
-    agent = startAgent(join(dir, "agent-1.0.0.mjs"), install(), [
-      "--server",
-      fx.tc.agentAddress,
-      "--join-token",
-      await fx.tc.joinToken(),
-      "--pins",
-      fx.key.pin,
-      "--node-id",
-      NODE,
-      "--platform",
-      "linux-amd64",
-      "--start-deadline-ms",
-      String(DEADLINE_MS),
-    ]);
+    agent = startAgent(
+      join(dir, "agent-1.0.0.mjs"),
+      install(),
+      await enrollFlags(fx, NODE, DEADLINE_MS),
+    );
     await onVersion("1.0.0");
-    const status = await agentStatus(join(dir, "agent-1.0.0.mjs"), install());
+    const status = await readStatus();
     expect(status).toMatchObject({ current: "1.0.0", previous: null, nodeId: NODE, pending: null });
     expect(await readlink(join(install(), "current"))).toBe(join("versions", "1.0.0"));
   }, 60_000);
@@ -144,7 +117,7 @@ describe("a real Agent upgraded by campaigns", () => {
     const n = await onVersion("1.1.0");
     expect(n.previousVersion).toBe("1.0.0");
     const status = await eventually(async () => {
-      const s = await agentStatus(join(dir, "agent-1.0.0.mjs"), install());
+      const s = await readStatus();
       return s.confirmedSequence === "11" ? s : undefined;
     }, "confirmed sequence 11");
     expect(status).toMatchObject({ current: "1.1.0", previous: null, pending: null });
@@ -161,29 +134,22 @@ describe("a real Agent upgraded by campaigns", () => {
     expect(nodes.map((n) => NodeState[n.state])).toEqual(["FAILED"]);
     await onVersion("1.1.0");
     expect(Date.now() - before).toBeLessThan(DEADLINE_MS + 30_000);
-    const status = await agentStatus(join(dir, "agent-1.0.0.mjs"), install());
+    const status = await readStatus();
     expect(status).toMatchObject({ current: "1.1.0", pending: null, confirmedSequence: "11" });
     expect(status.installed).not.toContain("1.2.0");
     expect(agent?.logs()).toMatch(/reverting to the previous version/);
   }, 90_000);
 
   it("reinstates 1.1.0 when a rollback operation follows an upgrade to 1.3.0", async () => {
-    const started = await fx.campaigns.startCampaign({
-      spec: quickSpec("1.3.0", [5, 100], {
-        batches: [5, 100].map((percent) => ({
-          percent,
-          minDuration: { seconds: 3600n, nanos: 0 },
-        })),
-      }),
-    });
+    const started = await fx.campaigns.startCampaign({ spec: heldSpec("1.3.0") });
     const id = started.campaign?.id ?? "";
     await onVersion("1.3.0");
-    expect((await agentStatus(join(dir, "agent-1.0.0.mjs"), install())).previous).toBe("1.1.0");
+    expect((await readStatus()).previous).toBe("1.1.0");
     await fx.campaigns.abortCampaign({ id, rollback: true });
     const done = await waitForCampaign(fx.campaigns, id, isDone, 60_000);
     expect(CampaignPhase[done.phase]).toMatch(/ABORTED|ROLLED_BACK/);
     await onVersion("1.1.0");
-    const status = await agentStatus(join(dir, "agent-1.0.0.mjs"), install());
+    const status = await readStatus();
     expect(status).toMatchObject({ current: "1.1.0", previous: "1.3.0", pending: null });
   }, 90_000);
 });

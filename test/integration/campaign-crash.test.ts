@@ -14,13 +14,9 @@
  * two cores; CI runs 5, ~80 s). Each restart costs ~3 s of TypeScript loading plus the agents'
  * reconnection, so the campaigns are paced (concurrency) to still be running at the last kill.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import type { Server } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import type { DescService } from "@bufbuild/protobuf";
+import type { Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Fleet, startFleet } from "../../agent-sim/index.js";
 import {
@@ -31,10 +27,13 @@ import {
   NodeState,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
-import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
-import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
-import { artifactServer, freePort } from "../helpers/process-fixtures.js";
-import { makeKeys, makeRelease } from "../helpers/releases.js";
+import {
+  artifactServer,
+  type ControlChild,
+  registerServedRelease,
+  startControlChild,
+} from "../helpers/process-fixtures.js";
+import { makeKeys } from "../helpers/releases.js";
 import { isDone, NEW, OLD, quickSpec } from "./campaign-fixture.js";
 
 const KILLS = Number(process.env.CAMPAIGN_CRASH_KILLS ?? 20);
@@ -42,110 +41,31 @@ const TOKEN = "crash-test-operator-token-0123456789";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("Control killed with SIGKILL during running campaigns", () => {
-  let db: TestDatabase;
-  let dir: string;
   let artifacts: { server: Server; base: string };
-  let child: ChildProcess | undefined;
-  let stderr = "";
+  let control: ControlChild;
   const fleets: Fleet[] = [];
-  let env: NodeJS.ProcessEnv;
-  let adminUrl: string;
-  let agentAddress: string;
-  let configFile: string;
-
-  const client = <S extends Parameters<typeof createClient>[0]>(service: S) => {
-    const bearer: Interceptor = (next) => (req) => {
-      req.header.set("authorization", `Bearer ${TOKEN}`);
-      return next(req);
-    };
-    return createClient(
-      service,
-      createConnectTransport({ baseUrl: adminUrl, httpVersion: "1.1", interceptors: [bearer] }),
-    );
-  };
-
-  const startControl = async () => {
-    stderr = "";
-    const proc = spawn(
-      process.execPath,
-      ["--import", "tsx", "control/main.ts", "--config", configFile],
-      {
-        cwd: process.cwd(),
-        env,
-        stdio: ["ignore", "ignore", "pipe"],
-      },
-    );
-    proc.stderr?.on("data", (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
-    });
-    child = proc;
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (proc.exitCode !== null) throw new Error(`Control exited at start:\n${stderr}`);
-      const ok = await fetch(`${adminUrl}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) return;
-      if (Date.now() > deadline) throw new Error(`Control not ready in 30 s:\n${stderr}`);
-      await sleep(50);
-    }
-  };
-
-  const kill = async () => {
-    const proc = child;
-    if (!proc || proc.exitCode !== null) return;
-    const exited = new Promise((resolve) => proc.once("exit", resolve));
-    proc.kill("SIGKILL");
-    await exited;
-    child = undefined;
-  };
+  const client = <S extends DescService>(service: S): Client<S> => control.client(service);
 
   beforeAll(async () => {
-    db = await createTestDatabase("crash");
-    dir = await mkdtemp(join(tmpdir(), "agent-control-crash-"));
     artifacts = await artifactServer();
     const [key] = await makeKeys(1);
     if (!key) throw new Error("no key");
-    const [agentPort, adminPort] = [await freePort(), await freePort()];
-    adminUrl = `http://127.0.0.1:${adminPort}`;
-    agentAddress = `127.0.0.1:${agentPort}`;
-    configFile = join(dir, "control.json");
-    await writeFile(
-      configFile,
-      JSON.stringify({
-        release: { pins: [key.pin] },
-        policy: { minBatchDurationSeconds: 0 },
-        timeouts: {
-          reconnectSeconds: 120,
-          configGraceSeconds: 0,
-          heartbeatSeconds: 1,
-          offlineAfterSeconds: 10,
-        },
-        worker: { intervalMs: 200 },
-        limits: { shutdownGraceSeconds: 1 },
-      }),
-    );
-    env = {
-      ...process.env,
-      DATABASE_URL: db.url,
-      AGENT_CONTROL_ADMIN_TOKEN: TOKEN,
-      AGENT_CONTROL_AGENT_ADDR: agentAddress,
-      AGENT_CONTROL_ADMIN_ADDR: `127.0.0.1:${adminPort}`,
-      AGENT_CONTROL_DATA_DIR: dir,
-      AGENT_CONTROL_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
-    };
-    await startControl();
-    const release = await makeRelease({
+    control = await startControlChild({
+      database: "crash",
+      dirPrefix: "agent-control-crash-",
+      adminToken: TOKEN,
+      pins: [key.pin],
+      timeouts: { reconnectSeconds: 120, offlineAfterSeconds: 10 },
+      readyTimeoutMs: 30_000,
+    });
+    await registerServedRelease(control, {
       version: NEW,
       sequence: 20,
-      keys: [key],
-      platforms: ["linux-amd64"],
+      key,
       urlBase: artifacts.base,
     });
-    await client(ReleaseService).registerRelease({ envelope: release.envelope });
     const common = {
-      server: agentAddress,
+      server: control.agentAddress,
       pins: [key.pin],
       restartMs: [150, 400] as const,
       backoff: { baseMs: 100, capMs: 800, resetAfterMs: 1000 },
@@ -170,10 +90,8 @@ describe("Control killed with SIGKILL during running campaigns", () => {
 
   afterAll(async () => {
     await Promise.all(fleets.map((f) => f.stop()));
-    await kill();
+    await control?.stop();
     await new Promise((resolve) => artifacts?.server.close(resolve));
-    await db?.drop();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it(`ends every campaign as without kills after ${KILLS} SIGKILLs, applying no operation twice`, async () => {
@@ -205,10 +123,10 @@ describe("Control killed with SIGKILL during running campaigns", () => {
     while (kills < KILLS) {
       await sleep(200 + Math.floor(Math.random() * 1200));
       if (isDone(await get(idA))) break;
-      await kill();
+      await control.kill();
       kills++;
       const t0 = Date.now();
-      await startControl();
+      await control.restart();
       if (process.env.CRASH_DEBUG)
         console.log(
           `restart ${kills}: ${Date.now() - t0} ms`,

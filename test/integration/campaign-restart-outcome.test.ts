@@ -27,12 +27,7 @@
  * `skipped`/`node_offline`. No assertion depends on wall-clock time; the waits are only
  * generous bounds.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import type { Client } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { type Fleet, startFleet } from "../../agent-sim/index.js";
 import {
@@ -43,10 +38,13 @@ import {
   NodeState,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
-import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
-import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
-import { artifactServer, freePort } from "../helpers/process-fixtures.js";
-import { makeKeys, makeRelease } from "../helpers/releases.js";
+import {
+  artifactServer,
+  type ControlChild,
+  registerServedRelease,
+  startControlChild,
+} from "../helpers/process-fixtures.js";
+import { makeKeys } from "../helpers/releases.js";
 import { isDone, NEW, quickSpec } from "./campaign-fixture.js";
 
 const RUNS = Number(process.env.CAMPAIGN_RESTART_RUNS ?? 1);
@@ -99,101 +97,34 @@ const KILL_POINTS: readonly { what: string; reached: (c: Campaign) => boolean }[
 
 /** One run: its own database, Control child process and fleet; three kills; the outcome. */
 async function scenario(run: number): Promise<void> {
-  const db: TestDatabase = await createTestDatabase(`restart_outcome_${run}`);
-  const dir = await mkdtemp(join(tmpdir(), "agent-control-restart-outcome-"));
   const artifacts = await artifactServer();
-  let child: ChildProcess | undefined;
-  let stderr = "";
+  let control: ControlChild | undefined;
   let fleet: Fleet | undefined;
   try {
     const [key] = await makeKeys(1);
     if (!key) throw new Error("no key");
-    const [agentPort, adminPort] = [await freePort(), await freePort()];
-    const adminUrl = `http://127.0.0.1:${adminPort}`;
-    const agentAddress = `127.0.0.1:${agentPort}`;
-    const configFile = join(dir, "control.json");
-    await writeFile(
-      configFile,
-      JSON.stringify({
-        release: { pins: [key.pin] },
-        policy: { minBatchDurationSeconds: 0 },
-        timeouts: {
-          // Long enough that no upgrading node times out across three restarts.
-          reconnectSeconds: 180,
-          configGraceSeconds: 0,
-          heartbeatSeconds: 1,
-          // Realistic: an agent reconnecting within a minute of the restart is not offline.
-          offlineAfterSeconds: 60,
-        },
-        worker: { intervalMs: 200 },
-        limits: { shutdownGraceSeconds: 1 },
-      }),
-    );
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      DATABASE_URL: db.url,
-      AGENT_CONTROL_ADMIN_TOKEN: TOKEN,
-      AGENT_CONTROL_AGENT_ADDR: agentAddress,
-      AGENT_CONTROL_ADMIN_ADDR: `127.0.0.1:${adminPort}`,
-      AGENT_CONTROL_DATA_DIR: dir,
-      AGENT_CONTROL_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
-    };
-
-    const client = <S extends Parameters<typeof createClient>[0]>(service: S) => {
-      const bearer: Interceptor = (next) => (req) => {
-        req.header.set("authorization", `Bearer ${TOKEN}`);
-        return next(req);
-      };
-      return createClient(
-        service,
-        createConnectTransport({ baseUrl: adminUrl, httpVersion: "1.1", interceptors: [bearer] }),
-      );
-    };
-
-    const startControl = async () => {
-      stderr = "";
-      const proc = spawn(
-        process.execPath,
-        ["--import", "tsx", "control/main.ts", "--config", configFile],
-        { cwd: process.cwd(), env, stdio: ["ignore", "ignore", "pipe"] },
-      );
-      proc.stderr?.on("data", (chunk: Buffer) => {
-        stderr = (stderr + chunk.toString()).slice(-4000);
-      });
-      child = proc;
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        if (proc.exitCode !== null) throw new Error(`Control exited at start:\n${stderr}`);
-        const ok = await fetch(`${adminUrl}/readyz`).then(
-          (r) => r.ok,
-          () => false,
-        );
-        if (ok) return;
-        if (Date.now() > deadline) throw new Error(`Control not ready in 60 s:\n${stderr}`);
-        await sleep(50);
-      }
-    };
-
-    const kill = async () => {
-      const proc = child;
-      if (!proc || proc.exitCode !== null) return;
-      const exited = new Promise((resolve) => proc.once("exit", resolve));
-      proc.kill("SIGKILL");
-      await exited;
-      child = undefined;
-    };
-
-    await startControl();
-    const release = await makeRelease({
+    control = await startControlChild({
+      database: `restart_outcome_${run}`,
+      dirPrefix: "agent-control-restart-outcome-",
+      adminToken: TOKEN,
+      pins: [key.pin],
+      timeouts: {
+        // Long enough that no upgrading node times out across three restarts.
+        reconnectSeconds: 180,
+        // Realistic: an agent reconnecting within a minute of the restart is not offline.
+        offlineAfterSeconds: 60,
+      },
+      readyTimeoutMs: 60_000,
+    });
+    const { client } = control;
+    await registerServedRelease(control, {
       version: NEW,
       sequence: 20,
-      keys: [key],
-      platforms: ["linux-amd64"],
+      key,
       urlBase: artifacts.base,
     });
-    await client(ReleaseService).registerRelease({ envelope: release.envelope });
     fleet = await startFleet({
-      server: agentAddress,
+      server: control.agentAddress,
       joinToken: (await client(NodeService).createJoinToken({})).secret,
       pins: [key.pin],
       count: AGENTS,
@@ -243,9 +174,9 @@ async function scenario(run: number): Promise<void> {
         }
         await sleep(100);
       }
-      await kill();
+      await control.kill();
       const t0 = Date.now();
-      await startControl();
+      await control.restart();
       if (DEBUG) {
         console.log(`run ${run}: kill ${kills.length} at ${kills.at(-1)}`);
         console.log(
@@ -287,15 +218,8 @@ async function scenario(run: number): Promise<void> {
     expect(kills, "kills while the campaign ran").toHaveLength(KILL_POINTS.length);
   } finally {
     await fleet?.stop();
-    const proc = child;
-    if (proc && proc.exitCode === null) {
-      const exited = new Promise((resolve) => proc.once("exit", resolve));
-      proc.kill("SIGKILL");
-      await exited;
-    }
+    await control?.stop();
     await new Promise((resolve) => artifacts.server.close(resolve));
-    await db.drop();
-    await rm(dir, { recursive: true, force: true });
   }
 }
 
