@@ -154,7 +154,7 @@ export interface EchoProcess {
   kill(): Promise<void>;
 }
 
-/** Starts the bare server (with the GC hook, under `dir`) and waits for its port. */
+/** Starts the bare server (with the GC hook and its event-loop delay sampler, under `dir`) and waits for its port. */
 export async function startEchoProcess(
   dir: string,
   heartbeatMs: number,
@@ -173,7 +173,9 @@ export async function startEchoProcess(
     ],
     {
       cwd: ROOT,
-      env: { ...process.env, ...gcHookEnv(dir, "echo") },
+      // The same instrumentation as Control's (the event-loop delay sampler, a 10 ms timer),
+      // so neither server's CPU figure carries a cost the other does not.
+      env: { ...process.env, ...gcHookEnv(dir, "echo"), AGENT_CONTROL_BENCH_ELD: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
