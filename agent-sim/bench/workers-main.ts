@@ -1,5 +1,6 @@
 /**
- * `npm run bench:workers -- [--workers 2] [--agents 10000] [--bare-agents 10000] [--out DIR]`:
+ * `npm run bench:workers -- [--workers 2] [--agents 10000] [--bare-agents 10000]
+ * [--connect-rate 1000] [--heartbeat-seconds 10] [--no-rollout] [--out DIR]`:
  * the `--workers` scenario of `npm run bench` on its own, sized for the machine it runs on
  * (on a 16-core machine: `--workers 16 --agents 100000`). The bare grpc-js server is
  * measured first in the same run, holding `--bare-agents` streams in its one process (keep
@@ -62,6 +63,9 @@ async function main(): Promise<void> {
       agents: { type: "string", default: "10000" },
       "bare-agents": { type: "string", default: "10000" },
       "connect-rate": { type: "string", default: "1000" },
+      "heartbeat-seconds": { type: "string", default: "10" },
+      // Hold the fleet and measure memory only (no campaign on it).
+      "no-rollout": { type: "boolean", default: false },
       out: { type: "string" },
       keep: { type: "boolean", default: false },
     },
@@ -83,6 +87,8 @@ async function main(): Promise<void> {
       agentsPerSimulator: AGENTS_PER_SIMULATOR,
       connectRate,
       timeoutMs: 900_000,
+      heartbeatSeconds: Number(values["heartbeat-seconds"]),
+      rollout: !values["no-rollout"],
       release,
       bare: { rssKbPerStream, streams: bareAgents },
       dir,

@@ -30,6 +30,10 @@ export interface WorkersPlan {
   /** New connections per second, all simulators together. */
   readonly connectRate: number;
   readonly timeoutMs: number;
+  /** Control's heartbeat interval (default 10 s; longer for a fleet this machine's cores cannot beat for). */
+  readonly heartbeatSeconds?: number;
+  /** Whether the campaign scenarios run on the held fleet (default true). */
+  readonly rollout?: boolean;
   readonly release: BenchRelease;
   /** The bare server's RSS per held stream (KB) and the fleet it was measured at. */
   readonly bare: { readonly rssKbPerStream: number; readonly streams: number };
@@ -56,7 +60,7 @@ export async function measureWorkers(plan: WorkersPlan): Promise<WorkersResult> 
   say(`--workers ${workers}: starting Control`);
   const control = await startBenchControl(
     dir,
-    { timeouts: { heartbeatSeconds: 10 }, policy: CAMPAIGN_POLICY },
+    { timeouts: { heartbeatSeconds: plan.heartbeatSeconds ?? 10 }, policy: CAMPAIGN_POLICY },
     { AGENT_CONTROL_BENCH_ELD: "1", AGENT_CONTROL_RELEASE_PINS: plan.release.pin },
     ["--workers", String(workers)],
   );
@@ -89,18 +93,21 @@ export async function measureWorkers(plan: WorkersPlan): Promise<WorkersResult> 
     const held = await target.memory();
     const databaseUrl = await control.databaseUrl();
     const perWorker = await streamsPerHolder(databaseUrl);
-    say(`--workers ${workers}: streams per worker ${perWorker.join(", ")}; the rollout`);
-    const campaign = await runCampaignScenarios({
-      control,
-      target,
-      sims,
-      fleet: agents,
-      release: plan.release,
-      databaseUrl,
-      // Only for the ack-to-commit rows, which this scenario leaves to the single Control's.
-      db: await measureDbBaseline(databaseUrl, 100, 20, 1),
-      say,
-    });
+    say(`--workers ${workers}: streams per worker ${perWorker.join(", ")}`);
+    const campaign =
+      plan.rollout === false
+        ? { rows: [], raw: {} }
+        : await runCampaignScenarios({
+            control,
+            target,
+            sims,
+            fleet: agents,
+            release: plan.release,
+            databaseUrl,
+            // Only for the ack-to-commit rows, which this scenario leaves to the single Control's.
+            db: await measureDbBaseline(databaseUrl, 100, 20, 1),
+            say,
+          });
     return workersRows(plan, { empty, held, perWorker, campaign });
   } finally {
     await Promise.all(sims.map((sim) => sim.stop()));
