@@ -15,6 +15,7 @@ import { type AdminServer, startAdminServer } from "./admin/server.js";
 import { createTokenReloader, type TokenReload } from "./admin/token-reload.js";
 import { createVersionService } from "./admin/version-service.js";
 import { authenticateStream } from "./agents/authenticate.js";
+import { HANDSHAKE_ADMISSION, HandshakeAdmission } from "./agents/handshake-admission.js";
 import { AgentHub } from "./agents/hub.js";
 import { type AgentServer, startAgentServer } from "./agents/server.js";
 import { Slots } from "./agents/slots.js";
@@ -132,7 +133,13 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     log.info(budgetFacts, "agent stream and connection limits");
     if (warning) log.warn({ ...budgetFacts }, warning);
     const streams = new Slots(budget.maxStreams);
-    const handshakes = new Slots(config.limits.maxConcurrentHandshakes);
+    const maxHandshakes = config.limits.maxConcurrentHandshakes;
+    const handshakes = new HandshakeAdmission({
+      ...HANDSHAKE_ADMISSION,
+      maxConcurrent: maxHandshakes,
+      minConcurrent: Math.min(HANDSHAKE_ADMISSION.minConcurrent, maxHandshakes),
+      now: () => clock.now().getTime(),
+    });
     const drops = metrics.counter(
       "agent_control_agent_connections_dropped_total",
       "TCP connections to the agent listener closed at accept: the connection limit was reached.",
@@ -182,6 +189,11 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       "agent_control_handshakes_in_flight",
       "Agent streams between connect and Welcome.",
       () => handshakes.held,
+    );
+    metrics.gauge(
+      "agent_control_handshakes_admitted",
+      "Agent handshakes this Control takes on at once now: what it finishes in 10 s at its current rate, up to limits.maxConcurrentHandshakes.",
+      () => handshakes.limit,
     );
     metrics.gauge(
       "agent_control_streams_held",

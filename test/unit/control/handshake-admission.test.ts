@@ -1,0 +1,112 @@
+/**
+ * Handshakes are admitted only as many as Control can finish in time: a Control starved of
+ * CPU (or of its database) that kept admitting up to its fixed cap would hold handshakes
+ * longer than Agents wait for their Welcome, so every one would be abandoned after its work
+ * was done, and none welcomed. The admission follows the rate handshakes finish at.
+ */
+import { describe, expect, it } from "vitest";
+import { HandshakeAdmission } from "../../../control/agents/handshake-admission.js";
+
+function admission(max = 512) {
+  let now = 1_000_000;
+  const a = new HandshakeAdmission({
+    maxConcurrent: max,
+    minConcurrent: 16,
+    targetMs: 5000,
+    windowMs: 5000,
+    now: () => now,
+  });
+  return {
+    a,
+    advance(ms: number) {
+      now += ms;
+    },
+    /** Admits as many as it will; returns how many. */
+    fill(): number {
+      let n = 0;
+      while (a.tryAcquire()) n += 1;
+      return n;
+    },
+  };
+}
+
+describe("handshake admission", () => {
+  it("admits the minimum before any handshake has finished", () => {
+    const { a, fill } = admission();
+    expect(fill()).toBe(16);
+    expect(a.held).toBe(16);
+    expect(a.tryAcquire()).toBe(false);
+  });
+
+  it("admits what finishes within the target at the rate handshakes finish, up to the cap", () => {
+    const { a, advance, fill } = admission();
+    fill();
+    // 100 handshakes finish per second, steadily, for five seconds.
+    for (let i = 0; i < 500; i++) {
+      a.release();
+      advance(10);
+      a.tryAcquire();
+    }
+    // 100/s × 5 s target = 500 at once.
+    fill();
+    expect(a.held).toBe(500);
+    expect(a.limit).toBe(500);
+  });
+
+  it("never admits more than the cap, however fast handshakes finish", () => {
+    const { a, advance, fill } = admission(64);
+    fill();
+    for (let i = 0; i < 5000; i++) {
+      a.release();
+      advance(1);
+      a.tryAcquire();
+    }
+    fill();
+    expect(a.held).toBe(64);
+  });
+
+  it("admits fewer when handshakes slow down, down to the minimum when none finish", () => {
+    const { a, advance, fill } = admission();
+    fill();
+    for (let i = 0; i < 500; i++) {
+      a.release();
+      advance(10);
+      a.tryAcquire();
+    }
+    fill();
+    expect(a.held).toBe(500);
+    // Nothing finishes for a whole window: only the minimum, and 500 are held.
+    advance(5000);
+    expect(a.limit).toBe(16);
+    expect(a.tryAcquire()).toBe(false);
+    // Then 10 finish per second: 50 at once, and 450 are still held.
+    for (let i = 0; i < 50; i++) {
+      a.release();
+      advance(100);
+    }
+    expect(a.limit).toBe(50);
+    expect(a.held).toBe(450);
+    expect(a.tryAcquire()).toBe(false);
+  });
+
+  it("counts releases without acquires as nothing", () => {
+    const { a, fill } = admission();
+    a.release();
+    expect(a.held).toBe(0);
+    expect(fill()).toBe(16);
+  });
+
+  it("refuses options out of range", () => {
+    const base = {
+      maxConcurrent: 8,
+      minConcurrent: 4,
+      targetMs: 1000,
+      windowMs: 1000,
+      now: () => 0,
+    };
+    expect(() => new HandshakeAdmission({ ...base, minConcurrent: 0 })).toThrow(RangeError);
+    expect(() => new HandshakeAdmission({ ...base, minConcurrent: 9 })).toThrow(RangeError);
+    expect(() => new HandshakeAdmission({ ...base, targetMs: 0 })).toThrow(RangeError);
+    expect(() => new HandshakeAdmission({ ...base, windowMs: 0 })).toThrow(RangeError);
+  });
+});
