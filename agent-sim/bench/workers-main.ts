@@ -1,6 +1,7 @@
 /**
  * `npm run bench:workers -- [--workers 2] [--agents 10000] [--bare-agents 10000]
- * [--connect-rate 1000] [--heartbeat-seconds 10] [--no-rollout] [--out DIR]`:
+ * [--connect-rate 1000] [--heartbeat-seconds 10] [--agents-per-simulator 10000] [--no-rollout]
+ * [--out DIR] [--keep]`:
  * the `--workers` scenario of `npm run bench` on its own, sized for the machine it runs on
  * (on a 16-core machine: `--workers 16 --agents 100000`). The bare grpc-js server is
  * measured first in the same run, holding `--bare-agents` streams in its one process (keep
@@ -21,7 +22,7 @@ const T0 = Date.now();
 const say = (text: string) =>
   process.stdout.write(`bench ${((Date.now() - T0) / 1000).toFixed(1).padStart(6)} s: ${text}\n`);
 
-/** Agents per simulator process: well under a process's 20,000 open files. */
+/** Agents per simulator process by default: well under a process's 20,000 open files. */
 const AGENTS_PER_SIMULATOR = 10_000;
 
 /** RSS per held stream (KB) of the bare server holding `agents` streams. */
@@ -64,6 +65,8 @@ async function main(): Promise<void> {
       "bare-agents": { type: "string", default: "10000" },
       "connect-rate": { type: "string", default: "1000" },
       "heartbeat-seconds": { type: "string", default: "10" },
+      // Fewer, larger simulators where cores are few (each under 20,000 open files).
+      "agents-per-simulator": { type: "string", default: String(AGENTS_PER_SIMULATOR) },
       // Hold the fleet and measure memory only (no campaign on it).
       "no-rollout": { type: "boolean", default: false },
       out: { type: "string" },
@@ -84,7 +87,7 @@ async function main(): Promise<void> {
     const result = await measureWorkers({
       workers,
       agents,
-      agentsPerSimulator: AGENTS_PER_SIMULATOR,
+      agentsPerSimulator: Number(values["agents-per-simulator"]),
       connectRate,
       timeoutMs: 900_000,
       heartbeatSeconds: Number(values["heartbeat-seconds"]),
