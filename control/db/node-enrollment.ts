@@ -144,7 +144,9 @@ export function enrollBatchParams(enrollments: readonly Enrollment[]): unknown[]
  *   one wrote, exactly as they would alone;
  * - a data error (SQLSTATE class 22: a value PostgreSQL cannot store) fails only the
  *   enrollments that cause it: the statement is split in halves until they are found.
- * Any other error (connection lost, server down) rejects the whole batch.
+ * Each statement commits on its own, so any other error (connection lost, server down) fails
+ * only the enrollments of the statement it ended: those an earlier statement committed keep
+ * their outcome. Never rejects.
  */
 export async function enrollBatch(
   pool: pg.Pool,
@@ -184,26 +186,29 @@ async function enrollDistinct(
   holder: string | null,
   enrollments: readonly Enrollment[],
 ): Promise<EnrollResult[]> {
+  let rows: { id: string; created: boolean; via: ReenrollVia }[];
   try {
     const result = await pool.query<{ id: string; created: boolean; via: ReenrollVia }>(
       ENROLL_BATCH_SQL,
       [...enrollBatchParams(enrollments), holder],
     );
-    const byId = new Map(result.rows.map((row) => [row.id, row]));
-    return enrollments.map((e): EnrollResult => {
-      const row = byId.get(e.hello.nodeId);
-      if (!row) return { ok: true, outcome: { kind: "refused" } };
-      return {
-        ok: true,
-        outcome: row.created ? { kind: "created" } : { kind: "reenrolled", via: row.via },
-      };
-    });
+    rows = result.rows;
   } catch (error) {
-    if (!isDataError(error)) throw error;
-    if (enrollments.length === 1) return [{ ok: false, error }];
+    if (!isDataError(error) || enrollments.length === 1) {
+      return enrollments.map(() => ({ ok: false, error }));
+    }
     const half = Math.ceil(enrollments.length / 2);
     const first = await enrollDistinct(pool, holder, enrollments.slice(0, half));
     const second = await enrollDistinct(pool, holder, enrollments.slice(half));
     return [...first, ...second];
   }
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return enrollments.map((e): EnrollResult => {
+    const row = byId.get(e.hello.nodeId);
+    if (!row) return { ok: true, outcome: { kind: "refused" } };
+    return {
+      ok: true,
+      outcome: row.created ? { kind: "created" } : { kind: "reenrolled", via: row.via },
+    };
+  });
 }
