@@ -6,8 +6,9 @@
  * minutes, and then every one is abandoned and none welcomed. So the admission follows the
  * rate handshakes finish at (Little's law): at most what finishes within `targetMs` at the
  * rate seen over the last `windowMs`, never fewer than `minConcurrent` (so a Control that
- * has seen none yet still starts) and never more than `maxConcurrent`. A refused Agent
- * retries with backoff; each one admitted is answered in time.
+ * has seen none yet still starts) and never more than `maxConcurrent`. Only welcomed
+ * handshakes count towards the rate, so a flood of bad tokens cannot raise it. A refused
+ * Agent retries with backoff; each one admitted is answered in time.
  */
 
 /**
@@ -32,11 +33,12 @@ export interface HandshakeAdmissionOptions {
   readonly now: () => number;
 }
 
-/** The admission of agent handshakes; see the file's TSDoc. Same contract as `Slots`. */
+/** The admission of agent handshakes; see the file's TSDoc. */
 export class HandshakeAdmission {
   #held = 0;
-  /** When recent handshakes finished, oldest first; at most what the cap needs. */
-  readonly #finished: number[] = [];
+  /** When recent handshakes were welcomed, oldest first, from `#head` on. */
+  #welcomedAt: number[] = [];
+  #head = 0;
   readonly #keep: number;
 
   /** @throws RangeError when an option is out of its range. */
@@ -55,7 +57,7 @@ export class HandshakeAdmission {
     }
     if (!(o.targetMs > 0)) throw new RangeError(`targetMs must be positive, got ${o.targetMs}`);
     if (!(o.windowMs > 0)) throw new RangeError(`windowMs must be positive, got ${o.windowMs}`);
-    // Finishing times beyond this many can only confirm the cap: not kept.
+    // Welcomes beyond this many can only confirm the cap: not kept.
     this.#keep = Math.ceil((o.maxConcurrent * o.windowMs) / o.targetMs);
   }
 
@@ -67,11 +69,14 @@ export class HandshakeAdmission {
   /** How many handshakes may be in progress now. */
   get limit(): number {
     const now = this.o.now();
+    const times = this.#welcomedAt;
+    // A clock set back leaves welcomes "in the future": the rate is unknown again.
+    if (times.length > this.#head && (times[times.length - 1] as number) > now) this.#forget();
     const since = now - this.o.windowMs;
-    let old = 0;
-    while (old < this.#finished.length && (this.#finished[old] as number) < since) old += 1;
-    if (old > 0) this.#finished.splice(0, old);
-    const inTarget = Math.ceil((this.#finished.length * this.o.targetMs) / this.o.windowMs);
+    while (this.#head < times.length && (times[this.#head] as number) < since) this.#head += 1;
+    this.#compact();
+    const recent = this.#welcomedAt.length - this.#head;
+    const inTarget = Math.ceil((recent * this.o.targetMs) / this.o.windowMs);
     return Math.min(this.o.maxConcurrent, Math.max(this.o.minConcurrent, inTarget));
   }
 
@@ -82,11 +87,30 @@ export class HandshakeAdmission {
     return true;
   }
 
-  /** A handshake taken on by {@link tryAcquire} ended (welcomed or not); once per acquire. */
-  release(): void {
+  /**
+   * A handshake taken on by {@link tryAcquire} ended; once per acquire. Only a welcomed one
+   * counts towards the rate: refusals (a bad token, a stream silent until the Hello timeout)
+   * cost Control little and say nothing of how fast it welcomes.
+   */
+  release(welcomed = true): void {
     if (this.#held === 0) return;
     this.#held -= 1;
-    this.#finished.push(this.o.now());
-    if (this.#finished.length > this.#keep) this.#finished.shift();
+    if (!welcomed) return;
+    this.#welcomedAt.push(this.o.now());
+    if (this.#welcomedAt.length - this.#head > this.#keep) this.#head += 1;
+    this.#compact();
+  }
+
+  #forget(): void {
+    this.#welcomedAt = [];
+    this.#head = 0;
+  }
+
+  /** Drops the expired head once it is the larger part of the array (amortized O(1)). */
+  #compact(): void {
+    if (this.#head > 64 && this.#head * 2 > this.#welcomedAt.length) {
+      this.#welcomedAt = this.#welcomedAt.slice(this.#head);
+      this.#head = 0;
+    }
   }
 }

@@ -60,7 +60,8 @@ export interface SessionDeps {
   readonly sendQueueLength: number;
   readonly messagesPerSecond: number;
   /** Limits streams between connect and Welcome; false = refuse this one. */
-  readonly handshakes: { tryAcquire(): boolean; release(): void };
+  /** Handshakes in progress: released with whether the stream was welcomed. */
+  readonly handshakes: { tryAcquire(): boolean; release(welcomed: boolean): void };
   /**
    * Limits the streams held, from their first byte to their end (`limits.maxStreams`);
    * false = refuse this one with RESOURCE_EXHAUSTED before any other work.
@@ -210,6 +211,7 @@ class AgentSession implements HubSession {
         "too many agents are connecting at once: retry with backoff",
       );
     }
+    let welcomed = false;
     try {
       const first = this.awaitFirstMessage();
       // Observed below once authentication succeeds; never left to reject unobserved.
@@ -226,8 +228,9 @@ class AgentSession implements HubSession {
         throw new ControlError("invalid_argument", "the first message must be Hello");
       }
       await this.welcome(identity, message.body.value);
+      welcomed = true;
     } finally {
-      this.deps.handshakes.release();
+      this.deps.handshakes.release(welcomed);
     }
   }
 

@@ -89,6 +89,19 @@ describe("handshake admission", () => {
     expect(a.tryAcquire()).toBe(false);
   });
 
+  it("does not count handshakes that ended without a Welcome: a flood of bad tokens admits no more", () => {
+    const { a, advance, fill } = admission();
+    fill();
+    // 100 refused handshakes per second (bad tokens, silent streams) for five seconds.
+    for (let i = 0; i < 500; i++) {
+      a.release(false);
+      advance(10);
+      a.tryAcquire();
+    }
+    expect(a.limit).toBe(16);
+    expect(fill()).toBe(0);
+  });
+
   it("counts releases without acquires as nothing", () => {
     const { a, fill } = admission();
     a.release();
