@@ -21,8 +21,10 @@ export interface CounterHandle {
 /**
  * How often the default collectors sample the event loop's delay (prom-client's default is
  * 10 ms). The sampler is a repeating timer: every 10 ms it woke an idle Control 100 times a
- * second, about 10 ms of CPU per second with no agent traffic. Ten samples a second still
- * catch every stall longer than a tenth of a second in `nodejs_eventloop_lag_*`.
+ * second, about 10 ms of CPU per second with no agent traffic. Each sample is the time
+ * between two runs of the timer, so `nodejs_eventloop_lag_*` read this period plus the
+ * delay (about 0.1 s when idle): a stall shows as what exceeds it, and the dashboard's lag
+ * panel subtracts it.
  */
 export const EVENT_LOOP_SAMPLE_MS = 100;
 
