@@ -91,6 +91,11 @@ export function isDataError(error: unknown): boolean {
   return typeof code === "string" && code.startsWith("22");
 }
 
+/**
+ * A Hello's columns as statement parameters `$1`–`$9`: id, labels (JSON), pool, platform,
+ * agent version, previous version, boot id, capabilities (JSON), confirmed sequence. Every
+ * statement that writes a Hello (batches, enrollments, certificate Hellos) lays them out so.
+ */
 export function helloParams(hello: NodeHello): unknown[] {
   return [
     hello.nodeId,

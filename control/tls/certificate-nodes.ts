@@ -9,6 +9,7 @@
  * the node's id on the nodes channel.
  */
 import type pg from "pg";
+import { helloParams } from "../db/node-statements.js";
 import type { NodeHello } from "../db/node-store.js";
 import { NODES_CHANNEL } from "../shared/notify-channels.js";
 
@@ -41,20 +42,7 @@ export async function recordCertifiedHello(
      returning id, (xmax = 0) as created
      ), notified as (select pg_notify('${NODES_CHANNEL}', id) from written)
      select created, (select count(*) from notified) as notified from written`,
-    [
-      hello.nodeId,
-      JSON.stringify(hello.labels),
-      hello.pool,
-      hello.platform,
-      hello.agentVersion,
-      hello.previousVersion,
-      hello.bootId,
-      JSON.stringify(hello.capabilities),
-      hello.confirmedSequence,
-      now,
-      sessionId,
-      holder,
-    ],
+    [...helloParams(hello), now, sessionId, holder],
   );
   return { created: result.rows[0]?.created ?? false };
 }

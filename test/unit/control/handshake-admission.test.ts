@@ -21,6 +21,17 @@ function admission(max = 512) {
     advance(ms: number) {
       now += ms;
     },
+    /**
+     * `count` handshakes end `everyMs` apart (welcomed unless told), each replaced by a new
+     * one when the admission lets it.
+     */
+    steady(count: number, everyMs: number, welcomed = true) {
+      for (let i = 0; i < count; i++) {
+        a.release(welcomed);
+        now += everyMs;
+        a.tryAcquire();
+      }
+    },
     /** Admits as many as it will; returns how many. */
     fill(): number {
       let n = 0;
@@ -39,14 +50,10 @@ describe("handshake admission", () => {
   });
 
   it("admits what finishes within the target at the rate handshakes finish, up to the cap", () => {
-    const { a, advance, fill } = admission();
+    const { a, steady, fill } = admission();
     fill();
     // 100 handshakes finish per second, steadily, for five seconds.
-    for (let i = 0; i < 500; i++) {
-      a.release();
-      advance(10);
-      a.tryAcquire();
-    }
+    steady(500, 10);
     // 100/s × 5 s target = 500 at once.
     fill();
     expect(a.held).toBe(500);
@@ -54,25 +61,17 @@ describe("handshake admission", () => {
   });
 
   it("never admits more than the cap, however fast handshakes finish", () => {
-    const { a, advance, fill } = admission(64);
+    const { a, steady, fill } = admission(64);
     fill();
-    for (let i = 0; i < 5000; i++) {
-      a.release();
-      advance(1);
-      a.tryAcquire();
-    }
+    steady(5000, 1);
     fill();
     expect(a.held).toBe(64);
   });
 
   it("admits fewer when handshakes slow down, down to the minimum when none finish", () => {
-    const { a, advance, fill } = admission();
+    const { a, advance, steady, fill } = admission();
     fill();
-    for (let i = 0; i < 500; i++) {
-      a.release();
-      advance(10);
-      a.tryAcquire();
-    }
+    steady(500, 10);
     fill();
     expect(a.held).toBe(500);
     // Nothing finishes for a whole window: only the minimum, and 500 are held.
@@ -90,14 +89,10 @@ describe("handshake admission", () => {
   });
 
   it("does not count handshakes that ended without a Welcome: a flood of bad tokens admits no more", () => {
-    const { a, advance, fill } = admission();
+    const { a, steady, fill } = admission();
     fill();
     // 100 refused handshakes per second (bad tokens, silent streams) for five seconds.
-    for (let i = 0; i < 500; i++) {
-      a.release(false);
-      advance(10);
-      a.tryAcquire();
-    }
+    steady(500, 10, false);
     expect(a.limit).toBe(16);
     expect(fill()).toBe(0);
   });
