@@ -22,22 +22,34 @@ const FINAL_STATES = NODE_STATES.filter(isFinal)
 /** Anything that runs a query: a pool or a client inside a transaction. */
 export type Queryable = Pick<pg.Pool, "query">;
 
-/** Runs `fn` in one transaction on a pooled client; rolls back when it throws. */
+/**
+ * Runs `fn` in one transaction on a pooled client; rolls back when it throws. A checked-out
+ * client has no listener for its connection's errors (the pool listens only to idle ones),
+ * so one that dies between two queries would raise an uncaught exception: the transaction
+ * listens itself, and the dead client is destroyed instead of going back to the pool (the
+ * next query of `fn` rejects with the connection's error).
+ */
 export async function inTransaction<T>(
   pool: pg.Pool,
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
+  let lost: Error | undefined;
+  const onLost = (error: Error) => {
+    lost = error;
+  };
+  client.on("error", onLost);
   try {
     await client.query("begin");
     const result = await fn(client);
     await client.query("commit");
     return result;
   } catch (error) {
-    await client.query("rollback").catch(() => {});
+    if (lost === undefined) await client.query("rollback").catch(() => {});
     throw error;
   } finally {
-    client.release();
+    client.removeListener("error", onLost);
+    client.release(lost);
   }
 }
 
