@@ -27,7 +27,8 @@ import {
   stringFlag,
   UsageError,
 } from "../args.js";
-import { type Command, type CommandGroup, type Context, ExitError } from "../command.js";
+import type { Command, CommandGroup, Context } from "../command.js";
+import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import { enumNames, enumValue, messageJson } from "../output.js";
 import {
   formatBatchTable,
@@ -70,10 +71,7 @@ const plan: Command = {
 
 const start: Command = {
   summary: "Start a campaign; prints its id",
-  flags: {
-    ...SPEC_FLAGS,
-    yes: { type: "boolean", short: "y", description: "do not ask for confirmation on a terminal" },
-  },
+  flags: { ...SPEC_FLAGS, ...YES_FLAG },
   details:
     "On a terminal, the plan is shown and a y/N confirmation asked unless --yes is given;\n" +
     "without a terminal (scripts, CI) nothing starts without --yes (exit 2).\n" +
@@ -81,26 +79,21 @@ const start: Command = {
   async run(ctx, { values, positionals }) {
     expectPositionals(positionals, []);
     const spec = specFromFlags(values);
-    const confirmed = boolFlag(values, "yes");
-    if (!confirmed && !ctx.interactive) {
-      throw new ExitError(
-        2,
-        "not started: no terminal to confirm on; pass --yes to start without confirmation",
-      );
-    }
-    const campaigns = (await ctx.clients()).campaigns;
-    if (!confirmed) {
-      const planned = await campaigns.planCampaign({ spec }, { signal: ctx.signal });
-      ctx.stderr.write(formatPlan(spec.targetVersion, planned, false));
-      if (
-        !(await ctx.confirm(
-          `Start upgrading ${planned.totalNodes} node(s) to ${spec.targetVersion}?`,
-        ))
-      ) {
-        throw new ExitError(1, "not started: the campaign was not confirmed");
-      }
-    }
-    const response = await campaigns.startCampaign({ spec }, { signal: ctx.signal });
+    const campaigns = async () => (await ctx.clients()).campaigns;
+    let total = 0;
+    await confirmChange(ctx, values, {
+      verb: "start",
+      refused: "not started",
+      preview: async () => {
+        const planned = await (await campaigns()).planCampaign({ spec }, { signal: ctx.signal });
+        total = planned.totalNodes;
+        ctx.stderr.write(formatPlan(spec.targetVersion, planned, false));
+      },
+      get question() {
+        return `Start upgrading ${total} node(s) to ${spec.targetVersion}?`;
+      },
+    });
+    const response = await (await campaigns()).startCampaign({ spec }, { signal: ctx.signal });
     if (ctx.output === "json") {
       ctx.stdout.write(messageJson(StartCampaignResponseSchema, response));
     } else {
@@ -231,11 +224,19 @@ const REASON = {
 
 type Values = ParsedArgs["values"];
 
+/** How a steering command asks before it changes a campaign. */
+interface Steer {
+  readonly verb: string;
+  readonly refused: string;
+  question(id: string, values: Values): string;
+}
+
 /** A command that acts on one campaign and prints its new phase (or the response as JSON). */
 function control<S extends DescMessage>(
   summary: string,
   verb: string,
   schema: S,
+  steer: Steer,
   call: (
     ctx: Context,
     id: string,
@@ -246,10 +247,15 @@ function control<S extends DescMessage>(
   return {
     summary,
     args: "ID",
-    flags: { ...REASON, ...extraFlags },
-    details: `With --json the output is a ${schema.name}.`,
+    flags: { ...REASON, ...YES_FLAG, ...extraFlags },
+    details: `${CONFIRM_DETAILS}\nWith --json the output is a ${schema.name}.`,
     async run(ctx, { values, positionals }) {
       const [id = ""] = expectPositionals(positionals, ["ID"]);
+      await confirmChange(ctx, values, {
+        verb: steer.verb,
+        refused: steer.refused,
+        question: steer.question(id, values),
+      });
       const response = await call(ctx, id, values);
       const phase = response.campaign === undefined ? "?" : phaseName(response.campaign.phase);
       ctx.stdout.write(
@@ -275,10 +281,16 @@ const retry: Command = {
       value: "ID",
       description: "leave this node out (repeatable)",
     },
+    ...YES_FLAG,
   },
-  details: "Prints the new campaign's id; with --json a RetryCampaignResponse.",
+  details: `${CONFIRM_DETAILS}\nPrints the new campaign's id; with --json a RetryCampaignResponse.`,
   async run(ctx, { values, positionals }) {
     const [id = ""] = expectPositionals(positionals, ["ID"]);
+    await confirmChange(ctx, values, {
+      verb: "retry",
+      refused: "not retried",
+      question: `Start a new campaign over the failed, timed-out, skipped and canceled nodes of campaign ${id}?`,
+    });
     const response = await (await ctx.clients()).campaigns.retryCampaign(
       { id, excludeNodeIds: listFlag(values, "exclude-node"), reason: reasonOf(values) },
       { signal: ctx.signal },
@@ -303,6 +315,11 @@ export const campaignGroup: CommandGroup = {
       "Stop new offers and new batches (in-flight nodes are still judged)",
       "paused",
       PauseCampaignResponseSchema,
+      {
+        verb: "pause",
+        refused: "not paused",
+        question: (id) => `Pause campaign ${id} (no new offers, no new batches)?`,
+      },
       async (ctx, id, values) =>
         (await ctx.clients()).campaigns.pauseCampaign(
           { id, reason: reasonOf(values) },
@@ -313,6 +330,11 @@ export const campaignGroup: CommandGroup = {
       "Continue a paused campaign (paused time does not count toward a batch)",
       "resumed",
       ResumeCampaignResponseSchema,
+      {
+        verb: "resume",
+        refused: "not resumed",
+        question: (id) => `Resume campaign ${id}?`,
+      },
       async (ctx, id, values) =>
         (await ctx.clients()).campaigns.resumeCampaign(
           { id, reason: reasonOf(values) },
@@ -323,6 +345,12 @@ export const campaignGroup: CommandGroup = {
       "End a campaign; with --rollback its current batch is rolled back first",
       "aborted",
       AbortCampaignResponseSchema,
+      {
+        verb: "abort",
+        refused: "not aborted",
+        question: (id, values) =>
+          `Abort campaign ${id}${boolFlag(values, "rollback") ? " and roll back its current batch" : ""}?`,
+      },
       async (ctx, id, values) =>
         (await ctx.clients()).campaigns.abortCampaign(
           { id, rollback: boolFlag(values, "rollback"), reason: reasonOf(values) },

@@ -20,11 +20,15 @@ import {
   UsageError,
 } from "../args.js";
 import type { CommandGroup } from "../command.js";
+import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import { answered } from "../errors.js";
 import { formatTable, formatTime, messageJson } from "../output.js";
 
 /** A selector in one short line: `pool=prod tier=web nodes=a,b -excluded`. */
-export function selectorText(d: Pick<DesiredVersion, "selector" | "exclude">): string {
+export function selectorText(d: {
+  readonly selector?: Omit<NonNullable<DesiredVersion["selector"]>, "$typeName"> | undefined;
+  readonly exclude?: Omit<NonNullable<DesiredVersion["exclude"]>, "$typeName"> | undefined;
+}): string {
   const parts: string[] = [];
   const s = d.selector;
   if (s && s.pools.length > 0) parts.push(`pool=${s.pools.join(",")}`);
@@ -125,7 +129,9 @@ export const desiredGroup: CommandGroup = {
           description: "at most this share of each pool converging at once (default 5)",
         },
         reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
+        ...YES_FLAG,
       },
+      details: CONFIRM_DETAILS,
       async run(ctx, { values, positionals }) {
         expectPositionals(positionals, []);
         const version = requiredFlag(values, "version");
@@ -136,28 +142,33 @@ export const desiredGroup: CommandGroup = {
         }
         const maxFailures = stringFlag(values, "max-failures");
         const budget = stringFlag(values, "disruption-budget");
-        const answer = await (await ctx.clients()).desired.setDesiredVersion(
-          {
-            targetVersion: version,
-            selector: {
-              labels: parseKeyValues(listFlag(values, "selector"), "selector"),
-              pools: listFlag(values, "pool"),
-              nodeIds: listFlag(values, "node"),
-            },
-            exclude: {
-              nodeIds: listFlag(values, "exclude-node"),
-              tags: parseKeyValues(listFlag(values, "exclude-tag"), "exclude-tag"),
-            },
-            ...(maxFailures === undefined
-              ? {}
-              : { maxFailures: parseInteger(maxFailures, "max-failures", 1, 100) }),
-            ...(budget === undefined
-              ? {}
-              : { disruptionBudgetPercent: parsePercent(budget, "disruption-budget") }),
-            reason: stringFlag(values, "reason") ?? "",
+        const request = {
+          targetVersion: version,
+          selector: {
+            labels: parseKeyValues(listFlag(values, "selector"), "selector"),
+            pools: listFlag(values, "pool"),
+            nodeIds: listFlag(values, "node"),
           },
-          { signal: ctx.signal },
-        );
+          exclude: {
+            nodeIds: listFlag(values, "exclude-node"),
+            tags: parseKeyValues(listFlag(values, "exclude-tag"), "exclude-tag"),
+          },
+          ...(maxFailures === undefined
+            ? {}
+            : { maxFailures: parseInteger(maxFailures, "max-failures", 1, 100) }),
+          ...(budget === undefined
+            ? {}
+            : { disruptionBudgetPercent: parsePercent(budget, "disruption-budget") }),
+          reason: stringFlag(values, "reason") ?? "",
+        };
+        await confirmChange(ctx, values, {
+          verb: "set it",
+          refused: "not set",
+          question: `Make the nodes of ${selectorText(request)} converge to ${version}?`,
+        });
+        const answer = await (await ctx.clients()).desired.setDesiredVersion(request, {
+          signal: ctx.signal,
+        });
         const d = answered(answer.desired, "desired version");
         if (ctx.output === "json") {
           ctx.stdout.write(messageJson(DesiredVersionSchema, d));
@@ -171,10 +182,16 @@ export const desiredGroup: CommandGroup = {
     },
     clear: {
       summary: "Delete a desired version: its nodes stop converging",
-      flags: {},
+      flags: { ...YES_FLAG },
       args: "ID",
-      async run(ctx, { positionals }) {
+      details: CONFIRM_DETAILS,
+      async run(ctx, { values, positionals }) {
         const [id = ""] = expectPositionals(positionals, ["ID"]);
+        await confirmChange(ctx, values, {
+          verb: "clear it",
+          refused: "not cleared",
+          question: `Clear desired version ${id} (its nodes stop converging)?`,
+        });
         await (await ctx.clients()).desired.clearDesiredVersion({ id }, { signal: ctx.signal });
         if (ctx.output === "json") ctx.stdout.write("{}\n");
         else ctx.stdout.write(`desired version ${id} cleared\n`);

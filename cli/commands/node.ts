@@ -23,6 +23,7 @@ import {
   UsageError,
 } from "../args.js";
 import type { CommandGroup, Context } from "../command.js";
+import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import {
   formatAge,
   formatFields,
@@ -225,10 +226,19 @@ export const nodeGroup: CommandGroup = {
     disable: {
       summary: "Exclude a node from future campaigns (its stream stays open)",
       args: "ID",
-      flags: { reason: { type: "string", value: "TEXT", description: "why, for the audit log" } },
+      flags: {
+        reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
+        ...YES_FLAG,
+      },
+      details: CONFIRM_DETAILS,
       async run(ctx, { values, positionals }) {
         const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
         const reason = stringFlag(values, "reason") ?? "";
+        await confirmChange(ctx, values, {
+          verb: "disable",
+          refused: "not disabled",
+          question: `Disable node ${nodeId} (no campaign offers it anything until it is enabled)?`,
+        });
         const response = await (await ctx.clients()).nodes.disableNode(
           { nodeId, reason },
           { signal: ctx.signal },
@@ -262,8 +272,12 @@ export const nodeGroup: CommandGroup = {
     reset: {
       summary: "Revoke a node's token so it can enroll again with a join token, once",
       args: "ID",
-      flags: { reason: { type: "string", value: "TEXT", description: "why, for the audit log" } },
+      flags: {
+        reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
+        ...YES_FLAG,
+      },
       details:
+        `${CONFIRM_DETAILS}\n` +
         "For a node that lost its state. Its node token stops working at once (a stream it\n" +
         "has open stays until it ends); the next join-token enrollment of ID is accepted,\n" +
         "once. Without a reset, a join token enrolls only new node ids, unless it was created\n" +
@@ -271,6 +285,11 @@ export const nodeGroup: CommandGroup = {
       async run(ctx, { values, positionals }) {
         const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
         const reason = stringFlag(values, "reason") ?? "";
+        await confirmChange(ctx, values, {
+          verb: "reset",
+          refused: "not reset",
+          question: `Reset node ${nodeId} (its node token stops working at once)?`,
+        });
         const response = await (await ctx.clients()).nodes.resetNode(
           { nodeId, reason },
           { signal: ctx.signal },

@@ -21,6 +21,7 @@ import {
   UsageError,
 } from "../args.js";
 import type { CommandGroup } from "../command.js";
+import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import { answered } from "../errors.js";
 import { formatFields, formatTable, formatTime, messageJson } from "../output.js";
 import { SPEC_FLAGS, specFromFlags } from "./campaign-spec.js";
@@ -86,8 +87,10 @@ export const planGroup: CommandGroup = {
           value: "DURATION",
           description: "wait between a group's completion and the next group's start (default 0s)",
         },
+        ...YES_FLAG,
       },
       details:
+        `${CONFIRM_DETAILS}\n` +
         "Every campaign flag applies to each group's campaign; a group's pool replaces --pool. A breach of a group (its campaign rolls back, fails or is aborted) halts the plan.",
       async run(ctx, { values, positionals }) {
         expectPositionals(positionals, []);
@@ -95,6 +98,11 @@ export const planGroup: CommandGroup = {
         const groups = groupsFromFlag(requiredFlag(values, "groups"));
         const waitText = stringFlag(values, "wait");
         const wait = waitText === undefined ? 0 : parseDuration(waitText, "wait");
+        await confirmChange(ctx, values, {
+          verb: "start",
+          refused: "not started",
+          question: `Start a plan upgrading ${groups.map((g) => g.name).join(", then ")} to ${template.targetVersion}?`,
+        });
         const { plan: started } = await (await ctx.clients()).plans.startPlan(
           { template, groups, wait: durationFromMs(wait) },
           { signal: ctx.signal },
@@ -156,9 +164,16 @@ export const planGroup: CommandGroup = {
       flags: {
         rollback: { type: "boolean", description: "roll the running group's current batch back" },
         reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
+        ...YES_FLAG,
       },
+      details: CONFIRM_DETAILS,
       async run(ctx, { values, positionals }) {
         const [id = ""] = expectPositionals(positionals, ["ID"]);
+        await confirmChange(ctx, values, {
+          verb: "abort",
+          refused: "not aborted",
+          question: `Abort plan ${id} and its running group's campaign${boolFlag(values, "rollback") ? ", rolling its current batch back" : ""}?`,
+        });
         const { plan: aborted } = await (await ctx.clients()).plans.abortPlan(
           {
             id,

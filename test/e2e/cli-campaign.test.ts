@@ -149,24 +149,27 @@ describe("agentctl campaign against a real Control", { timeout: 120_000 }, () =>
     );
     expect(started.code).toBe(0);
     const id = started.stdout.trim();
-    const paused = await agentctl(["campaign", "pause", id, "--reason", "look first"], env);
+    const paused = await agentctl(
+      ["campaign", "pause", id, "--reason", "look first", "--yes"],
+      env,
+    );
     expect(paused).toEqual({
       code: 0,
       stdout: `campaign ${id} paused; phase paused\n`,
       stderr: "",
     });
-    const resumed = await agentctl(["campaign", "resume", id], env);
+    const resumed = await agentctl(["campaign", "resume", id, "--yes"], env);
     expect(resumed).toEqual({
       code: 0,
       stdout: `campaign ${id} resumed; phase running\n`,
       stderr: "",
     });
-    const aborted = await agentctl(["campaign", "abort", id, "--json"], env);
+    const aborted = await agentctl(["campaign", "abort", id, "--json", "--yes"], env);
     expect(aborted.code).toBe(0);
     expect((JSON.parse(aborted.stdout) as { campaign: { phase: string } }).campaign.phase).toBe(
       "CAMPAIGN_PHASE_ABORTED",
     );
-    const again = await agentctl(["campaign", "pause", id], env);
+    const again = await agentctl(["campaign", "pause", id, "--yes"], env);
     expect(again.code).toBe(1);
     expect(again.stderr.split("\n")).toHaveLength(2);
     const audit = await agentctl(["audit", "list", "--campaign", id, "--json"], env);
@@ -179,7 +182,7 @@ describe("agentctl campaign against a real Control", { timeout: 120_000 }, () =>
   it("retries a rolled-back campaign as a new one that names its origin", async () => {
     expect(rolledBack).not.toBe("");
     const retried = await agentctl(
-      ["campaign", "retry", rolledBack, "--exclude-node", "cmp-00001"],
+      ["campaign", "retry", rolledBack, "--exclude-node", "cmp-00001", "--yes"],
       env,
     );
     expect(retried.stderr).toContain(`(retry of ${rolledBack})`);

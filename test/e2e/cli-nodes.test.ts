@@ -101,7 +101,7 @@ describe("agentctl against a real Control", { timeout: 120_000 }, () => {
 
   it("refuses a viewer token that tries to disable a node, naming the missing role", async () => {
     const result = await agentctl(
-      ["node", "disable", "cli-00002", "--token", tc.viewerToken],
+      ["node", "disable", "cli-00002", "--token", tc.viewerToken, "--yes"],
       operator,
     );
     expect(result.code).toBe(1);
@@ -121,7 +121,7 @@ describe("agentctl against a real Control", { timeout: 120_000 }, () => {
     expect(shown.stdout).toMatch(/^Status: +online$/m);
 
     const disabled = await agentctl(
-      ["node", "disable", "cli-00001", "--reason", "disk swap"],
+      ["node", "disable", "cli-00001", "--reason", "disk swap", "--yes"],
       operator,
     );
     expect(disabled).toEqual({ code: 0, stdout: "node cli-00001 disabled\n", stderr: "" });

@@ -111,7 +111,7 @@ describe("agentctl: re-enrolling an existing node takes an operator's step", {
     expect(await enroll(secret, "lost-1")).toMatchObject({ code: status.PERMISSION_DENIED });
 
     const reset = await agentctl(
-      ["node", "reset", "lost-1", "--reason", "disk replaced"],
+      ["node", "reset", "lost-1", "--reason", "disk replaced", "--yes"],
       operator,
     );
     expect(reset).toEqual({
@@ -148,10 +148,10 @@ describe("agentctl: re-enrolling an existing node takes an operator's step", {
   });
 
   it("node reset of an unknown node fails with one line, and a viewer may not reset", async () => {
-    const unknown = await agentctl(["node", "reset", "nobody-1"], operator);
+    const unknown = await agentctl(["node", "reset", "nobody-1", "--yes"], operator);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/no node with id "nobody-1"/);
-    const viewer = await agentctl(["node", "reset", "lost-1"], {
+    const viewer = await agentctl(["node", "reset", "lost-1", "--yes"], {
       ...operator,
       AGENTCTL_TOKEN: tc.viewerToken,
     });

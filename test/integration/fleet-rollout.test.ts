@@ -176,6 +176,7 @@ describe("desired versions and rollout plans", { timeout: 150_000 }, () => {
       "solo",
       "--reason",
       "pin solo",
+      "--yes",
     ]);
     expect(set.stderr).toBe("");
     expect(set.code).toBe(0);
@@ -183,10 +184,10 @@ describe("desired versions and rollout plans", { timeout: 150_000 }, () => {
     expect(id).toBeDefined();
     const listed = await agentctl(["desired", "list"]);
     expect(listed.stdout).toMatch(new RegExp(`${id}\\s+3\\.0\\.0\\s+pool=solo\\s+0/0`));
-    const bad = await agentctl(["desired", "set", "--version", "9.9.9", "--pool", "solo"]);
+    const bad = await agentctl(["desired", "set", "--version", "9.9.9", "--pool", "solo", "--yes"]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain("release 9.9.9 is not registered");
-    expect((await agentctl(["desired", "clear", id ?? ""])).code).toBe(0);
+    expect((await agentctl(["desired", "clear", id ?? "", "--yes"])).code).toBe(0);
     expect((await agentctl(["desired", "list"])).stdout).not.toContain(id);
 
     const started = await agentctl([
@@ -200,6 +201,7 @@ describe("desired versions and rollout plans", { timeout: 150_000 }, () => {
       "100:0s",
       "--wait",
       "1h",
+      "--yes",
     ]);
     expect(started.stderr).toBe("");
     const planId = /plan (p-[0-9a-z-]+) started/.exec(started.stdout)?.[1] ?? "";
@@ -213,7 +215,7 @@ describe("desired versions and rollout plans", { timeout: 150_000 }, () => {
     }
     expect(shown.stdout).toContain("NEXT GROUP AT");
     expect(shown.stdout).toMatch(/1\s+nobody1\s+nobody1\s+-\s+\S+.*empty/);
-    const aborted = await agentctl(["plan", "abort", planId, "--reason", "not today"]);
+    const aborted = await agentctl(["plan", "abort", planId, "--reason", "not today", "--yes"]);
     expect(aborted.stdout).toBe(`plan ${planId} aborted\n`);
     expect((await agentctl(["plan", "list"])).stdout).toMatch(new RegExp(`${planId}\\s+aborted`));
   });

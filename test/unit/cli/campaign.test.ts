@@ -109,9 +109,7 @@ describe("campaign plan and start", () => {
         stdin: answer,
       });
       expect(result.code).toBe(1);
-      expect(
-        result.stderr.endsWith("agentctl: not started: the campaign was not confirmed\n"),
-      ).toBe(true);
+      expect(result.stderr.endsWith("agentctl: not started: not confirmed\n")).toBe(true);
       expect(fake.state.campaigns).toHaveLength(0);
     },
   );
@@ -150,9 +148,9 @@ describe("campaign list, show and pause", () => {
 
   it("pauses a campaign and prints its new phase", async () => {
     await runCli(["campaign", "start", "--version", "1.2.0", "--yes"], { env });
-    const result = await runCli(["campaign", "pause", "c1", "--reason", "lunch"], { env });
+    const result = await runCli(["campaign", "pause", "c1", "--reason", "lunch", "--yes"], { env });
     expect(result).toEqual({ code: 0, stdout: "campaign c1 paused; phase paused\n", stderr: "" });
-    const json = await runCli(["campaign", "pause", "c1", "--json"], { env });
+    const json = await runCli(["campaign", "pause", "c1", "--json", "--yes"], { env });
     expect((JSON.parse(json.stdout) as { campaign: { phase: string } }).campaign.phase).toBe(
       "CAMPAIGN_PHASE_PAUSED",
     );

@@ -209,7 +209,9 @@ describe("node commands against a Connect server", () => {
     fake.state.nodes = [node("n1")];
     const shown = await runCli(["node", "show", "n1"], { env, now: () => NOW });
     expect(shown.stdout).toMatch(/^Node: +n1$/m);
-    const disabled = await runCli(["node", "disable", "n1", "--reason", "maintenance"], { env });
+    const disabled = await runCli(["node", "disable", "n1", "--reason", "maintenance", "--yes"], {
+      env,
+    });
     expect(disabled).toEqual({ code: 0, stdout: "node n1 disabled\n", stderr: "" });
     expect(fake.state.nodes[0]?.enabled).toBe(false);
   });
@@ -233,7 +235,9 @@ describe("node commands against a Connect server", () => {
 
   it("names the missing role when a viewer token tries to disable a node", async () => {
     fake.state.nodes = [node("n1")];
-    const result = await runCli(["node", "disable", "n1", "--token", "viewer-token"], { env });
+    const result = await runCli(["node", "disable", "n1", "--token", "viewer-token", "--yes"], {
+      env,
+    });
     expect(result).toEqual({
       code: 1,
       stdout: "",
