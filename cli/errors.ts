@@ -58,6 +58,10 @@ const UNTRUSTED_CERTIFICATE_CODES = new Set([
   "CERT_SIGNATURE_FAILURE",
 ]);
 
+/** The message Control sends with every internal error (control/errors.ts). */
+const CONTROL_INTERNAL_MESSAGE = "internal error; the detail is in Control's log";
+const INTERNAL_LINE = "internal error (see Control's log)";
+
 /** Context {@link describeError} needs to make its line actionable. */
 export interface ErrorContext {
   readonly connection?: Connection | undefined;
@@ -139,8 +143,12 @@ function describeConnectCode(error: ConnectError, context: ErrorContext): string
       return `Control at ${server} does not offer ${context.method ?? "this call"} (is it an Agent Control admin API of a matching version?): ${raw}`;
     case Code.Canceled:
       return "canceled";
-    case Code.Internal:
-      return `Control failed: ${raw !== "" ? raw : "internal error"}`;
+    case Code.Internal: {
+      // Control sends no detail of an internal error (it logs it with its cause); the line
+      // names the request, so the operator knows what to look for in Control's log.
+      const what = raw === "" || raw === CONTROL_INTERNAL_MESSAGE ? INTERNAL_LINE : raw;
+      return `${context.method ?? "Control"} failed: ${what}`;
+    }
     default:
       return raw !== "" ? raw : Code[error.code];
   }

@@ -22,7 +22,6 @@ import {
 } from "@connectrpc/connect";
 import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { ControlError, toConnectError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { ControlMetrics } from "../metrics/index.js";
 import type { HttpRoute } from "../shared/http-route.js";
@@ -30,6 +29,7 @@ import type { ListenAddress } from "../shared/listen-address.js";
 import { nulTextPath } from "../shared/nul-text.js";
 import type { AdminTlsConfig } from "../tls/config.js";
 import { authInterceptor, peerKey, type TokenEntry } from "./auth.js";
+import { errorFunnel } from "./error-funnel.js";
 import { createStandardServices } from "./grpc-standard-services.js";
 import {
   awaitFirstBytes,
@@ -97,20 +97,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
         onRefused: (reason) => refusedRequests.inc({ reason }),
       });
     },
-    interceptors: [
-      authInterceptor(options.tokens),
-      refuseNulText,
-      (next) => async (req) => {
-        try {
-          return await next(req);
-        } catch (error) {
-          if (!(error instanceof ControlError) && !(error instanceof ConnectError)) {
-            log.error({ err: error, method: req.method.name }, "admin call failed");
-          }
-          throw toConnectError(error);
-        }
-      },
-    ],
+    interceptors: [authInterceptor(options.tokens), refuseNulText, errorFunnel(log)],
     // Each RPC gets its own, smaller limit from withBodyLimits; this is only the default.
     readMaxBytes: Math.max(limits.requestBytes, limits.releaseBytes),
     contextValues: (req) => createContextValues().set(peerKey, req.socket.remoteAddress ?? ""),

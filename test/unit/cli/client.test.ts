@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { UsageError } from "../../../cli/args.js";
 import { type Connection, resolveConnection } from "../../../cli/client.js";
 import { describeError } from "../../../cli/errors.js";
+import { toConnectError } from "../../../control/errors.js";
 import { ErrorInfoSchema } from "../../../proto/gen/google/rpc/error_details_pb.js";
 
 /** A google.rpc.ErrorInfo detail as Control attaches it. */
@@ -117,11 +118,22 @@ describe("describeError", () => {
       new ConnectError("node n1 not found", Code.NotFound, {}, [info("NOT_FOUND", {})]),
       "node n1 not found",
     ],
-    [new ConnectError("boom", Code.Internal), "Control failed: boom"],
+    [new ConnectError("boom", Code.Internal), "DisableNode failed: boom"],
     [new UsageError("unknown flag --x"), "unknown flag --x"],
     [new Error("first\nsecond"), "first; second"],
   ])("maps %s to one actionable line", (error, line) => {
     expect(describeError(error, { connection, method: "DisableNode" })).toBe(line);
+  });
+
+  it("names the request that failed with Control's internal error, and where its cause is", () => {
+    // What Control's error funnel makes of any fault that is not one of its own errors.
+    const internal = toConnectError(new Error("connection terminated unexpectedly"));
+    expect(describeError(internal, { connection, method: "StartCampaign" })).toBe(
+      "StartCampaign failed: internal error (see Control's log)",
+    );
+    expect(describeError(internal, { connection })).toBe(
+      "Control failed: internal error (see Control's log)",
+    );
   });
 
   it("says which token was rejected", () => {
