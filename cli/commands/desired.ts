@@ -51,9 +51,23 @@ export function formatDesiredTable(items: readonly DesiredVersion[]): string {
       `${d.converged}/${d.nodes}`,
       d.setBy,
       formatTime(d.setAt),
-      d.haltedReason ? `halted: ${d.haltedReason}` : "converging",
+      desiredState(d),
     ]),
   );
+}
+
+/**
+ * What a desired version is doing: halted (with its reason), idle when it governs no node (a
+ * newer desired version took all its nodes, or its selector matches none), converged when
+ * every node it governs runs its target, else converging with the count still behind.
+ */
+export function desiredState(
+  d: Pick<DesiredVersion, "haltedReason" | "nodes" | "converged">,
+): string {
+  if (d.haltedReason) return `halted: ${d.haltedReason}`;
+  if (d.nodes === 0) return "idle: governs no node";
+  if (d.converged >= d.nodes) return "converged";
+  return `converging: ${d.nodes - d.converged} behind`;
 }
 
 /** The `desired` command group. */
