@@ -6,7 +6,7 @@
  * (the runner stores it as unreachable).
  */
 import { judgePrometheusAnswer } from "../campaign/index.js";
-import type { GateProbe } from "./gate-runner.js";
+import type { GateContext, GateProbe } from "./gate-runner.js";
 
 /** Evaluates gates over HTTP. */
 export const httpGateProbe: GateProbe = {
@@ -34,7 +34,7 @@ export const httpGateProbe: GateProbe = {
           method: "POST",
           signal,
           headers: { "content-type": "application/json" },
-          body: JSON.stringify(context),
+          body: JSON.stringify(webhookBody(context)),
         });
         await res.arrayBuffer().catch(() => undefined);
         const value = `HTTP ${res.status}`;
@@ -45,3 +45,21 @@ export const httpGateProbe: GateProbe = {
     }
   },
 };
+
+/**
+ * The JSON a webhook gate is sent: the campaign, its batch and the gate, both numbered from 1
+ * as agentctl, the dashboard and the audit log number them, and the target version.
+ */
+export function webhookBody(context: GateContext): {
+  campaignId: string;
+  batch: number;
+  gate: number;
+  targetVersion: string;
+} {
+  return {
+    campaignId: context.campaignId,
+    batch: context.batch + 1,
+    gate: context.gate + 1,
+    targetVersion: context.targetVersion,
+  };
+}

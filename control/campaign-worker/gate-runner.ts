@@ -16,7 +16,9 @@ import type { Logger } from "../log.js";
 /** What a gate is evaluated for. */
 export interface GateContext {
   readonly campaignId: string;
+  /** Index of the current batch, from 0 (a webhook's body numbers it from 1). */
   readonly batch: number;
+  /** Index of the gate in the campaign's spec, from 0 (a webhook's body numbers it from 1). */
   readonly gate: number;
   readonly targetVersion: string;
 }

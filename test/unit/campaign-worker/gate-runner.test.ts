@@ -164,7 +164,28 @@ describe("the HTTP gate probe", () => {
       status: "fail",
       value: "HTTP 503",
     });
-    expect(bodies[0]).toBe(`POST ${JSON.stringify(context)}`);
+    expect(bodies[0]).toBe(
+      `POST ${JSON.stringify(context)}`.replace('"batch":0,"gate":0', '"batch":1,"gate":1'),
+    );
+  });
+
+  it("numbers batches and gates from 1 in the webhook's body, as agentctl and the audit log do", async () => {
+    const bodies: unknown[] = [];
+    const url = await serve((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        bodies.push(JSON.parse(body));
+        res.end();
+      });
+    });
+    const signal = new AbortController().signal;
+    await httpGateProbe.evaluate(
+      { kind: "webhook", url },
+      { campaignId: "c7", batch: 2, gate: 1, targetVersion: "2.0.0" },
+      signal,
+    );
+    expect(bodies).toEqual([{ campaignId: "c7", batch: 3, gate: 2, targetVersion: "2.0.0" }]);
   });
 
   it("asks Prometheus's query API and judges the answer; an answer without JSON is unreachable", async () => {
