@@ -19,6 +19,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { startFleet } from "../index.js";
 import { startControlProcess } from "./control-process.js";
+import { lookAroundCommands } from "./look-around.js";
 import { makeSigningKey, must, runCampaign, type StoryContext, signAndRegister } from "./story.js";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
@@ -129,13 +130,9 @@ async function main(): Promise<number> {
     [
       "Explore what happened (in another terminal, in this checkout):",
       ...(exports.length > 0 ? [`  export ${exports.join(" ")}`] : []),
-      "  npx agentctl node list",
-      "  npx agentctl campaign list",
-      `  npx agentctl campaign show ${good.id} -o wide`,
-      `  npx agentctl campaign show ${bad.id}`,
-      "  npx agentctl node list --pool legacy",
-      "  npx agentctl audit list",
-      `  npx agentctl campaign retry ${good.id} --yes    # the skipped and failed nodes, again`,
+      ...lookAroundCommands(good.id, bad.id).map(
+        (line) => `  ${line.command}${line.comment === undefined ? "" : `    # ${line.comment}`}`,
+      ),
       `  curl -s http://${adminAddr}/metrics`,
     ].join("\n"),
   );
