@@ -227,6 +227,7 @@ export function formatCampaignSummary(campaign: Campaign): string {
         : describeSelector(selector.labels, selector.pools, selector.nodeIds),
     ],
     ["Exclude", exclude === undefined ? "" : describeSelector(exclude.tags, [], exclude.nodeIds)],
+    ...paceFields(spec),
     ...scheduleFields(spec),
     ["Stopped", stopReason(campaign) ?? ""],
     ["Reason", spec?.reason ?? ""],
@@ -234,6 +235,27 @@ export function formatCampaignSummary(campaign: Campaign): string {
     ["Finished", formatTime(campaign.finishedAt)],
     ["Retry of", campaign.retryOf],
   ]);
+}
+
+/**
+ * How fast a campaign goes and how long it waits for a node, as `campaign show` rows: Control
+ * stores them resolved (its defaults filled in), so a dash means a spec that lacks one.
+ */
+function paceFields(spec: Campaign["spec"]): [string, string][] {
+  const duration = (d: Parameters<typeof durationMs>[0] | undefined) =>
+    d === undefined ? "-" : formatDuration(durationMs(d));
+  const soak = spec?.soak;
+  const budget = spec?.disruptionBudgetPercent;
+  return [
+    ["Reconnect timeout", duration(spec?.reconnectTimeout)],
+    ["Config grace", duration(spec?.configGrace)],
+    ["Soak", soak === undefined || duration(soak) === "0s" ? "none" : duration(soak)],
+    [
+      "Concurrency",
+      spec?.concurrency ? `${spec.concurrency} nodes in flight at most` : "the whole batch",
+    ],
+    ["Disruption budget", budget === undefined ? "-" : `${budget}% of each pool`],
+  ];
 }
 
 /** The windows, ramp and gates of a spec, as `campaign show` rows (none when unset). */

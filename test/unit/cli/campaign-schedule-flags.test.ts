@@ -89,3 +89,35 @@ describe("agentctl campaign show", () => {
     expect(plain).not.toMatch(/Windows|Ramp|Gates/);
   });
 });
+
+describe("agentctl campaign show's pacing", () => {
+  it("shows reconnect timeout, config grace, soak, concurrency and disruption budget as Control stored them", () => {
+    const spec = specOf(
+      "--reconnect-timeout",
+      "15m",
+      "--config-grace",
+      "45s",
+      "--soak",
+      "5m",
+      "--concurrency",
+      "20",
+      "--disruption-budget",
+      "10",
+    );
+    const text = formatCampaignSummary(create(CampaignSchema, { id: "c1", spec }));
+    expect(text).toMatch(/^Reconnect timeout:\s+15m$/m);
+    expect(text).toMatch(/^Config grace:\s+45s$/m);
+    expect(text).toMatch(/^Soak:\s+5m$/m);
+    expect(text).toMatch(/^Concurrency:\s+20 nodes in flight at most$/m);
+    expect(text).toMatch(/^Disruption budget:\s+10% of each pool$/m);
+  });
+
+  it("shows a dash where a spec leaves them unset (Control stores them resolved)", () => {
+    const text = formatCampaignSummary(create(CampaignSchema, { id: "c2", spec: specOf() }));
+    expect(text).toMatch(/^Reconnect timeout:\s+-$/m);
+    expect(text).toMatch(/^Config grace:\s+-$/m);
+    expect(text).toMatch(/^Soak:\s+none$/m);
+    expect(text).toMatch(/^Concurrency:\s+the whole batch$/m);
+    expect(text).toMatch(/^Disruption budget:\s+-$/m);
+  });
+});
