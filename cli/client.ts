@@ -20,7 +20,7 @@ import { VersionService } from "../proto/gen/agentcontrol/admin/v1/version_pb.js
 import { checkToken, parseServerUrl } from "./args.js";
 import { readCaFile } from "./ca-file.js";
 import { withDeadline } from "./deadline-transport.js";
-import { DEFAULT_DATA_DIR, findLocalDataDir } from "./local-control.js";
+import { DEFAULT_DATA_DIR, findLocalDataDir, findNotedDataDir } from "./local-control.js";
 
 /** The server agentctl talks to when neither `--server` nor `AGENTCTL_SERVER` is set. */
 export const DEFAULT_SERVER = "http://127.0.0.1:7080";
@@ -37,6 +37,12 @@ export interface Connection {
   readonly ca?: Buffer;
   /** Directory whose `admin-token` file is the local fallback credential. */
   readonly dataDir: string;
+  /**
+   * How agentctl knows `dataDir`: given (`--data-dir`, `AGENT_CONTROL_DATA_DIR`), noted by a
+   * Control running on this machine for the server's port, or only the default guess (a
+   * remote server, or a local port no Control here noted). Absent: given.
+   */
+  readonly dataDirSource?: "given" | "noted" | "guess";
 }
 
 /** Inputs to {@link resolveConnection}; `readToken` reads the admin-token file (or undefined). */
@@ -48,8 +54,11 @@ export interface ConnectionInputs {
   readonly caFile?: string | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly readToken?: (path: string) => string | undefined;
-  /** The data directory of the Control serving a local `server` (default: {@link findLocalDataDir}). */
-  readonly findDataDir?: (server: string) => string;
+  /**
+   * The data directory a running Control on this machine noted for a local `server`, or
+   * undefined when none did (default: {@link findNotedDataDir}).
+   */
+  readonly findDataDir?: (server: string) => string | undefined;
 }
 
 /**
@@ -64,15 +73,25 @@ export function resolveConnection(inputs: ConnectionInputs): Connection {
     inputs.server !== undefined
       ? parseServerUrl(inputs.server, "--server")
       : parseServerUrl(inputs.env.AGENTCTL_SERVER || DEFAULT_SERVER, "AGENTCTL_SERVER");
+  const given = inputs.dataDir ?? inputs.env.AGENT_CONTROL_DATA_DIR;
+  const noted =
+    given === undefined && isLocalServer(server)
+      ? (inputs.findDataDir ?? findNotedDataDir)(server)
+      : undefined;
   const dataDir =
-    inputs.dataDir ??
-    inputs.env.AGENT_CONTROL_DATA_DIR ??
-    (isLocalServer(server) ? (inputs.findDataDir ?? findLocalDataDir)(server) : DEFAULT_DATA_DIR);
+    given ??
+    noted ??
+    (isLocalServer(server) && inputs.findDataDir === undefined
+      ? findLocalDataDir(server)
+      : DEFAULT_DATA_DIR);
+  const dataDirSource: Connection["dataDirSource"] =
+    given !== undefined ? "given" : noted !== undefined ? "noted" : "guess";
   const caFile = inputs.caFile ?? (inputs.env.AGENTCTL_CA_FILE || undefined);
   const caSource = inputs.caFile !== undefined ? "--ca-file" : "AGENTCTL_CA_FILE";
   const base = {
     server,
     dataDir,
+    dataDirSource,
     ...(caFile !== undefined ? { ca: readCaFile(caFile, caSource) } : {}),
   };
   if (inputs.token !== undefined && inputs.token !== "") {

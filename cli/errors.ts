@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorInfoSchema } from "../proto/gen/google/rpc/error_details_pb.js";
 import { UsageError } from "./args.js";
-import type { Connection } from "./client.js";
+import { type Connection, isLocalServer } from "./client.js";
 
 /** What a refused call was trying to do, by RPC name, for "this token's role cannot …". */
 const ACTIONS: Readonly<Record<string, string>> = {
@@ -131,7 +131,7 @@ function describeConnectCode(error: ConnectError, context: ErrorContext): string
         context.connection !== undefined && context.connection.tokenSource !== "none"
           ? `the ${tokenOrigin(context.connection)} was rejected${raw !== "" ? ` (${raw})` : ""}; `
           : "";
-      return `not authenticated: ${rejected}pass --token or set AGENTCTL_TOKEN (the operator token is in ${join(dataDir, "admin-token")})`;
+      return `not authenticated: ${rejected}pass --token or set AGENTCTL_TOKEN (${whereTokenIs(context.connection, dataDir)})`;
     }
     case Code.PermissionDenied: {
       const action = ACTIONS[context.method ?? ""] ?? "make this call";
@@ -152,6 +152,21 @@ function describeConnectCode(error: ConnectError, context: ErrorContext): string
     default:
       return raw !== "" ? raw : Code[error.code];
   }
+}
+
+/**
+ * Where the operator token is, as far as agentctl knows: the file in a data directory it was
+ * given or that a Control running here noted; otherwise no guessed path (Control may run
+ * elsewhere, with its own AGENT_CONTROL_DATA_DIR).
+ */
+function whereTokenIs(connection: Connection | undefined, dataDir: string): string {
+  if (connection === undefined || connection.dataDirSource !== "guess") {
+    return `the operator token is in ${join(dataDir, "admin-token")}`;
+  }
+  if (!isLocalServer(connection.server)) {
+    return `the operator token is in admin-token in the data directory of Control at ${connection.server}, on its host`;
+  }
+  return `no Control started here noted ${connection.server}: the operator token is in admin-token in its data directory, AGENT_CONTROL_DATA_DIR where it runs; pass --data-dir DIR`;
 }
 
 function tokenOrigin(connection: Connection): string {

@@ -28,9 +28,28 @@ export interface FindLocalDataDirOptions {
  */
 export function findLocalDataDir(server: string, options: FindLocalDataDirOptions = {}): string {
   const cwd = resolve(options.cwd ?? process.cwd());
-  const alive = options.alive ?? isAlive;
   const root = nearestDataDir(cwd);
   if (root === undefined) return DEFAULT_DATA_DIR;
+  return shown(cwd, notedIn(root, server, options.alive ?? isAlive) ?? root);
+}
+
+/**
+ * The data directory that a live Control noted for `server`'s port, searched as
+ * {@link findLocalDataDir} does; undefined when no running Control here noted that port.
+ */
+export function findNotedDataDir(
+  server: string,
+  options: FindLocalDataDirOptions = {},
+): string | undefined {
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const root = nearestDataDir(cwd);
+  if (root === undefined) return undefined;
+  const noted = notedIn(root, server, options.alive ?? isAlive);
+  return noted === undefined ? undefined : shown(cwd, noted);
+}
+
+/** The newest note of a live Control on `server`'s port in `root` or a folder inside it. */
+function notedIn(root: string, server: string, alive: (pid: number) => boolean) {
   const port = portOf(server);
   let best: { dir: string; mtimeMs: number } | undefined;
   for (const dir of [root, ...subdirectories(root)]) {
@@ -39,9 +58,13 @@ export function findLocalDataDir(server: string, options: FindLocalDataDirOption
     const mtimeMs = statSync(join(dir, "admin-endpoint.json")).mtimeMs;
     if (best === undefined || mtimeMs > best.mtimeMs) best = { dir, mtimeMs };
   }
-  const found = best?.dir ?? root;
-  const shown = relative(cwd, found);
-  return shown.startsWith("..") ? found : shown;
+  return best?.dir;
+}
+
+/** `dir` relative to `cwd` when it lies below it, else as it is. */
+function shown(cwd: string, dir: string): string {
+  const rel = relative(cwd, dir);
+  return rel.startsWith("..") ? dir : rel;
 }
 
 /** `.data` in `dir` or the nearest folder above it that has one. */

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../../../cli/args.js";
@@ -17,7 +18,7 @@ describe("resolveConnection", () => {
     path === "/srv/data/admin-token" || path === ".data/admin-token" ? "file-token" : undefined;
 
   it("defaults to the local admin API and the token file in .data", () => {
-    expect(resolveConnection({ env: {}, readToken })).toEqual({
+    expect(resolveConnection({ env: {}, readToken })).toMatchObject({
       server: "http://127.0.0.1:7080",
       dataDir: ".data",
       token: "file-token",
@@ -133,6 +134,30 @@ describe("describeError", () => {
     );
     expect(describeError(internal, { connection })).toBe(
       "Control failed: internal error (see Control's log)",
+    );
+  });
+
+  it("names the admin-token file only where agentctl knows Control keeps it", () => {
+    const unauthenticated = new ConnectError("no token", Code.Unauthenticated);
+    const line = (inputs: Parameters<typeof resolveConnection>[0]) =>
+      describeError(unauthenticated, { connection: resolveConnection(inputs) });
+    const readToken = () => undefined;
+    // Told where: by flag or environment, or noted by a Control running here on that port.
+    expect(line({ env: { AGENT_CONTROL_DATA_DIR: "/srv/data" }, readToken })).toContain(
+      "(the operator token is in /srv/data/admin-token)",
+    );
+    expect(line({ env: {}, readToken, findDataDir: () => ".data/demo" })).toContain(
+      `(the operator token is in ${join(".data", "demo", "admin-token")})`,
+    );
+    // A local port that no Control here noted: no guessed path.
+    const unnoted = line({ env: {}, readToken, findDataDir: () => undefined });
+    expect(unnoted).not.toContain(".data/admin-token");
+    expect(unnoted).toBe(
+      "not authenticated: pass --token or set AGENTCTL_TOKEN (no Control started here noted http://127.0.0.1:7080: the operator token is in admin-token in its data directory, AGENT_CONTROL_DATA_DIR where it runs; pass --data-dir DIR)",
+    );
+    // Another host: its file is on that host.
+    expect(line({ env: { AGENTCTL_SERVER: "https://control.example:7080" }, readToken })).toBe(
+      "not authenticated: pass --token or set AGENTCTL_TOKEN (the operator token is in admin-token in the data directory of Control at https://control.example:7080, on its host)",
     );
   });
 
