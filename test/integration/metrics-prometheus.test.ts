@@ -13,7 +13,11 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { status as grpcStatus } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import {
+  CampaignPhase,
+  NodeState,
+  OnBreach,
+} from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { freePort } from "../helpers/process-fixtures.js";
 import { eventually, hello, openRawStream } from "../helpers/raw-agent.js";
 import {
@@ -236,6 +240,39 @@ describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
     ]) {
       expect(names).not.toContain(quiet);
     }
+  });
+
+  it("names the campaign in the breach alert, from the live-campaign gauges", async () => {
+    // On breach it pauses, so it stays live (a rollback can end between two scrapes: the
+    // alert then fires without a name, as the test above may see).
+    const spec = quickSpec(NEWER, [50, 100], {
+      disruptionBudgetPercent: 100,
+      onBreach: OnBreach.PAUSE,
+    });
+    const id = (await fx.campaigns.startCampaign({ spec })).campaign?.id ?? "";
+    await waitForCampaign(fx.campaigns, id, (c) => c.phase === CampaignPhase.PAUSED);
+    type Alert = {
+      labels: { alertname: string; campaign?: string };
+      annotations: { summary: string; description: string };
+      state: string;
+    };
+    let breached: Alert[] = [];
+    await eventually(
+      async () => {
+        const { alerts } = (await api("/api/v1/alerts")) as { alerts: Alert[] };
+        breached = alerts.filter(
+          (a) => a.labels.alertname === "AgentControlCampaignBreached" && a.state === "firing",
+        );
+        return breached.some((a) => a.labels.campaign === id);
+      },
+      15_000,
+      "the breach alert naming the paused campaign",
+    );
+    expect(breached.map((a) => a.labels.campaign)).toEqual([id]);
+    expect(breached[0]?.annotations.summary).toBe(`Campaign ${id}: a batch breached`);
+    expect(breached[0]?.annotations.description).toContain(`agentctl campaign show ${id}`);
+    await fx.campaigns.abortCampaign({ id, reason: "metrics test" });
+    await waitForCampaign(fx.campaigns, id);
   });
 
   it("loads every rule of docs/monitoring/alerts.yml with health ok", async () => {
