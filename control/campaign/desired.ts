@@ -6,6 +6,7 @@
  * machinery (so every campaign rule and invariant applies to them).
  */
 import { createHash } from "node:crypto";
+import { compareSemver, isSemver } from "../shared/release/semver.js";
 import { isFailure, type NodeState, type Target } from "./model.js";
 import { type Candidate, selects } from "./plan.js";
 import {
@@ -185,17 +186,26 @@ export function governingDesired(
 }
 
 /**
- * Why a node is not behind its desired version, or undefined when it is (it runs another
- * version and moving it to the target goes forward). A node is never moved back past its
- * confirmed sequence, nor below the sequence of the release it runs.
+ * Why a node is not behind its desired version, or undefined when it is (moving it to the
+ * target goes forward by every measure known). A node is never moved back: not past its
+ * confirmed sequence, not below the sequence of the release it runs, and not to a target whose
+ * version (SemVer precedence) is not above the one it runs, registered or not. A node whose
+ * version is neither a registered release nor SemVer cannot be compared and is left alone.
  */
 export function notBehindReason(node: FleetNode, target: Target): string | undefined {
-  if (node.agentVersion === target.version) return "on the target";
-  if (node.agentVersion === undefined) return "version unknown";
+  const running = node.agentVersion;
+  if (running === target.version) return "on the target";
+  if (running === undefined) return "version unknown";
   if (node.confirmedSequence >= target.sequence)
     return `confirmed sequence ${node.confirmedSequence} is not below ${target.sequence}`;
   if (node.runningSequence !== undefined && node.runningSequence >= target.sequence)
     return `runs sequence ${node.runningSequence}, not below ${target.sequence}`;
+  if (isSemver(running) && isSemver(target.version)) {
+    if (compareSemver(running, target.version) >= 0)
+      return `runs ${running}, not older than ${target.version}`;
+  } else if (node.runningSequence === undefined) {
+    return `runs ${running}, which is neither a registered release nor a version comparable with ${target.version}`;
+  }
   return undefined;
 }
 

@@ -85,6 +85,31 @@ describe("whether a node is behind its desired version", () => {
       "runs sequence 3, not below 2",
     ],
     [
+      "a node running a newer version that is not registered, with nothing confirmed, is never moved back",
+      { agentVersion: "9.0.0", runningSequence: undefined, confirmedSequence: 0 },
+      "runs 9.0.0, not older than 2.0.0",
+    ],
+    [
+      "a node running a registered release with a newer version but a lower sequence is never moved back",
+      { agentVersion: "3.0.0", runningSequence: 1, confirmedSequence: 0 },
+      "runs 3.0.0, not older than 2.0.0",
+    ],
+    [
+      "a node running the target's version with other build metadata is not moved",
+      { agentVersion: "2.0.0+local.7", runningSequence: undefined, confirmedSequence: 0 },
+      "runs 2.0.0+local.7, not older than 2.0.0",
+    ],
+    [
+      "a node running an older version that is not registered is behind",
+      { agentVersion: "1.5.0", runningSequence: undefined, confirmedSequence: 0 },
+      undefined,
+    ],
+    [
+      "a node whose version is neither registered nor SemVer is left alone",
+      { agentVersion: "nightly", runningSequence: undefined, confirmedSequence: 0 },
+      "runs nightly, which is neither a registered release nor a version comparable with 2.0.0",
+    ],
+    [
       "a node whose version is unknown is left alone",
       { agentVersion: undefined },
       "version unknown",
