@@ -1,7 +1,7 @@
 /**
  * The leader's convergence pass, the shell around the pure `planConvergence`: in ONE fenced
  * transaction under the start lock, record the targets of newly completed campaigns as
- * desired versions, read the desired versions, the fleet and the convergence campaigns, and
+ * desired versions (those whose nodes succeeded within their threshold, at least one), read the desired versions, the fleet and the convergence campaigns, and
  * start what `planConvergence` says (a system-owned campaign per desired version, created by
  * `convergence:<desired id>`) or halt a desired version's convergence after a burst of
  * failures (audit `convergence.halt`). The campaigns it starts are ordinary campaigns: the
@@ -12,6 +12,7 @@ import {
   convergenceSpec,
   type DesiredVersion,
   desiredOfCampaign,
+  desiredRecordRefusal,
   planConvergence,
   replacesDesired,
 } from "../campaign/index.js";
@@ -35,7 +36,11 @@ export interface ConvergenceOutcome {
   readonly recorded: readonly string[];
 }
 
-/** Records the targets of completed campaigns not recorded yet; returns the desired ids set. */
+/**
+ * Records the targets of completed campaigns not recorded yet, each that
+ * `desiredRecordRefusal` accepts (the others get an audit row saying why); returns the desired
+ * ids set.
+ */
 async function recordCompletions(
   tx: FleetTransaction,
   desired: Map<string, DesiredVersion>,
@@ -48,6 +53,23 @@ async function recordCompletions(
     if (c.createdBy.startsWith(CONVERGENCE_CREATOR)) continue;
     const row = await tx.campaigns.readCampaign(c.id);
     if (row === undefined) continue;
+    const refusal = desiredRecordRefusal(row.campaign, await tx.campaigns.readNodes(c.id));
+    if (refusal !== undefined) {
+      await tx.insertAudits(
+        [
+          {
+            actor: ENGINE_ACTOR,
+            actorIp: "",
+            action: "desired.not_recorded",
+            campaignId: c.id,
+            message: `campaign ${c.id} completed, but ${refusal}: ${row.targetVersion} is not recorded as a desired version`,
+            detail: { version: row.targetVersion, reason: refusal },
+          },
+        ],
+        now,
+      );
+      continue;
+    }
     const next = desiredOfCampaign({
       campaignId: c.id,
       spec: row.campaign.spec,
