@@ -4,7 +4,9 @@
  * desired versions (those whose nodes succeeded within their threshold, at least one), read the desired versions, the fleet and the convergence campaigns, and
  * start what `planConvergence` says (a system-owned campaign per desired version, created by
  * `convergence:<desired id>`) or halt a desired version's convergence after a burst of
- * failures (audit `convergence.halt`). The campaigns it starts are ordinary campaigns: the
+ * failures or an operator's abort of one of its campaigns (audit `convergence.halt`), aborting
+ * its running convergence campaign in the same transaction (a command its next decision
+ * applies before anything else, so nothing more is offered). The campaigns it starts are ordinary campaigns: the
  * worker decides them like any other, under the same pool budget and rules.
  */
 import {
@@ -32,6 +34,8 @@ export interface ConvergenceDeps {
 /** What a convergence pass did. */
 export interface ConvergenceOutcome {
   readonly started: readonly string[];
+  /** Convergence campaigns a halt aborted (their next decision applies the abort). */
+  readonly aborted: readonly string[];
   readonly halted: readonly { readonly desiredId: string; readonly message: string }[];
   readonly recorded: readonly string[];
 }
@@ -108,7 +112,7 @@ export async function convergencePass(
   await tx.lockStarts();
   const desired = new Map((await tx.readDesired()).map((d) => [d.id, d]));
   const recorded = await recordCompletions(tx, desired, now);
-  if (desired.size === 0) return { started: [], halted: [], recorded };
+  if (desired.size === 0) return { started: [], aborted: [], halted: [], recorded };
   const fleet = fleetNodesOf(await tx.readFleet(), deps.gateway, deps.self);
   const runs = (await tx.campaignsCreatedBy(CONVERGENCE_CREATOR)).map((c) => ({
     campaignId: c.id,
@@ -116,9 +120,11 @@ export async function convergencePass(
     createdAt: c.createdAt,
     finished: c.finishedAt !== undefined,
     failedNodeIds: c.failedNodeIds,
+    phase: c.phase,
   }));
   const steps = planConvergence({ desired: [...desired.values()], fleet, runs });
   const started: string[] = [];
+  const aborted: string[] = [];
   const halted: { desiredId: string; message: string }[] = [];
   for (const step of steps) {
     const d = desired.get(step.desiredId) as DesiredVersion;
@@ -137,6 +143,15 @@ export async function convergencePass(
         ],
         now,
       );
+      for (const campaignId of step.abortCampaignIds) {
+        await tx.insertCommand(
+          campaignId,
+          { kind: "abort", rollback: false, reason: step.message },
+          ENGINE_ACTOR,
+          now,
+        );
+        aborted.push(campaignId);
+      }
       halted.push({ desiredId: d.id, message: step.message });
       continue;
     }
@@ -151,5 +166,5 @@ export async function convergencePass(
     });
     if (result.kind === "started") started.push(result.campaignId);
   }
-  return { started, halted, recorded };
+  return { started, aborted, halted, recorded };
 }

@@ -111,6 +111,7 @@
 export * from "./assert-never.js";
 export * from "./batch-rules.js";
 export { commandError } from "./commands.js";
+export * from "./convergence-plan.js";
 export * from "./create.js";
 export * from "./decide.js";
 export * from "./desired.js";

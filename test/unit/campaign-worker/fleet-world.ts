@@ -2,6 +2,7 @@
  * The leader's fleet passes' world for unit tests: the memory campaign and fleet stores, a fake
  * gateway, the manual clock and a worker with fleet passes every {@link INTERVAL}.
  */
+import { create } from "@bufbuild/protobuf";
 import type { AgentEventListener, ConnectedNode } from "../../../control/agents/events.js";
 import {
   type CampaignNode,
@@ -17,19 +18,31 @@ import type { WorkerGateway } from "../../../control/campaign-worker/facts.js";
 import { createCampaignWorker } from "../../../control/campaign-worker/worker.js";
 import { createLogger } from "../../../control/log.js";
 import { ManualClock } from "../../../control/manual-clock.js";
+import {
+  ObservedStateSchema,
+  type OperationPhase,
+} from "../../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 
 /** The world's start time. */
 export const T0 = Date.UTC(2031, 0, 1);
 /** How often the fleet passes run. */
 export const INTERVAL = 60_000;
 
-/** A gateway whose streams the test opens; sends always succeed. */
+/** A gateway whose streams the test opens; sends always succeed and are recorded. */
 export class Gateway implements WorkerGateway {
+  /** Every operation sent, in order (re-sends included). */
+  readonly sent: { nodeId: string; id: string }[] = [];
   private readonly live = new Map<string, ConnectedNode>();
   private readonly listeners = new Set<AgentEventListener>();
   constructor(private readonly clock: ManualClock) {}
-  send() {
+  send(nodeId: string, op: { id: string }) {
+    this.sent.push({ nodeId, id: op.id });
     return true;
+  }
+  /** The node reports `phase` on operation `operationId`. */
+  report(nodeId: string, operationId: string, phase: OperationPhase) {
+    const observed = create(ObservedStateSchema, { operationId, phase, version: "2.0.0" });
+    for (const l of this.listeners) l({ kind: "observed", nodeId, observed, at: this.clock.now() });
   }
   connected(nodeId: string) {
     return this.live.get(nodeId);

@@ -210,9 +210,12 @@ describe("what convergence does now", () => {
       expected: [{ kind: "converge", desiredId: d.id, campaignId: `${d.id}-2`, nodeIds: ["a"] }],
     },
     {
-      name: "a burst of failures reaching the limit halts convergence and starts nothing",
+      name: "a burst of failures reaching the limit halts convergence, starts nothing and aborts the running campaign",
       fleet: [node("a")],
-      runs: [run(d, 1, { failedNodeIds: ["x", "y"] }), run(d, 2, { failedNodeIds: ["z"] })],
+      runs: [
+        run(d, 1, { failedNodeIds: ["x", "y"], phase: "completed" }),
+        run(d, 2, { failedNodeIds: ["z"], finished: false, phase: "running" }),
+      ],
       expected: [
         {
           kind: "halt",
@@ -220,8 +223,36 @@ describe("what convergence does now", () => {
           failures: 3,
           failedNodeIds: ["x", "y", "z"],
           message: "convergence to 2.0.0 halted: 3 node(s) failed (x, y, z), the limit is 3",
+          abortCampaignIds: [`${d.id}-2`],
         },
       ],
+    },
+    {
+      name: "an operator's abort of a convergence campaign since the desired version was set halts it",
+      fleet: [node("a")],
+      runs: [run(d, 1, { phase: "aborted" })],
+      expected: [
+        {
+          kind: "halt",
+          desiredId: d.id,
+          failures: 0,
+          failedNodeIds: [],
+          message: `convergence to 2.0.0 halted: its campaign ${d.id}-1 was aborted by an operator; set the desired version again to resume`,
+          abortCampaignIds: [],
+        },
+      ],
+    },
+    {
+      name: "an abort with rollback halts it too, even before the campaign finished",
+      fleet: [node("a")],
+      runs: [run(d, 1, { phase: "rolled_back", finished: false })],
+      expected: [expect.objectContaining({ kind: "halt", abortCampaignIds: [] })],
+    },
+    {
+      name: "an abort before the desired version was set again does not halt it",
+      fleet: [node("a")],
+      runs: [run(d, 1, { phase: "aborted", createdAt: 500 })],
+      expected: [{ kind: "converge", desiredId: d.id, campaignId: `${d.id}-2`, nodeIds: ["a"] }],
     },
     {
       name: "a halted desired version starts nothing and is not halted again",
