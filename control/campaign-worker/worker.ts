@@ -198,7 +198,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       untrack(campaignId);
       if (out.finished) fleet?.nudge(o.clock.now().getTime());
     } else {
-      tracked.track(campaignId, out.nodeIds);
+      tracked.track(campaignId, out.nodeIds, out.campaign?.createdAt ?? 0);
       due.wakeAtTime(campaignId, out.decision?.wakeAt);
     }
     logDecision(log, campaignId, out);
