@@ -79,6 +79,11 @@ export function convergenceCampaignId(desiredId: string, n: number): string {
   return `${desiredId}-${n}`;
 }
 
+/** True when `campaignId` has the form of a convergence campaign's id ({@link convergenceCampaignId}). */
+export function isConvergenceCampaignId(campaignId: string): boolean {
+  return /^d-[0-9a-f]{10}-[1-9][0-9]*$/.test(campaignId);
+}
+
 /**
  * What convergence does now, for every desired version:
  * - halted: nothing;

@@ -51,6 +51,37 @@ describe("stopping convergence", () => {
     w.unlisten();
   });
 
+  it("the halt follows the failure that completes the burst at once, not a fleet interval later", async () => {
+    const nodes = ids(10);
+    const w = world(nodes);
+    const d = desired({
+      settings: {
+        reconnectTimeoutMs: 60_000,
+        configGraceMs: 0,
+        disruptionBudgetPercent: 20,
+        maxFailures: 2,
+      },
+    });
+    w.fleetStore.tables.desired.set(d.id, d);
+    for (const id of nodes) w.gateway.connect(id);
+    await w.runFor(2000);
+    const campaignId = `${d.id}-1`;
+    const offered = (w.store.tables.nodes.get(campaignId) ?? []).filter(
+      (n) => n.state === "offered",
+    );
+    const failedAt = w.clock.ms;
+    for (const n of offered)
+      w.gateway.report(n.nodeId, `${campaignId}/${n.nodeId}/upgrade`, OperationPhase.REFUSED);
+    await w.runFor(3000);
+    const haltedAt = w.fleetStore.tables.desired.get(d.id)?.haltedAt;
+    expect(haltedAt).toBeDefined();
+    expect((haltedAt ?? Number.POSITIVE_INFINITY) - failedAt).toBeLessThanOrEqual(1000);
+    expect(w.store.tables.campaigns.get(campaignId)?.campaign.phase).toBe("aborted");
+    // The two refused, and the two that took their slots in the decision that judged them.
+    expect(upgradesSent(w.gateway.sent)).toBe(4);
+    w.unlisten();
+  });
+
   it("an operator's abort of a convergence campaign halts its desired version: no new campaign over the nodes it stopped", async () => {
     const nodes = ids(4);
     const w = world(nodes);

@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
   type ConvergenceRun,
+  convergenceCampaignId,
   convergenceSpec,
   type DesiredVersion,
   desiredIdOf,
   desiredOfCampaign,
   type FleetNode,
   governingDesired,
+  isConvergenceCampaignId,
   notBehindReason,
   planConvergence,
   replacesDesired,
@@ -271,6 +273,13 @@ describe("what convergence does now", () => {
     expect(
       planConvergence({ desired: c.desired ?? [d], fleet: c.fleet, runs: c.runs ?? [] }),
     ).toEqual(c.expected);
+  });
+
+  it("tells a convergence campaign's id from an administrator's", () => {
+    expect(isConvergenceCampaignId(convergenceCampaignId(d.id, 12))).toBe(true);
+    expect(isConvergenceCampaignId("c-20250301-101500-1a2b3c")).toBe(false);
+    expect(isConvergenceCampaignId(`${d.id}-0`)).toBe(false);
+    expect(isConvergenceCampaignId(`${d.id}-1-g1`)).toBe(false);
   });
 
   it("a convergence campaign is one batch over exactly its nodes, tolerating failures within itself, under the desired version's budget", () => {
