@@ -243,6 +243,7 @@ function control<S extends DescMessage>(
     values: Values,
   ) => Promise<MessageShape<S> & { campaign?: Campaign | undefined }>,
   extraFlags: FlagSpecs = {},
+  note: (campaign: Campaign) => string | undefined = () => undefined,
 ): Command {
   return {
     summary,
@@ -258,14 +259,29 @@ function control<S extends DescMessage>(
       });
       const response = await call(ctx, id, values);
       const phase = response.campaign === undefined ? "?" : phaseName(response.campaign.phase);
-      ctx.stdout.write(
-        ctx.output === "json"
-          ? messageJson(schema, response)
-          : `campaign ${id} ${verb}; phase ${phase}\n`,
-      );
+      if (ctx.output === "json") {
+        ctx.stdout.write(messageJson(schema, response));
+        return 0;
+      }
+      ctx.stdout.write(`campaign ${id} ${verb}; phase ${phase}\n`);
+      const extra = response.campaign === undefined ? undefined : note(response.campaign);
+      if (extra !== undefined) ctx.stdout.write(`${extra}\n`);
       return 0;
     },
   };
+}
+
+/** The `created_by` prefix of a desired version's convergence campaigns. */
+const CONVERGENCE_CREATOR = "convergence:";
+
+/**
+ * What aborting a convergence campaign means beyond the campaign: its desired version's
+ * convergence halts until an operator sets that desired version again.
+ */
+function convergenceAbortNote(campaign: Campaign): string | undefined {
+  if (!campaign.createdBy.startsWith(CONVERGENCE_CREATOR)) return undefined;
+  const desiredId = campaign.createdBy.slice(CONVERGENCE_CREATOR.length);
+  return `convergence of the desired version ${desiredId} is halted: it starts no new campaign until \`agentctl desired set\` sets it again`;
 }
 
 const reasonOf = (values: Values): string => stringFlag(values, "reason") ?? "";
@@ -342,7 +358,7 @@ export const campaignGroup: CommandGroup = {
         ),
     ),
     abort: control(
-      "End a campaign; with --rollback its current batch is rolled back first",
+      "End a campaign; with --rollback its current batch is rolled back first (a convergence campaign also halts its desired version)",
       "aborted",
       AbortCampaignResponseSchema,
       {
@@ -357,6 +373,7 @@ export const campaignGroup: CommandGroup = {
           { signal: ctx.signal },
         ),
       { rollback: { type: "boolean", description: "roll the current batch back first" } },
+      convergenceAbortNote,
     ),
     retry,
   },

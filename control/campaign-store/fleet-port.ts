@@ -6,7 +6,13 @@
  * campaign transaction ({@link FleetTransaction.campaigns}), so a lease fence, a campaign
  * insert and the fleet rows commit together.
  */
-import type { CampaignPhase, DesiredVersion, NodeState, RolloutPlan } from "../campaign/index.js";
+import type {
+  AdminCommand,
+  CampaignPhase,
+  DesiredVersion,
+  NodeState,
+  RolloutPlan,
+} from "../campaign/index.js";
 import type { AuditRow, CampaignTransaction } from "./port.js";
 
 /** A node's registry row as the fleet rules read it. */
@@ -93,6 +99,13 @@ export interface FleetTransaction {
   writePlan(plan: RolloutPlan, version: number, now: Date): Promise<void>;
   /** Inserts audit rows, in order. */
   insertAudits(rows: readonly AuditRow[], now: Date): Promise<void>;
+  /**
+   * Records `command` for campaign `campaignId` on behalf of `actor` (Control's own, such as the
+   * abort of a halted desired version's convergence campaign), as the admin API records an
+   * operator's: the campaign's next decision applies it (or ignores it when it no longer
+   * applies) and marks it applied.
+   */
+  insertCommand(campaignId: string, command: AdminCommand, actor: string, now: Date): Promise<void>;
 }
 
 /** The fleet store. */

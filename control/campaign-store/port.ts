@@ -275,7 +275,9 @@ export interface CampaignStore {
   /**
    * Writes reports onto their outbox rows (matched on id AND node; a report older than the
    * stored one is ignored; the first sets `acked_at`) and config failures of existing
-   * campaigns. Unknown operations change nothing.
+   * campaigns. A CONFIRMED report on a confirm operation raises the node's registry
+   * `confirmed_sequence` to its campaign's target sequence (never lowers it), as the Agent's
+   * next Hello would. Unknown operations change nothing.
    */
   recordFacts(
     reports: readonly ReportWrite[],

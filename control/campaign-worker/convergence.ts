@@ -1,10 +1,12 @@
 /**
  * The leader's convergence pass, the shell around the pure `planConvergence`: in ONE fenced
  * transaction under the start lock, record the targets of newly completed campaigns as
- * desired versions, read the desired versions, the fleet and the convergence campaigns, and
+ * desired versions (those whose nodes succeeded within their threshold, at least one), read the desired versions, the fleet and the convergence campaigns, and
  * start what `planConvergence` says (a system-owned campaign per desired version, created by
  * `convergence:<desired id>`) or halt a desired version's convergence after a burst of
- * failures (audit `convergence.halt`). The campaigns it starts are ordinary campaigns: the
+ * failures or an operator's abort of one of its campaigns (audit `convergence.halt`), aborting
+ * its running convergence campaign in the same transaction (a command its next decision
+ * applies before anything else, so nothing more is offered). The campaigns it starts are ordinary campaigns: the
  * worker decides them like any other, under the same pool budget and rules.
  */
 import {
@@ -12,6 +14,7 @@ import {
   convergenceSpec,
   type DesiredVersion,
   desiredOfCampaign,
+  desiredRecordRefusal,
   planConvergence,
   replacesDesired,
 } from "../campaign/index.js";
@@ -31,11 +34,17 @@ export interface ConvergenceDeps {
 /** What a convergence pass did. */
 export interface ConvergenceOutcome {
   readonly started: readonly string[];
+  /** Convergence campaigns a halt aborted (their next decision applies the abort). */
+  readonly aborted: readonly string[];
   readonly halted: readonly { readonly desiredId: string; readonly message: string }[];
   readonly recorded: readonly string[];
 }
 
-/** Records the targets of completed campaigns not recorded yet; returns the desired ids set. */
+/**
+ * Records the targets of completed campaigns not recorded yet, each that
+ * `desiredRecordRefusal` accepts (the others get an audit row saying why); returns the desired
+ * ids set.
+ */
 async function recordCompletions(
   tx: FleetTransaction,
   desired: Map<string, DesiredVersion>,
@@ -48,6 +57,23 @@ async function recordCompletions(
     if (c.createdBy.startsWith(CONVERGENCE_CREATOR)) continue;
     const row = await tx.campaigns.readCampaign(c.id);
     if (row === undefined) continue;
+    const refusal = desiredRecordRefusal(row.campaign, await tx.campaigns.readNodes(c.id));
+    if (refusal !== undefined) {
+      await tx.insertAudits(
+        [
+          {
+            actor: ENGINE_ACTOR,
+            actorIp: "",
+            action: "desired.not_recorded",
+            campaignId: c.id,
+            message: `campaign ${c.id} completed, but ${refusal}: ${row.targetVersion} is not recorded as a desired version`,
+            detail: { version: row.targetVersion, reason: refusal },
+          },
+        ],
+        now,
+      );
+      continue;
+    }
     const next = desiredOfCampaign({
       campaignId: c.id,
       spec: row.campaign.spec,
@@ -86,7 +112,7 @@ export async function convergencePass(
   await tx.lockStarts();
   const desired = new Map((await tx.readDesired()).map((d) => [d.id, d]));
   const recorded = await recordCompletions(tx, desired, now);
-  if (desired.size === 0) return { started: [], halted: [], recorded };
+  if (desired.size === 0) return { started: [], aborted: [], halted: [], recorded };
   const fleet = fleetNodesOf(await tx.readFleet(), deps.gateway, deps.self);
   const runs = (await tx.campaignsCreatedBy(CONVERGENCE_CREATOR)).map((c) => ({
     campaignId: c.id,
@@ -94,9 +120,11 @@ export async function convergencePass(
     createdAt: c.createdAt,
     finished: c.finishedAt !== undefined,
     failedNodeIds: c.failedNodeIds,
+    phase: c.phase,
   }));
   const steps = planConvergence({ desired: [...desired.values()], fleet, runs });
   const started: string[] = [];
+  const aborted: string[] = [];
   const halted: { desiredId: string; message: string }[] = [];
   for (const step of steps) {
     const d = desired.get(step.desiredId) as DesiredVersion;
@@ -115,6 +143,15 @@ export async function convergencePass(
         ],
         now,
       );
+      for (const campaignId of step.abortCampaignIds) {
+        await tx.insertCommand(
+          campaignId,
+          { kind: "abort", rollback: false, reason: step.message },
+          ENGINE_ACTOR,
+          now,
+        );
+        aborted.push(campaignId);
+      }
       halted.push({ desiredId: d.id, message: step.message });
       continue;
     }
@@ -129,5 +166,5 @@ export async function convergencePass(
     });
     if (result.kind === "started") started.push(result.campaignId);
   }
-  return { started, halted, recorded };
+  return { started, aborted, halted, recorded };
 }

@@ -8,7 +8,7 @@
  *
  * A node an administrator disabled is never offered: the registry rows of the nodes a
  * decision would offer are read again in its transaction, and a node found disabled there
- * makes the decision run again with that fact.
+ * makes the decision run again with that fact, until no node it offers is disabled.
  */
 import {
   type AdminCommand,
@@ -136,8 +136,12 @@ export async function runDecision(
           : undefined,
     };
     let decision = decide(input);
-    const disabled = await disabledOffers(tx, decision);
-    if (disabled.length > 0) {
+    // Each round takes at least one more disabled node out of the offers (it is skipped, and a
+    // freed slot may go to the next waiting node, which is checked in turn): at most one round
+    // per node of the campaign.
+    for (let round = 0; round < copy.nodes.length; round++) {
+      const disabled = await disabledOffers(tx, decision);
+      if (disabled.length === 0) break;
       deps.copies.noteRegistry(campaignId, disabled);
       decision = decide({ ...input, facts: factsOf(deps, copy, now.getTime()) });
     }

@@ -59,7 +59,8 @@ export class FleetLoop {
   }
 
   /**
-   * Runs the passes when due; `started` is told of each campaign they started.
+   * Runs the passes when due; `started` is told of each campaign they started or commanded
+   * (a halt's abort), to decide it now.
    * @returns false when the lease was lost.
    */
   async run(now: number, started: (campaignId: string) => void): Promise<boolean> {
@@ -77,7 +78,7 @@ export class FleetLoop {
       const plans = await this.d.options.store.transaction((tx) =>
         planPass({ ...deps, release: this.d.release }, tx, at),
       );
-      for (const id of [...conv.started, ...plans.started]) started(id);
+      for (const id of [...conv.started, ...conv.aborted, ...plans.started]) started(id);
       if (conv.started.length + plans.started.length > 0 || conv.recorded.length > 0) {
         this.d.log.info(
           { convergence: conv.started, plans: plans.started, desired: conv.recorded },

@@ -22,6 +22,7 @@
  * restarted Control never skips nodes that simply have not reconnected yet.
  */
 import type { AgentEvent } from "../agents/events.js";
+import { isConvergenceCampaignId, isFailure } from "../campaign/index.js";
 import {
   CampaignVersionConflict,
   type OfferRelease,
@@ -194,11 +195,18 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
 
   const record = (campaignId: string, out: DecisionOutcome) => {
     gates.want(campaignId, out.finished ? undefined : out.campaign, o.clock.now().getTime());
+    // A convergence failure may complete a burst that halts its desired version: judge it now,
+    // not at the next interval, so the halt stops the campaign's offers at once.
+    if (
+      isConvergenceCampaignId(campaignId) &&
+      out.decision?.changes.nodes.some((n) => isFailure(n.state))
+    )
+      fleet?.nudge(o.clock.now().getTime());
     if (!out.live || out.finished) {
       untrack(campaignId);
       if (out.finished) fleet?.nudge(o.clock.now().getTime());
     } else {
-      tracked.track(campaignId, out.nodeIds);
+      tracked.track(campaignId, out.nodeIds, out.campaign?.createdAt ?? 0);
       due.wakeAtTime(campaignId, out.decision?.wakeAt);
     }
     logDecision(log, campaignId, out);

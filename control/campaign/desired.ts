@@ -1,12 +1,11 @@
 /**
- * Desired versions and convergence: what a node of a selector should run, which nodes are
- * behind it, and when Control starts a convergence campaign for them or halts convergence.
- * Pure: the worker reads the rows, the fleet and the convergence campaigns, calls
- * {@link planConvergence}, and starts the campaigns it names through the ordinary campaign
- * machinery (so every campaign rule and invariant applies to them).
+ * Desired versions: what a node of a selector should run, which desired version governs it,
+ * and whether it is behind it. Pure; `convergence-plan.ts` decides from these when Control
+ * starts a convergence campaign or halts convergence.
  */
 import { createHash } from "node:crypto";
-import { isFailure, type NodeState, type Target } from "./model.js";
+import { compareSemver, isSemver } from "../shared/release/semver.js";
+import type { Target } from "./model.js";
 import { type Candidate, selects } from "./plan.js";
 import {
   type CampaignSpec,
@@ -61,40 +60,6 @@ export interface FleetNode extends Candidate {
   /** It belongs to an unfinished campaign. */
   readonly busy: boolean;
 }
-
-/** One convergence campaign of a desired version, as convergence needs it. */
-export interface ConvergenceRun {
-  readonly campaignId: string;
-  readonly desiredId: string;
-  readonly createdAt: number;
-  readonly finished: boolean;
-  /** Its nodes that ended failed or timed_out. */
-  readonly failedNodeIds: readonly string[];
-}
-
-/** What {@link planConvergence} reads. */
-export interface ConvergenceInput {
-  readonly desired: readonly DesiredVersion[];
-  readonly fleet: readonly FleetNode[];
-  /** Every convergence campaign (any desired version, any age). */
-  readonly runs: readonly ConvergenceRun[];
-}
-
-/** What convergence does now. */
-export type ConvergenceStep =
-  | {
-      readonly kind: "converge";
-      readonly desiredId: string;
-      readonly campaignId: string;
-      readonly nodeIds: readonly string[];
-    }
-  | {
-      readonly kind: "halt";
-      readonly desiredId: string;
-      readonly failures: number;
-      readonly failedNodeIds: readonly string[];
-      readonly message: string;
-    };
 
 /** The canonical text of a selector and its exclusions (sorted keys and lists). */
 export function selectorKey(selector: Selector, exclude: Exclude): string {
@@ -185,115 +150,25 @@ export function governingDesired(
 }
 
 /**
- * Why a node is not behind its desired version, or undefined when it is (it runs another
- * version and moving it to the target goes forward). A node is never moved back past its
- * confirmed sequence, nor below the sequence of the release it runs.
+ * Why a node is not behind its desired version, or undefined when it is (moving it to the
+ * target goes forward by every measure known). A node is never moved back: not past its
+ * confirmed sequence, not below the sequence of the release it runs, and not to a target whose
+ * version (SemVer precedence) is not above the one it runs, registered or not. A node whose
+ * version is neither a registered release nor SemVer cannot be compared and is left alone.
  */
 export function notBehindReason(node: FleetNode, target: Target): string | undefined {
-  if (node.agentVersion === target.version) return "on the target";
-  if (node.agentVersion === undefined) return "version unknown";
+  const running = node.agentVersion;
+  if (running === target.version) return "on the target";
+  if (running === undefined) return "version unknown";
   if (node.confirmedSequence >= target.sequence)
     return `confirmed sequence ${node.confirmedSequence} is not below ${target.sequence}`;
   if (node.runningSequence !== undefined && node.runningSequence >= target.sequence)
     return `runs sequence ${node.runningSequence}, not below ${target.sequence}`;
+  if (isSemver(running) && isSemver(target.version)) {
+    if (compareSemver(running, target.version) >= 0)
+      return `runs ${running}, not older than ${target.version}`;
+  } else if (node.runningSequence === undefined) {
+    return `runs ${running}, which is neither a registered release nor a version comparable with ${target.version}`;
+  }
   return undefined;
-}
-
-/** The failures of a desired version's convergence since it was set, and their nodes. */
-export function convergenceFailures(d: DesiredVersion, runs: readonly ConvergenceRun[]): string[] {
-  const failed: string[] = [];
-  for (const r of runs) {
-    if (r.desiredId !== d.id || r.createdAt < d.setAt) continue;
-    failed.push(...r.failedNodeIds);
-  }
-  return failed;
-}
-
-/** The id of the `n`-th convergence campaign of a desired version (1-based). */
-export function convergenceCampaignId(desiredId: string, n: number): string {
-  return `${desiredId}-${n}`;
-}
-
-/**
- * What convergence does now, for every desired version:
- * - halted: nothing;
- * - its convergence campaigns since it was set have `maxFailures` or more failed nodes: halt
- *   (the burst of failures), starting nothing;
- * - a convergence campaign of it is unfinished: nothing (one at a time);
- * - else, the nodes it governs that are behind it ({@link notBehindReason}), online, enabled,
- *   upgradable (upgrade.v1), in no unfinished campaign, and not failed by one of its
- *   convergence campaigns since it was set: one convergence campaign over them (at most
- *   {@link CONVERGENCE_MAX_NODES}, in id order), when there is any.
- */
-export function planConvergence(input: ConvergenceInput): ConvergenceStep[] {
-  const out: ConvergenceStep[] = [];
-  const behind = new Map<string, string[]>();
-  for (const node of input.fleet) {
-    if (!node.online || node.busy || !node.enabled || !node.everConnected) continue;
-    if (!node.capabilities.includes("upgrade.v1")) continue;
-    const d = governingDesired(node, input.desired);
-    if (d === undefined || d.haltedAt !== undefined) continue;
-    if (notBehindReason(node, d.target) !== undefined) continue;
-    const list = behind.get(d.id) ?? [];
-    list.push(node.id);
-    behind.set(d.id, list);
-  }
-  for (const d of input.desired) {
-    if (d.haltedAt !== undefined) continue;
-    const failed = convergenceFailures(d, input.runs);
-    if (failed.length >= d.settings.maxFailures) {
-      out.push({
-        kind: "halt",
-        desiredId: d.id,
-        failures: failed.length,
-        failedNodeIds: failed,
-        message: `convergence to ${d.target.version} halted: ${failed.length} node(s) failed (${failed.slice(0, 10).join(", ")}), the limit is ${d.settings.maxFailures}`,
-      });
-      continue;
-    }
-    const mine = input.runs.filter((r) => r.desiredId === d.id);
-    if (mine.some((r) => !r.finished)) continue;
-    const excluded = new Set(failed);
-    const nodeIds = (behind.get(d.id) ?? [])
-      .filter((id) => !excluded.has(id))
-      .sort()
-      .slice(0, CONVERGENCE_MAX_NODES);
-    if (nodeIds.length === 0) continue;
-    out.push({
-      kind: "converge",
-      desiredId: d.id,
-      campaignId: convergenceCampaignId(d.id, mine.length + 1),
-      nodeIds,
-    });
-  }
-  return out;
-}
-
-/**
- * The spec of a convergence campaign: the desired target over exactly `nodeIds`, one batch of
- * 100 % with no minimum duration, every failure tolerated within the campaign (the desired
- * version's burst limit judges them, across its campaigns), on breach stop, and the desired
- * version's reconnect timeout, config grace and disruption budget (the pool budget is counted
- * over every campaign, this one included).
- */
-export function convergenceSpec(d: DesiredVersion, nodeIds: readonly string[]): CampaignSpec {
-  return {
-    targetVersion: d.target.version,
-    selector: { labels: {}, pools: [], nodeIds: [...nodeIds] },
-    exclude: { nodeIds: [], tags: {} },
-    batches: [{ percent: 100, minDurationMs: 0 }],
-    failureThresholdPercent: 100,
-    concurrency: 0,
-    onBreach: "stop",
-    reconnectTimeoutMs: d.settings.reconnectTimeoutMs,
-    configGraceMs: d.settings.configGraceMs,
-    soakMs: 0,
-    disruptionBudgetPercent: d.settings.disruptionBudgetPercent,
-    reason: `converging to the desired version ${d.id} (${d.target.version})`,
-  };
-}
-
-/** True for the node states a convergence failure counts. */
-export function isConvergenceFailure(state: NodeState): boolean {
-  return isFailure(state);
 }

@@ -111,9 +111,11 @@
 export * from "./assert-never.js";
 export * from "./batch-rules.js";
 export { commandError } from "./commands.js";
+export * from "./convergence-plan.js";
 export * from "./create.js";
 export * from "./decide.js";
 export * from "./desired.js";
+export * from "./desired-record.js";
 export { type FactsLookup, isActive } from "./draft.js";
 export { gatesWanted } from "./gate-rules.js";
 export * from "./gates.js";

@@ -221,4 +221,32 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
     const summaries = await fx.fleet.transaction((tx) => tx.campaignsCreatedBy("plan:"));
     expect(summaries.map((s) => s.id)).toEqual(["c1"]);
   });
+
+  it("records a command for a campaign as Control, pending for its next decision once committed", async () => {
+    await insert("c1", { a: "waiting" }, T0);
+    await fx.fleet
+      .transaction(async (tx) => {
+        await tx.insertCommand(
+          "c1",
+          { kind: "abort", rollback: false, reason: "no" },
+          "control",
+          at(1),
+        );
+        throw new Error("rolled back");
+      })
+      .catch(() => {});
+    expect(await fx.campaigns.transaction((tx) => tx.pendingCommands("c1"))).toEqual([]);
+    await fx.fleet.transaction((tx) =>
+      tx.insertCommand(
+        "c1",
+        { kind: "abort", rollback: false, reason: "halted" },
+        "control",
+        at(1),
+      ),
+    );
+    const pending = await fx.campaigns.transaction((tx) => tx.pendingCommands("c1"));
+    expect(pending.map(({ id: _id, ...row }) => row)).toEqual([
+      { kind: "abort", rollback: false, reason: "halted", actor: "control", actor_ip: "" },
+    ]);
+  });
 });

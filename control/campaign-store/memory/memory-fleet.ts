@@ -178,6 +178,17 @@ export class MemoryFleetStore implements FleetStore {
         const copied = rows.map((r) => ({ ...r, time: now }));
         ctx.stage(() => ct.audits.push(...copied));
       },
+      async insertCommand(campaignId, command, actor) {
+        const row = {
+          campaignId,
+          kind: command.kind,
+          rollback: command.kind === "abort" ? command.rollback : false,
+          reason: command.reason ?? "",
+          actor,
+          actor_ip: "",
+        };
+        ctx.stage(() => ct.addCommand(row));
+      },
     };
   }
 }

@@ -199,6 +199,7 @@ export class MemoryTables {
         bootId: r.bootId,
       };
       o.ackedAt ??= r.at;
+      if (o.kind === "confirm" && r.phase === "CONFIRMED") this.confirmed(o);
     }
     for (const f of failures) {
       if (!this.campaigns.has(f.campaignId)) continue;
@@ -209,6 +210,16 @@ export class MemoryTables {
         boot_id: f.bootId,
         message: f.message,
       });
+    }
+  }
+
+  /** The node confirmed the release of confirm operation `o`: its row's sequence rises to it. */
+  private confirmed(o: MemoryOperation): void {
+    const sequence = this.campaigns.get(o.campaignId)?.campaign.targetSequence;
+    const row = this.registry.get(o.nodeId);
+    if (sequence === undefined || row === undefined) return;
+    if ((row.confirmed_sequence ?? 0) < sequence) {
+      this.registry.set(o.nodeId, { ...row, confirmed_sequence: sequence });
     }
   }
 

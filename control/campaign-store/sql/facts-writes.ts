@@ -1,4 +1,8 @@
-/** The intake's writes: reports onto their outbox rows, and config failures. */
+/**
+ * The intake's writes: reports onto their outbox rows (a CONFIRMED report on a confirm
+ * operation also raises the node's confirmed sequence to the campaign's target), and config
+ * failures.
+ */
 import type { ConfigFailureWrite, ReportWrite } from "../port.js";
 import type { Queryable } from "./reads.js";
 
@@ -29,6 +33,20 @@ export async function recordFacts(
         reports.map((r) => r.bootId),
       ],
     );
+    const confirmed = reports.filter((r) => r.phase === "CONFIRMED");
+    if (confirmed.length > 0) {
+      // The Agent confirmed the release of a confirm operation: Control's record of its
+      // confirmed sequence rises to it now, not at its next Hello (which carries it too).
+      await db.query(
+        `update nodes n set confirmed_sequence = greatest(n.confirmed_sequence, c.target_sequence)
+           from campaign_operations o
+           join campaigns c on c.id = o.campaign_id
+           join unnest($1::text[], $2::text[]) as x(id, node_id)
+             on o.id = x.id and o.node_id = x.node_id
+          where o.kind = 'confirm' and n.id = o.node_id`,
+        [confirmed.map((r) => r.id), confirmed.map((r) => r.nodeId)],
+      );
+    }
   }
   if (failures.length > 0) {
     await db.query(

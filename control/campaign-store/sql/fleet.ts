@@ -235,6 +235,21 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
         throw new PlanVersionConflict(`plan ${plan.id} changed since version ${version}`);
     },
     insertAudits: (rows, now) => insertAudits(q, rows, now),
+    async insertCommand(campaignId, command, actor, now) {
+      await q.query(
+        `insert into campaign_commands (campaign_id, kind, rollback, reason, actor, actor_ip,
+            created_at)
+         values ($1, $2, $3, $4, $5, '', $6)`,
+        [
+          campaignId,
+          command.kind,
+          command.kind === "abort" ? command.rollback : false,
+          command.reason ?? "",
+          actor,
+          now,
+        ],
+      );
+    },
   };
 }
 

@@ -115,6 +115,35 @@ describeStoreContract("facts", ({ fx, store, insert, addOperations, unackedIds }
       expect(await fx.operation("c1/n1/upgrade")).toMatchObject({ acked_at: at(10) });
     });
 
+    it("raises the node's confirmed sequence to the campaign's target on a CONFIRMED report of its confirm, and on nothing else", async () => {
+      const node = (id: string) => ({
+        id,
+        pool: "",
+        boot_id: "b",
+        agent_version: "2.0.0",
+        capabilities: ["upgrade.v1"],
+        platform: "linux-amd64",
+        enabled: true,
+        last_seen: at(0),
+      });
+      for (const id of ["n1", "n2", "n3"]) await fx.putNode(node(id));
+      await addOperations("c1", [op("c1", "n1", "confirm"), op("c1", "n2", "confirm")], at(2));
+      await store.recordFacts(
+        [
+          report("c1/n1/confirm", "n1", "CONFIRMED", 10),
+          report("c1/n2/confirm", "n2", "ACCEPTED", 10),
+          report("c1/n3/upgrade", "n3", "CONFIRMED", 10),
+        ],
+        [],
+      );
+      const sequences = async () =>
+        Promise.all(["n1", "n2", "n3"].map((id) => fx.confirmedSequence(id)));
+      expect(await sequences()).toEqual([2, 0, 0]);
+      // The same report again changes nothing.
+      await store.recordFacts([report("c1/n1/confirm", "n1", "CONFIRMED", 20)], []);
+      expect(await sequences()).toEqual([2, 0, 0]);
+    });
+
     it("changes nothing for reports on unknown operations", async () => {
       await store.recordFacts(
         [

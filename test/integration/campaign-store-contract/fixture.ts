@@ -38,6 +38,8 @@ export interface Fixture {
   /** Resolves once a lease statement is waiting for a transaction (a bounded wait in memory). */
   untilLeaseWaits(): Promise<void>;
   operation(id: string): Promise<OperationStamps | undefined>;
+  /** The registry's confirmed sequence of a node (undefined for an unknown node). */
+  confirmedSequence(nodeId: string): Promise<number | undefined>;
   command(id: string): Promise<{ applied_at: Date | null; outcome: string | null } | undefined>;
   audits(
     campaignId: string,

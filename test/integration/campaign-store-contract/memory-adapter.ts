@@ -22,6 +22,10 @@ export function memoryAdapter(): Adapter {
         async putNode(row) {
           store.putNode(row);
         },
+        async confirmedSequence(nodeId) {
+          const row = t.registry.get(nodeId);
+          return row === undefined ? undefined : (row.confirmed_sequence ?? 0);
+        },
         async putRelease(r) {
           t.releases.set(r.version, {
             version: r.version,

@@ -56,6 +56,14 @@ export function sqlAdapter(): Adapter {
             ],
           );
         },
+        async confirmedSequence(nodeId) {
+          const result = await pool.query<{ confirmed_sequence: string }>(
+            "select confirmed_sequence from nodes where id = $1",
+            [nodeId],
+          );
+          const value = result.rows[0]?.confirmed_sequence;
+          return value === undefined ? undefined : Number(value);
+        },
         async putRelease(r) {
           await pool.query(
             `insert into releases (version, sequence, envelope, envelope_sha256, expires_at,

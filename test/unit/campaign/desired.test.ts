@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
   type ConvergenceRun,
+  convergenceCampaignId,
   convergenceSpec,
   type DesiredVersion,
   desiredIdOf,
   desiredOfCampaign,
   type FleetNode,
   governingDesired,
+  isConvergenceCampaignId,
   notBehindReason,
   planConvergence,
   replacesDesired,
@@ -83,6 +85,31 @@ describe("whether a node is behind its desired version", () => {
       "a node running a newer registered release is not moved down to the target",
       { agentVersion: "3.0.0", runningSequence: 3 },
       "runs sequence 3, not below 2",
+    ],
+    [
+      "a node running a newer version that is not registered, with nothing confirmed, is never moved back",
+      { agentVersion: "9.0.0", runningSequence: undefined, confirmedSequence: 0 },
+      "runs 9.0.0, not older than 2.0.0",
+    ],
+    [
+      "a node running a registered release with a newer version but a lower sequence is never moved back",
+      { agentVersion: "3.0.0", runningSequence: 1, confirmedSequence: 0 },
+      "runs 3.0.0, not older than 2.0.0",
+    ],
+    [
+      "a node running the target's version with other build metadata is not moved",
+      { agentVersion: "2.0.0+local.7", runningSequence: undefined, confirmedSequence: 0 },
+      "runs 2.0.0+local.7, not older than 2.0.0",
+    ],
+    [
+      "a node running an older version that is not registered is behind",
+      { agentVersion: "1.5.0", runningSequence: undefined, confirmedSequence: 0 },
+      undefined,
+    ],
+    [
+      "a node whose version is neither registered nor SemVer is left alone",
+      { agentVersion: "nightly", runningSequence: undefined, confirmedSequence: 0 },
+      "runs nightly, which is neither a registered release nor a version comparable with 2.0.0",
     ],
     [
       "a node whose version is unknown is left alone",
@@ -185,9 +212,12 @@ describe("what convergence does now", () => {
       expected: [{ kind: "converge", desiredId: d.id, campaignId: `${d.id}-2`, nodeIds: ["a"] }],
     },
     {
-      name: "a burst of failures reaching the limit halts convergence and starts nothing",
+      name: "a burst of failures reaching the limit halts convergence, starts nothing and aborts the running campaign",
       fleet: [node("a")],
-      runs: [run(d, 1, { failedNodeIds: ["x", "y"] }), run(d, 2, { failedNodeIds: ["z"] })],
+      runs: [
+        run(d, 1, { failedNodeIds: ["x", "y"], phase: "completed" }),
+        run(d, 2, { failedNodeIds: ["z"], finished: false, phase: "running" }),
+      ],
       expected: [
         {
           kind: "halt",
@@ -195,8 +225,36 @@ describe("what convergence does now", () => {
           failures: 3,
           failedNodeIds: ["x", "y", "z"],
           message: "convergence to 2.0.0 halted: 3 node(s) failed (x, y, z), the limit is 3",
+          abortCampaignIds: [`${d.id}-2`],
         },
       ],
+    },
+    {
+      name: "an operator's abort of a convergence campaign since the desired version was set halts it",
+      fleet: [node("a")],
+      runs: [run(d, 1, { phase: "aborted" })],
+      expected: [
+        {
+          kind: "halt",
+          desiredId: d.id,
+          failures: 0,
+          failedNodeIds: [],
+          message: `convergence to 2.0.0 halted: its campaign ${d.id}-1 was aborted by an operator; set the desired version again to resume`,
+          abortCampaignIds: [],
+        },
+      ],
+    },
+    {
+      name: "an abort with rollback halts it too, even before the campaign finished",
+      fleet: [node("a")],
+      runs: [run(d, 1, { phase: "rolled_back", finished: false })],
+      expected: [expect.objectContaining({ kind: "halt", abortCampaignIds: [] })],
+    },
+    {
+      name: "an abort before the desired version was set again does not halt it",
+      fleet: [node("a")],
+      runs: [run(d, 1, { phase: "aborted", createdAt: 500 })],
+      expected: [{ kind: "converge", desiredId: d.id, campaignId: `${d.id}-2`, nodeIds: ["a"] }],
     },
     {
       name: "a halted desired version starts nothing and is not halted again",
@@ -215,6 +273,13 @@ describe("what convergence does now", () => {
     expect(
       planConvergence({ desired: c.desired ?? [d], fleet: c.fleet, runs: c.runs ?? [] }),
     ).toEqual(c.expected);
+  });
+
+  it("tells a convergence campaign's id from an administrator's", () => {
+    expect(isConvergenceCampaignId(convergenceCampaignId(d.id, 12))).toBe(true);
+    expect(isConvergenceCampaignId("c-20250301-101500-1a2b3c")).toBe(false);
+    expect(isConvergenceCampaignId(`${d.id}-0`)).toBe(false);
+    expect(isConvergenceCampaignId(`${d.id}-1-g1`)).toBe(false);
   });
 
   it("a convergence campaign is one batch over exactly its nodes, tolerating failures within itself, under the desired version's budget", () => {

@@ -2,6 +2,8 @@ import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   CampaignNodeSchema,
+  CampaignPhase,
+  CampaignSchema,
   NodeState,
 } from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { NodeSchema } from "../../../proto/gen/agentcontrol/admin/v1/node_pb.js";
@@ -154,6 +156,29 @@ describe("campaign list, show and pause", () => {
     expect((JSON.parse(json.stdout) as { campaign: { phase: string } }).campaign.phase).toBe(
       "CAMPAIGN_PHASE_PAUSED",
     );
+  });
+
+  it("aborts a campaign and prints its new phase, and for a convergence campaign that its desired version is halted", async () => {
+    fake.state.campaigns.push(
+      create(CampaignSchema, { id: "c9", createdBy: "alice", phase: CampaignPhase.RUNNING }),
+      create(CampaignSchema, {
+        id: "d-3f9a1c07e2-4",
+        createdBy: "convergence:d-3f9a1c07e2",
+        phase: CampaignPhase.RUNNING,
+      }),
+    );
+    expect(await runCli(["campaign", "abort", "c9"], { env })).toEqual({
+      code: 0,
+      stdout: "campaign c9 aborted; phase aborted\n",
+      stderr: "",
+    });
+    expect(await runCli(["campaign", "abort", "d-3f9a1c07e2-4"], { env })).toEqual({
+      code: 0,
+      stdout:
+        "campaign d-3f9a1c07e2-4 aborted; phase aborted\n" +
+        "convergence of the desired version d-3f9a1c07e2 is halted: it starts no new campaign until `agentctl desired set` sets it again\n",
+      stderr: "",
+    });
   });
 
   it("pages through every node row with ListCampaignNodes, filtered by --state", async () => {

@@ -174,6 +174,14 @@ export async function startFakeControl(initial: Partial<FakeState> = {}): Promis
         campaign.phase = CampaignPhase.PAUSED;
         return { campaign };
       },
+      abortCampaign(req, ctx) {
+        requireOperator(ctx);
+        const campaign = state.campaigns.find((c) => c.id === req.id);
+        if (campaign === undefined)
+          throw new ConnectError(`campaign ${req.id} not found`, Code.NotFound);
+        campaign.phase = CampaignPhase.ABORTED;
+        return { campaign };
+      },
       async *watchCampaign(req, ctx) {
         role(ctx);
         for (const campaign of state.watchUpdates) {

@@ -1,0 +1,118 @@
+/**
+ * What stops a desired version's convergence, in the leader's fleet passes on the memory
+ * stores: a halt after a burst of failures stops its running convergence campaign's offers at
+ * once, and an operator's abort of a convergence campaign halts that desired version until it
+ * is set again.
+ */
+import { describe, expect, it } from "vitest";
+import { OperationPhase } from "../../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { desired, INTERVAL, world } from "./fleet-world.js";
+
+const ids = (n: number) => Array.from({ length: n }, (_, i) => `n${String(i).padStart(2, "0")}`);
+const upgradesSent = (sent: readonly { id: string }[]) =>
+  new Set(sent.filter((s) => s.id.endsWith("/upgrade")).map((s) => s.id)).size;
+
+describe("stopping convergence", () => {
+  it("a halt after a burst of failures aborts the running convergence campaign: nothing more is offered", async () => {
+    const nodes = ids(10);
+    const w = world(nodes);
+    const d = desired({
+      settings: {
+        reconnectTimeoutMs: 60_000,
+        configGraceMs: 0,
+        disruptionBudgetPercent: 20,
+        maxFailures: 2,
+      },
+    });
+    w.fleetStore.tables.desired.set(d.id, d);
+    for (const id of nodes) w.gateway.connect(id);
+    await w.runFor(2000);
+    const campaignId = `${d.id}-1`;
+    const offered = () =>
+      (w.store.tables.nodes.get(campaignId) ?? []).filter((n) => n.state === "offered");
+    expect(offered()).toHaveLength(2);
+    for (const n of offered())
+      w.gateway.report(n.nodeId, `${campaignId}/${n.nodeId}/upgrade`, OperationPhase.REFUSED);
+    // Refusals free their slots at once; the halt comes with the next fleet pass.
+    await w.runFor(INTERVAL + 1000);
+    expect(w.fleetStore.tables.desired.get(d.id)?.haltedAt).toBeDefined();
+    const atHalt = upgradesSent(w.gateway.sent);
+    await w.runFor(5 * INTERVAL);
+    expect(upgradesSent(w.gateway.sent)).toBe(atHalt);
+    const c = w.store.tables.campaigns.get(campaignId)?.campaign;
+    expect([c?.phase, c?.code, c?.message]).toEqual([
+      "aborted",
+      "aborted",
+      expect.stringContaining(`convergence to 2.0.0 halted: 2 node(s) failed`),
+    ]);
+    const states = (w.store.tables.nodes.get(campaignId) ?? []).map((n) => n.state);
+    expect(states.filter((s) => s === "waiting")).toEqual([]);
+    expect(states.filter((s) => s === "canceled")).toHaveLength(10 - atHalt);
+    w.unlisten();
+  });
+
+  it("the halt follows the failure that completes the burst at once, not a fleet interval later", async () => {
+    const nodes = ids(10);
+    const w = world(nodes);
+    const d = desired({
+      settings: {
+        reconnectTimeoutMs: 60_000,
+        configGraceMs: 0,
+        disruptionBudgetPercent: 20,
+        maxFailures: 2,
+      },
+    });
+    w.fleetStore.tables.desired.set(d.id, d);
+    for (const id of nodes) w.gateway.connect(id);
+    await w.runFor(2000);
+    const campaignId = `${d.id}-1`;
+    const offered = (w.store.tables.nodes.get(campaignId) ?? []).filter(
+      (n) => n.state === "offered",
+    );
+    const failedAt = w.clock.ms;
+    for (const n of offered)
+      w.gateway.report(n.nodeId, `${campaignId}/${n.nodeId}/upgrade`, OperationPhase.REFUSED);
+    await w.runFor(3000);
+    const haltedAt = w.fleetStore.tables.desired.get(d.id)?.haltedAt;
+    expect(haltedAt).toBeDefined();
+    expect((haltedAt ?? Number.POSITIVE_INFINITY) - failedAt).toBeLessThanOrEqual(1000);
+    expect(w.store.tables.campaigns.get(campaignId)?.campaign.phase).toBe("aborted");
+    // The two refused, and the two that took their slots in the decision that judged them.
+    expect(upgradesSent(w.gateway.sent)).toBe(4);
+    w.unlisten();
+  });
+
+  it("an operator's abort of a convergence campaign halts its desired version: no new campaign over the nodes it stopped", async () => {
+    const nodes = ids(4);
+    const w = world(nodes);
+    const d = desired({
+      settings: {
+        reconnectTimeoutMs: 60_000,
+        configGraceMs: 0,
+        disruptionBudgetPercent: 25,
+        maxFailures: 10,
+      },
+    });
+    w.fleetStore.tables.desired.set(d.id, d);
+    for (const id of nodes) w.gateway.connect(id);
+    await w.runFor(2000);
+    const campaignId = `${d.id}-1`;
+    w.store.tables.addCommand({
+      campaignId,
+      kind: "abort",
+      rollback: false,
+      reason: "not now",
+      actor: "alice",
+      actor_ip: "10.0.0.1",
+    });
+    await w.runFor(10 * INTERVAL);
+    expect(w.store.tables.campaigns.get(campaignId)?.campaign.phase).toBe("aborted");
+    expect([...w.store.tables.campaigns.keys()]).toEqual([campaignId]);
+    const after = w.fleetStore.tables.desired.get(d.id);
+    expect(after?.haltedReason).toBe(
+      `convergence to 2.0.0 halted: its campaign ${campaignId} was aborted by an operator; set the desired version again to resume`,
+    );
+    expect(w.halted).toEqual([d.id]);
+    w.unlisten();
+  });
+});
