@@ -7,11 +7,13 @@ import { applyCommand } from "./commands.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
+  batchNodes,
   changedNodes,
   createDraft,
   currentBatch,
   type FactsLookup,
   judgedDeadline,
+  tallyOf,
 } from "./draft.js";
 import { gateGraceEnds } from "./gate-rules.js";
 import type { GateResult } from "./gates.js";
@@ -27,7 +29,7 @@ import type {
   Target,
 } from "./model.js";
 import { offerNext, settleWithoutOffer } from "./offer.js";
-import { judgeRollbackEnd } from "./rollback.js";
+import { awaitsRollback, judgeRollbackEnd } from "./rollback.js";
 import { nextWindowChange, windowOpen } from "./windows.js";
 
 /** Everything a decision reads. */
@@ -150,6 +152,13 @@ function nextWake(d: Draft): number | undefined {
   }
   const c = d.campaign;
   const b = currentBatch(d);
+  if (c.phase === "rolling_back" && tallyOf(d, b.index).failed > 0) {
+    // Final nodes sent the rollback (only in a batch with failures) hold its end until judged.
+    for (const n of batchNodes(d, b.index)) {
+      if (awaitsRollback(n) && n.rollbackDeadline !== undefined)
+        times.push(judgedDeadline(d, n.rollbackDeadline));
+    }
+  }
   const windows = c.spec.windows ?? [];
   if (c.phase === "running" && b.state === "running" && b.startedAt !== undefined) {
     if (windows.length === 0) {

@@ -67,7 +67,7 @@
  * Operations sent after a node is final (a rollback to a `timed_out` or `failed`
  * config_apply_failed / reconnect_timeout node of a rolled-back batch; a confirm to an
  * `already_current` node of a passed batch) are recorded on it with `annotateFinal`, its state
- * kept.
+ * kept; the rollback's end waits for such a rollback's outcome too (`awaitsRollback`).
  * Run decide every worker tick (5 s), on every agent event of a campaign node, and at `wakeAt`.
  * Admin commands: check `commandError` (→ `campaign_state`), then run decide with the command
  * in the same transaction as the audit row; a stale command is ignored (event says why).
@@ -123,6 +123,7 @@ export * from "./operation-id.js";
 export * from "./plan.js";
 export * from "./ramp.js";
 export * from "./retry.js";
+export { awaitsRollback } from "./rollback.js";
 export * from "./rollout-plan.js";
 export * from "./spec.js";
 export * from "./windows.js";
