@@ -94,7 +94,9 @@
  *   batch is watched (running or paused-on-breach).
  * - on_breach=pause → phase paused, batch `breached`; resume accepts the current failures
  *   (`acceptedFailures`) and any further failure breaches again.
- * - Abort with rollback ends `rolled_back` with code `aborted` (or failed/rollback_*).
+ * - Abort with rollback ends `aborted` (code `aborted`, the message and the finish event saying
+ *   which batch rolled back), or failed/rollback_* when a rollback failed; only a breach ends
+ *   `rolled_back`.
  * - Confirm goes to nodes this campaign upgraded, at their batch's pass; already-current nodes
  *   are not confirmed; aborted/stopped campaigns confirm nothing more.
  * - Breach stopper: the failure, in time then canary order, that first exceeded the threshold.

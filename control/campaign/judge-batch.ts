@@ -228,11 +228,21 @@ function confirmAlreadyCurrent(d: Draft, batch: number): void {
   }
 }
 
-/** Sets finishedAt once the phase has ended and every node is final. */
+/**
+ * Sets finishedAt once the phase has ended and every node is final; the finish event names the
+ * batch that was rolled back, if one was (after a breach or an abort with rollback).
+ */
 export function judgeFinish(d: Draft): void {
   const c = d.campaign;
   if (!isEndedPhase(c.phase) || c.finishedAt !== undefined) return;
   if (!allFinal(d)) return;
   updateCampaign(d, { finishedAt: d.now }, `finished (${c.phase})`);
-  d.events.push({ kind: "finished", phase: c.phase });
+  const b = currentBatch(d);
+  d.events.push({
+    kind: "finished",
+    phase: c.phase,
+    ...(c.rollbackCause !== undefined && b.state === "rolled_back"
+      ? { rolledBackBatch: b.index }
+      : {}),
+  });
 }

@@ -154,8 +154,10 @@ function named(ids: readonly string[]): string {
  * Ends a rollback once every node of the batch sent one has an outcome: no node is rolling back
  * any more, and each final node that may run the target ({@link awaitsRollback}) is judged back
  * or failed by {@link rollbackVerdict} (its state kept). Until then the campaign stays
- * rolling_back, so its nodes stay busy. Every node back: rolled_back. Otherwise failed, code
- * rollback_failed when any rollback failed, else rollback_unconfirmed, the message naming them.
+ * rolling_back, so its nodes stay busy. Every node back: rolled_back (code batch_failed) after a
+ * breach, aborted (code aborted, the message saying the batch rolled back) after an operator's
+ * abort. Otherwise failed whatever the cause, code rollback_failed when any rollback failed, else
+ * rollback_unconfirmed, the message naming them.
  */
 export function judgeRollbackEnd(d: Draft): void {
   if (d.campaign.phase !== "rolling_back") return;
@@ -175,10 +177,20 @@ export function judgeRollbackEnd(d: Draft): void {
   const cause = d.campaign.rollbackCause ?? "breach";
   if (failed.length === 0) {
     updateBatch(d, b.index, { state: "rolled_back", endedAt: d.now });
+    if (cause === "breach") {
+      updateCampaign(
+        d,
+        { phase: "rolled_back", code: "batch_failed" },
+        `batch ${b.index + 1} rolled back`,
+      );
+      return;
+    }
+    // An operator's abort ends aborted: rolled_back says a batch breached.
+    const why = d.campaign.message ?? "aborted by an operator";
     updateCampaign(
       d,
-      { phase: "rolled_back", code: cause === "breach" ? "batch_failed" : "aborted" },
-      `batch ${b.index + 1} rolled back`,
+      { phase: "aborted", code: "aborted", message: `${why}; batch ${b.index + 1} rolled back` },
+      `aborted; batch ${b.index + 1} rolled back`,
     );
     return;
   }
