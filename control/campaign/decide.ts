@@ -57,7 +57,9 @@ export interface DecideInput {
   /**
    * When the deciding Control became ready (took the lead), epoch ms: reconnect and rollback
    * deadlines are never judged within a reconnect timeout of it (no node could be reached while
-   * no Control decided). Undefined: deadlines are judged as they stand.
+   * no Control decided); a batch passes only on gate results taken since, and an unreachable
+   * gate's grace counts from it at the earliest (`gate-rules.ts`). Undefined: deadlines and gate
+   * results are judged as they stand.
    */
   readonly readyAt?: number | undefined;
   /** Position of each node id in `nodes`, when the caller keeps one (saves building it). */
@@ -177,7 +179,7 @@ function nextWake(d: Draft): number | undefined {
     }
   }
   if ((c.phase === "running" || c.phase === "paused") && b.state === "running") {
-    const grace = gateGraceEnds(c, b, d.gateResults);
+    const grace = gateGraceEnds(c, b, d.gateResults, d.readyAt);
     if (grace !== undefined) times.push(grace);
   }
   const future = times.filter((t) => t > d.now);

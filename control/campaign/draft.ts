@@ -37,7 +37,8 @@ export interface Draft {
   readonly now: number;
   /**
    * When the deciding Control became ready (took the lead); deadlines are never judged within
-   * a reconnect timeout of it ({@link judgedDeadline}). -Infinity when not given.
+   * a reconnect timeout of it ({@link judgedDeadline}), and gate evidence before it does not pass
+   * a batch (`gate-rules.ts`). -Infinity when not given.
    */
   readyAt: number;
   readonly target: Target;

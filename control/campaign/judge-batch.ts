@@ -63,7 +63,7 @@ export function judgeBreach(d: Draft): void {
     stopper = breachingNode(batchNodes(d, b.index), threshold, b.acceptedFailures)?.nodeId;
     why = `${counts.failed} of ${counts.offerable} nodes of batch ${b.index + 1} failed (threshold ${threshold} %)`;
   } else {
-    const failing = failingGate(c, b, d.gateResults, d.now);
+    const failing = failingGate(c, b, d.gateResults, d.now, d.readyAt);
     if (failing === undefined) return;
     gate = failing.gate;
     const label = gateLabel(c.spec.gates ?? [], failing.gate);
@@ -146,10 +146,10 @@ export function judgePass(d: Draft): void {
   let evidence: GateEvidence[] | undefined;
   if (size > 0 && (c.spec.gates?.length ?? 0) > 0) {
     const batch = currentBatch(d);
-    if (failingGate(c, batch, d.gateResults, d.now) !== undefined) {
+    if (failingGate(c, batch, d.gateResults, d.now, d.readyAt) !== undefined) {
       throw new Error(`campaign ${c.id}: refusing to pass batch ${b.index + 1}: a gate fails`);
     }
-    const held = passingResults(c, batch, d.gateResults);
+    const held = passingResults(c, batch, d.gateResults, d.readyAt);
     if (held === undefined) return;
     evidence = held.map((r) => ({ gate: r.gate, at: r.at, value: r.value }));
     for (const r of held) {
