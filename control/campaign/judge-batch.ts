@@ -21,6 +21,7 @@ import {
   batchNodes,
   currentBatch,
   emit,
+  factsOf,
   tallyOf,
   updateBatch,
   updateCampaign,
@@ -112,11 +113,23 @@ export function judgeBreach(d: Draft): void {
 }
 
 /**
+ * True while a node's stream is gone but it is not offline yet (see `NodeFacts`): what it runs
+ * now is unknown. After a restart or takeover every node is so until it reconnects or
+ * `offlineAfter` passed since this Control became ready, so a batch never passes on what its
+ * nodes ran before Control lost their streams (one may have reverted meanwhile).
+ */
+function reconnecting(d: Draft, nodeId: string): boolean {
+  const f = factsOf(d, nodeId);
+  return f !== undefined && !f.online && !f.offline;
+}
+
+/**
  * Passes the current batch when the campaign runs, the batch is running, every node settled,
  * its minimum duration elapsed (paused time and time outside the maintenance windows excluded),
- * the soak after the last settle is over (time outside the windows excluded), and every gate's
- * counting result holds; an empty batch passes at once. Passing makes its verifying nodes succeeded and confirms
- * them, confirms its nodes that were already on the target (already_current), then starts the
+ * the soak after the last settle is over (time outside the windows excluded), no verifying node
+ * is reconnecting (its stream gone, not offline yet), and every gate's counting result holds
+ * (results taken since this Control took the lead); an empty batch passes at once. Passing makes
+ * its verifying nodes succeeded and confirms them, confirms its nodes that were already on the target (already_current), then starts the
  * next batch (startedAt = now) or completes the campaign.
  * @throws when the batch's failures exceed its threshold: a breach must have been acted on
  * (judgeBreach) before; passing a breached batch is impossible whatever the order of rules (I1).
@@ -136,6 +149,7 @@ export function judgePass(d: Draft): void {
     if (b.settledAt !== settled) updateBatch(d, b.index, { settledAt: settled });
     if (countedMs(b, c.pausedAt, d.now, c.spec.windows) < b.minDurationMs) return;
     if (soakedMs(settled, d.now, c.spec.windows) < c.spec.soakMs) return;
+    if (active.some((n) => n.state === "verifying" && reconnecting(d, n.nodeId))) return;
   }
   const counts = countsOf(d, b.index);
   if (isBreached(counts, c.spec.failureThresholdPercent, b.acceptedFailures)) {
