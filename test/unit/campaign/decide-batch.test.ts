@@ -69,6 +69,26 @@ describe("threshold and rollback", () => {
     expect(sent(h, "rollback")).toEqual([]);
   });
 
+  it("counts nodes already on the target in the threshold's denominator (offerable = not skipped)", () => {
+    const h = start(fleet(20, { version: (i) => (i % 2 === 0 ? NEW : OLD) }), {
+      batches: [{ percent: 100, minDurationMs: HALF_HOUR }],
+      disruptionBudgetPercent: 100,
+    });
+    tick(h);
+    const current = h.nodes.filter((n) => n.code === "already_current").map((n) => n.nodeId);
+    expect(current).toHaveLength(10);
+    const offered = inState(h, "offered");
+    expect(offered).toHaveLength(10);
+    report(h, offered[0]!, "REFUSED");
+    tick(h);
+    // 1 of 20 is 5 %: no breach (1 of the 10 offered would be 10 %).
+    expect(h.campaign.phase).toBe("running");
+    report(h, offered[1]!, "REFUSED");
+    tick(h);
+    expect(h.campaign.phase).toBe("rolling_back");
+    expect(h.campaign.message).toBe("2 of 20 nodes of batch 1 failed (threshold 5 %)");
+  });
+
   it("records the node whose failure breached the batch", () => {
     const h = atBatchTwo();
     const ids = batchIds(h, 1);
