@@ -1,7 +1,8 @@
 /**
  * The campaign worker on the memory store, end to end through its gate runner and delivery: a
- * rollback holds the campaign until every node sent one has an outcome, and a resume after a
- * pause on an unreachable gate gives that gate a fresh grace.
+ * rollback holds the campaign until every node sent one has an outcome, a resume after a pause
+ * on an unreachable gate gives that gate a fresh grace, and a leader that took over does not pass
+ * a batch on what its nodes ran before the outage.
  */
 import { describe, expect, it } from "vitest";
 import { OperationPhase } from "../../../proto/gen/agentcontrol/v1/agent_control_pb.js";
@@ -106,5 +107,49 @@ describe("the campaign worker's rollback and gates", () => {
     const pausedAfter = await runFor(2 * MIN);
     expect(pausedAfter).toBeDefined();
     expect(pausedAfter).toBeGreaterThanOrEqual(MIN - 1000);
+  });
+});
+
+describe("the campaign worker after a takeover", () => {
+  it("does not pass a batch on what its nodes ran before the outage: a node that reverted meanwhile breaches it", async () => {
+    const w = world(["n1", "n2"]);
+    w.gateway.connect("n1");
+    w.gateway.connect("n2");
+    await w.start("c1", ["n1", "n2"], {
+      batches: [{ percent: 100, minDurationMs: 30 * MIN }],
+      disruptionBudgetPercent: 100,
+      failureThresholdPercent: 0,
+    });
+    const first = w.worker("w1");
+    first.listen();
+    await first.step();
+    for (const id of ["n1", "n2"]) {
+      w.gateway.disconnect(id);
+      w.gateway.connect(id, "b1", NEW);
+    }
+    w.clock.advance(100);
+    await first.step();
+    expect(w.nodesOf("c1").map((n) => n.state)).toEqual(["verifying", "verifying"]);
+    w.clock.advance(20 * MIN);
+    await first.step();
+    // The leader dies with every stream; n1 reboots on its old release while no Control runs.
+    w.store.endSession("w1");
+    for (const id of ["n1", "n2"]) w.gateway.disconnect(id);
+    w.clock.advance(15 * MIN);
+    const second = w.worker("w2");
+    second.listen();
+    await second.step();
+    expect(second.lease.epoch).toBe(2);
+    const phase = () => w.store.tables.campaigns.get("c1")?.campaign.phase;
+    expect(phase()).toBe("running");
+    w.gateway.connect("n2", "b1", NEW);
+    w.gateway.connect("n1", "b2", OLD);
+    w.clock.advance(100);
+    await second.step();
+    expect(w.nodesOf("c1").find((n) => n.nodeId === "n1")).toMatchObject({
+      state: "failed",
+      code: "reverted",
+    });
+    expect(phase()).toBe("rolling_back");
   });
 });
