@@ -107,8 +107,11 @@
  *   `wakeAt` includes the next opening or closing.
  * - A ramp (`ramp.ts`) is planned as batches, one per step; the first capped by the canary share.
  * - Gate results (`DecideInput.gates`, `gates.ts`, `gate-rules.ts`): a settled batch passes only
- *   on a holding result of every gate taken after it settled; a failing one, or one unreachable
- *   for the gate grace, breaches it.
+ *   on a holding result of every gate taken after it settled and since this Control took the
+ *   lead (`readyAt`); a failing one, or one unreachable for the gate grace (counted from the
+ *   latest of the streak's start, the accepting resume and `readyAt`), breaches it.
+ * - A batch does not pass while one of its verifying nodes is reconnecting (no stream, not
+ *   offline yet): it passes on what its nodes run now, not on what they ran before an outage.
  */
 export * from "./assert-never.js";
 export * from "./batch-rules.js";
