@@ -308,6 +308,18 @@ describe("admin commands", () => {
     expect(d.events).toContainEqual({ kind: "finished", phase: "aborted", rolledBackBatch: 0 });
   });
 
+  it("abort with rollback ends failed (rollback_failed) when a rollback fails", () => {
+    const h = start(fleet(20), { disruptionBudgetPercent: 100 });
+    tick(h);
+    tick(h, [{ kind: "abort", rollback: true, reason: "wrong build" }]);
+    const [first, ...others] = batchIds(h, 0) as [string, ...string[]];
+    report(h, first, "FAILED", "rollback");
+    for (const id of others) report(h, id, "REINSTATED", "rollback");
+    const d = tick(h);
+    expect(h.campaign).toMatchObject({ phase: "failed", code: "rollback_failed" });
+    expect(d.events).toContainEqual({ kind: "finished", phase: "failed" });
+  });
+
   it("a breach still ends rolled_back, its finish naming the batch rolled back", () => {
     const h = start(fleet(20), {
       batches: [{ percent: 100, minDurationMs: 0 }],

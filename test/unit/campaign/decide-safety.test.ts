@@ -27,6 +27,7 @@ import {
   OLD,
   reboot,
   report,
+  sendFails,
   sent,
   start,
   tick,
@@ -187,6 +188,28 @@ describe("I2: a rollback reaches every node of the batch that reached or may rea
     expect(h.campaign).toMatchObject({ phase: "failed", code: "rollback_failed" });
     expect(h.campaign.message).toContain(ids.config);
     expect(nodeOf(h, ids.config!)).toMatchObject({ state: "failed", code: "config_apply_failed" });
+  });
+
+  it("ends failed (rollback_failed) when a final node's rollback cannot be delivered", () => {
+    const { h, ids, rest } = breachedWithFinalNodes();
+    for (const id of [...rest, ids.config!, ids.restart!]) report(h, id, "REINSTATED", "rollback");
+    sendFails(h, ids.gone!, "rollback");
+    advance(h, 1000);
+    expect(h.campaign).toMatchObject({ phase: "failed", code: "rollback_failed" });
+    expect(h.campaign.message).toBe(
+      `1 node(s) of batch 1 could not be confirmed back on their previous release: ${ids.gone}`,
+    );
+  });
+
+  it("takes a final node for rolled back only once it runs its previous version, not on a restart on the target", () => {
+    const { h, ids, rest } = breachedWithFinalNodes();
+    for (const id of [...rest, ids.restart!, ids.gone!]) report(h, id, "REINSTATED", "rollback");
+    reboot(h, ids.config!, NEW);
+    advance(h, 1000);
+    expect(h.campaign.phase).toBe("rolling_back");
+    reboot(h, ids.config!, OLD);
+    advance(h, 1000);
+    expect(h.campaign).toMatchObject({ phase: "rolled_back", code: "batch_failed" });
   });
 
   it("records a rollback sent to a final node without changing anything else, and refuses any other change", () => {
