@@ -46,7 +46,8 @@ export const SPEC_FLAGS: FlagSpecs = {
   threshold: {
     type: "string",
     value: "PERCENT",
-    description: "a batch breaches when more than this share of its nodes fail (0-100, default 5)",
+    description:
+      "a batch breaches when more than this share of its nodes fail; the share is of the batch's nodes not skipped, nodes already on the target included (0-100, default 5)",
   },
   concurrency: {
     type: "string",

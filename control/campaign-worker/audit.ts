@@ -107,8 +107,13 @@ function describe(event: CampaignEvent, campaignId: string): Omit<AuditRow, "act
       return {
         ...base,
         action: "finish",
-        message: `campaign ${campaignId} finished: ${event.phase}`,
-        detail: { phase: event.phase },
+        message: `campaign ${campaignId} finished: ${event.phase}${event.rolledBackBatch === undefined ? "" : `, batch ${event.rolledBackBatch + 1} rolled back`}`,
+        detail: {
+          phase: event.phase,
+          ...(event.rolledBackBatch === undefined
+            ? {}
+            : { rolledBackBatch: event.rolledBackBatch }),
+        },
       };
     default:
       return { ...base, action: "event", message: `campaign ${campaignId}: event` };

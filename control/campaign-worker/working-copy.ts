@@ -19,7 +19,7 @@
  * the campaign's active nodes.
  */
 import type { ConnectedNode } from "../agents/events.js";
-import { type CampaignNode, isActive, isFinal } from "../campaign/index.js";
+import { awaitsRollback, type CampaignNode, isActive, isFinal } from "../campaign/index.js";
 import type { CampaignTransaction, NodeRegistryRow } from "../campaign-store/index.js";
 import { type StoredFacts, storedFactsOf } from "./facts.js";
 
@@ -212,7 +212,8 @@ export class WorkingCopies {
     this.loading.add(campaignId);
     try {
       const nodes = await tx.readNodes(campaignId);
-      const open = nodes.filter((n) => !isFinal(n.state)).map((n) => n.nodeId);
+      // Final nodes whose rollback is still judged need their facts as much as open ones.
+      const open = nodes.filter((n) => !isFinal(n.state) || awaitsRollback(n)).map((n) => n.nodeId);
       const registry = await tx.readRegistry(open);
       const stored = storedFactsOf(
         await tx.readOperationFacts(campaignId),
@@ -242,14 +243,16 @@ export class WorkingCopies {
     }
   }
 
-  /** Re-reads the facts and registry rows of the copy's active nodes. */
+  /** Re-reads the facts and registry rows of the copy's active nodes (and final ones awaiting their rollback). */
   private async refreshActive(
     tx: CampaignTransaction,
     campaignId: string,
     copy: Copy,
     now: number,
   ): Promise<void> {
-    const active = copy.nodes.filter((n) => isActive(n.state)).map((n) => n.nodeId);
+    const active = copy.nodes
+      .filter((n) => isActive(n.state) || awaitsRollback(n))
+      .map((n) => n.nodeId);
     for (const row of await tx.readRegistry(active)) copy.registry.set(row.id, row);
     for (const nodeId of active) this.markStale(campaignId, nodeId);
     copy.refreshedAt = now;

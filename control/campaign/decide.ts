@@ -7,11 +7,13 @@ import { applyCommand } from "./commands.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
+  batchNodes,
   changedNodes,
   createDraft,
   currentBatch,
   type FactsLookup,
   judgedDeadline,
+  tallyOf,
 } from "./draft.js";
 import { gateGraceEnds } from "./gate-rules.js";
 import type { GateResult } from "./gates.js";
@@ -27,7 +29,7 @@ import type {
   Target,
 } from "./model.js";
 import { offerNext, settleWithoutOffer } from "./offer.js";
-import { judgeRollbackEnd } from "./rollback.js";
+import { awaitsRollback, judgeRollbackEnd } from "./rollback.js";
 import { nextWindowChange, windowOpen } from "./windows.js";
 
 /** Everything a decision reads. */
@@ -55,7 +57,9 @@ export interface DecideInput {
   /**
    * When the deciding Control became ready (took the lead), epoch ms: reconnect and rollback
    * deadlines are never judged within a reconnect timeout of it (no node could be reached while
-   * no Control decided). Undefined: deadlines are judged as they stand.
+   * no Control decided); a batch passes only on gate results taken since, and an unreachable
+   * gate's grace counts from it at the earliest (`gate-rules.ts`). Undefined: deadlines and gate
+   * results are judged as they stand.
    */
   readonly readyAt?: number | undefined;
   /** Position of each node id in `nodes`, when the caller keeps one (saves building it). */
@@ -150,6 +154,13 @@ function nextWake(d: Draft): number | undefined {
   }
   const c = d.campaign;
   const b = currentBatch(d);
+  if (c.phase === "rolling_back" && tallyOf(d, b.index).failed > 0) {
+    // Final nodes sent the rollback (only in a batch with failures) hold its end until judged.
+    for (const n of batchNodes(d, b.index)) {
+      if (awaitsRollback(n) && n.rollbackDeadline !== undefined)
+        times.push(judgedDeadline(d, n.rollbackDeadline));
+    }
+  }
   const windows = c.spec.windows ?? [];
   if (c.phase === "running" && b.state === "running" && b.startedAt !== undefined) {
     if (windows.length === 0) {
@@ -168,7 +179,7 @@ function nextWake(d: Draft): number | undefined {
     }
   }
   if ((c.phase === "running" || c.phase === "paused") && b.state === "running") {
-    const grace = gateGraceEnds(c, b, d.gateResults);
+    const grace = gateGraceEnds(c, b, d.gateResults, d.readyAt);
     if (grace !== undefined) times.push(grace);
   }
   const future = times.filter((t) => t > d.now);

@@ -37,7 +37,8 @@ export interface Draft {
   readonly now: number;
   /**
    * When the deciding Control became ready (took the lead); deadlines are never judged within
-   * a reconnect timeout of it ({@link judgedDeadline}). -Infinity when not given.
+   * a reconnect timeout of it ({@link judgedDeadline}), and gate evidence before it does not pass
+   * a batch (`gate-rules.ts`). -Infinity when not given.
    */
   readyAt: number;
   readonly target: Target;
@@ -269,19 +270,28 @@ export function updateNode(
 
 /** The fields {@link annotateFinal} may set: operations sent to a node after it ended. */
 export type FinalAnnotation = Partial<
-  Pick<CampaignNode, "rollbackOperationId" | "rollbackAt" | "confirmOperationId">
+  Pick<
+    CampaignNode,
+    | "rollbackOperationId"
+    | "rollbackAt"
+    | "rollbackBootId"
+    | "rollbackDeadline"
+    | "confirmOperationId"
+  >
 >;
 
 const ANNOTATIONS: ReadonlySet<string> = new Set([
   "rollbackOperationId",
   "rollbackAt",
+  "rollbackBootId",
+  "rollbackDeadline",
   "confirmOperationId",
 ]);
 
 /**
  * Records on a FINAL node an operation sent to it after it ended (the rollback of its batch, the
- * confirm of its passed batch): only `rollbackOperationId`, `rollbackAt` and
- * `confirmOperationId`, each written once. Its state, code, message and times stay as they are
+ * confirm of its passed batch): only `rollbackOperationId`, `rollbackAt`, `rollbackBootId`,
+ * `rollbackDeadline` and `confirmOperationId`, each written once. Its state, code, message and times stay as they are
  * (final states never change); the record counts as changed, so the worker writes it.
  * @throws when the node is not final, the patch names another field, or a field already holds
  * another value.

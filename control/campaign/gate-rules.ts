@@ -1,7 +1,13 @@
 /**
  * How gate results (facts the worker supplies, see `gates.ts`) bear on the current batch.
- * A result counts for a batch when it is that batch's, was taken at or after the batch settled
- * (its `settledAt`), and after any resume that accepted earlier results (`gatesAcceptedAt`).
+ * A result counts for a batch when it is that batch's and was taken at or after the batch
+ * started and settled (its `startedAt`, `settledAt`), after any resume that accepted earlier
+ * results (`gatesAcceptedAt`), and — unless it fails — at or after the deciding Control took the
+ * lead (`readyAt`): a batch never passes on a result the previous leader saw. A failing result the
+ * previous leader stored still counts (the gate really failed; the store keeps it until a
+ * decision acts on it). An unreachable gate's grace runs from the latest of its streak's start,
+ * the accepting resume and `readyAt`: neither a pause nor Control's own downtime counts as time
+ * the gate was unreachable.
  */
 import { type GateResult, gateFails } from "./gates.js";
 import type { BatchRecord, CampaignState } from "./model.js";
@@ -18,18 +24,31 @@ export function gatesWanted(c: CampaignState): boolean {
   return b !== undefined && b.state === "running" && b.nodeCount > 0 && b.settledAt !== undefined;
 }
 
-/** The results that count for batch `b`, latest per gate. */
+/**
+ * The results that count for batch `b` when the deciding Control took the lead at `readyAt`
+ * (-Infinity: not given), latest per gate, each unreachable one with its `unreachableSince`
+ * moved up to the moment its grace is counted from (see the file's TSDoc).
+ */
 export function countingResults(
   b: BatchRecord,
   results: readonly GateResult[],
+  readyAt = Number.NEGATIVE_INFINITY,
 ): Map<number, GateResult> {
   const out = new Map<number, GateResult>();
   if (b.settledAt === undefined) return out;
+  const from = Math.max(b.settledAt, b.startedAt ?? Number.NEGATIVE_INFINITY);
+  const accepted = b.gatesAcceptedAt ?? Number.NEGATIVE_INFINITY;
   for (const r of results) {
-    if (r.batch !== b.index || r.at < b.settledAt) continue;
-    if (b.gatesAcceptedAt !== undefined && r.at <= b.gatesAcceptedAt) continue;
+    if (r.batch !== b.index || r.at < from || r.at <= accepted) continue;
+    if (r.status !== "fail" && r.at < readyAt) continue;
     const seen = out.get(r.gate);
-    if (seen === undefined || r.at >= seen.at) out.set(r.gate, r);
+    if (seen !== undefined && r.at < seen.at) continue;
+    out.set(
+      r.gate,
+      r.status === "unreachable"
+        ? { ...r, unreachableSince: Math.max(r.unreachableSince ?? r.at, accepted, readyAt) }
+        : r,
+    );
   }
   return out;
 }
@@ -40,11 +59,12 @@ export function failingGate(
   b: BatchRecord,
   results: readonly GateResult[],
   now: number,
+  readyAt?: number,
 ): GateResult | undefined {
   const gates = c.spec.gates ?? [];
   if (gates.length === 0) return undefined;
   const grace = c.spec.gateGraceMs ?? 0;
-  const counting = countingResults(b, results);
+  const counting = countingResults(b, results, readyAt);
   for (let i = 0; i < gates.length; i++) {
     const r = counting.get(i);
     if (r !== undefined && gateFails(r, grace, now)) return r;
@@ -60,9 +80,10 @@ export function passingResults(
   c: CampaignState,
   b: BatchRecord,
   results: readonly GateResult[],
+  readyAt?: number,
 ): GateResult[] | undefined {
   const gates = c.spec.gates ?? [];
-  const counting = countingResults(b, results);
+  const counting = countingResults(b, results, readyAt);
   const out: GateResult[] = [];
   for (let i = 0; i < gates.length; i++) {
     const r = counting.get(i);
@@ -77,10 +98,11 @@ export function gateGraceEnds(
   c: CampaignState,
   b: BatchRecord,
   results: readonly GateResult[],
+  readyAt?: number,
 ): number | undefined {
   const grace = c.spec.gateGraceMs ?? 0;
   let first: number | undefined;
-  for (const r of countingResults(b, results).values()) {
+  for (const r of countingResults(b, results, readyAt).values()) {
     if (r.status !== "unreachable") continue;
     const ends = (r.unreachableSince ?? r.at) + grace;
     first = first === undefined ? ends : Math.min(first, ends);

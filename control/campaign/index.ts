@@ -67,7 +67,7 @@
  * Operations sent after a node is final (a rollback to a `timed_out` or `failed`
  * config_apply_failed / reconnect_timeout node of a rolled-back batch; a confirm to an
  * `already_current` node of a passed batch) are recorded on it with `annotateFinal`, its state
- * kept.
+ * kept; the rollback's end waits for such a rollback's outcome too (`awaitsRollback`).
  * Run decide every worker tick (5 s), on every agent event of a campaign node, and at `wakeAt`.
  * Admin commands: check `commandError` (→ `campaign_state`), then run decide with the command
  * in the same transaction as the audit row; a stale command is ignored (event says why).
@@ -94,7 +94,9 @@
  *   batch is watched (running or paused-on-breach).
  * - on_breach=pause → phase paused, batch `breached`; resume accepts the current failures
  *   (`acceptedFailures`) and any further failure breaches again.
- * - Abort with rollback ends `rolled_back` with code `aborted` (or failed/rollback_*).
+ * - Abort with rollback ends `aborted` (code `aborted`, the message and the finish event saying
+ *   which batch rolled back), or failed/rollback_* when a rollback failed; only a breach ends
+ *   `rolled_back`.
  * - Confirm goes to nodes this campaign upgraded, at their batch's pass; already-current nodes
  *   are not confirmed; aborted/stopped campaigns confirm nothing more.
  * - Breach stopper: the failure, in time then canary order, that first exceeded the threshold.
@@ -105,8 +107,11 @@
  *   `wakeAt` includes the next opening or closing.
  * - A ramp (`ramp.ts`) is planned as batches, one per step; the first capped by the canary share.
  * - Gate results (`DecideInput.gates`, `gates.ts`, `gate-rules.ts`): a settled batch passes only
- *   on a holding result of every gate taken after it settled; a failing one, or one unreachable
- *   for the gate grace, breaches it.
+ *   on a holding result of every gate taken after it settled and since this Control took the
+ *   lead (`readyAt`); a failing one, or one unreachable for the gate grace (counted from the
+ *   latest of the streak's start, the accepting resume and `readyAt`), breaches it.
+ * - A batch does not pass while one of its verifying nodes is reconnecting (no stream, not
+ *   offline yet): it passes on what its nodes run now, not on what they ran before an outage.
  */
 export * from "./assert-never.js";
 export * from "./batch-rules.js";
@@ -125,6 +130,7 @@ export * from "./operation-id.js";
 export * from "./plan.js";
 export * from "./ramp.js";
 export * from "./retry.js";
+export { awaitsRollback } from "./rollback.js";
 export * from "./rollout-plan.js";
 export * from "./spec.js";
 export * from "./windows.js";

@@ -41,6 +41,7 @@ export function rolledBackBatch(c: CampaignState): number | undefined {
   if (c.rollbackCause === undefined) return undefined;
   if (c.phase === "rolling_back" || c.phase === "rolled_back" || c.phase === "failed")
     return c.currentBatch;
+  if (c.phase === "aborted" && c.rollbackCause === "abort") return c.currentBatch;
   return undefined;
 }
 

@@ -21,6 +21,7 @@ import {
   batchNodes,
   currentBatch,
   emit,
+  factsOf,
   tallyOf,
   updateBatch,
   updateCampaign,
@@ -63,7 +64,7 @@ export function judgeBreach(d: Draft): void {
     stopper = breachingNode(batchNodes(d, b.index), threshold, b.acceptedFailures)?.nodeId;
     why = `${counts.failed} of ${counts.offerable} nodes of batch ${b.index + 1} failed (threshold ${threshold} %)`;
   } else {
-    const failing = failingGate(c, b, d.gateResults, d.now);
+    const failing = failingGate(c, b, d.gateResults, d.now, d.readyAt);
     if (failing === undefined) return;
     gate = failing.gate;
     const label = gateLabel(c.spec.gates ?? [], failing.gate);
@@ -112,11 +113,23 @@ export function judgeBreach(d: Draft): void {
 }
 
 /**
+ * True while a node's stream is gone but it is not offline yet (see `NodeFacts`): what it runs
+ * now is unknown. After a restart or takeover every node is so until it reconnects or
+ * `offlineAfter` passed since this Control became ready, so a batch never passes on what its
+ * nodes ran before Control lost their streams (one may have reverted meanwhile).
+ */
+function reconnecting(d: Draft, nodeId: string): boolean {
+  const f = factsOf(d, nodeId);
+  return f !== undefined && !f.online && !f.offline;
+}
+
+/**
  * Passes the current batch when the campaign runs, the batch is running, every node settled,
  * its minimum duration elapsed (paused time and time outside the maintenance windows excluded),
- * the soak after the last settle is over (time outside the windows excluded), and every gate's
- * counting result holds; an empty batch passes at once. Passing makes its verifying nodes succeeded and confirms
- * them, confirms its nodes that were already on the target (already_current), then starts the
+ * the soak after the last settle is over (time outside the windows excluded), no verifying node
+ * is reconnecting (its stream gone, not offline yet), and every gate's counting result holds
+ * (results taken since this Control took the lead); an empty batch passes at once. Passing makes
+ * its verifying nodes succeeded and confirms them, confirms its nodes that were already on the target (already_current), then starts the
  * next batch (startedAt = now) or completes the campaign.
  * @throws when the batch's failures exceed its threshold: a breach must have been acted on
  * (judgeBreach) before; passing a breached batch is impossible whatever the order of rules (I1).
@@ -136,6 +149,7 @@ export function judgePass(d: Draft): void {
     if (b.settledAt !== settled) updateBatch(d, b.index, { settledAt: settled });
     if (countedMs(b, c.pausedAt, d.now, c.spec.windows) < b.minDurationMs) return;
     if (soakedMs(settled, d.now, c.spec.windows) < c.spec.soakMs) return;
+    if (active.some((n) => n.state === "verifying" && reconnecting(d, n.nodeId))) return;
   }
   const counts = countsOf(d, b.index);
   if (isBreached(counts, c.spec.failureThresholdPercent, b.acceptedFailures)) {
@@ -146,10 +160,10 @@ export function judgePass(d: Draft): void {
   let evidence: GateEvidence[] | undefined;
   if (size > 0 && (c.spec.gates?.length ?? 0) > 0) {
     const batch = currentBatch(d);
-    if (failingGate(c, batch, d.gateResults, d.now) !== undefined) {
+    if (failingGate(c, batch, d.gateResults, d.now, d.readyAt) !== undefined) {
       throw new Error(`campaign ${c.id}: refusing to pass batch ${b.index + 1}: a gate fails`);
     }
-    const held = passingResults(c, batch, d.gateResults);
+    const held = passingResults(c, batch, d.gateResults, d.readyAt);
     if (held === undefined) return;
     evidence = held.map((r) => ({ gate: r.gate, at: r.at, value: r.value }));
     for (const r of held) {
@@ -228,11 +242,21 @@ function confirmAlreadyCurrent(d: Draft, batch: number): void {
   }
 }
 
-/** Sets finishedAt once the phase has ended and every node is final. */
+/**
+ * Sets finishedAt once the phase has ended and every node is final; the finish event names the
+ * batch that was rolled back, if one was (after a breach or an abort with rollback).
+ */
 export function judgeFinish(d: Draft): void {
   const c = d.campaign;
   if (!isEndedPhase(c.phase) || c.finishedAt !== undefined) return;
   if (!allFinal(d)) return;
   updateCampaign(d, { finishedAt: d.now }, `finished (${c.phase})`);
-  d.events.push({ kind: "finished", phase: c.phase });
+  const b = currentBatch(d);
+  d.events.push({
+    kind: "finished",
+    phase: c.phase,
+    ...(c.rollbackCause !== undefined && b.state === "rolled_back"
+      ? { rolledBackBatch: b.index }
+      : {}),
+  });
 }

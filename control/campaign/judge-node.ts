@@ -10,7 +10,7 @@ import { CAP_CONFIG } from "./model.js";
 import { detail, minutes, reportFor, sendFailureFor } from "./reports.js";
 
 /** Judging a node told to roll back lives with the rollback's other rules. */
-export { judgeRollback } from "./rollback.js";
+export { judgeRollback } from "./rollback-verdict.js";
 
 /**
  * Judges a node that was offered the upgrade (offered, applying, restarting), in this order:

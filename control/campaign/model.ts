@@ -396,4 +396,9 @@ export type CampaignEvent =
     }
   | { readonly kind: "command_applied"; readonly command: AdminCommand }
   | { readonly kind: "command_ignored"; readonly command: AdminCommand; readonly why: string }
-  | { readonly kind: "finished"; readonly phase: CampaignPhase };
+  | {
+      readonly kind: "finished";
+      readonly phase: CampaignPhase;
+      /** The batch rolled back, every node confirmed back (a breach's or an abort's rollback). */
+      readonly rolledBackBatch?: number | undefined;
+    };

@@ -10,8 +10,6 @@ import {
   batchNodes,
   currentBatch,
   emit,
-  factsOf,
-  judgedDeadline,
   tallyOf,
   updateBatch,
   updateCampaign,
@@ -20,7 +18,7 @@ import {
 import type { CampaignNode, NodeCode, RollbackCause } from "./model.js";
 import { isUpgrading } from "./model.js";
 import { operationId } from "./operation-id.js";
-import { detail, minutes, reportFor, sendFailureFor } from "./reports.js";
+import { type RollbackVerdict, rollbackVerdict } from "./rollback-verdict.js";
 
 /** Closes an open pause: its time goes to the current batch's `pausedMs`. */
 export function closePause(d: Draft): void {
@@ -62,9 +60,10 @@ export function mayRunTarget(n: CampaignNode): boolean {
 /**
  * Sends a rollback to the final nodes of `batch` that run or may run the target
  * ({@link mayRunTarget}) and were not sent one yet. Their states stay as they are (final states
- * never change); the rollback is recorded on them ({@link annotateFinal}). They do not hold up
- * the rollback's end: the outbox re-sends their rollback whenever they reconnect until the agent
- * reports on it. One pass over the batch, only when it has failures.
+ * never change); the rollback, its boot id and its deadline are recorded on them
+ * ({@link annotateFinal}), and the rollback's end waits for its outcome ({@link awaitsRollback}).
+ * The outbox re-sends their rollback whenever they reconnect until the agent reports on it. One
+ * pass over the batch, only when it has failures.
  */
 function rollbackFinalNodes(d: Draft, batch: number, why: string): void {
   if (tallyOf(d, batch).failed === 0) return;
@@ -74,7 +73,12 @@ function rollbackFinalNodes(d: Draft, batch: number, why: string): void {
     annotateFinal(
       d,
       n,
-      { rollbackOperationId: id, rollbackAt: d.now },
+      {
+        rollbackOperationId: id,
+        rollbackAt: d.now,
+        rollbackBootId: d.facts.get(n.nodeId)?.bootId,
+        rollbackDeadline: d.now + d.campaign.spec.reconnectTimeoutMs,
+      },
       `rollback sent (${n.code ?? n.state}; state kept)`,
     );
     emit(d, {
@@ -131,21 +135,62 @@ export function startRollback(d: Draft, cause: RollbackCause, why: string): void
 }
 
 /**
- * Ends a rollback once no node of the batch is rolling back any more (final nodes sent a
- * rollback are not waited for): rolled_back when none ended rollback_failed, else failed.
+ * True for a FINAL node that was sent its batch's rollback because it may run the target
+ * ({@link mayRunTarget}): the rollback's end waits for that rollback's outcome.
+ */
+export function awaitsRollback(n: CampaignNode): boolean {
+  return mayRunTarget(n) && n.rollbackOperationId !== undefined;
+}
+
+/** How many node ids a campaign message names before it says how many more. */
+const NAMED = 5;
+
+function named(ids: readonly string[]): string {
+  const shown = ids.slice(0, NAMED).join(", ");
+  return ids.length > NAMED ? `${shown} and ${ids.length - NAMED} more` : shown;
+}
+
+/**
+ * Ends a rollback once every node of the batch sent one has an outcome: no node is rolling back
+ * any more, and each final node that may run the target ({@link awaitsRollback}) is judged back
+ * or failed by {@link rollbackVerdict} (its state kept). Until then the campaign stays
+ * rolling_back, so its nodes stay busy. Every node back: rolled_back (code batch_failed) after a
+ * breach, aborted (code aborted, the message saying the batch rolled back) after an operator's
+ * abort. Otherwise failed whatever the cause, code rollback_failed when any rollback failed, else
+ * rollback_unconfirmed, the message naming them.
  */
 export function judgeRollbackEnd(d: Draft): void {
   if (d.campaign.phase !== "rolling_back") return;
   const b = currentBatch(d);
   if (activeNodes(d, b.index).some((n) => n.state === "rolling_back")) return;
-  const failed = batchNodes(d, b.index).filter((n) => n.state === "rollback_failed");
+  const failed: { readonly nodeId: string; readonly code: string }[] = [];
+  for (const n of batchNodes(d, b.index)) {
+    if (n.state === "rollback_failed") {
+      failed.push({ nodeId: n.nodeId, code: n.code ?? "rollback_failed" });
+      continue;
+    }
+    if (!awaitsRollback(n)) continue;
+    const v: RollbackVerdict | undefined = rollbackVerdict(d, n);
+    if (v === undefined) return;
+    if (v.kind === "failed") failed.push({ nodeId: n.nodeId, code: v.code });
+  }
   const cause = d.campaign.rollbackCause ?? "breach";
   if (failed.length === 0) {
     updateBatch(d, b.index, { state: "rolled_back", endedAt: d.now });
+    if (cause === "breach") {
+      updateCampaign(
+        d,
+        { phase: "rolled_back", code: "batch_failed" },
+        `batch ${b.index + 1} rolled back`,
+      );
+      return;
+    }
+    // An operator's abort ends aborted: rolled_back says a batch breached.
+    const why = d.campaign.message ?? "aborted by an operator";
     updateCampaign(
       d,
-      { phase: "rolled_back", code: cause === "breach" ? "batch_failed" : "aborted" },
-      `batch ${b.index + 1} rolled back`,
+      { phase: "aborted", code: "aborted", message: `${why}; batch ${b.index + 1} rolled back` },
+      `aborted; batch ${b.index + 1} rolled back`,
     );
     return;
   }
@@ -158,83 +203,8 @@ export function judgeRollbackEnd(d: Draft): void {
     {
       phase: "failed",
       code,
-      message: `${failed.length} node(s) of batch ${b.index + 1} could not be confirmed back on their previous release`,
+      message: `${failed.length} node(s) of batch ${b.index + 1} could not be confirmed back on their previous release: ${named(failed.map((n) => n.nodeId))}`,
     },
     `rollback of batch ${b.index + 1} ended with ${failed.length} failure(s)`,
   );
-}
-
-/**
- * Judges a node told to roll back: REINSTATED (or CONFIRMED) on the rollback operation, or a new
- * boot id on its previous version, or its upgrade refused/failed while still on the previous
- * version → rolled_back; the rollback refused/failed or not deliverable → rollback_failed
- * (rollback_failed); not back by the deadline → rollback_failed (rollback_unconfirmed).
- */
-export function judgeRollback(d: Draft, n: CampaignNode): void {
-  const f = factsOf(d, n.nodeId);
-  const sent = sendFailureFor(f, n.rollbackOperationId);
-  if (sent !== undefined) {
-    updateNode(
-      d,
-      n,
-      {
-        state: "rollback_failed",
-        code: "rollback_failed",
-        message: `could not send the rollback: ${sent.message}`,
-      },
-      "rollback not delivered",
-    );
-    return;
-  }
-  const r = reportFor(f, n.rollbackOperationId);
-  if (r?.phase === "REINSTATED" || r?.phase === "CONFIRMED") {
-    updateNode(
-      d,
-      n,
-      {
-        state: "rolled_back",
-        version: n.previousVersion,
-        message: `reinstated ${n.previousVersion ?? "its previous release"}`,
-      },
-      "rolled back",
-    );
-    return;
-  }
-  if (r?.phase === "REFUSED" || r?.phase === "FAILED") {
-    updateNode(
-      d,
-      n,
-      {
-        state: "rollback_failed",
-        code: "rollback_failed",
-        message: `rollback ${r.phase === "REFUSED" ? "refused" : "failed"}: ${detail(r)}`,
-      },
-      "rollback failed",
-    );
-    return;
-  }
-  const onPrevious = f?.agentVersion !== undefined && f.agentVersion === n.previousVersion;
-  const upgrade = reportFor(f, n.upgradeOperationId);
-  const neverApplied = upgrade?.phase === "REFUSED" || upgrade?.phase === "FAILED";
-  if (onPrevious && ((f?.bootId !== undefined && f.bootId !== n.rollbackBootId) || neverApplied)) {
-    updateNode(
-      d,
-      n,
-      { state: "rolled_back", version: f?.agentVersion, message: `back on ${n.previousVersion}` },
-      "back on the previous version",
-    );
-    return;
-  }
-  if (n.rollbackDeadline !== undefined && d.now >= judgedDeadline(d, n.rollbackDeadline)) {
-    updateNode(
-      d,
-      n,
-      {
-        state: "rollback_failed",
-        code: "rollback_unconfirmed",
-        message: `not confirmed back on ${n.previousVersion ?? "its previous release"} within ${minutes(d.campaign.spec.reconnectTimeoutMs)}`,
-      },
-      "rollback unconfirmed",
-    );
-  }
 }

@@ -111,13 +111,14 @@ describe("pause, resume and abort by an operator", { timeout: 120_000 }, () => {
     expect(events.map((e) => e.actor)).toEqual(["admin"]);
   });
 
-  it("aborts with rollback: the current batch goes back, the passed batch stays", async () => {
+  it("aborts with rollback: the current batch goes back, the passed batch stays, and it ends aborted", async () => {
     const id = await start("rollback");
     const aborted = (await fx.campaigns.abortCampaign({ id, rollback: true })).campaign;
-    expect([CampaignPhase.ROLLING_BACK, CampaignPhase.ROLLED_BACK]).toContain(aborted?.phase);
+    expect([CampaignPhase.ROLLING_BACK, CampaignPhase.ABORTED]).toContain(aborted?.phase);
     const done = await waitForCampaign(fx.campaigns, id);
-    expect(done.phase).toBe(CampaignPhase.ROLLED_BACK);
+    expect(done.phase).toBe(CampaignPhase.ABORTED);
     expect(done.code).toBe("aborted");
+    expect(done.message).toMatch(/batch 2 rolled back$/);
     expect(done.batches.map((b) => b.state)).toEqual([BatchState.PASSED, BatchState.ROLLED_BACK]);
     const { nodes } = await fx.campaigns.getCampaign({ id });
     const fleet = fleets.get("rollback")!;

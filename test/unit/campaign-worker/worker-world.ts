@@ -1,7 +1,6 @@
 /**
- * A campaign worker's world for unit tests: the memory campaign store, a fake gateway whose
- * streams the test opens and closes, and the manual clock (no database, no sockets, no wall
- * time).
+ * A world for the campaign worker's unit tests: the memory campaign store, a fake gateway whose
+ * streams a test opens and closes, and the manual clock (no database, no sockets, no wall time).
  */
 import { create, fromBinary } from "@bufbuild/protobuf";
 import type {
@@ -18,6 +17,7 @@ import {
 } from "../../../control/campaign/index.js";
 import { MemoryCampaignStore } from "../../../control/campaign-store/index.js";
 import type { WorkerGateway } from "../../../control/campaign-worker/facts.js";
+import type { GateProbe } from "../../../control/campaign-worker/gate-runner.js";
 import { createCampaignWorker } from "../../../control/campaign-worker/worker.js";
 import { createLogger } from "../../../control/log.js";
 import { ManualClock } from "../../../control/manual-clock.js";
@@ -27,11 +27,8 @@ import {
   OperationSchema,
 } from "../../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 
-/** The version every node runs at first. */
 export const OLD = "1.0.0";
-/** The registered release campaigns push (sequence 2). */
 export const NEW = "2.0.0";
-/** The worker's offlineAfterMs. */
 export const OFFLINE_AFTER = 60_000;
 
 /** A gateway whose streams the test opens and closes; it records what was sent. */
@@ -91,8 +88,12 @@ export class FakeGateway implements WorkerGateway {
   }
 }
 
-/** A world over `nodeIds` (registry rows on OLD, none connected yet). */
-export function world(nodeIds: string[], pool = (_: string) => "") {
+/** A worker world over `nodeIds` (registry rows on OLD), with their pools and a gate probe. */
+export function world(
+  nodeIds: string[],
+  pool = (_: string) => "",
+  gateProbe: GateProbe | undefined = undefined,
+) {
   const clock = new ManualClock(1_000_000);
   const store = new MemoryCampaignStore(clock);
   const gateway = new FakeGateway(clock);
@@ -124,6 +125,7 @@ export function world(nodeIds: string[], pool = (_: string) => "") {
       intervalMs: 5000,
       publicUrl: () => "http://control",
       offlineAfterMs: OFFLINE_AFTER,
+      ...(gateProbe === undefined ? {} : { gateProbe }),
     });
   const start = async (id: string, ids: string[], spec: Partial<CampaignSpecInput> = {}) => {
     const resolved = resolveSpec({

@@ -97,13 +97,21 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
     ...n,
     rollbackOperationId: undefined,
     rollbackAt: undefined,
+    rollbackBootId: undefined,
+    rollbackDeadline: undefined,
     confirmOperationId: undefined,
   });
   for (const n of before.nodes) {
     if (!isFinal(n.state)) continue;
     const later = byId.get(n.nodeId)!;
     expect(unannotated(later), `final node ${n.nodeId} changed`).toEqual(unannotated(n));
-    for (const k of ["rollbackOperationId", "rollbackAt", "confirmOperationId"] as const) {
+    for (const k of [
+      "rollbackOperationId",
+      "rollbackAt",
+      "rollbackBootId",
+      "rollbackDeadline",
+      "confirmOperationId",
+    ] as const) {
       if (n[k] !== undefined) expect(later[k]).toBe(n[k]);
     }
   }

@@ -69,6 +69,26 @@ describe("threshold and rollback", () => {
     expect(sent(h, "rollback")).toEqual([]);
   });
 
+  it("counts nodes already on the target in the threshold's denominator (offerable = not skipped)", () => {
+    const h = start(fleet(20, { version: (i) => (i % 2 === 0 ? NEW : OLD) }), {
+      batches: [{ percent: 100, minDurationMs: HALF_HOUR }],
+      disruptionBudgetPercent: 100,
+    });
+    tick(h);
+    const current = h.nodes.filter((n) => n.code === "already_current").map((n) => n.nodeId);
+    expect(current).toHaveLength(10);
+    const offered = inState(h, "offered");
+    expect(offered).toHaveLength(10);
+    report(h, offered[0]!, "REFUSED");
+    tick(h);
+    // 1 of 20 is 5 %: no breach (1 of the 10 offered would be 10 %).
+    expect(h.campaign.phase).toBe("running");
+    report(h, offered[1]!, "REFUSED");
+    tick(h);
+    expect(h.campaign.phase).toBe("rolling_back");
+    expect(h.campaign.message).toBe("2 of 20 nodes of batch 1 failed (threshold 5 %)");
+  });
+
   it("records the node whose failure breached the batch", () => {
     const h = atBatchTwo();
     const ids = batchIds(h, 1);
@@ -268,20 +288,51 @@ describe("admin commands", () => {
     expect(h.campaign).toMatchObject({ phase: "aborted", finishedAt: h.now });
   });
 
-  it("abort with rollback rolls the current batch back and ends rolled_back with code aborted", () => {
+  it("abort with rollback rolls the current batch back and ends aborted, the rollback recorded with it", () => {
     const h = start(fleet(100));
     tick(h);
     tick(h, [{ kind: "abort", rollback: true, reason: "wrong build" }]);
     expect(h.campaign).toMatchObject({ phase: "rolling_back", rollbackCause: "abort" });
     expect(sent(h, "rollback")).toEqual(batchIds(h, 0));
     for (const id of batchIds(h, 0)) report(h, id, "REINSTATED", "rollback");
-    tick(h);
+    const d = tick(h);
     expect(h.campaign).toMatchObject({
-      phase: "rolled_back",
+      phase: "aborted",
       code: "aborted",
-      message: "wrong build",
+      rollbackCause: "abort",
+      message: "wrong build; batch 1 rolled back",
     });
+    expect(h.campaign.batches[0]?.state).toBe("rolled_back");
     expect(h.campaign.finishedAt).toBe(h.now);
+    expect(d.events).toContainEqual({ kind: "phase_changed", from: "rolling_back", to: "aborted" });
+    expect(d.events).toContainEqual({ kind: "finished", phase: "aborted", rolledBackBatch: 0 });
+  });
+
+  it("abort with rollback ends failed (rollback_failed) when a rollback fails", () => {
+    const h = start(fleet(20), { disruptionBudgetPercent: 100 });
+    tick(h);
+    tick(h, [{ kind: "abort", rollback: true, reason: "wrong build" }]);
+    const [first, ...others] = batchIds(h, 0) as [string, ...string[]];
+    report(h, first, "FAILED", "rollback");
+    for (const id of others) report(h, id, "REINSTATED", "rollback");
+    const d = tick(h);
+    expect(h.campaign).toMatchObject({ phase: "failed", code: "rollback_failed" });
+    expect(d.events).toContainEqual({ kind: "finished", phase: "failed" });
+  });
+
+  it("a breach still ends rolled_back, its finish naming the batch rolled back", () => {
+    const h = start(fleet(20), {
+      batches: [{ percent: 100, minDurationMs: 0 }],
+      disruptionBudgetPercent: 100,
+    });
+    tick(h);
+    for (const id of batchIds(h, 0).slice(0, 2)) report(h, id, "REFUSED");
+    tick(h);
+    expect(h.campaign.phase).toBe("rolling_back");
+    for (const id of inState(h, "rolling_back")) report(h, id, "REINSTATED", "rollback");
+    const d = tick(h);
+    expect(h.campaign).toMatchObject({ phase: "rolled_back", code: "batch_failed" });
+    expect(d.events).toContainEqual({ kind: "finished", phase: "rolled_back", rolledBackBatch: 0 });
   });
 
   it("ignores a command that does not apply, and says why", () => {

@@ -1,10 +1,26 @@
 /**
  * Deadlines after a Control restart or takeover: while no Control decided, no node could be
  * sent its operation or be seen back, so a reconnect or rollback deadline is never judged
- * within one reconnect timeout of the moment this Control became ready (`readyAt`).
+ * within one reconnect timeout of the moment this Control became ready (`readyAt`); and a batch
+ * does not pass on what its nodes ran before their streams were lost.
  */
 import { describe, expect, it } from "vitest";
-import { fleet, goReconnecting, MIN, nodeOf, report, start, tick } from "./harness.js";
+import {
+  batchIds,
+  bringBack,
+  fleet,
+  goOffline,
+  goOnline,
+  goReconnecting,
+  inState,
+  MIN,
+  nodeOf,
+  OLD,
+  reboot,
+  report,
+  start,
+  tick,
+} from "./harness.js";
 
 const one = [{ percent: 100, minDurationMs: 0 }];
 const id = "node-000";
@@ -48,5 +64,62 @@ describe("deadlines after this Control became ready", () => {
     h.now += TIMEOUT;
     tick(h, [], { readyAt: 0 });
     expect(nodeOf(h, id)).toMatchObject({ state: "failed", code: "reconnect_timeout" });
+  });
+});
+
+/**
+ * Four nodes back on the target (no config.v1: no grace) in one 30-minute batch, threshold 20 %
+ * (one failure breaches). At 20 minutes Control goes down: every stream is lost.
+ */
+function soakingWhenControlStops() {
+  const h = start(fleet(4), {
+    batches: [{ percent: 100, minDurationMs: 30 * MIN }],
+    failureThresholdPercent: 20,
+    disruptionBudgetPercent: 100,
+  });
+  tick(h);
+  h.now = MIN;
+  bringBack(h, batchIds(h, 0));
+  tick(h);
+  expect(inState(h, "verifying")).toHaveLength(4);
+  h.now = 20 * MIN;
+  tick(h);
+  for (const n of batchIds(h, 0)) goReconnecting(h, n);
+  return h;
+}
+
+describe("passing a batch after this Control became ready", () => {
+  it("does not pass on nodes not seen since: one that reverted while Control was down breaches the batch", () => {
+    const h = soakingWhenControlStops();
+    const readyAt = 35 * MIN;
+    h.now = readyAt + 1000;
+    tick(h, [], { readyAt });
+    expect(h.campaign.phase).toBe("running");
+    expect(h.campaign.batches[0]?.state).toBe("running");
+    const [reverted, ...rest] = batchIds(h, 0) as [string, ...string[]];
+    for (const n of rest) goOnline(h, n);
+    h.now += 1000;
+    tick(h, [], { readyAt });
+    expect(h.campaign.phase).toBe("running");
+    reboot(h, reverted, OLD);
+    h.now += 1000;
+    tick(h, [], { readyAt });
+    expect(nodeOf(h, reverted)).toMatchObject({ state: "failed", code: "reverted" });
+    expect(h.campaign.phase).toBe("rolling_back");
+  });
+
+  it("passes once every node is back, or away long enough to be offline", () => {
+    const h = soakingWhenControlStops();
+    const readyAt = 35 * MIN;
+    const [away, ...rest] = batchIds(h, 0) as [string, ...string[]];
+    for (const n of rest) goOnline(h, n);
+    h.now = readyAt + 1000;
+    tick(h, [], { readyAt });
+    expect(h.campaign.phase).toBe("running");
+    goOffline(h, away);
+    h.now += 1000;
+    tick(h, [], { readyAt });
+    expect(h.campaign.phase).toBe("completed");
+    expect(inState(h, "succeeded")).toHaveLength(4);
   });
 });

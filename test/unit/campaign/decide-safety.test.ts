@@ -27,6 +27,7 @@ import {
   OLD,
   reboot,
   report,
+  sendFails,
   sent,
   start,
   tick,
@@ -125,7 +126,7 @@ describe("I2: a rollback reaches every node of the batch that reached or may rea
         ...outcome,
         rollbackOperationId: `c1/${id}/rollback`,
         rollbackAt: 10 * MIN,
-        rollbackDeadline: undefined,
+        rollbackDeadline: 20 * MIN,
       });
       expect(h.actions).toContainEqual(
         expect.objectContaining({ kind: "rollback", nodeId: id, version: OLD }),
@@ -137,14 +138,78 @@ describe("I2: a rollback reaches every node of the batch that reached or may rea
     }
   });
 
-  it("ends the rollback once its rolling-back nodes are back, without waiting for the final ones", () => {
-    const { h, rest } = breachedWithFinalNodes();
+  it("keeps rolling back, the campaign live, until its final nodes that may run the target are confirmed back", () => {
+    const { h, ids, rest } = breachedWithFinalNodes();
     for (const id of rest) report(h, id, "REINSTATED", "rollback");
+    advance(h, 1000);
+    expect(h.campaign).toMatchObject({ phase: "rolling_back", finishedAt: undefined });
+    report(h, ids.config!, "REINSTATED", "rollback");
+    reboot(h, ids.restart!, OLD);
+    advance(h, 1000);
+    expect(h.campaign).toMatchObject({ phase: "rolling_back", finishedAt: undefined });
+    reboot(h, ids.gone!, OLD);
     const d = advance(h, 1000);
     expect(h.campaign).toMatchObject({ phase: "rolled_back", code: "batch_failed" });
     expect(h.campaign.finishedAt).toBe(h.now);
     expect(d.actions).toEqual([]);
+    for (const [name, state] of [
+      ["config", "failed"],
+      ["restart", "failed"],
+      ["gone", "timed_out"],
+    ] as const) {
+      expect(nodeOf(h, ids[name]!).state).toBe(state);
+    }
     expect(tick(h).changes).toEqual({ campaign: undefined, nodes: [] });
+  });
+
+  it("ends failed (rollback_unconfirmed) naming a final node not confirmed back within the rollback timeout", () => {
+    const { h, ids, rest } = breachedWithFinalNodes();
+    for (const id of [...rest, ids.config!, ids.restart!]) report(h, id, "REINSTATED", "rollback");
+    const waiting = advance(h, 1000);
+    expect(h.campaign.phase).toBe("rolling_back");
+    expect(waiting.wakeAt).toBe(20 * MIN);
+    h.now = 20 * MIN - 1;
+    tick(h);
+    expect(h.campaign.phase).toBe("rolling_back");
+    h.now = 20 * MIN;
+    tick(h);
+    expect(h.campaign).toMatchObject({ phase: "failed", code: "rollback_unconfirmed" });
+    expect(h.campaign.message).toContain(ids.gone);
+    expect(h.campaign.message).not.toContain(ids.config);
+    expect(nodeOf(h, ids.gone!)).toMatchObject({ state: "timed_out", code: "reconnect_timeout" });
+    expect(h.campaign.finishedAt).toBe(h.now);
+  });
+
+  it("ends failed (rollback_failed) when a final node refuses its rollback", () => {
+    const { h, ids, rest } = breachedWithFinalNodes();
+    for (const id of [...rest, ids.restart!, ids.gone!]) report(h, id, "REINSTATED", "rollback");
+    report(h, ids.config!, "FAILED", "rollback");
+    advance(h, 1000);
+    expect(h.campaign).toMatchObject({ phase: "failed", code: "rollback_failed" });
+    expect(h.campaign.message).toContain(ids.config);
+    expect(nodeOf(h, ids.config!)).toMatchObject({ state: "failed", code: "config_apply_failed" });
+  });
+
+  it("ends failed (rollback_failed) when a final node's rollback cannot be delivered", () => {
+    const { h, ids, rest } = breachedWithFinalNodes();
+    for (const id of [...rest, ids.config!, ids.restart!]) report(h, id, "REINSTATED", "rollback");
+    sendFails(h, ids.gone!, "rollback");
+    advance(h, 1000);
+    expect(h.campaign).toMatchObject({ phase: "failed", code: "rollback_failed" });
+    expect(h.campaign.message).toBe(
+      `1 node(s) of batch 1 could not be confirmed back on their previous release: ${ids.gone}`,
+    );
+  });
+
+  it("takes a final node for rolled back only once it runs its previous version, not on a restart on the target", () => {
+    const { h, ids, rest } = breachedWithFinalNodes();
+    for (const id of [...rest, ids.restart!, ids.gone!]) report(h, id, "REINSTATED", "rollback");
+    reboot(h, ids.config!, NEW);
+    advance(h, 1000);
+    expect(h.campaign.phase).toBe("rolling_back");
+    reboot(h, ids.config!, OLD);
+    advance(h, 1000);
+    expect(h.campaign).toMatchObject({ phase: "rolled_back", code: "batch_failed" });
   });
 
   it("records a rollback sent to a final node without changing anything else, and refuses any other change", () => {

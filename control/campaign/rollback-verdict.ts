@@ -1,0 +1,97 @@
+/**
+ * What a node's facts say about the rollback it was sent (internal to decide): one rule for a
+ * node rolling back and for a final node sent its batch's rollback (its state kept).
+ */
+import type { Draft } from "./draft.js";
+import { factsOf, judgedDeadline, updateNode } from "./draft.js";
+import type { CampaignNode } from "./model.js";
+import { detail, minutes, reportFor, sendFailureFor } from "./reports.js";
+
+/** The outcome of a rollback, once the facts settle it. */
+export type RollbackVerdict =
+  | {
+      readonly kind: "back";
+      /** The version it is known to run again. */
+      readonly version: string | undefined;
+      readonly message: string;
+      readonly reason: string;
+    }
+  | {
+      readonly kind: "failed";
+      readonly code: "rollback_failed" | "rollback_unconfirmed";
+      readonly message: string;
+      readonly reason: string;
+    };
+
+/**
+ * The rollback's outcome for node `n` (sent `rollbackOperationId` at `rollbackAt`, with
+ * `rollbackBootId` and `rollbackDeadline`), or undefined while it is still open. Back: REINSTATED
+ * (or CONFIRMED) on the rollback operation, or its previous version with a boot id other than the
+ * one it had when sent the rollback, or its previous version while its upgrade was refused or
+ * failed (it never left it). Failed (rollback_failed): the rollback could not be delivered, or was
+ * refused or failed. Failed (rollback_unconfirmed): none of that by the rollback deadline (never
+ * judged within a reconnect timeout of this Control becoming ready).
+ */
+export function rollbackVerdict(d: Draft, n: CampaignNode): RollbackVerdict | undefined {
+  const f = factsOf(d, n.nodeId);
+  const sent = sendFailureFor(f, n.rollbackOperationId);
+  if (sent !== undefined) {
+    return {
+      kind: "failed",
+      code: "rollback_failed",
+      message: `could not send the rollback: ${sent.message}`,
+      reason: "rollback not delivered",
+    };
+  }
+  const r = reportFor(f, n.rollbackOperationId);
+  if (r?.phase === "REINSTATED" || r?.phase === "CONFIRMED") {
+    return {
+      kind: "back",
+      version: n.previousVersion,
+      message: `reinstated ${n.previousVersion ?? "its previous release"}`,
+      reason: "rolled back",
+    };
+  }
+  if (r?.phase === "REFUSED" || r?.phase === "FAILED") {
+    return {
+      kind: "failed",
+      code: "rollback_failed",
+      message: `rollback ${r.phase === "REFUSED" ? "refused" : "failed"}: ${detail(r)}`,
+      reason: "rollback failed",
+    };
+  }
+  const onPrevious = f?.agentVersion !== undefined && f.agentVersion === n.previousVersion;
+  const upgrade = reportFor(f, n.upgradeOperationId);
+  const neverApplied = upgrade?.phase === "REFUSED" || upgrade?.phase === "FAILED";
+  if (onPrevious && ((f?.bootId !== undefined && f.bootId !== n.rollbackBootId) || neverApplied)) {
+    return {
+      kind: "back",
+      version: f?.agentVersion,
+      message: `back on ${n.previousVersion}`,
+      reason: "back on the previous version",
+    };
+  }
+  if (n.rollbackDeadline !== undefined && d.now >= judgedDeadline(d, n.rollbackDeadline)) {
+    return {
+      kind: "failed",
+      code: "rollback_unconfirmed",
+      message: `not confirmed back on ${n.previousVersion ?? "its previous release"} within ${minutes(d.campaign.spec.reconnectTimeoutMs)}`,
+      reason: "rollback unconfirmed",
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Judges a node rolling back by {@link rollbackVerdict}: back → rolled_back; failed →
+ * rollback_failed with the verdict's code; open → unchanged.
+ */
+export function judgeRollback(d: Draft, n: CampaignNode): void {
+  const v = rollbackVerdict(d, n);
+  if (v === undefined) return;
+  if (v.kind === "back") {
+    updateNode(d, n, { state: "rolled_back", version: v.version, message: v.message }, v.reason);
+    return;
+  }
+  updateNode(d, n, { state: "rollback_failed", code: v.code, message: v.message }, v.reason);
+}
