@@ -4,22 +4,25 @@
  * nodes and send campaign commands. Each is an event on the world's queue.
  */
 import {
-  type Candidate,
+  type Admission,
+  admit,
   createCampaign,
   createPlan,
-  planCampaign,
+  refusalMessage,
   resolveSpec,
 } from "../control/campaign/index.js";
 import type { MemoryFleetStore } from "../control/campaign-store/index.js";
+import { admissionRelease } from "../control/campaign-worker/system-start.js";
 import { backwardsDesired, type FleetScenario } from "./rollout-scenario.js";
-import { OLD, type SimWorld, TARGET } from "./sim-world.js";
+import { OLD, SIM_RULES, type SimWorld } from "./sim-world.js";
 
 /**
  * Schedules the scenario's plan start, backwards desired version, campaign starts and operator
  * actions on `world`'s queue, in that order (ties run in the order scheduled). A campaign start
- * is queued to {@link SimWorld.pending} at its time, counts in
- * {@link SimWorld.campaignsStarted} once it started or selected no node, and retries a second
- * later when the store refuses it.
+ * is queued to {@link SimWorld.pending} at its time and goes through the one admission
+ * (`admit`, under {@link SIM_RULES}) as an administrator's start does; it counts in
+ * {@link SimWorld.campaignsStarted} once it started or was refused, and retries a second later
+ * while a node it takes is busy or the store fails.
  */
 export function scheduleOperator(world: SimWorld): void {
   const { scenario, clock, store, fleetStore, queue, fleet, controls, checks, say } = world;
@@ -37,53 +40,61 @@ export function scheduleOperator(world: SimWorld): void {
   }
   for (const plan of scenario.campaigns) {
     const start = async (): Promise<void> => {
-      const candidates: Candidate[] = [];
-      for (const row of store.tables.registry.values()) {
-        const agent = fleet.agents.get(row.id);
-        candidates.push({
-          id: row.id,
-          labels: agent?.script.labels ?? {},
-          pool: row.pool,
-          enabled: row.enabled,
-          everConnected: row.last_seen !== null,
-          capabilities: row.capabilities,
-          agentVersion: row.agent_version,
-        });
-      }
-      const spec = resolveSpec(plan.spec);
-      const planned = planCampaign(
-        spec,
-        candidates.filter((c) => c.enabled && c.everConnected),
-      );
-      if (planned.totalNodes === 0) {
-        world.campaignsStarted++;
-        say(`${plan.id} not started: no node selected`);
-        return;
-      }
-      const { campaign, nodes } = createCampaign({
-        id: plan.id,
-        spec,
-        plan: planned,
-        target: TARGET,
-        now: clock.ms,
-      });
+      let answer: Admission;
+      let nodes: number;
+      let batches: number;
       try {
-        await store.transaction((tx) =>
-          tx.insertCampaign({
-            campaign,
-            nodes,
+        ({ answer, nodes, batches } = await fleetStore.transaction(async (tx) => {
+          await tx.lockStarts();
+          const rows = await tx.readFleet();
+          const spec = resolveSpec(plan.spec, SIM_RULES.policy);
+          const offered = store.tables.releases.get(spec.targetVersion);
+          const answer = admit({
+            intent: "start",
+            origin: "operator",
+            spec,
+            rules: SIM_RULES,
+            release: offered === undefined ? undefined : admissionRelease(offered),
+            candidates: rows.map((r) => ({
+              ...r,
+              labels: fleet.agents.get(r.id)?.script.labels ?? r.labels,
+              agentVersion: r.agentVersion || undefined,
+              platform: r.platform || undefined,
+            })),
+            busy: new Map(rows.filter((r) => r.busy).map((r) => [r.id, ""])),
+            now: clock.ms,
+          });
+          if (!answer.ok) return { answer, nodes: 0, batches: 0 };
+          const created = createCampaign({
+            id: plan.id,
+            spec,
+            plan: answer.plan,
+            target: answer.target,
+            now: clock.ms,
+          });
+          await tx.campaigns.insertCampaign({
+            ...created,
             createdBy: "operator",
             createdByIp: "",
             now: clock.now(),
-          }),
-        );
+          });
+          checks.members.set(plan.id, new Set(created.nodes.map((n) => n.nodeId)));
+          return { answer, nodes: created.nodes.length, batches: created.campaign.batches.length };
+        }));
       } catch {
         queue.at(clock.ms + 1000, () => world.pending.push(start));
         return;
       }
+      if (!answer.ok && answer.refusal.kind === "busy") {
+        queue.at(clock.ms + 1000, () => world.pending.push(start));
+        return;
+      }
       world.campaignsStarted++;
-      checks.members.set(plan.id, new Set(nodes.map((n) => n.nodeId)));
-      say(`${plan.id} starts over ${nodes.length} nodes in ${campaign.batches.length} batches`);
+      if (!answer.ok) {
+        say(`${plan.id} not started: ${refusalMessage(answer.refusal)}`);
+        return;
+      }
+      say(`${plan.id} starts over ${nodes} nodes in ${batches} batches`);
       controls.wake(plan.id);
     };
     queue.at(plan.at, () => world.pending.push(start));

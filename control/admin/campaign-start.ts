@@ -6,17 +6,23 @@
  */
 import { randomBytes } from "node:crypto";
 import {
+  type Admission,
+  type AdmissionCandidate,
+  type AdmissionRefusal,
+  type AdmissionRelease,
+  admit,
+  assertNever,
   type CampaignSpec,
   type CampaignSpecInput,
   type CampaignState,
-  type Candidate,
   createCampaign,
-  MAX_RAMP_STEPS,
+  NAMED_IN_MESSAGE,
   type Plan,
   type Policy,
-  planCampaign,
   planRetry,
+  refusalMessage,
   resolveSpec,
+  selects,
   validateSpec,
 } from "../campaign/index.js";
 import {
@@ -34,7 +40,6 @@ import type { Actor } from "../db/audit-log.js";
 import type { Database } from "../db/database.js";
 import { ReleaseEntity } from "../db/entities/index.js";
 import { ControlError } from "../errors.js";
-import { compareSemver } from "../shared/release/index.js";
 
 /** What planning and starting need. */
 export interface StartDeps {
@@ -45,14 +50,8 @@ export interface StartDeps {
   readonly maxVersion: string | undefined;
 }
 
-const MAX_NAMED = 50;
-/** How many nodes a refusal over confirmed sequences names before "and N more". */
-const MAX_NAMED_CONFIRMED = 10;
-
 /** A planning candidate with the highest release sequence its agent reported confirmed. */
-export interface StartCandidate extends Candidate {
-  readonly confirmedSequence: number;
-}
+export type StartCandidate = AdmissionCandidate;
 
 /** Every node of the registry as a planning candidate. */
 export async function readCandidates(q: Queryable): Promise<StartCandidate[]> {
@@ -64,10 +63,11 @@ export async function readCandidates(q: Queryable): Promise<StartCandidate[]> {
     ever: boolean;
     capabilities: string[];
     agent_version: string;
+    platform: string;
     confirmed_sequence: string;
   }>(
     `select id, labels, pool, enabled, first_seen is not null as ever, capabilities, agent_version,
-            confirmed_sequence
+            platform, confirmed_sequence
        from nodes`,
   );
   return result.rows.map((r) => ({
@@ -78,129 +78,105 @@ export async function readCandidates(q: Queryable): Promise<StartCandidate[]> {
     everConnected: r.ever,
     capabilities: r.capabilities,
     agentVersion: r.agent_version || undefined,
+    platform: r.platform || undefined,
     confirmedSequence: Number(r.confirmed_sequence),
   }));
 }
 
-/** What the start checks read of the target release. */
-interface TargetRelease {
-  readonly version: string;
-  readonly sequence: number;
-  readonly expiresAt: Date;
+/** The registered release `version` as admission judges it (undefined when not registered). */
+async function readRelease(
+  deps: StartDeps,
+  version: string,
+): Promise<AdmissionRelease | undefined> {
+  const release = await deps.db.em().findOne(ReleaseEntity, { version });
+  if (!release) return undefined;
+  return {
+    version: release.version,
+    sequence: release.sequence,
+    expiresAt: release.expiresAt.getTime(),
+    platforms: release.artifacts.map((a) => a.platform),
+  };
 }
 
 /**
- * The release a campaign targets, after the registry, `agent.maxVersion` and expiry checks.
- * An expired release would be refused by every agent (SPEC §3), so it is refused here,
- * by the injected clock, with `release_unusable` (FAILED_PRECONDITION).
+ * The error an administrator gets for an admission refusal: invalid_plan (spec or ramp),
+ * release_not_found, invalid_argument (above agent.maxVersion), release_unusable (expired, or
+ * below a sequence a node confirmed, naming the nodes), node_busy (naming the nodes and their
+ * campaigns) or no_eligible_nodes; the message is {@link refusalMessage}'s.
  */
-async function targetRelease(deps: StartDeps, spec: CampaignSpec): Promise<TargetRelease> {
-  const release = await deps.db.em().findOne(ReleaseEntity, { version: spec.targetVersion });
-  if (!release) {
-    throw new ControlError(
-      "release_not_found",
-      `release ${spec.targetVersion} is not registered (agentctl release register)`,
-    );
+export function refusalError(r: AdmissionRefusal): ControlError {
+  const message = refusalMessage(r);
+  switch (r.kind) {
+    case "invalid_spec":
+      return new ControlError("invalid_plan", message, {
+        field: r.violations.map((v) => `spec.${v.field}`).join(","),
+      });
+    case "release_not_found":
+      return new ControlError("release_not_found", message);
+    case "release_too_new":
+      return new ControlError("invalid_argument", message, { field: "spec.target_version" });
+    case "release_expired":
+      return new ControlError("release_unusable", message, {
+        version: r.version,
+        expiresAt: new Date(r.expiresAt).toISOString(),
+      });
+    case "too_many_steps":
+      return new ControlError("invalid_plan", message, { field: "spec.ramp" });
+    case "below_confirmed":
+      return new ControlError("release_unusable", message, {
+        version: r.version,
+        sequence: String(r.sequence),
+        nodeIds: r.nodes
+          .slice(0, NAMED_IN_MESSAGE)
+          .map((n) => n.id)
+          .join(","),
+        confirmedSequence: String(Math.max(...r.nodes.map((n) => n.confirmedSequence))),
+      });
+    case "busy":
+      return new ControlError("node_busy", message, {
+        nodeIds: r.nodeIds.slice(0, NAMED_IN_MESSAGE).join(","),
+        nodeCount: String(r.nodeIds.length),
+        campaignIds: r.campaignIds.slice(0, NAMED_IN_MESSAGE).join(","),
+      });
+    case "nothing_to_upgrade":
+      return new ControlError("no_eligible_nodes", message);
+    default:
+      return assertNever(r, "admission refusal");
   }
-  if (deps.maxVersion !== undefined && compareSemver(spec.targetVersion, deps.maxVersion) > 0) {
-    throw new ControlError(
-      "invalid_argument",
-      `release ${spec.targetVersion} is newer than ${deps.maxVersion}, the newest Agent this Control supports (agent.maxVersion)`,
-      { field: "spec.target_version" },
-    );
-  }
-  const { expiresAt } = release;
-  if (expiresAt.getTime() <= deps.clock.now().getTime()) {
-    throw new ControlError(
-      "release_unusable",
-      `release ${release.version} expired at ${expiresAt.toISOString()}; register a newer one`,
-      { version: release.version, expiresAt: expiresAt.toISOString() },
-    );
-  }
-  return { version: release.version, sequence: release.sequence, expiresAt };
-}
-
-/**
- * Refuses a plan that would offer the release to a node that confirmed a higher sequence:
- * its agent never moves its confirmed sequence back and would refuse the offer, so the
- * canary batch would only breach. Only the nodes the plan would offer the release to count
- * (not those already on the target or lacking upgrade.v1, nor any node outside the plan).
- */
-function refuseBelowConfirmed(
-  release: TargetRelease,
-  plan: Plan,
-  candidates: readonly StartCandidate[],
-): void {
-  const byId = new Map(candidates.map((c) => [c.id, c]));
-  const settled = new Set([...plan.upToDateNodeIds, ...plan.unsupportedNodeIds]);
-  const above: StartCandidate[] = [];
-  for (const planned of plan.nodes) {
-    const node = byId.get(planned.nodeId);
-    if (node && !settled.has(node.id) && node.confirmedSequence > release.sequence) {
-      above.push(node);
-    }
-  }
-  if (above.length === 0) return;
-  const highest = Math.max(...above.map((n) => n.confirmedSequence));
-  const uniform = above.every((n) => n.confirmedSequence === highest);
-  const named = above
-    .slice(0, MAX_NAMED_CONFIRMED)
-    .map((n) => (uniform ? n.id : `${n.id} (${n.confirmedSequence})`))
-    .join(", ");
-  const more =
-    above.length > MAX_NAMED_CONFIRMED ? ` (and ${above.length - MAX_NAMED_CONFIRMED} more)` : "";
-  const which = uniform ? `sequence ${highest}` : `sequences up to ${highest}`;
-  const who = above.length === 1 ? `node ${named} has` : `nodes ${named}${more} have`;
-  throw new ControlError(
-    "release_unusable",
-    `release ${release.version} has sequence ${release.sequence}, below ${which} that ${who} confirmed: ${above.length === 1 ? "it" : "they"} would refuse it`,
-    {
-      version: release.version,
-      sequence: String(release.sequence),
-      nodeIds: above
-        .slice(0, MAX_NAMED)
-        .map((n) => n.id)
-        .join(","),
-      confirmedSequence: String(highest),
-    },
-  );
 }
 
 /** Resolves and validates a spec; throws invalid_plan listing every violation. */
 export function checkedSpec(spec: CampaignSpec, policy: Policy): CampaignSpec {
   const violations = validateSpec(spec, policy);
-  if (violations.length > 0) {
-    throw new ControlError(
-      "invalid_plan",
-      `the campaign is not valid: ${violations.map((v) => `${v.field}: ${v.message}`).join("; ")}`,
-      { field: violations.map((v) => `spec.${v.field}`).join(",") },
-    );
-  }
+  if (violations.length > 0) throw refusalError({ kind: "invalid_spec", violations });
   return spec;
 }
 
-/** Plans a campaign without starting anything (same checks as a start, minus busy nodes). */
+/** The plan of an admission, or its refusal as the administrator's error. */
+function admitted(a: Admission): Plan {
+  if (!a.ok) throw refusalError(a.refusal);
+  return a.plan;
+}
+
+/** Plans a campaign without starting anything (the admission of a start, minus busy nodes). */
 export async function planOnly(
   deps: StartDeps,
   input: CampaignSpecInput,
 ): Promise<{ spec: CampaignSpec; plan: Plan }> {
-  const spec = checkedSpec(resolveSpec(input, deps.policy), deps.policy);
-  const release = await targetRelease(deps, spec);
-  const candidates = await readCandidates(deps.db.pool);
-  const plan = planCampaign(spec, candidates, deps.policy.firstBatchMaxPercent);
-  refuseLongRamp(spec, plan);
-  refuseBelowConfirmed(release, plan, candidates);
-  return { spec, plan };
-}
-
-/** Refuses a ramp whose steps would exceed MAX_RAMP_STEPS for the planned nodes (invalid_plan). */
-function refuseLongRamp(spec: CampaignSpec, plan: Plan): void {
-  if (spec.ramp === undefined || plan.batches.length <= MAX_RAMP_STEPS) return;
-  throw new ControlError(
-    "invalid_plan",
-    `the ramp needs more than ${MAX_RAMP_STEPS} steps for ${plan.totalNodes} nodes; raise its rate, factor or maximum, or lengthen its step`,
-    { field: "spec.ramp" },
+  const spec = resolveSpec(input, deps.policy);
+  const plan = admitted(
+    admit({
+      intent: "plan",
+      origin: "operator",
+      spec,
+      rules: { policy: deps.policy, maxVersion: deps.maxVersion },
+      release: await readRelease(deps, spec.targetVersion),
+      candidates: await readCandidates(deps.db.pool),
+      busy: new Map(),
+      now: deps.clock.now().getTime(),
+    }),
   );
+  return { spec, plan };
 }
 
 function campaignId(now: Date): string {
@@ -216,53 +192,38 @@ export interface StartRequest {
 }
 
 /**
- * Starts a campaign: validates the spec, checks the release (release_unusable when expired),
- * plans over the current candidates, refuses a release below a sequence that a node it would
- * offer it to has confirmed (release_unusable naming them), busy nodes (node_busy naming
- * them) and plans with nothing to upgrade (no_eligible_nodes), and writes the campaign, its
- * nodes and the "start" audit row.
+ * Starts a campaign: under the start lock, reads the candidates and the nodes busy in other
+ * campaigns, runs the one admission ({@link admit}; a refusal throws {@link refusalError}'s
+ * error and writes nothing), and writes the campaign, its nodes and the "start" audit row.
  */
 export async function startCampaign(deps: StartDeps, req: StartRequest): Promise<CampaignState> {
-  const spec = checkedSpec(req.spec, deps.policy);
-  const release = await targetRelease(deps, spec);
+  const { spec } = req;
+  const release = await readRelease(deps, spec.targetVersion);
   return await inTransaction(deps.db.pool, async (client) => {
     await client.query("select pg_advisory_xact_lock($1)", [START_LOCK_KEY]);
     const candidates = await readCandidates(client);
-    const plan = planCampaign(spec, candidates, deps.policy.firstBatchMaxPercent);
-    refuseLongRamp(spec, plan);
-    refuseBelowConfirmed(release, plan, candidates);
     const busy = await busyNodes(
       client,
-      plan.nodes.map((n) => n.nodeId),
+      candidates.filter((c) => selects(spec, c)).map((c) => c.id),
     );
-    if (busy.size > 0) {
-      const ids = [...busy.keys()];
-      const campaigns = [...new Set(busy.values())];
-      const named = ids.slice(0, MAX_NAMED).join(", ");
-      const more = ids.length > MAX_NAMED ? ` and ${ids.length - MAX_NAMED} more` : "";
-      throw new ControlError(
-        "node_busy",
-        `${ids.length} node(s) already in an active campaign (${campaigns.join(", ")}): ${named}${more}`,
-        {
-          nodeIds: ids.slice(0, MAX_NAMED).join(","),
-          nodeCount: String(ids.length),
-          campaignIds: campaigns.slice(0, MAX_NAMED).join(","),
-        },
-      );
-    }
-    if (plan.upgradableCount === 0) {
-      const why =
-        plan.totalNodes === 0
-          ? "no enabled node that has connected matches the selector"
-          : `all ${plan.totalNodes} selected node(s) are already on ${spec.targetVersion} or lack upgrade.v1`;
-      throw new ControlError("no_eligible_nodes", `no node can be upgraded: ${why}`);
-    }
     const now = deps.clock.now();
+    const admission = admit({
+      intent: "start",
+      origin: "operator",
+      spec,
+      rules: { policy: deps.policy, maxVersion: deps.maxVersion },
+      release,
+      candidates,
+      busy,
+      now: now.getTime(),
+    });
+    if (!admission.ok) throw refusalError(admission.refusal);
+    const { plan, target } = admission;
     const { campaign, nodes } = createCampaign({
       id: campaignId(now),
       spec,
       plan,
-      target: { version: release.version, sequence: release.sequence },
+      target,
       now: now.getTime(),
       retryOf: req.retryOf,
     });
@@ -284,9 +245,10 @@ export async function startCampaign(deps: StartDeps, req: StartRequest): Promise
           message: `campaign ${campaign.id} started: ${spec.targetVersion} to ${plan.totalNodes} node(s) in ${plan.batches.length} batch(es)${req.retryOf ? `, retrying ${req.retryOf}` : ""}${spec.reason ? `: ${spec.reason}` : ""}`,
           detail: {
             targetVersion: spec.targetVersion,
-            targetSequence: release.sequence,
+            targetSequence: target.sequence,
             nodes: plan.totalNodes,
             batches: plan.batches.map((b) => b.nodeIds.length),
+            skipped: Object.fromEntries(plan.skips.map((k) => [k.code, k.nodeIds.length])),
             retryOf: req.retryOf ?? null,
             reason: spec.reason,
           },

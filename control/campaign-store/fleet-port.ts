@@ -20,6 +20,8 @@ export interface FleetRow {
   readonly capabilities: string[];
   /** "" when unknown. */
   readonly agentVersion: string;
+  /** Its platform as its last Hello said; "" when unknown. */
+  readonly platform: string;
   readonly confirmedSequence: number;
   /** The sequence of the registered release it runs, when there is one. */
   readonly runningSequence: number | undefined;

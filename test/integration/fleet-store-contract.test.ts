@@ -53,12 +53,13 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
     }
   };
 
-  it("reads the fleet with labels, liveness, confirmed and running sequences, and who is busy", async () => {
+  it("reads the fleet with labels, platforms, liveness, confirmed and running sequences, and who is busy", async () => {
     await fx.putRelease("2.0.0", 2);
     await fx.putNode({
       id: "a",
       labels: { tier: "web" },
       version: "2.0.0",
+      platform: "linux-arm64",
       confirmed: 2,
       online: true,
       heldBy: "ctl-1",
@@ -87,7 +88,9 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
       pool: "p",
       confirmedSequence: 2,
       agentVersion: "2.0.0",
+      platform: "linux-arm64",
     });
+    expect(rows[2]?.platform).toBe("linux-amd64");
   });
 
   it("writes, replaces, reads oldest first and deletes desired versions, each transaction whole or not at all", async () => {

@@ -98,6 +98,7 @@ export class MemoryFleetStore implements FleetStore {
             everConnected: r.last_seen !== null,
             capabilities: [...r.capabilities],
             agentVersion: r.agent_version,
+            platform: r.platform,
             confirmedSequence: r.confirmed_sequence ?? 0,
             runningSequence: ct.releases.get(r.agent_version)?.sequence,
             online: r.online === true,

@@ -104,6 +104,7 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
         ever: boolean;
         capabilities: string[];
         agent_version: string;
+        platform: string;
         confirmed_sequence: string;
         running_sequence: string | null;
         online: boolean;
@@ -111,7 +112,7 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
         busy: boolean;
       }>(
         `select n.id, n.labels, n.pool, n.enabled, n.first_seen is not null as ever, n.capabilities,
-                n.agent_version, n.confirmed_sequence, r.sequence as running_sequence, n.online,
+                n.agent_version, n.platform, n.confirmed_sequence, r.sequence as running_sequence, n.online,
                 n.held_by,
                 exists (select 1 from campaign_nodes cn join campaigns c on c.id = cn.campaign_id
                          where cn.node_id = n.id and c.finished_at is null
@@ -129,6 +130,7 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
         everConnected: r.ever,
         capabilities: r.capabilities,
         agentVersion: r.agent_version,
+        platform: r.platform,
         confirmedSequence: Number(r.confirmed_sequence),
         runningSequence: r.running_sequence === null ? undefined : Number(r.running_sequence),
         online: r.online,
