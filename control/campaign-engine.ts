@@ -101,6 +101,7 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
         db: o.db,
         clock: o.clock,
         policy: policyOf(o.config),
+        maxVersion: o.config.agent.maxVersion,
         wake: (campaignId?: string) => worker.wake(campaignId),
       };
       router.service(DesiredVersionService, createDesiredService(fleetDeps));

@@ -23,7 +23,6 @@ import {
   refusalMessage,
   resolveSpec,
   selects,
-  validateSpec,
 } from "../campaign/index.js";
 import {
   busyNodes,
@@ -145,13 +144,6 @@ export function refusalError(r: AdmissionRefusal): ControlError {
   }
 }
 
-/** Resolves and validates a spec; throws invalid_plan listing every violation. */
-export function checkedSpec(spec: CampaignSpec, policy: Policy): CampaignSpec {
-  const violations = validateSpec(spec, policy);
-  if (violations.length > 0) throw refusalError({ kind: "invalid_spec", violations });
-  return spec;
-}
-
 /** The plan of an admission, or its refusal as the administrator's error. */
 function admitted(a: Admission): Plan {
   if (!a.ok) throw refusalError(a.refusal);
@@ -177,6 +169,39 @@ export async function planOnly(
     }),
   );
   return { spec, plan };
+}
+
+/**
+ * Admits each spec as a plan would (every check of a start but busy nodes and an empty plan),
+ * over one read of the candidates; throws the first refusal's {@link refusalError}, its message
+ * prefixed with `label(index)`. A rollout plan's groups are checked so at `plan start`.
+ */
+export async function admitEach(
+  deps: StartDeps,
+  specs: readonly CampaignSpec[],
+  label: (index: number) => string,
+): Promise<void> {
+  const candidates = await readCandidates(deps.db.pool);
+  const releases = new Map<string, AdmissionRelease | undefined>();
+  for (const [i, spec] of specs.entries()) {
+    if (!releases.has(spec.targetVersion)) {
+      releases.set(spec.targetVersion, await readRelease(deps, spec.targetVersion));
+    }
+    const a = admit({
+      intent: "plan",
+      origin: "operator",
+      spec,
+      rules: { policy: deps.policy, maxVersion: deps.maxVersion },
+      release: releases.get(spec.targetVersion),
+      candidates,
+      busy: new Map(),
+      now: deps.clock.now().getTime(),
+    });
+    if (!a.ok) {
+      const e = refusalError(a.refusal);
+      throw new ControlError(e.code, `${label(i)}: ${e.message}`, e.metadata);
+    }
+  }
 }
 
 function campaignId(now: Date): string {

@@ -7,6 +7,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { PlanService } from "../../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 import {
   type CampaignFixture,
   campaignFixture,
@@ -79,7 +80,7 @@ describe("admission of a mixed-platform fleet and of ramps", { timeout: 120_000 
     expect((await nodesByState(fx.campaigns, id)).get("succeeded")).toHaveLength(20);
   });
 
-  it("refuses a ramp that needs more steps than the policy's batch limit, naming the limit and the steps", async () => {
+  it("refuses a ramp that needs more steps than the policy's batch limit at plan, start and plan start, naming the limit and the steps", async () => {
     const before = (await fx.campaigns.listCampaigns({})).campaigns.length;
     const spec = {
       targetVersion: NEW,
@@ -101,6 +102,15 @@ describe("admission of a mixed-platform fleet and of ramps", { timeout: 120_000 
       }),
     );
     expect(eleven.message).toMatch(/a campaign has 1 to 10 batches, not 11/);
+    const plan = await refusal(
+      fx.tc.client(PlanService).startPlan({
+        template: spec,
+        groups: [{ name: "all", selector: { labels: { group: "mixed" } } }],
+      }),
+    );
+    expect(plan.code).toBe(Code.InvalidArgument);
+    expect(plan.message).toMatch(/group 1 \(all\): the ramp would need 25 steps for 25 nodes/);
+    expect((await fx.tc.client(PlanService).listPlans({})).plans).toEqual([]);
     expect((await fx.campaigns.listCampaigns({})).campaigns).toHaveLength(before);
   });
 });
