@@ -2,6 +2,7 @@
  * The one admission of every start (`admit`), table-driven: each check in its order, what it
  * refuses and what it lets through, judged against hand-counted expectations.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   type AdmissionCandidate,
@@ -12,6 +13,8 @@ import {
   createCampaign,
   DEFAULT_POLICY,
   type Policy,
+  rampSizes,
+  rampStepsNeeded,
   refusalMessage,
   resolveSpec,
 } from "../../../control/campaign/index.js";
@@ -257,5 +260,40 @@ describe("admission lets through", () => {
       }),
     );
     expect(a.ok && a.plan.upgradableCount).toBe(3);
+  });
+});
+
+describe("the step count admission judges is the plan's", () => {
+  it("equals the number of batches the plan lays out, for any ramp within the guard", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 400 }),
+        fc.double({ min: 0.01, max: 50, noNaN: true }),
+        fc.double({ min: 1, max: 3, noNaN: true }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 100 }),
+        (total, startPerMinute, factor, stepMinutes, firstMax) => {
+          const ramp = { startPerMinute, factor, maxPerMinute: 0, stepMs: stepMinutes * MIN };
+          const steps = rampStepsNeeded(total, ramp, firstMax);
+          // Reference: one node at a time, a new step whenever the current one is full.
+          let expected = 0;
+          let inStep = 0;
+          let room = 0;
+          for (let n = 0; n < total; n++) {
+            if (inStep === room) {
+              const rate = startPerMinute * factor ** expected;
+              room = Math.max(1, Math.floor(rate * stepMinutes + 1e-9));
+              if (expected === 0)
+                room = Math.min(room, Math.max(1, Math.floor((total * firstMax) / 100)));
+              expected++;
+              inStep = 0;
+            }
+            inStep++;
+          }
+          expect(steps).toBe(expected);
+          if (steps <= 200) expect(rampSizes(total, ramp, firstMax)).toHaveLength(steps);
+        },
+      ),
+    );
   });
 });
