@@ -3,29 +3,24 @@
  * rollout plan, set an old release as a pool's desired version, start the campaigns, disable
  * nodes and send campaign commands. Each is an event on the world's queue.
  */
-import {
-  type Admission,
-  admit,
-  createCampaign,
-  createPlan,
-  refusalMessage,
-  resolveSpec,
-} from "../control/campaign/index.js";
+import { type StartDeps, startCampaign } from "../control/admin/campaign-start.js";
+import { type CampaignState, createPlan, resolveSpec } from "../control/campaign/index.js";
 import type { MemoryFleetStore } from "../control/campaign-store/index.js";
 import { admissionRelease } from "../control/campaign-worker/system-start.js";
+import { ControlError } from "../control/errors.js";
 import { backwardsDesired, type FleetScenario } from "./rollout-scenario.js";
 import { OLD, SIM_RULES, type SimWorld } from "./sim-world.js";
 
 /**
  * Schedules the scenario's plan start, backwards desired version, campaign starts and operator
  * actions on `world`'s queue, in that order (ties run in the order scheduled). A campaign start
- * is queued to {@link SimWorld.pending} at its time and goes through the one admission
- * (`admit`, under {@link SIM_RULES}) as an administrator's start does; it counts in
+ * is queued to {@link SimWorld.pending} at its time and runs the administrator's start itself
+ * (`control/admin/campaign-start.ts` on the memory stores, under {@link SIM_RULES}); it counts in
  * {@link SimWorld.campaignsStarted} once it started or was refused, and retries a second later
  * while a node it takes is busy or the store fails.
  */
 export function scheduleOperator(world: SimWorld): void {
-  const { scenario, clock, store, fleetStore, queue, fleet, controls, checks, say } = world;
+  const { scenario, clock, store, fleetStore, queue, controls, checks, say } = world;
   const plan = scenario.rollout.plan;
   if (plan !== undefined) {
     queue.at(plan.at, () => startPlan(fleetStore, plan, clock.ms, say));
@@ -38,63 +33,39 @@ export function scheduleOperator(world: SimWorld): void {
       say(`operator sets ${OLD} as the desired version of pool "${back.pool}" (${d.id})`);
     });
   }
+  const admin: StartDeps = {
+    fleet: fleetStore,
+    release: async (version) => {
+      const r = store.tables.releases.get(version);
+      return r === undefined ? undefined : admissionRelease(r);
+    },
+    clock,
+    policy: SIM_RULES.policy,
+    maxVersion: SIM_RULES.maxVersion,
+  };
   for (const plan of scenario.campaigns) {
     const start = async (): Promise<void> => {
-      let answer: Admission;
-      let nodes: number;
-      let batches: number;
+      let campaign: CampaignState;
       try {
-        ({ answer, nodes, batches } = await fleetStore.transaction(async (tx) => {
-          await tx.lockStarts();
-          const rows = await tx.readFleet();
-          const spec = resolveSpec(plan.spec, SIM_RULES.policy);
-          const offered = store.tables.releases.get(spec.targetVersion);
-          const answer = admit({
-            intent: "start",
-            origin: "operator",
-            spec,
-            rules: SIM_RULES,
-            release: offered === undefined ? undefined : admissionRelease(offered),
-            candidates: rows.map((r) => ({
-              ...r,
-              labels: fleet.agents.get(r.id)?.script.labels ?? r.labels,
-              agentVersion: r.agentVersion || undefined,
-              platform: r.platform || undefined,
-            })),
-            busy: new Map(rows.filter((r) => r.busy).map((r) => [r.id, ""])),
-            now: clock.ms,
-          });
-          if (!answer.ok) return { answer, nodes: 0, batches: 0 };
-          const created = createCampaign({
-            id: plan.id,
-            spec,
-            plan: answer.plan,
-            target: answer.target,
-            now: clock.ms,
-          });
-          await tx.campaigns.insertCampaign({
-            ...created,
-            createdBy: "operator",
-            createdByIp: "",
-            now: clock.now(),
-          });
-          checks.members.set(plan.id, new Set(created.nodes.map((n) => n.nodeId)));
-          return { answer, nodes: created.nodes.length, batches: created.campaign.batches.length };
-        }));
-      } catch {
-        queue.at(clock.ms + 1000, () => world.pending.push(start));
-        return;
-      }
-      if (!answer.ok && answer.refusal.kind === "busy") {
+        campaign = await startCampaign(admin, {
+          spec: resolveSpec(plan.spec, SIM_RULES.policy),
+          actor: { name: "operator", ip: "" },
+          id: plan.id,
+        });
+      } catch (error) {
+        if (error instanceof ControlError && error.code !== "node_busy") {
+          world.campaignsStarted++;
+          say(`${plan.id} not started: ${error.message}`);
+          return;
+        }
+        // A node busy in another campaign, or the store failed: try again a second later.
         queue.at(clock.ms + 1000, () => world.pending.push(start));
         return;
       }
       world.campaignsStarted++;
-      if (!answer.ok) {
-        say(`${plan.id} not started: ${refusalMessage(answer.refusal)}`);
-        return;
-      }
-      say(`${plan.id} starts over ${nodes} nodes in ${batches} batches`);
+      const nodes = store.tables.nodes.get(plan.id) ?? [];
+      checks.members.set(plan.id, new Set(nodes.map((n) => n.nodeId)));
+      say(`${plan.id} starts over ${nodes.length} nodes in ${campaign.batches.length} batches`);
       controls.wake(plan.id);
     };
     queue.at(plan.at, () => world.pending.push(start));

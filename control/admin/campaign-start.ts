@@ -1,147 +1,64 @@
 /**
- * Starting campaigns: plan (no side effects), start (one transaction under an advisory lock,
- * so two concurrent starts cannot both take a node), and retry (a new campaign over the
- * nodes that ended failed, timed_out, skipped or canceled). The first offers are made by the
- * leader's worker, which the caller wakes after commit.
+ * Starting campaigns: plan (no side effects), start (one transaction under the start lock, so
+ * two concurrent starts cannot both take a node), and retry (a new campaign over the nodes
+ * that ended failed, timed_out, skipped or canceled), each a thin shell over the one admission
+ * (`admit`) and the fleet store port, so the same code runs on PostgreSQL in Control and on the
+ * memory adapter in the simulation. The first offers are made by the leader's worker, which
+ * the caller wakes after commit.
  */
 import { randomBytes } from "node:crypto";
 import {
   type Admission,
   type AdmissionCandidate,
-  type AdmissionRefusal,
   type AdmissionRelease,
   admit,
-  assertNever,
   type CampaignSpec,
   type CampaignSpecInput,
   type CampaignState,
   createCampaign,
-  NAMED_IN_MESSAGE,
   type Plan,
   type Policy,
   planRetry,
-  refusalMessage,
   resolveSpec,
-  selects,
 } from "../campaign/index.js";
-import {
-  busyNodes,
-  insertAudits,
-  insertCampaign,
-  inTransaction,
-  type Queryable,
-  readCampaign,
-  readNodes,
-  START_LOCK_KEY,
-} from "../campaign-store/index.js";
+import type { FleetRow, FleetStore } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import type { Actor } from "../db/audit-log.js";
-import type { Database } from "../db/database.js";
-import { ReleaseEntity } from "../db/entities/index.js";
 import { ControlError } from "../errors.js";
+import { refusalError } from "./admission-errors.js";
+import type { ReleaseLookup } from "./release-lookup.js";
 
 /** What planning and starting need. */
 export interface StartDeps {
-  readonly db: Database;
+  /** The registry, campaigns and the start lock (SQL in Control, memory in the simulation). */
+  readonly fleet: FleetStore;
+  readonly release: ReleaseLookup;
   readonly clock: Clock;
   readonly policy: Policy;
   /** The newest Agent version this Control supports (config `agent.maxVersion`). */
   readonly maxVersion: string | undefined;
 }
 
-/** A planning candidate with the highest release sequence its agent reported confirmed. */
-export type StartCandidate = AdmissionCandidate;
-
-/** Every node of the registry as a planning candidate. */
-export async function readCandidates(q: Queryable): Promise<StartCandidate[]> {
-  const result = await q.query<{
-    id: string;
-    labels: Record<string, string>;
-    pool: string;
-    enabled: boolean;
-    ever: boolean;
-    capabilities: string[];
-    agent_version: string;
-    platform: string;
-    confirmed_sequence: string;
-  }>(
-    `select id, labels, pool, enabled, first_seen is not null as ever, capabilities, agent_version,
-            platform, confirmed_sequence
-       from nodes`,
-  );
-  return result.rows.map((r) => ({
+/** A registry row as an admission candidate. */
+function candidateOf(r: FleetRow): AdmissionCandidate {
+  return {
     id: r.id,
     labels: r.labels,
     pool: r.pool,
     enabled: r.enabled,
-    everConnected: r.ever,
+    everConnected: r.everConnected,
     capabilities: r.capabilities,
-    agentVersion: r.agent_version || undefined,
+    agentVersion: r.agentVersion || undefined,
     platform: r.platform || undefined,
-    confirmedSequence: Number(r.confirmed_sequence),
-  }));
-}
-
-/** The registered release `version` as admission judges it (undefined when not registered). */
-async function readRelease(
-  deps: StartDeps,
-  version: string,
-): Promise<AdmissionRelease | undefined> {
-  const release = await deps.db.em().findOne(ReleaseEntity, { version });
-  if (!release) return undefined;
-  return {
-    version: release.version,
-    sequence: release.sequence,
-    expiresAt: release.expiresAt.getTime(),
-    platforms: release.artifacts.map((a) => a.platform),
+    confirmedSequence: r.confirmedSequence,
   };
 }
 
-/**
- * The error an administrator gets for an admission refusal: invalid_plan (spec or ramp),
- * release_not_found, invalid_argument (above agent.maxVersion), release_unusable (expired, or
- * below a sequence a node confirmed, naming the nodes), node_busy (naming the nodes and their
- * campaigns) or no_eligible_nodes; the message is {@link refusalMessage}'s.
- */
-export function refusalError(r: AdmissionRefusal): ControlError {
-  const message = refusalMessage(r);
-  switch (r.kind) {
-    case "invalid_spec":
-      return new ControlError("invalid_plan", message, {
-        field: r.violations.map((v) => `spec.${v.field}`).join(","),
-      });
-    case "release_not_found":
-      return new ControlError("release_not_found", message);
-    case "release_too_new":
-      return new ControlError("invalid_argument", message, { field: "spec.target_version" });
-    case "release_expired":
-      return new ControlError("release_unusable", message, {
-        version: r.version,
-        expiresAt: new Date(r.expiresAt).toISOString(),
-      });
-    case "too_many_steps":
-      return new ControlError("invalid_plan", message, { field: "spec.ramp" });
-    case "below_confirmed":
-      return new ControlError("release_unusable", message, {
-        version: r.version,
-        sequence: String(r.sequence),
-        nodeIds: r.nodes
-          .slice(0, NAMED_IN_MESSAGE)
-          .map((n) => n.id)
-          .join(","),
-        confirmedSequence: String(Math.max(...r.nodes.map((n) => n.confirmedSequence))),
-      });
-    case "busy":
-      return new ControlError("node_busy", message, {
-        nodeIds: r.nodeIds.slice(0, NAMED_IN_MESSAGE).join(","),
-        nodeCount: String(r.nodeIds.length),
-        campaignIds: r.campaignIds.slice(0, NAMED_IN_MESSAGE).join(","),
-      });
-    case "nothing_to_upgrade":
-      return new ControlError("no_eligible_nodes", message);
-    default:
-      return assertNever(r, "admission refusal");
-  }
+/** The busy nodes of the registry: node id → the campaign it is busy in. */
+function busyOf(rows: readonly FleetRow[]): Map<string, string> {
+  const busy = new Map<string, string>();
+  for (const r of rows) if (r.busy) busy.set(r.id, r.busyIn ?? "");
+  return busy;
 }
 
 /** The plan of an admission, or its refusal as the administrator's error. */
@@ -156,14 +73,16 @@ export async function planOnly(
   input: CampaignSpecInput,
 ): Promise<{ spec: CampaignSpec; plan: Plan }> {
   const spec = resolveSpec(input, deps.policy);
+  const release = await deps.release(spec.targetVersion);
+  const rows = await deps.fleet.transaction((tx) => tx.readFleet());
   const plan = admitted(
     admit({
       intent: "plan",
       origin: "operator",
       spec,
       rules: { policy: deps.policy, maxVersion: deps.maxVersion },
-      release: await readRelease(deps, spec.targetVersion),
-      candidates: await readCandidates(deps.db.pool),
+      release,
+      candidates: rows.map(candidateOf),
       busy: new Map(),
       now: deps.clock.now().getTime(),
     }),
@@ -181,11 +100,11 @@ export async function admitEach(
   specs: readonly CampaignSpec[],
   label: (index: number) => string,
 ): Promise<void> {
-  const candidates = await readCandidates(deps.db.pool);
+  const candidates = (await deps.fleet.transaction((tx) => tx.readFleet())).map(candidateOf);
   const releases = new Map<string, AdmissionRelease | undefined>();
   for (const [i, spec] of specs.entries()) {
     if (!releases.has(spec.targetVersion)) {
-      releases.set(spec.targetVersion, await readRelease(deps, spec.targetVersion));
+      releases.set(spec.targetVersion, await deps.release(spec.targetVersion));
     }
     const a = admit({
       intent: "plan",
@@ -214,23 +133,21 @@ export interface StartRequest {
   readonly spec: CampaignSpec;
   readonly actor: Actor;
   readonly retryOf?: string | undefined;
+  /** The new campaign's id (default: `c-<time>-<random>`); the simulation names its own. */
+  readonly id?: string | undefined;
 }
 
 /**
- * Starts a campaign: under the start lock, reads the candidates and the nodes busy in other
- * campaigns, runs the one admission ({@link admit}; a refusal throws {@link refusalError}'s
- * error and writes nothing), and writes the campaign, its nodes and the "start" audit row.
+ * Starts a campaign: under the start lock, reads the registry with its busy nodes, runs the
+ * one admission ({@link admit}; a refusal throws {@link refusalError}'s error and writes
+ * nothing), and writes the campaign, its nodes and the "start" audit row.
  */
 export async function startCampaign(deps: StartDeps, req: StartRequest): Promise<CampaignState> {
   const { spec } = req;
-  const release = await readRelease(deps, spec.targetVersion);
-  return await inTransaction(deps.db.pool, async (client) => {
-    await client.query("select pg_advisory_xact_lock($1)", [START_LOCK_KEY]);
-    const candidates = await readCandidates(client);
-    const busy = await busyNodes(
-      client,
-      candidates.filter((c) => selects(spec, c)).map((c) => c.id),
-    );
+  const release = await deps.release(spec.targetVersion);
+  return await deps.fleet.transaction(async (tx) => {
+    await tx.lockStarts();
+    const rows = await tx.readFleet();
     const now = deps.clock.now();
     const admission = admit({
       intent: "start",
@@ -238,29 +155,28 @@ export async function startCampaign(deps: StartDeps, req: StartRequest): Promise
       spec,
       rules: { policy: deps.policy, maxVersion: deps.maxVersion },
       release,
-      candidates,
-      busy,
+      candidates: rows.map(candidateOf),
+      busy: busyOf(rows),
       now: now.getTime(),
     });
     if (!admission.ok) throw refusalError(admission.refusal);
     const { plan, target } = admission;
     const { campaign, nodes } = createCampaign({
-      id: campaignId(now),
+      id: req.id ?? campaignId(now),
       spec,
       plan,
       target,
       now: now.getTime(),
       retryOf: req.retryOf,
     });
-    await insertCampaign(client, {
+    await tx.campaigns.insertCampaign({
       campaign,
       nodes,
       createdBy: req.actor.name,
       createdByIp: req.actor.ip,
       now,
     });
-    await insertAudits(
-      client,
+    await tx.insertAudits(
       [
         {
           actor: req.actor.name,
@@ -293,9 +209,12 @@ export async function retryCampaign(
   deps: StartDeps,
   req: { id: string; excludeNodeIds: readonly string[]; reason: string; actor: Actor },
 ): Promise<CampaignState> {
-  const row = await readCampaign(deps.db.pool, req.id);
-  if (!row) throw new ControlError("campaign_not_found", `no campaign with id "${req.id}"`);
-  const retry = planRetry(row.campaign, await readNodes(deps.db.pool, req.id), req.excludeNodeIds);
+  const found = await deps.fleet.transaction(async (tx) => {
+    const row = await tx.campaigns.readCampaign(req.id);
+    return row === undefined ? undefined : { row, nodes: await tx.campaigns.readNodes(req.id) };
+  });
+  if (!found) throw new ControlError("campaign_not_found", `no campaign with id "${req.id}"`);
+  const retry = planRetry(found.row.campaign, found.nodes, req.excludeNodeIds);
   if (!retry.ok) {
     throw new ControlError(
       retry.reason === "no_nodes" ? "no_eligible_nodes" : "campaign_state",

@@ -31,6 +31,7 @@ import { type Principal, principalKey } from "./auth.js";
 import { submitCommand } from "./campaign-commands.js";
 import { specInputFromProto, specToProto } from "./campaign-convert.js";
 import { admitEach } from "./campaign-start.js";
+import { sqlReleaseLookup } from "./release-lookup.js";
 
 /** What the service needs. */
 export interface PlanServiceDeps {
@@ -123,7 +124,13 @@ export function createPlanService(deps: PlanServiceDeps): ServiceImpl<typeof Pla
       });
       // Every group's campaign must pass the admission of an administrator's plan.
       await admitEach(
-        { db: deps.db, clock: deps.clock, policy: deps.policy, maxVersion: deps.maxVersion },
+        {
+          fleet: store,
+          release: sqlReleaseLookup(deps.db),
+          clock: deps.clock,
+          policy: deps.policy,
+          maxVersion: deps.maxVersion,
+        },
         groups.map((_, i) => groupCampaignSpec(plan, i)),
         (i) => `group ${i + 1} (${groups[i]?.name})`,
       );

@@ -30,6 +30,8 @@ export interface FleetRow {
   readonly heldBy: string | null;
   /** It is in an unfinished campaign that still counts it (see `busyNodes`). */
   readonly busy: boolean;
+  /** The oldest such campaign while `busy` (its id), else undefined. */
+  readonly busyIn: string | undefined;
 }
 
 /** A campaign as the fleet rules read it. */

@@ -91,6 +91,7 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
       platform: "linux-arm64",
     });
     expect(rows[2]?.platform).toBe("linux-amd64");
+    expect(rows.map((r) => r.busyIn)).toEqual([undefined, undefined, "c1"]);
   });
 
   it("writes, replaces, reads oldest first and deletes desired versions, each transaction whole or not at all", async () => {

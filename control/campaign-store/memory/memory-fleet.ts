@@ -65,14 +65,19 @@ export class MemoryFleetStore implements FleetStore {
     );
   }
 
-  private busyIds(): Set<string> {
-    const busy = new Set<string>();
-    for (const [id, c] of this.store.tables.campaigns) {
+  /** Node id → the oldest unfinished campaign that still counts it (see `busyNodes`). */
+  private busyIds(): Map<string, string> {
+    const busy = new Map<string, string>();
+    const byAge = [...this.store.tables.campaigns].sort(
+      ([a, x], [b, y]) => x.campaign.createdAt - y.campaign.createdAt || (a < b ? -1 : 1),
+    );
+    for (const [id, c] of byAge) {
       const s: CampaignState = c.campaign;
       if (s.finishedAt !== undefined) continue;
       const live = s.phase === "running" || s.phase === "paused" || s.phase === "rolling_back";
       for (const n of this.store.tables.nodes.get(id) ?? []) {
-        if (!isFinal(n.state) || (live && n.batch === s.currentBatch)) busy.add(n.nodeId);
+        if ((!isFinal(n.state) || (live && n.batch === s.currentBatch)) && !busy.has(n.nodeId))
+          busy.set(n.nodeId, id);
       }
     }
     return busy;
@@ -104,6 +109,7 @@ export class MemoryFleetStore implements FleetStore {
             online: r.online === true,
             heldBy: r.held_by ?? null,
             busy: busy.has(r.id),
+            busyIn: busy.get(r.id),
           }));
       },
       async readDesired() {

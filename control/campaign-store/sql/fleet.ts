@@ -109,16 +109,17 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
         running_sequence: string | null;
         online: boolean;
         held_by: string | null;
-        busy: boolean;
+        busy_in: string | null;
       }>(
         `select n.id, n.labels, n.pool, n.enabled, n.first_seen is not null as ever, n.capabilities,
                 n.agent_version, n.platform, n.confirmed_sequence, r.sequence as running_sequence, n.online,
                 n.held_by,
-                exists (select 1 from campaign_nodes cn join campaigns c on c.id = cn.campaign_id
-                         where cn.node_id = n.id and c.finished_at is null
-                           and (cn.state not in (${FINAL_STATES})
-                                or (c.phase in ('running', 'paused', 'rolling_back')
-                                    and cn.batch = c.current_batch))) as busy
+                (select c.id from campaign_nodes cn join campaigns c on c.id = cn.campaign_id
+                  where cn.node_id = n.id and c.finished_at is null
+                    and (cn.state not in (${FINAL_STATES})
+                         or (c.phase in ('running', 'paused', 'rolling_back')
+                             and cn.batch = c.current_batch))
+                  order by c.created_at, c.id limit 1) as busy_in
            from nodes n left join releases r on r.version = n.agent_version
           order by n.id`,
       );
@@ -135,7 +136,8 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
         runningSequence: r.running_sequence === null ? undefined : Number(r.running_sequence),
         online: r.online,
         heldBy: r.held_by,
-        busy: r.busy,
+        busy: r.busy_in !== null,
+        busyIn: r.busy_in ?? undefined,
       }));
     },
     async readDesired() {
