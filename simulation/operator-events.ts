@@ -3,6 +3,7 @@
  * rollout plan, set an old release as a pool's desired version, start the campaigns, disable
  * nodes and send campaign commands. Each is an event on the world's queue.
  */
+import { submitCommand } from "../control/admin/campaign-commands.js";
 import { type StartDeps, startCampaign } from "../control/admin/campaign-start.js";
 import { type CampaignState, createPlan, resolveSpec } from "../control/campaign/index.js";
 import type { MemoryFleetStore } from "../control/campaign-store/index.js";
@@ -17,7 +18,8 @@ import { OLD, SIM_RULES, type SimWorld } from "./sim-world.js";
  * is queued to {@link SimWorld.pending} at its time and runs the administrator's start itself
  * (`control/admin/campaign-start.ts` on the memory stores, under {@link SIM_RULES}); it counts in
  * {@link SimWorld.campaignsStarted} once it started or was refused, and retries a second later
- * while a node it takes is busy or the store fails.
+ * while a node it takes is busy or the store fails. Commands go through the administrator's
+ * `submitCommand` too (refused when they cannot apply, as the API refuses them).
  */
 export function scheduleOperator(world: SimWorld): void {
   const { scenario, clock, store, fleetStore, queue, controls, checks, say } = world;
@@ -81,16 +83,28 @@ export function scheduleOperator(world: SimWorld): void {
         return;
       }
       if (!store.tables.campaigns.has(action.campaignId)) return;
-      store.tables.addCommand({
-        campaignId: action.campaignId,
-        kind: action.command.kind,
-        rollback: action.command.kind === "abort" ? action.command.rollback : false,
-        reason: "simulated operator",
-        actor: "operator",
-        actor_ip: "",
-      });
-      say(`operator: ${action.command.kind} ${action.campaignId}`);
-      controls.wake(action.campaignId);
+      const submit = async (): Promise<void> => {
+        try {
+          await submitCommand(
+            fleetStore,
+            action.campaignId,
+            { ...action.command, reason: "simulated operator" },
+            { name: "operator", ip: "" },
+            clock.now(),
+          );
+        } catch (error) {
+          if (error instanceof ControlError) {
+            say(`operator: ${action.command.kind} ${action.campaignId} refused: ${error.message}`);
+            return;
+          }
+          // The store failed: the operator tries again a second later.
+          queue.at(clock.ms + 1000, () => world.pending.push(submit));
+          return;
+        }
+        say(`operator: ${action.command.kind} ${action.campaignId}`);
+        controls.wake(action.campaignId);
+      };
+      world.pending.push(submit);
     });
   }
 }

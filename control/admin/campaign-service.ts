@@ -94,7 +94,7 @@ export function createCampaignService(
     );
   };
   const command = async (id: string, cmd: AdminCommand, ctx: HandlerContext) => {
-    const commandId = await submitCommand(deps.db.pool, id, cmd, actorOf(ctx), deps.clock.now());
+    const commandId = await submitCommand(startDeps.fleet, id, cmd, actorOf(ctx), deps.clock.now());
     deps.worker.wake(id);
     const outcome = await awaitCommand(
       deps.db.pool,

@@ -208,7 +208,7 @@ export function createPlanService(deps: PlanServiceDeps): ServiceImpl<typeof Pla
             (c.campaign.phase === "running" || c.campaign.phase === "paused")
           ) {
             await submitCommand(
-              deps.db.pool,
+              store,
               running,
               {
                 kind: "abort",

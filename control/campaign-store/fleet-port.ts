@@ -97,6 +97,21 @@ export interface FleetTransaction {
   writePlan(plan: RolloutPlan, version: number, now: Date): Promise<void>;
   /** Inserts audit rows, in order. */
   insertAudits(rows: readonly AuditRow[], now: Date): Promise<void>;
+  /**
+   * Records an administrator's command for the leader's worker to apply (unapplied, at `now`);
+   * returns its id, unique in the store.
+   */
+  insertCommand(command: NewCommand, now: Date): Promise<string>;
+}
+
+/** An administrator's command to record (see {@link FleetTransaction.insertCommand}). */
+export interface NewCommand {
+  readonly campaignId: string;
+  readonly kind: string;
+  readonly rollback: boolean;
+  readonly reason: string;
+  readonly actor: string;
+  readonly actorIp: string;
 }
 
 /** The fleet store. */

@@ -94,6 +94,49 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
     expect(rows.map((r) => r.busyIn)).toEqual([undefined, undefined, "c1"]);
   });
 
+  it("records administrators' commands with unique ids, pending in order, and only on commit", async () => {
+    await fx.putNode({ id: "a" });
+    await insert("c1", { a: "waiting" }, T0);
+    const command = (kind: string, rollback = false) => ({
+      campaignId: "c1",
+      kind,
+      rollback,
+      reason: `${kind} please`,
+      actor: "alice",
+      actorIp: "10.0.0.1",
+    });
+    const ids = await fx.fleet.transaction(async (tx) => [
+      await tx.insertCommand(command("pause"), at(1000)),
+      await tx.insertCommand(command("abort", true), at(2000)),
+    ]);
+    expect(new Set(ids).size).toBe(2);
+    await expect(
+      fx.fleet.transaction(async (tx) => {
+        await tx.insertCommand(command("resume"), at(3000));
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    const pending = await fx.campaigns.transaction((tx) => tx.pendingCommands("c1"));
+    expect(pending).toEqual([
+      {
+        id: ids[0],
+        kind: "pause",
+        rollback: false,
+        reason: "pause please",
+        actor: "alice",
+        actor_ip: "10.0.0.1",
+      },
+      {
+        id: ids[1],
+        kind: "abort",
+        rollback: true,
+        reason: "abort please",
+        actor: "alice",
+        actor_ip: "10.0.0.1",
+      },
+    ]);
+  });
+
   it("writes, replaces, reads oldest first and deletes desired versions, each transaction whole or not at all", async () => {
     const d = desired();
     const other = desired({

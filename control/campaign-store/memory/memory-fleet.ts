@@ -185,6 +185,21 @@ export class MemoryFleetStore implements FleetStore {
         const copied = rows.map((r) => ({ ...r, time: now }));
         ctx.stage(() => ct.audits.push(...copied));
       },
+      async insertCommand(c) {
+        const id = ct.reserveCommandId();
+        ctx.stage(() =>
+          ct.pushCommand({
+            id,
+            campaignId: c.campaignId,
+            kind: c.kind,
+            rollback: c.rollback,
+            reason: c.reason,
+            actor: c.actor,
+            actor_ip: c.actorIp,
+          }),
+        );
+        return id;
+      },
     };
   }
 }
