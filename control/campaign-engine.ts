@@ -77,6 +77,7 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
       store: createSqlFleetStore(o.db.pool),
       intervalMs: o.config.worker.convergenceIntervalMs,
       onHalted: (desiredId) => o.observer?.convergenceHalted?.(desiredId),
+      rules: { policy: policyOf(o.config), maxVersion: o.config.agent.maxVersion },
     },
     ...(o.observer ? { observer: o.observer } : {}),
   });
@@ -100,6 +101,7 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
         db: o.db,
         clock: o.clock,
         policy: policyOf(o.config),
+        maxVersion: o.config.agent.maxVersion,
         wake: (campaignId?: string) => worker.wake(campaignId),
       };
       router.service(DesiredVersionService, createDesiredService(fleetDeps));

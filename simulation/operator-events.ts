@@ -3,26 +3,26 @@
  * rollout plan, set an old release as a pool's desired version, start the campaigns, disable
  * nodes and send campaign commands. Each is an event on the world's queue.
  */
-import {
-  type Candidate,
-  createCampaign,
-  createPlan,
-  planCampaign,
-  resolveSpec,
-} from "../control/campaign/index.js";
+import { submitCommand } from "../control/admin/campaign-commands.js";
+import { type StartDeps, startCampaign } from "../control/admin/campaign-start.js";
+import { type CampaignState, createPlan, resolveSpec } from "../control/campaign/index.js";
 import type { MemoryFleetStore } from "../control/campaign-store/index.js";
+import { admissionRelease } from "../control/campaign-worker/system-start.js";
+import { ControlError } from "../control/errors.js";
 import { backwardsDesired, type FleetScenario } from "./rollout-scenario.js";
-import { OLD, type SimWorld, TARGET } from "./sim-world.js";
+import { OLD, SIM_RULES, type SimWorld } from "./sim-world.js";
 
 /**
  * Schedules the scenario's plan start, backwards desired version, campaign starts and operator
  * actions on `world`'s queue, in that order (ties run in the order scheduled). A campaign start
- * is queued to {@link SimWorld.pending} at its time, counts in
- * {@link SimWorld.campaignsStarted} once it started or selected no node, and retries a second
- * later when the store refuses it.
+ * is queued to {@link SimWorld.pending} at its time and runs the administrator's start itself
+ * (`control/admin/campaign-start.ts` on the memory stores, under {@link SIM_RULES}); it counts in
+ * {@link SimWorld.campaignsStarted} once it started or was refused, and retries a second later
+ * while a node it takes is busy or the store fails. Commands go through the administrator's
+ * `submitCommand` too (refused when they cannot apply, as the API refuses them).
  */
 export function scheduleOperator(world: SimWorld): void {
-  const { scenario, clock, store, fleetStore, queue, fleet, controls, checks, say } = world;
+  const { scenario, clock, store, fleetStore, queue, controls, checks, say } = world;
   const plan = scenario.rollout.plan;
   if (plan !== undefined) {
     queue.at(plan.at, () => startPlan(fleetStore, plan, clock.ms, say));
@@ -35,53 +35,37 @@ export function scheduleOperator(world: SimWorld): void {
       say(`operator sets ${OLD} as the desired version of pool "${back.pool}" (${d.id})`);
     });
   }
+  const admin: StartDeps = {
+    fleet: fleetStore,
+    release: async (version) => {
+      const r = store.tables.releases.get(version);
+      return r === undefined ? undefined : admissionRelease(r);
+    },
+    clock,
+    policy: SIM_RULES.policy,
+    maxVersion: SIM_RULES.maxVersion,
+  };
   for (const plan of scenario.campaigns) {
     const start = async (): Promise<void> => {
-      const candidates: Candidate[] = [];
-      for (const row of store.tables.registry.values()) {
-        const agent = fleet.agents.get(row.id);
-        candidates.push({
-          id: row.id,
-          labels: agent?.script.labels ?? {},
-          pool: row.pool,
-          enabled: row.enabled,
-          everConnected: row.last_seen !== null,
-          capabilities: row.capabilities,
-          agentVersion: row.agent_version,
-        });
-      }
-      const spec = resolveSpec(plan.spec);
-      const planned = planCampaign(
-        spec,
-        candidates.filter((c) => c.enabled && c.everConnected),
-      );
-      if (planned.totalNodes === 0) {
-        world.campaignsStarted++;
-        say(`${plan.id} not started: no node selected`);
-        return;
-      }
-      const { campaign, nodes } = createCampaign({
-        id: plan.id,
-        spec,
-        plan: planned,
-        target: TARGET,
-        now: clock.ms,
-      });
+      let campaign: CampaignState;
       try {
-        await store.transaction((tx) =>
-          tx.insertCampaign({
-            campaign,
-            nodes,
-            createdBy: "operator",
-            createdByIp: "",
-            now: clock.now(),
-          }),
-        );
-      } catch {
+        campaign = await startCampaign(admin, {
+          spec: resolveSpec(plan.spec, SIM_RULES.policy),
+          actor: { name: "operator", ip: "" },
+          id: plan.id,
+        });
+      } catch (error) {
+        if (error instanceof ControlError && error.code !== "node_busy") {
+          world.campaignsStarted++;
+          say(`${plan.id} not started: ${error.message}`);
+          return;
+        }
+        // A node busy in another campaign, or the store failed: try again a second later.
         queue.at(clock.ms + 1000, () => world.pending.push(start));
         return;
       }
       world.campaignsStarted++;
+      const nodes = store.tables.nodes.get(plan.id) ?? [];
       checks.members.set(plan.id, new Set(nodes.map((n) => n.nodeId)));
       say(`${plan.id} starts over ${nodes.length} nodes in ${campaign.batches.length} batches`);
       controls.wake(plan.id);
@@ -99,16 +83,28 @@ export function scheduleOperator(world: SimWorld): void {
         return;
       }
       if (!store.tables.campaigns.has(action.campaignId)) return;
-      store.tables.addCommand({
-        campaignId: action.campaignId,
-        kind: action.command.kind,
-        rollback: action.command.kind === "abort" ? action.command.rollback : false,
-        reason: "simulated operator",
-        actor: "operator",
-        actor_ip: "",
-      });
-      say(`operator: ${action.command.kind} ${action.campaignId}`);
-      controls.wake(action.campaignId);
+      const submit = async (): Promise<void> => {
+        try {
+          await submitCommand(
+            fleetStore,
+            action.campaignId,
+            { ...action.command, reason: "simulated operator" },
+            { name: "operator", ip: "" },
+            clock.now(),
+          );
+        } catch (error) {
+          if (error instanceof ControlError) {
+            say(`operator: ${action.command.kind} ${action.campaignId} refused: ${error.message}`);
+            return;
+          }
+          // The store failed: the operator tries again a second later.
+          queue.at(clock.ms + 1000, () => world.pending.push(submit));
+          return;
+        }
+        say(`operator: ${action.command.kind} ${action.campaignId}`);
+        controls.wake(action.campaignId);
+      };
+      world.pending.push(submit);
     });
   }
 }

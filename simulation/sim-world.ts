@@ -5,6 +5,7 @@
  * processes, with the state the invariant checks carry from step to step.
  */
 import { createPrng, deriveSeed } from "../agent-sim/prng.js";
+import { type AdmissionRules, DEFAULT_POLICY } from "../control/campaign/index.js";
 import { MemoryCampaignStore, MemoryFleetStore } from "../control/campaign-store/index.js";
 import { createCampaignWorker } from "../control/campaign-worker/worker.js";
 import { createLogger } from "../control/log.js";
@@ -22,6 +23,15 @@ import { SimGates } from "./sim-gates.js";
 export const TARGET = { version: "2.0.0", sequence: 2 };
 /** The version every agent runs at first. */
 export const OLD = "1.0.0";
+
+/**
+ * The simulated Control's policy: the scenarios' short batches and any first batch (their
+ * shapes start at up to 100 %), the default batch limit, no maximum Agent version.
+ */
+export const SIM_RULES: AdmissionRules = {
+  policy: { ...DEFAULT_POLICY, minBatchDurationMs: 0, firstBatchMaxPercent: 100 },
+  maxVersion: undefined,
+};
 const PLATFORM = "linux-amd64";
 /** How many trace lines a run keeps without `fullTrace`. */
 const TRACE_LINES = 40;
@@ -114,7 +124,11 @@ export function buildWorld(
         ...(scenario.rollout.kind === "none"
           ? {}
           : {
-              fleet: { store: fleetStore, intervalMs: scenario.rollout.convergenceIntervalMs },
+              fleet: {
+                store: fleetStore,
+                intervalMs: scenario.rollout.convergenceIntervalMs,
+                rules: SIM_RULES,
+              },
             }),
         gateProbe: gates,
       }),

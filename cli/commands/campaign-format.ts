@@ -107,6 +107,12 @@ export function formatPlan(version: string, plan: PlanCampaignResponse, wide: bo
       `${plan.unsupportedNodeIds.length} node(s) lack upgrade.v1 and will be skipped: ${plan.unsupportedNodeIds.join(",")}\n`,
     );
   }
+  for (const skip of plan.skipped) {
+    if (skip.code === "upgrade_unsupported") continue;
+    lines.push(
+      `${skip.nodeIds.length} node(s) will be skipped ${skip.code} (${skip.message}): ${skip.nodeIds.join(",")}\n`,
+    );
+  }
   if (plan.upToDateNodeIds.length > 0) {
     lines.push(
       `${plan.upToDateNodeIds.length} node(s) already run ${version}: ${plan.upToDateNodeIds.join(",")}\n`,

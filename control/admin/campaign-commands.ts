@@ -1,12 +1,13 @@
 /**
- * Administrator commands through the database: the API records a command (after checking it
+ * Administrator commands through the fleet store port (SQL in Control, memory in the
+ * simulation): the API records a command (after checking it
  * applies to the campaign as it stands), the leader's worker applies it through `decide` in
  * the transaction that marks it applied and writes its audit row, and the API waits briefly
  * for that outcome. Any Control can take a command; only the leader applies it.
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { type AdminCommand, commandError } from "../campaign/index.js";
-import { type Queryable, readCampaign } from "../campaign-store/index.js";
+import type { FleetStore, Queryable } from "../campaign-store/index.js";
 import type { Actor } from "../db/audit-log.js";
 import { ControlError } from "../errors.js";
 
@@ -16,30 +17,29 @@ import { ControlError } from "../errors.js";
  * @returns the command row's id.
  */
 export async function submitCommand(
-  q: Queryable,
+  fleet: FleetStore,
   campaignId: string,
   command: AdminCommand,
   actor: Actor,
   now: Date,
 ): Promise<string> {
-  const row = await readCampaign(q, campaignId);
-  if (!row) throw new ControlError("campaign_not_found", `no campaign with id "${campaignId}"`);
-  const why = commandError(row.campaign, command);
-  if (why !== undefined) throw new ControlError("campaign_state", why);
-  const inserted = await q.query<{ id: string }>(
-    `insert into campaign_commands (campaign_id, kind, rollback, reason, actor, actor_ip, created_at)
-     values ($1, $2, $3, $4, $5, $6, $7) returning id::text as id`,
-    [
-      campaignId,
-      command.kind,
-      command.kind === "abort" ? command.rollback : false,
-      command.reason ?? "",
-      actor.name,
-      actor.ip,
+  return await fleet.transaction(async (tx) => {
+    const row = await tx.campaigns.readCampaign(campaignId);
+    if (!row) throw new ControlError("campaign_not_found", `no campaign with id "${campaignId}"`);
+    const why = commandError(row.campaign, command);
+    if (why !== undefined) throw new ControlError("campaign_state", why);
+    return await tx.insertCommand(
+      {
+        campaignId,
+        kind: command.kind,
+        rollback: command.kind === "abort" ? command.rollback : false,
+        reason: command.reason ?? "",
+        actor: actor.name,
+        actorIp: actor.ip,
+      },
       now,
-    ],
-  );
-  return inserted.rows[0]?.id ?? "";
+    );
+  });
 }
 
 /**

@@ -215,6 +215,7 @@ export function planToProto(plan: Plan): PlanCampaignResponse {
     totalNodes: plan.totalNodes,
     unsupportedNodeIds: [...plan.unsupportedNodeIds],
     upToDateNodeIds: [...plan.upToDateNodeIds],
+    skipped: plan.skips.map((k) => ({ code: k.code, message: k.message, nodeIds: [...k.nodeIds] })),
   });
 }
 

@@ -21,6 +21,7 @@ import {
   campaignNodePage,
   campaignPage,
   campaignWithCounts,
+  createSqlFleetStore,
   nodeStateCounts,
   readCampaign,
   readNodes,
@@ -41,8 +42,9 @@ import {
   planToProto,
   specInputFromProto,
 } from "./campaign-convert.js";
-import { planOnly, retryCampaign, startCampaign } from "./campaign-start.js";
+import { planOnly, retryCampaign, type StartDeps, startCampaign } from "./campaign-start.js";
 import { decodePageToken, encodePageToken, pageSize } from "./paging.js";
+import { sqlReleaseLookup } from "./release-lookup.js";
 
 /** The worker as the service sees it. */
 export interface CampaignWorkerPort {
@@ -74,8 +76,9 @@ const actorOf = (ctx: HandlerContext): Actor => {
 export function createCampaignService(
   deps: CampaignServiceDeps,
 ): ServiceImpl<typeof CampaignService> {
-  const startDeps = {
-    db: deps.db,
+  const startDeps: StartDeps = {
+    fleet: createSqlFleetStore(deps.db.pool),
+    release: sqlReleaseLookup(deps.db),
     clock: deps.clock,
     policy: deps.policy,
     maxVersion: deps.maxVersion,
@@ -91,7 +94,7 @@ export function createCampaignService(
     );
   };
   const command = async (id: string, cmd: AdminCommand, ctx: HandlerContext) => {
-    const commandId = await submitCommand(deps.db.pool, id, cmd, actorOf(ctx), deps.clock.now());
+    const commandId = await submitCommand(startDeps.fleet, id, cmd, actorOf(ctx), deps.clock.now());
     deps.worker.wake(id);
     const outcome = await awaitCommand(
       deps.db.pool,

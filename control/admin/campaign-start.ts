@@ -1,206 +1,126 @@
 /**
- * Starting campaigns: plan (no side effects), start (one transaction under an advisory lock,
- * so two concurrent starts cannot both take a node), and retry (a new campaign over the
- * nodes that ended failed, timed_out, skipped or canceled). The first offers are made by the
- * leader's worker, which the caller wakes after commit.
+ * Starting campaigns: plan (no side effects), start (one transaction under the start lock, so
+ * two concurrent starts cannot both take a node), and retry (a new campaign over the nodes
+ * that ended failed, timed_out, skipped or canceled), each a thin shell over the one admission
+ * (`admit`) and the fleet store port, so the same code runs on PostgreSQL in Control and on the
+ * memory adapter in the simulation. The first offers are made by the leader's worker, which
+ * the caller wakes after commit.
  */
 import { randomBytes } from "node:crypto";
 import {
+  type Admission,
+  type AdmissionCandidate,
+  type AdmissionRelease,
+  admit,
   type CampaignSpec,
   type CampaignSpecInput,
   type CampaignState,
-  type Candidate,
   createCampaign,
-  MAX_RAMP_STEPS,
   type Plan,
   type Policy,
-  planCampaign,
   planRetry,
   resolveSpec,
-  validateSpec,
 } from "../campaign/index.js";
-import {
-  busyNodes,
-  insertAudits,
-  insertCampaign,
-  inTransaction,
-  type Queryable,
-  readCampaign,
-  readNodes,
-  START_LOCK_KEY,
-} from "../campaign-store/index.js";
+import type { FleetRow, FleetStore } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import type { Actor } from "../db/audit-log.js";
-import type { Database } from "../db/database.js";
-import { ReleaseEntity } from "../db/entities/index.js";
 import { ControlError } from "../errors.js";
-import { compareSemver } from "../shared/release/index.js";
+import { refusalError } from "./admission-errors.js";
+import type { ReleaseLookup } from "./release-lookup.js";
 
 /** What planning and starting need. */
 export interface StartDeps {
-  readonly db: Database;
+  /** The registry, campaigns and the start lock (SQL in Control, memory in the simulation). */
+  readonly fleet: FleetStore;
+  readonly release: ReleaseLookup;
   readonly clock: Clock;
   readonly policy: Policy;
   /** The newest Agent version this Control supports (config `agent.maxVersion`). */
   readonly maxVersion: string | undefined;
 }
 
-const MAX_NAMED = 50;
-/** How many nodes a refusal over confirmed sequences names before "and N more". */
-const MAX_NAMED_CONFIRMED = 10;
-
-/** A planning candidate with the highest release sequence its agent reported confirmed. */
-export interface StartCandidate extends Candidate {
-  readonly confirmedSequence: number;
-}
-
-/** Every node of the registry as a planning candidate. */
-export async function readCandidates(q: Queryable): Promise<StartCandidate[]> {
-  const result = await q.query<{
-    id: string;
-    labels: Record<string, string>;
-    pool: string;
-    enabled: boolean;
-    ever: boolean;
-    capabilities: string[];
-    agent_version: string;
-    confirmed_sequence: string;
-  }>(
-    `select id, labels, pool, enabled, first_seen is not null as ever, capabilities, agent_version,
-            confirmed_sequence
-       from nodes`,
-  );
-  return result.rows.map((r) => ({
+/** A registry row as an admission candidate. */
+function candidateOf(r: FleetRow): AdmissionCandidate {
+  return {
     id: r.id,
     labels: r.labels,
     pool: r.pool,
     enabled: r.enabled,
-    everConnected: r.ever,
+    everConnected: r.everConnected,
     capabilities: r.capabilities,
-    agentVersion: r.agent_version || undefined,
-    confirmedSequence: Number(r.confirmed_sequence),
-  }));
+    agentVersion: r.agentVersion || undefined,
+    platform: r.platform || undefined,
+    confirmedSequence: r.confirmedSequence,
+  };
 }
 
-/** What the start checks read of the target release. */
-interface TargetRelease {
-  readonly version: string;
-  readonly sequence: number;
-  readonly expiresAt: Date;
+/** The busy nodes of the registry: node id → the campaign it is busy in. */
+function busyOf(rows: readonly FleetRow[]): Map<string, string> {
+  const busy = new Map<string, string>();
+  for (const r of rows) if (r.busy) busy.set(r.id, r.busyIn ?? "");
+  return busy;
 }
 
-/**
- * The release a campaign targets, after the registry, `agent.maxVersion` and expiry checks.
- * An expired release would be refused by every agent (SPEC §3), so it is refused here,
- * by the injected clock, with `release_unusable` (FAILED_PRECONDITION).
- */
-async function targetRelease(deps: StartDeps, spec: CampaignSpec): Promise<TargetRelease> {
-  const release = await deps.db.em().findOne(ReleaseEntity, { version: spec.targetVersion });
-  if (!release) {
-    throw new ControlError(
-      "release_not_found",
-      `release ${spec.targetVersion} is not registered (agentctl release register)`,
-    );
-  }
-  if (deps.maxVersion !== undefined && compareSemver(spec.targetVersion, deps.maxVersion) > 0) {
-    throw new ControlError(
-      "invalid_argument",
-      `release ${spec.targetVersion} is newer than ${deps.maxVersion}, the newest Agent this Control supports (agent.maxVersion)`,
-      { field: "spec.target_version" },
-    );
-  }
-  const { expiresAt } = release;
-  if (expiresAt.getTime() <= deps.clock.now().getTime()) {
-    throw new ControlError(
-      "release_unusable",
-      `release ${release.version} expired at ${expiresAt.toISOString()}; register a newer one`,
-      { version: release.version, expiresAt: expiresAt.toISOString() },
-    );
-  }
-  return { version: release.version, sequence: release.sequence, expiresAt };
+/** The plan of an admission, or its refusal as the administrator's error. */
+function admitted(a: Admission): Plan {
+  if (!a.ok) throw refusalError(a.refusal);
+  return a.plan;
 }
 
-/**
- * Refuses a plan that would offer the release to a node that confirmed a higher sequence:
- * its agent never moves its confirmed sequence back and would refuse the offer, so the
- * canary batch would only breach. Only the nodes the plan would offer the release to count
- * (not those already on the target or lacking upgrade.v1, nor any node outside the plan).
- */
-function refuseBelowConfirmed(
-  release: TargetRelease,
-  plan: Plan,
-  candidates: readonly StartCandidate[],
-): void {
-  const byId = new Map(candidates.map((c) => [c.id, c]));
-  const settled = new Set([...plan.upToDateNodeIds, ...plan.unsupportedNodeIds]);
-  const above: StartCandidate[] = [];
-  for (const planned of plan.nodes) {
-    const node = byId.get(planned.nodeId);
-    if (node && !settled.has(node.id) && node.confirmedSequence > release.sequence) {
-      above.push(node);
-    }
-  }
-  if (above.length === 0) return;
-  const highest = Math.max(...above.map((n) => n.confirmedSequence));
-  const uniform = above.every((n) => n.confirmedSequence === highest);
-  const named = above
-    .slice(0, MAX_NAMED_CONFIRMED)
-    .map((n) => (uniform ? n.id : `${n.id} (${n.confirmedSequence})`))
-    .join(", ");
-  const more =
-    above.length > MAX_NAMED_CONFIRMED ? ` (and ${above.length - MAX_NAMED_CONFIRMED} more)` : "";
-  const which = uniform ? `sequence ${highest}` : `sequences up to ${highest}`;
-  const who = above.length === 1 ? `node ${named} has` : `nodes ${named}${more} have`;
-  throw new ControlError(
-    "release_unusable",
-    `release ${release.version} has sequence ${release.sequence}, below ${which} that ${who} confirmed: ${above.length === 1 ? "it" : "they"} would refuse it`,
-    {
-      version: release.version,
-      sequence: String(release.sequence),
-      nodeIds: above
-        .slice(0, MAX_NAMED)
-        .map((n) => n.id)
-        .join(","),
-      confirmedSequence: String(highest),
-    },
-  );
-}
-
-/** Resolves and validates a spec; throws invalid_plan listing every violation. */
-export function checkedSpec(spec: CampaignSpec, policy: Policy): CampaignSpec {
-  const violations = validateSpec(spec, policy);
-  if (violations.length > 0) {
-    throw new ControlError(
-      "invalid_plan",
-      `the campaign is not valid: ${violations.map((v) => `${v.field}: ${v.message}`).join("; ")}`,
-      { field: violations.map((v) => `spec.${v.field}`).join(",") },
-    );
-  }
-  return spec;
-}
-
-/** Plans a campaign without starting anything (same checks as a start, minus busy nodes). */
+/** Plans a campaign without starting anything (the admission of a start, minus busy nodes). */
 export async function planOnly(
   deps: StartDeps,
   input: CampaignSpecInput,
 ): Promise<{ spec: CampaignSpec; plan: Plan }> {
-  const spec = checkedSpec(resolveSpec(input, deps.policy), deps.policy);
-  const release = await targetRelease(deps, spec);
-  const candidates = await readCandidates(deps.db.pool);
-  const plan = planCampaign(spec, candidates, deps.policy.firstBatchMaxPercent);
-  refuseLongRamp(spec, plan);
-  refuseBelowConfirmed(release, plan, candidates);
+  const spec = resolveSpec(input, deps.policy);
+  const release = await deps.release(spec.targetVersion);
+  const rows = await deps.fleet.transaction((tx) => tx.readFleet());
+  const plan = admitted(
+    admit({
+      intent: "plan",
+      origin: "operator",
+      spec,
+      rules: { policy: deps.policy, maxVersion: deps.maxVersion },
+      release,
+      candidates: rows.map(candidateOf),
+      busy: new Map(),
+      now: deps.clock.now().getTime(),
+    }),
+  );
   return { spec, plan };
 }
 
-/** Refuses a ramp whose steps would exceed MAX_RAMP_STEPS for the planned nodes (invalid_plan). */
-function refuseLongRamp(spec: CampaignSpec, plan: Plan): void {
-  if (spec.ramp === undefined || plan.batches.length <= MAX_RAMP_STEPS) return;
-  throw new ControlError(
-    "invalid_plan",
-    `the ramp needs more than ${MAX_RAMP_STEPS} steps for ${plan.totalNodes} nodes; raise its rate, factor or maximum, or lengthen its step`,
-    { field: "spec.ramp" },
-  );
+/**
+ * Admits each spec as a plan would (every check of a start but busy nodes and an empty plan),
+ * over one read of the candidates; throws the first refusal's {@link refusalError}, its message
+ * prefixed with `label(index)`. A rollout plan's groups are checked so at `plan start`.
+ */
+export async function admitEach(
+  deps: StartDeps,
+  specs: readonly CampaignSpec[],
+  label: (index: number) => string,
+): Promise<void> {
+  const candidates = (await deps.fleet.transaction((tx) => tx.readFleet())).map(candidateOf);
+  const releases = new Map<string, AdmissionRelease | undefined>();
+  for (const [i, spec] of specs.entries()) {
+    if (!releases.has(spec.targetVersion)) {
+      releases.set(spec.targetVersion, await deps.release(spec.targetVersion));
+    }
+    const a = admit({
+      intent: "plan",
+      origin: "operator",
+      spec,
+      rules: { policy: deps.policy, maxVersion: deps.maxVersion },
+      release: releases.get(spec.targetVersion),
+      candidates,
+      busy: new Map(),
+      now: deps.clock.now().getTime(),
+    });
+    if (!a.ok) {
+      const e = refusalError(a.refusal);
+      throw new ControlError(e.code, `${label(i)}: ${e.message}`, e.metadata);
+    }
+  }
 }
 
 function campaignId(now: Date): string {
@@ -213,68 +133,50 @@ export interface StartRequest {
   readonly spec: CampaignSpec;
   readonly actor: Actor;
   readonly retryOf?: string | undefined;
+  /** The new campaign's id (default: `c-<time>-<random>`); the simulation names its own. */
+  readonly id?: string | undefined;
 }
 
 /**
- * Starts a campaign: validates the spec, checks the release (release_unusable when expired),
- * plans over the current candidates, refuses a release below a sequence that a node it would
- * offer it to has confirmed (release_unusable naming them), busy nodes (node_busy naming
- * them) and plans with nothing to upgrade (no_eligible_nodes), and writes the campaign, its
- * nodes and the "start" audit row.
+ * Starts a campaign: under the start lock, reads the registry with its busy nodes, runs the
+ * one admission ({@link admit}; a refusal throws {@link refusalError}'s error and writes
+ * nothing), and writes the campaign, its nodes and the "start" audit row.
  */
 export async function startCampaign(deps: StartDeps, req: StartRequest): Promise<CampaignState> {
-  const spec = checkedSpec(req.spec, deps.policy);
-  const release = await targetRelease(deps, spec);
-  return await inTransaction(deps.db.pool, async (client) => {
-    await client.query("select pg_advisory_xact_lock($1)", [START_LOCK_KEY]);
-    const candidates = await readCandidates(client);
-    const plan = planCampaign(spec, candidates, deps.policy.firstBatchMaxPercent);
-    refuseLongRamp(spec, plan);
-    refuseBelowConfirmed(release, plan, candidates);
-    const busy = await busyNodes(
-      client,
-      plan.nodes.map((n) => n.nodeId),
-    );
-    if (busy.size > 0) {
-      const ids = [...busy.keys()];
-      const campaigns = [...new Set(busy.values())];
-      const named = ids.slice(0, MAX_NAMED).join(", ");
-      const more = ids.length > MAX_NAMED ? ` and ${ids.length - MAX_NAMED} more` : "";
-      throw new ControlError(
-        "node_busy",
-        `${ids.length} node(s) already in an active campaign (${campaigns.join(", ")}): ${named}${more}`,
-        {
-          nodeIds: ids.slice(0, MAX_NAMED).join(","),
-          nodeCount: String(ids.length),
-          campaignIds: campaigns.slice(0, MAX_NAMED).join(","),
-        },
-      );
-    }
-    if (plan.upgradableCount === 0) {
-      const why =
-        plan.totalNodes === 0
-          ? "no enabled node that has connected matches the selector"
-          : `all ${plan.totalNodes} selected node(s) are already on ${spec.targetVersion} or lack upgrade.v1`;
-      throw new ControlError("no_eligible_nodes", `no node can be upgraded: ${why}`);
-    }
+  const { spec } = req;
+  const release = await deps.release(spec.targetVersion);
+  return await deps.fleet.transaction(async (tx) => {
+    await tx.lockStarts();
+    const rows = await tx.readFleet();
     const now = deps.clock.now();
+    const admission = admit({
+      intent: "start",
+      origin: "operator",
+      spec,
+      rules: { policy: deps.policy, maxVersion: deps.maxVersion },
+      release,
+      candidates: rows.map(candidateOf),
+      busy: busyOf(rows),
+      now: now.getTime(),
+    });
+    if (!admission.ok) throw refusalError(admission.refusal);
+    const { plan, target } = admission;
     const { campaign, nodes } = createCampaign({
-      id: campaignId(now),
+      id: req.id ?? campaignId(now),
       spec,
       plan,
-      target: { version: release.version, sequence: release.sequence },
+      target,
       now: now.getTime(),
       retryOf: req.retryOf,
     });
-    await insertCampaign(client, {
+    await tx.campaigns.insertCampaign({
       campaign,
       nodes,
       createdBy: req.actor.name,
       createdByIp: req.actor.ip,
       now,
     });
-    await insertAudits(
-      client,
+    await tx.insertAudits(
       [
         {
           actor: req.actor.name,
@@ -284,9 +186,10 @@ export async function startCampaign(deps: StartDeps, req: StartRequest): Promise
           message: `campaign ${campaign.id} started: ${spec.targetVersion} to ${plan.totalNodes} node(s) in ${plan.batches.length} batch(es)${req.retryOf ? `, retrying ${req.retryOf}` : ""}${spec.reason ? `: ${spec.reason}` : ""}`,
           detail: {
             targetVersion: spec.targetVersion,
-            targetSequence: release.sequence,
+            targetSequence: target.sequence,
             nodes: plan.totalNodes,
             batches: plan.batches.map((b) => b.nodeIds.length),
+            skipped: Object.fromEntries(plan.skips.map((k) => [k.code, k.nodeIds.length])),
             retryOf: req.retryOf ?? null,
             reason: spec.reason,
           },
@@ -306,9 +209,12 @@ export async function retryCampaign(
   deps: StartDeps,
   req: { id: string; excludeNodeIds: readonly string[]; reason: string; actor: Actor },
 ): Promise<CampaignState> {
-  const row = await readCampaign(deps.db.pool, req.id);
-  if (!row) throw new ControlError("campaign_not_found", `no campaign with id "${req.id}"`);
-  const retry = planRetry(row.campaign, await readNodes(deps.db.pool, req.id), req.excludeNodeIds);
+  const found = await deps.fleet.transaction(async (tx) => {
+    const row = await tx.campaigns.readCampaign(req.id);
+    return row === undefined ? undefined : { row, nodes: await tx.campaigns.readNodes(req.id) };
+  });
+  if (!found) throw new ControlError("campaign_not_found", `no campaign with id "${req.id}"`);
+  const retry = planRetry(found.row.campaign, found.nodes, req.excludeNodeIds);
   if (!retry.ok) {
     throw new ControlError(
       retry.reason === "no_nodes" ? "no_eligible_nodes" : "campaign_state",

@@ -26,18 +26,20 @@ import {
 import { createSqlFleetStore, PlanVersionConflict, readCampaign } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { ReleaseEntity } from "../db/entities/index.js";
 import { ControlError } from "../errors.js";
 import { type Principal, principalKey } from "./auth.js";
 import { submitCommand } from "./campaign-commands.js";
 import { specInputFromProto, specToProto } from "./campaign-convert.js";
-import { checkedSpec } from "./campaign-start.js";
+import { admitEach } from "./campaign-start.js";
+import { sqlReleaseLookup } from "./release-lookup.js";
 
 /** What the service needs. */
 export interface PlanServiceDeps {
   readonly db: Database;
   readonly clock: Clock;
   readonly policy: Policy;
+  /** The newest Agent version this Control supports (config `agent.maxVersion`). */
+  readonly maxVersion?: string | undefined;
   /** Asks the leader's worker to run its fleet passes (and decide campaigns) soon. */
   readonly wake: (campaignId?: string) => void;
 }
@@ -120,17 +122,18 @@ export function createPlanService(deps: PlanServiceDeps): ServiceImpl<typeof Pla
         now: now.getTime(),
         createdBy: actor.name,
       });
-      // Every group's campaign must pass the checks an administrator's start would.
-      for (let i = 0; i < groups.length; i++) checkedSpec(groupCampaignSpec(plan, i), deps.policy);
-      const release = await deps.db
-        .em()
-        .findOne(ReleaseEntity, { version: template.targetVersion });
-      if (!release) {
-        throw new ControlError(
-          "release_not_found",
-          `release ${template.targetVersion} is not registered (agentctl release register)`,
-        );
-      }
+      // Every group's campaign must pass the admission of an administrator's plan.
+      await admitEach(
+        {
+          fleet: store,
+          release: sqlReleaseLookup(deps.db),
+          clock: deps.clock,
+          policy: deps.policy,
+          maxVersion: deps.maxVersion,
+        },
+        groups.map((_, i) => groupCampaignSpec(plan, i)),
+        (i) => `group ${i + 1} (${groups[i]?.name})`,
+      );
       await store.transaction(async (tx) => {
         await tx.insertPlan(plan, now);
         await tx.insertAudits(
@@ -205,7 +208,7 @@ export function createPlanService(deps: PlanServiceDeps): ServiceImpl<typeof Pla
             (c.campaign.phase === "running" || c.campaign.phase === "paused")
           ) {
             await submitCommand(
-              deps.db.pool,
+              store,
               running,
               {
                 kind: "abort",

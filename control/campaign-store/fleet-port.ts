@@ -6,13 +6,7 @@
  * campaign transaction ({@link FleetTransaction.campaigns}), so a lease fence, a campaign
  * insert and the fleet rows commit together.
  */
-import type {
-  AdminCommand,
-  CampaignPhase,
-  DesiredVersion,
-  NodeState,
-  RolloutPlan,
-} from "../campaign/index.js";
+import type { CampaignPhase, DesiredVersion, NodeState, RolloutPlan } from "../campaign/index.js";
 import type { AuditRow, CampaignTransaction } from "./port.js";
 
 /** A node's registry row as the fleet rules read it. */
@@ -26,6 +20,8 @@ export interface FleetRow {
   readonly capabilities: string[];
   /** "" when unknown. */
   readonly agentVersion: string;
+  /** Its platform as its last Hello said; "" when unknown. */
+  readonly platform: string;
   readonly confirmedSequence: number;
   /** The sequence of the registered release it runs, when there is one. */
   readonly runningSequence: number | undefined;
@@ -34,6 +30,8 @@ export interface FleetRow {
   readonly heldBy: string | null;
   /** It is in an unfinished campaign that still counts it (see `busyNodes`). */
   readonly busy: boolean;
+  /** The oldest such campaign while `busy` (its id), else undefined. */
+  readonly busyIn: string | undefined;
 }
 
 /** A campaign as the fleet rules read it. */
@@ -100,12 +98,20 @@ export interface FleetTransaction {
   /** Inserts audit rows, in order. */
   insertAudits(rows: readonly AuditRow[], now: Date): Promise<void>;
   /**
-   * Records `command` for campaign `campaignId` on behalf of `actor` (Control's own, such as the
-   * abort of a halted desired version's convergence campaign), as the admin API records an
-   * operator's: the campaign's next decision applies it (or ignores it when it no longer
-   * applies) and marks it applied.
+   * Records an administrator's command for the leader's worker to apply (unapplied, at `now`);
+   * returns its id, unique in the store.
    */
-  insertCommand(campaignId: string, command: AdminCommand, actor: string, now: Date): Promise<void>;
+  insertCommand(command: NewCommand, now: Date): Promise<string>;
+}
+
+/** An administrator's command to record (see {@link FleetTransaction.insertCommand}). */
+export interface NewCommand {
+  readonly campaignId: string;
+  readonly kind: string;
+  readonly rollback: boolean;
+  readonly reason: string;
+  readonly actor: string;
+  readonly actorIp: string;
 }
 
 /** The fleet store. */

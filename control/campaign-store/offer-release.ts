@@ -8,4 +8,6 @@ export interface OfferRelease {
   readonly sequence: number;
   readonly envelope: Envelope;
   readonly artifacts: readonly StoredArtifact[];
+  /** When it expires (epoch ms); absent: not known to this store (never judged expired). */
+  readonly expiresAt?: number | undefined;
 }

@@ -10,6 +10,7 @@
  * worker decides them like any other, under the same pool budget and rules.
  */
 import {
+  type AdmissionRules,
   CONVERGENCE_CREATOR,
   convergenceSpec,
   type DesiredVersion,
@@ -18,10 +19,10 @@ import {
   planConvergence,
   replacesDesired,
 } from "../campaign/index.js";
-import type { FleetTransaction, LeaderLease } from "../campaign-store/index.js";
+import type { FleetTransaction, LeaderLease, OfferRelease } from "../campaign-store/index.js";
 import { ENGINE_ACTOR } from "./audit.js";
 import type { WorkerGateway } from "./facts.js";
-import { fleetNodesOf, startSystemCampaign } from "./system-start.js";
+import { admissionTarget, fleetNodesOf, startSystemCampaign } from "./system-start.js";
 
 /** What a convergence pass needs. */
 export interface ConvergenceDeps {
@@ -29,6 +30,10 @@ export interface ConvergenceDeps {
   readonly gateway: WorkerGateway;
   /** This Control's instance id. */
   readonly self: string;
+  /** The registered release `version`, or undefined. */
+  readonly release: (version: string) => Promise<OfferRelease | undefined>;
+  /** The policy and `agent.maxVersion` every convergence start is admitted under. */
+  readonly rules: AdmissionRules;
 }
 
 /** What a convergence pass did. */
@@ -145,9 +150,14 @@ export async function convergencePass(
       );
       for (const campaignId of step.abortCampaignIds) {
         await tx.insertCommand(
-          campaignId,
-          { kind: "abort", rollback: false, reason: step.message },
-          ENGINE_ACTOR,
+          {
+            campaignId,
+            kind: "abort",
+            rollback: false,
+            reason: step.message,
+            actor: ENGINE_ACTOR,
+            actorIp: "",
+          },
           now,
         );
         aborted.push(campaignId);
@@ -158,8 +168,10 @@ export async function convergencePass(
     const result = await startSystemCampaign(tx, {
       campaignId: step.campaignId,
       spec: convergenceSpec(d, step.nodeIds),
-      target: d.target,
+      origin: "system",
+      target: await admissionTarget(deps.release, d.target),
       fleet,
+      rules: deps.rules,
       createdBy: `${CONVERGENCE_CREATOR}${d.id}`,
       now,
       audit: `converging ${step.nodeIds.length} node(s) to the desired version ${d.id}`,

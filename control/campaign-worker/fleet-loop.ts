@@ -5,6 +5,7 @@
  * online behind its desired version converges without waiting a whole interval). Time comes
  * from the caller (the worker's Clock).
  */
+import { type AdmissionRules, DEFAULT_POLICY } from "../campaign/index.js";
 import type { LeaderLease, OfferRelease } from "../campaign-store/index.js";
 import { type FleetStore, StaleLeaderError } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
@@ -20,6 +21,11 @@ export interface FleetOptions {
   readonly intervalMs: number;
   /** Told of each desired version whose convergence a burst of failures halted (metrics). */
   readonly onHalted?: (desiredId: string) => void;
+  /**
+   * The policy and `agent.maxVersion` the passes' starts are admitted under, as an
+   * administrator's start is (default: the policy's defaults, no maximum version).
+   */
+  readonly rules?: AdmissionRules;
 }
 
 /** What the loop needs of the worker. */
@@ -32,6 +38,8 @@ export interface FleetLoopDeps {
   readonly self: string;
   readonly release: (version: string) => Promise<OfferRelease | undefined>;
 }
+
+const DEFAULT_RULES: AdmissionRules = { policy: DEFAULT_POLICY, maxVersion: undefined };
 
 /** Nudges after node connections run the passes at most this often. */
 const NUDGE_GAP_MS = 1000;
@@ -68,16 +76,20 @@ export class FleetLoop {
     this.last = now;
     this.next = now + this.d.options.intervalMs;
     const at = this.d.clock.now();
-    const deps = { lease: this.d.lease, gateway: this.d.gateway, self: this.d.self };
+    const deps = {
+      lease: this.d.lease,
+      gateway: this.d.gateway,
+      self: this.d.self,
+      release: this.d.release,
+      rules: this.d.options.rules ?? DEFAULT_RULES,
+    };
     try {
       const conv = await this.d.options.store.transaction((tx) => convergencePass(deps, tx, at));
       for (const h of conv.halted) {
         this.d.log.warn({ desiredId: h.desiredId, reason: h.message }, "convergence halted");
         this.d.options.onHalted?.(h.desiredId);
       }
-      const plans = await this.d.options.store.transaction((tx) =>
-        planPass({ ...deps, release: this.d.release }, tx, at),
-      );
+      const plans = await this.d.options.store.transaction((tx) => planPass(deps, tx, at));
       for (const id of [...conv.started, ...conv.aborted, ...plans.started]) started(id);
       if (conv.started.length + plans.started.length > 0 || conv.recorded.length > 0) {
         this.d.log.info(

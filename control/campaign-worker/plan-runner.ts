@@ -6,6 +6,7 @@
  * another campaign waits for the next pass; a group with nothing to upgrade counts as done.
  */
 import {
+  type AdmissionRules,
   applyPlanStep,
   type FleetNode,
   type GroupCampaign,
@@ -25,7 +26,7 @@ import type {
 } from "../campaign-store/index.js";
 import { ENGINE_ACTOR } from "./audit.js";
 import type { WorkerGateway } from "./facts.js";
-import { fleetNodesOf, startSystemCampaign } from "./system-start.js";
+import { admissionRelease, fleetNodesOf, startSystemCampaign } from "./system-start.js";
 
 /** What a plan pass needs. */
 export interface PlanPassDeps {
@@ -34,6 +35,8 @@ export interface PlanPassDeps {
   readonly self: string;
   /** The registered release `version` (its sequence), or undefined. */
   readonly release: (version: string) => Promise<OfferRelease | undefined>;
+  /** The policy and `agent.maxVersion` every group's start is admitted under. */
+  readonly rules: AdmissionRules;
 }
 
 /** What a plan pass did. */
@@ -119,8 +122,10 @@ export async function planPass(
       const result = await startSystemCampaign(tx, {
         campaignId: groupCampaignId(plan.id, step.group),
         spec,
-        target: { version: release.version, sequence: release.sequence },
+        origin: "operator",
+        target: admissionRelease(release),
         fleet,
+        rules: deps.rules,
         createdBy: `${PLAN_CREATOR}${plan.id}`,
         now,
         audit: `plan ${plan.id}, group ${step.group + 1} (${group?.name})`,

@@ -1,18 +1,22 @@
 /**
  * Starting a campaign from the leader's worker (a convergence campaign, a plan's group), in
- * the caller's fleet transaction under the start lock: the same planning, busy and confirmed
- * sequence rules as an administrator's start, the campaign's nodes and its "start" audit row
- * written with whatever else the transaction writes.
+ * the caller's fleet transaction under the start lock: the one admission of every start
+ * (`admit`: the policy, the release's version, expiry and platforms, a ramp's step limit,
+ * confirmed sequences, busy nodes), the campaign's nodes and its "start" audit row written
+ * with whatever else the transaction writes.
  */
 import {
+  type AdmissionRefusal,
+  type AdmissionRelease,
+  type AdmissionRules,
+  admit,
   type CampaignSpec,
-  type Candidate,
   createCampaign,
   type FleetNode,
-  planCampaign,
+  refusalMessage,
   type Target,
 } from "../campaign/index.js";
-import type { FleetRow, FleetTransaction } from "../campaign-store/index.js";
+import type { FleetRow, FleetTransaction, OfferRelease } from "../campaign-store/index.js";
 import { ENGINE_ACTOR } from "./audit.js";
 import type { WorkerGateway } from "./facts.js";
 
@@ -35,6 +39,7 @@ export function fleetNodesOf(
       everConnected: r.everConnected || live !== undefined,
       capabilities: live?.capabilities ?? r.capabilities,
       agentVersion: (live?.agentVersion ?? r.agentVersion) || undefined,
+      platform: (live?.platform ?? r.platform) || undefined,
       confirmedSequence: Math.max(live?.confirmedSequence ?? 0, r.confirmedSequence),
       runningSequence: r.runningSequence,
       online,
@@ -50,58 +55,52 @@ export type SystemStart =
   | { readonly kind: "empty"; readonly message: string }
   | { readonly kind: "refused"; readonly message: string };
 
+/** A system start's answer for an admission refusal: busy waits, empty is done, else refused. */
+function systemAnswer(r: AdmissionRefusal): SystemStart {
+  if (r.kind === "busy") return { kind: "busy", nodeIds: r.nodeIds };
+  if (r.kind === "nothing_to_upgrade") return { kind: "empty", message: refusalMessage(r) };
+  return { kind: "refused", message: refusalMessage(r) };
+}
+
 /**
- * Plans `spec` over `fleet` and, unless a node it takes is busy, none can be upgraded, or a
- * node it would offer the release to confirmed a higher sequence, inserts the campaign
- * `campaignId` created by `createdBy` with its "start" audit row.
+ * Runs the one admission ({@link admit}) for `spec` over `fleet` — `origin` "system" for a
+ * convergence campaign's own spec, "operator" for a plan group's (the administrator's
+ * template) — and, when admitted, inserts the campaign `campaignId` created by `createdBy`
+ * with its "start" audit row. Writes nothing otherwise.
  */
 export async function startSystemCampaign(
   tx: FleetTransaction,
   input: {
     readonly campaignId: string;
     readonly spec: CampaignSpec;
-    readonly target: Target;
+    readonly origin: "operator" | "system";
+    readonly target: AdmissionRelease;
     readonly fleet: readonly FleetNode[];
+    readonly rules: AdmissionRules;
     readonly createdBy: string;
     readonly now: Date;
     readonly audit: string;
   },
 ): Promise<SystemStart> {
-  const candidates: Candidate[] = [...input.fleet];
-  const plan = planCampaign(input.spec, candidates);
-  const byId = new Map(input.fleet.map((n) => [n.id, n]));
-  const busy = plan.nodes.filter((n) => byId.get(n.nodeId)?.busy === true).map((n) => n.nodeId);
-  if (busy.length > 0) return { kind: "busy", nodeIds: busy };
-  if (plan.upgradableCount === 0) {
-    return {
-      kind: "empty",
-      message:
-        plan.totalNodes === 0
-          ? "no enabled node that has connected matches the selector"
-          : `all ${plan.totalNodes} selected node(s) are already on ${input.target.version} or lack upgrade.v1`,
-    };
-  }
-  const settled = new Set([...plan.upToDateNodeIds, ...plan.unsupportedNodeIds]);
-  const above = plan.nodes
-    .map((n) => byId.get(n.nodeId))
-    .filter(
-      (n): n is FleetNode =>
-        n !== undefined && !settled.has(n.id) && n.confirmedSequence > input.target.sequence,
-    );
-  if (above.length > 0) {
-    return {
-      kind: "refused",
-      message: `release ${input.target.version} has sequence ${input.target.sequence}, below the sequence ${above
-        .map((n) => `${n.id} (${n.confirmedSequence})`)
-        .slice(0, 10)
-        .join(", ")} confirmed: they would refuse it`,
-    };
-  }
+  const busy = new Map<string, string>();
+  for (const n of input.fleet) if (n.busy) busy.set(n.id, "");
+  const admission = admit({
+    intent: "start",
+    origin: input.origin,
+    spec: input.spec,
+    rules: input.rules,
+    release: input.target,
+    candidates: input.fleet,
+    busy,
+    now: input.now.getTime(),
+  });
+  if (!admission.ok) return systemAnswer(admission.refusal);
+  const { plan, target } = admission;
   const { campaign, nodes } = createCampaign({
     id: input.campaignId,
     spec: input.spec,
     plan,
-    target: input.target,
+    target,
     now: input.now.getTime(),
   });
   await tx.campaigns.insertCampaign({
@@ -118,11 +117,12 @@ export async function startSystemCampaign(
         actorIp: "",
         action: "start",
         campaignId: campaign.id,
-        message: `campaign ${campaign.id} started: ${input.target.version} to ${plan.totalNodes} node(s) in ${plan.batches.length} batch(es): ${input.audit}`,
+        message: `campaign ${campaign.id} started: ${target.version} to ${plan.totalNodes} node(s) in ${plan.batches.length} batch(es): ${input.audit}`,
         detail: {
-          targetVersion: input.target.version,
-          targetSequence: input.target.sequence,
+          targetVersion: target.version,
+          targetSequence: target.sequence,
           nodes: plan.totalNodes,
+          skipped: Object.fromEntries(plan.skips.map((k) => [k.code, k.nodeIds.length])),
           createdBy: input.createdBy,
         },
       },
@@ -130,4 +130,29 @@ export async function startSystemCampaign(
     input.now,
   );
   return { kind: "started", campaignId: campaign.id, nodes: plan.totalNodes };
+}
+
+/** A registered release as admission judges it: its platforms from its artifacts. */
+export function admissionRelease(release: OfferRelease): AdmissionRelease {
+  return {
+    version: release.version,
+    sequence: release.sequence,
+    expiresAt: release.expiresAt,
+    platforms: release.artifacts.map((a) => a.platform),
+  };
+}
+
+/**
+ * What admission knows of a desired version's `target`: the registered release's platforms and
+ * expiry when `lookup` finds it, else the version and sequence alone (neither judged).
+ */
+export async function admissionTarget(
+  lookup: (version: string) => Promise<OfferRelease | undefined>,
+  target: Target,
+): Promise<AdmissionRelease> {
+  const release = await lookup(target.version);
+  if (release !== undefined && release.sequence === target.sequence) {
+    return admissionRelease(release);
+  }
+  return { ...target, expiresAt: undefined, platforms: undefined };
 }

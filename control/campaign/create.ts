@@ -14,7 +14,8 @@ export interface CreateCampaignInput {
 
 /**
  * The initial state of a campaign from its plan: phase running, batch 0 running from `now`,
- * every other batch pending, every node waiting. Persist both in the start transaction, then
+ * every other batch pending, every node waiting except those the plan skips
+ * `platform_unsupported` (skipped and final from `now`: never offered, never a failure). Persist both in the start transaction, then
  * call `decide` (it makes the first offers).
  */
 export function createCampaign(input: CreateCampaignInput): {
@@ -50,7 +51,24 @@ export function createCampaign(input: CreateCampaignInput): {
     finishedAt: undefined,
     retryOf: input.retryOf,
   };
-  const nodes = plan.nodes.map((n) => newNode(n.nodeId, n.batch, n.order, n.pool, now));
+  const wrongPlatform = new Map<string, string>();
+  for (const skip of plan.skips) {
+    if (skip.code !== "platform_unsupported") continue;
+    for (const id of skip.nodeIds) wrongPlatform.set(id, skip.message);
+  }
+  const nodes = plan.nodes.map((n) => {
+    const node = newNode(n.nodeId, n.batch, n.order, n.pool, now);
+    const message = wrongPlatform.get(n.nodeId);
+    return message === undefined
+      ? node
+      : {
+          ...node,
+          state: "skipped" as const,
+          code: "platform_unsupported" as const,
+          message,
+          finishedAt: now,
+        };
+  });
   return { campaign, nodes };
 }
 

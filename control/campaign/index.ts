@@ -6,9 +6,11 @@
  * result plus its operations in ONE transaction (outbox), then sends.
  *
  * ## Lifecycle
- * Start: `resolveSpec` → `validateSpec` (all violations) → `planCampaign` (candidates → canary
- * order → cumulative batches, ceil) → refuse if `upgradableCount === 0` or a node is busy →
- * `createCampaign` (phase running, batch 0 started at now, nodes waiting) → persist → `decide`.
+ * Start: `resolveSpec` → {@link admit} (the one admission of every start: `validateSpec`, the
+ * release's version, expiry and platforms, a ramp's step limit, `planCampaign` — candidates →
+ * canary order → cumulative batches, ceil — confirmed sequences, busy nodes, nothing to
+ * upgrade) → `createCampaign` (phase running, batch 0 started at now, nodes waiting, those of
+ * a platform the release lacks skipped) → persist → `decide`.
  *
  * Node states: `waiting → offered → applying → restarting → verifying → succeeded`, or
  * `failed | timed_out | skipped | canceled`, and on rollback `rolling_back → rolled_back |
@@ -113,6 +115,8 @@
  * - A batch does not pass while one of its verifying nodes is reconnecting (no stream, not
  *   offline yet): it passes on what its nodes run now, not on what they ran before an outage.
  */
+export * from "./admit.js";
+export { NAMED_IN_MESSAGE, refusalMessage } from "./admit-refusal.js";
 export * from "./assert-never.js";
 export * from "./batch-rules.js";
 export { commandError } from "./commands.js";

@@ -117,6 +117,7 @@ export type NodeCode =
   | "node_offline"
   | "node_disabled"
   | "upgrade_unsupported"
+  | "platform_unsupported"
   | "batch_failed"
   | "aborted"
   | "rollback_failed"

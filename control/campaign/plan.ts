@@ -20,6 +20,19 @@ export interface Candidate {
   readonly capabilities: readonly string[];
   /** Its last reported agent version, if any. */
   readonly agentVersion: string | undefined;
+  /** Its platform as its last Hello said (`linux-amd64`); absent or "": not known. */
+  readonly platform?: string | undefined;
+}
+
+/** Why a planned node will be skipped without an offer. */
+export type SkipCode = "upgrade_unsupported" | "platform_unsupported";
+
+/** Planned nodes that will be skipped for one reason: the code, a sentence, the nodes. */
+export interface PlanSkip {
+  readonly code: SkipCode;
+  /** Says why, e.g. "release 2.0.0 has no artifact for linux-arm64". */
+  readonly message: string;
+  readonly nodeIds: readonly string[];
 }
 
 /** One planned batch: its nodes in canary order (possibly none, see {@link batchBounds}). */
@@ -40,8 +53,21 @@ export interface Plan {
   readonly unsupportedNodeIds: readonly string[];
   /** Nodes already on the target: they succeed at once (`already_current`). */
   readonly upToDateNodeIds: readonly string[];
+  /**
+   * Nodes (with upgrade.v1, not on the target) of a known platform the release carries no
+   * artifact for: they start `skipped` (`platform_unsupported`), never offered, never failures.
+   */
+  readonly platformUnsupportedNodeIds: readonly string[];
+  /** Every node that will be skipped without an offer, grouped by code and reason. */
+  readonly skips: readonly PlanSkip[];
   /** Nodes that will actually be offered the upgrade; 0 means "no node can be upgraded". */
   readonly upgradableCount: number;
+}
+
+/** What a plan needs to know of the target release beyond its version. */
+export interface PlanRelease {
+  /** The platforms it carries an artifact for; undefined: not known (nobody is judged on it). */
+  readonly platforms: readonly string[] | undefined;
 }
 
 /** One node of a plan. */
@@ -145,6 +171,7 @@ export function planCampaign(
   spec: CampaignSpec,
   candidates: readonly Candidate[],
   firstBatchMaxPercent: number = DEFAULT_POLICY.firstBatchMaxPercent,
+  release: PlanRelease = { platforms: undefined },
 ): Plan {
   const ordered = canaryOrder(candidates.filter((c) => selects(spec, c)));
   const ramped =
@@ -172,12 +199,51 @@ export function planCampaign(
   const unsupported = ordered.filter(
     (c) => c.agentVersion !== spec.targetVersion && !c.capabilities.includes(CAP_UPGRADE),
   );
+  const platforms = release.platforms;
+  const wrongPlatform =
+    platforms === undefined
+      ? []
+      : ordered.filter(
+          (c) =>
+            c.agentVersion !== spec.targetVersion &&
+            c.capabilities.includes(CAP_UPGRADE) &&
+            c.platform !== undefined &&
+            c.platform !== "" &&
+            !platforms.includes(c.platform),
+        );
+  const skips: PlanSkip[] = [];
+  if (unsupported.length > 0) {
+    skips.push({
+      code: "upgrade_unsupported",
+      message: `the agent did not negotiate ${CAP_UPGRADE}`,
+      nodeIds: unsupported.map((c) => c.id),
+    });
+  }
+  const byPlatform = new Map<string, string[]>();
+  for (const c of wrongPlatform) {
+    const p = c.platform as string;
+    byPlatform.set(p, [...(byPlatform.get(p) ?? []), c.id]);
+  }
+  for (const [platform, nodeIds] of [...byPlatform].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    skips.push({
+      code: "platform_unsupported",
+      message: platformUnsupportedMessage(spec.targetVersion, platform),
+      nodeIds,
+    });
+  }
   return {
     batches,
     nodes,
     totalNodes: ordered.length,
     unsupportedNodeIds: unsupported.map((c) => c.id),
     upToDateNodeIds: upToDate.map((c) => c.id),
-    upgradableCount: ordered.length - upToDate.length - unsupported.length,
+    platformUnsupportedNodeIds: wrongPlatform.map((c) => c.id),
+    skips,
+    upgradableCount: ordered.length - upToDate.length - unsupported.length - wrongPlatform.length,
   };
+}
+
+/** The reason a node of `platform` is skipped `platform_unsupported` by a campaign to `version`. */
+export function platformUnsupportedMessage(version: string, platform: string): string {
+  return `release ${version} has no artifact for ${platform}`;
 }

@@ -86,8 +86,29 @@ export function rampStepLimit(r: Ramp, i: number): number {
   return Number.isFinite(n) ? Math.max(1, n) : Number.MAX_SAFE_INTEGER;
 }
 
-/** The most steps a ramp may take; a start needing more is refused (raise the rate or max). */
+/**
+ * The most steps {@link rampSizes} ever lays out, whatever the policy: a guard on the size of a
+ * plan. Admission refuses a ramp long before it (`admit.ts`: at most the policy's batch limit).
+ */
 export const MAX_RAMP_STEPS = 200;
+
+/**
+ * How many steps the ramp takes to reach all `total` nodes with no limit on their number (the
+ * first step capped at `firstMaxPercent` of the nodes, as in {@link rampSizes}); 0 for 0 nodes.
+ * Each step takes at least one node, so this is at most `total`.
+ */
+export function rampStepsNeeded(total: number, r: Ramp, firstMaxPercent: number): number {
+  let left = total;
+  let steps = 0;
+  while (left > 0) {
+    let size = rampStepLimit(r, steps);
+    if (steps === 0)
+      size = Math.min(size, Math.max(1, Math.floor((total * firstMaxPercent) / 100)));
+    left -= size;
+    steps++;
+  }
+  return steps;
+}
 
 /**
  * The node count of each step for `total` nodes: {@link rampStepLimit} each, the first capped at

@@ -53,12 +53,13 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
     }
   };
 
-  it("reads the fleet with labels, liveness, confirmed and running sequences, and who is busy", async () => {
+  it("reads the fleet with labels, platforms, liveness, confirmed and running sequences, and who is busy", async () => {
     await fx.putRelease("2.0.0", 2);
     await fx.putNode({
       id: "a",
       labels: { tier: "web" },
       version: "2.0.0",
+      platform: "linux-arm64",
       confirmed: 2,
       online: true,
       heldBy: "ctl-1",
@@ -87,7 +88,53 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
       pool: "p",
       confirmedSequence: 2,
       agentVersion: "2.0.0",
+      platform: "linux-arm64",
     });
+    expect(rows[2]?.platform).toBe("linux-amd64");
+    expect(rows.map((r) => r.busyIn)).toEqual([undefined, undefined, "c1"]);
+  });
+
+  it("records administrators' commands with unique ids, pending in order, and only on commit", async () => {
+    await fx.putNode({ id: "a" });
+    await insert("c1", { a: "waiting" }, T0);
+    const command = (kind: string, rollback = false) => ({
+      campaignId: "c1",
+      kind,
+      rollback,
+      reason: `${kind} please`,
+      actor: "alice",
+      actorIp: "10.0.0.1",
+    });
+    const ids = await fx.fleet.transaction(async (tx) => [
+      await tx.insertCommand(command("pause"), at(1000)),
+      await tx.insertCommand(command("abort", true), at(2000)),
+    ]);
+    expect(new Set(ids).size).toBe(2);
+    await expect(
+      fx.fleet.transaction(async (tx) => {
+        await tx.insertCommand(command("resume"), at(3000));
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    const pending = await fx.campaigns.transaction((tx) => tx.pendingCommands("c1"));
+    expect(pending).toEqual([
+      {
+        id: ids[0],
+        kind: "pause",
+        rollback: false,
+        reason: "pause please",
+        actor: "alice",
+        actor_ip: "10.0.0.1",
+      },
+      {
+        id: ids[1],
+        kind: "abort",
+        rollback: true,
+        reason: "abort please",
+        actor: "alice",
+        actor_ip: "10.0.0.1",
+      },
+    ]);
   });
 
   it("writes, replaces, reads oldest first and deletes desired versions, each transaction whole or not at all", async () => {
@@ -227,9 +274,14 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
     await fx.fleet
       .transaction(async (tx) => {
         await tx.insertCommand(
-          "c1",
-          { kind: "abort", rollback: false, reason: "no" },
-          "control",
+          {
+            campaignId: "c1",
+            kind: "abort",
+            rollback: false,
+            reason: "no",
+            actor: "control",
+            actorIp: "",
+          },
           at(1),
         );
         throw new Error("rolled back");
@@ -238,9 +290,14 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
     expect(await fx.campaigns.transaction((tx) => tx.pendingCommands("c1"))).toEqual([]);
     await fx.fleet.transaction((tx) =>
       tx.insertCommand(
-        "c1",
-        { kind: "abort", rollback: false, reason: "halted" },
-        "control",
+        {
+          campaignId: "c1",
+          kind: "abort",
+          rollback: false,
+          reason: "halted",
+          actor: "control",
+          actorIp: "",
+        },
         at(1),
       ),
     );

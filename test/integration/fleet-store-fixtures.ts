@@ -35,6 +35,8 @@ export interface NodeInput {
   readonly pool?: string;
   readonly labels?: Record<string, string>;
   readonly version?: string;
+  /** Default linux-amd64. */
+  readonly platform?: string;
   readonly confirmed?: number;
   readonly online?: boolean;
   readonly heldBy?: string;
@@ -81,8 +83,8 @@ export function sqlAdapter(): Adapter {
         async putNode(n) {
           await pool.query(
             `insert into nodes (id, labels, pool, agent_version, capabilities, confirmed_sequence,
-                first_seen, online, held_by, enabled)
-             values ($1, $2, $3, $4, '["upgrade.v1"]'::jsonb, $5, $6, $7, $8, $9)`,
+                first_seen, online, held_by, enabled, platform)
+             values ($1, $2, $3, $4, '["upgrade.v1"]'::jsonb, $5, $6, $7, $8, $9, $10)`,
             [
               n.id,
               JSON.stringify(n.labels ?? {}),
@@ -93,6 +95,7 @@ export function sqlAdapter(): Adapter {
               n.online ?? false,
               n.heldBy ?? null,
               n.enabled ?? true,
+              n.platform ?? "linux-amd64",
             ],
           );
         },
@@ -127,7 +130,7 @@ export function memoryAdapter(): Adapter {
             boot_id: "b",
             agent_version: n.version ?? "1.0.0",
             capabilities: ["upgrade.v1"],
-            platform: "linux-amd64",
+            platform: n.platform ?? "linux-amd64",
             enabled: n.enabled ?? true,
             last_seen: n.everConnected === false ? null : at(0),
             online: n.online ?? false,

@@ -65,14 +65,19 @@ export class MemoryFleetStore implements FleetStore {
     );
   }
 
-  private busyIds(): Set<string> {
-    const busy = new Set<string>();
-    for (const [id, c] of this.store.tables.campaigns) {
+  /** Node id → the oldest unfinished campaign that still counts it (see `busyNodes`). */
+  private busyIds(): Map<string, string> {
+    const busy = new Map<string, string>();
+    const byAge = [...this.store.tables.campaigns].sort(
+      ([a, x], [b, y]) => x.campaign.createdAt - y.campaign.createdAt || (a < b ? -1 : 1),
+    );
+    for (const [id, c] of byAge) {
       const s: CampaignState = c.campaign;
       if (s.finishedAt !== undefined) continue;
       const live = s.phase === "running" || s.phase === "paused" || s.phase === "rolling_back";
       for (const n of this.store.tables.nodes.get(id) ?? []) {
-        if (!isFinal(n.state) || (live && n.batch === s.currentBatch)) busy.add(n.nodeId);
+        if ((!isFinal(n.state) || (live && n.batch === s.currentBatch)) && !busy.has(n.nodeId))
+          busy.set(n.nodeId, id);
       }
     }
     return busy;
@@ -98,11 +103,13 @@ export class MemoryFleetStore implements FleetStore {
             everConnected: r.last_seen !== null,
             capabilities: [...r.capabilities],
             agentVersion: r.agent_version,
+            platform: r.platform,
             confirmedSequence: r.confirmed_sequence ?? 0,
             runningSequence: ct.releases.get(r.agent_version)?.sequence,
             online: r.online === true,
             heldBy: r.held_by ?? null,
             busy: busy.has(r.id),
+            busyIn: busy.get(r.id),
           }));
       },
       async readDesired() {
@@ -178,16 +185,20 @@ export class MemoryFleetStore implements FleetStore {
         const copied = rows.map((r) => ({ ...r, time: now }));
         ctx.stage(() => ct.audits.push(...copied));
       },
-      async insertCommand(campaignId, command, actor) {
-        const row = {
-          campaignId,
-          kind: command.kind,
-          rollback: command.kind === "abort" ? command.rollback : false,
-          reason: command.reason ?? "",
-          actor,
-          actor_ip: "",
-        };
-        ctx.stage(() => ct.addCommand(row));
+      async insertCommand(c) {
+        const id = ct.reserveCommandId();
+        ctx.stage(() =>
+          ct.pushCommand({
+            id,
+            campaignId: c.campaignId,
+            kind: c.kind,
+            rollback: c.rollback,
+            reason: c.reason,
+            actor: c.actor,
+            actor_ip: c.actorIp,
+          }),
+        );
+        return id;
       },
     };
   }

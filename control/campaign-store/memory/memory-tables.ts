@@ -102,9 +102,19 @@ export class MemoryTables {
 
   /** Records an administrator command (as the admin API does). */
   addCommand(row: Omit<MemoryCommand, "id" | "appliedAt" | "outcome">): string {
-    const id = String(++this.commandSeq);
-    this.commands.push({ ...row, id, appliedAt: null, outcome: null });
+    const id = this.reserveCommandId();
+    this.pushCommand({ ...row, id });
     return id;
+  }
+
+  /** The id the next command will have (never given twice). */
+  reserveCommandId(): string {
+    return String(++this.commandSeq);
+  }
+
+  /** Records a command under an id from {@link reserveCommandId}, unapplied. */
+  pushCommand(row: Omit<MemoryCommand, "appliedAt" | "outcome">): void {
+    this.commands.push({ ...row, appliedAt: null, outcome: null });
   }
 
   liveCampaignIds(): string[] {

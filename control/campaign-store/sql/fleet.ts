@@ -104,20 +104,22 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
         ever: boolean;
         capabilities: string[];
         agent_version: string;
+        platform: string;
         confirmed_sequence: string;
         running_sequence: string | null;
         online: boolean;
         held_by: string | null;
-        busy: boolean;
+        busy_in: string | null;
       }>(
         `select n.id, n.labels, n.pool, n.enabled, n.first_seen is not null as ever, n.capabilities,
-                n.agent_version, n.confirmed_sequence, r.sequence as running_sequence, n.online,
+                n.agent_version, n.platform, n.confirmed_sequence, r.sequence as running_sequence, n.online,
                 n.held_by,
-                exists (select 1 from campaign_nodes cn join campaigns c on c.id = cn.campaign_id
-                         where cn.node_id = n.id and c.finished_at is null
-                           and (cn.state not in (${FINAL_STATES})
-                                or (c.phase in ('running', 'paused', 'rolling_back')
-                                    and cn.batch = c.current_batch))) as busy
+                (select c.id from campaign_nodes cn join campaigns c on c.id = cn.campaign_id
+                  where cn.node_id = n.id and c.finished_at is null
+                    and (cn.state not in (${FINAL_STATES})
+                         or (c.phase in ('running', 'paused', 'rolling_back')
+                             and cn.batch = c.current_batch))
+                  order by c.created_at, c.id limit 1) as busy_in
            from nodes n left join releases r on r.version = n.agent_version
           order by n.id`,
       );
@@ -129,11 +131,13 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
         everConnected: r.ever,
         capabilities: r.capabilities,
         agentVersion: r.agent_version,
+        platform: r.platform,
         confirmedSequence: Number(r.confirmed_sequence),
         runningSequence: r.running_sequence === null ? undefined : Number(r.running_sequence),
         online: r.online,
         heldBy: r.held_by,
-        busy: r.busy,
+        busy: r.busy_in !== null,
+        busyIn: r.busy_in ?? undefined,
       }));
     },
     async readDesired() {
@@ -235,20 +239,13 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
         throw new PlanVersionConflict(`plan ${plan.id} changed since version ${version}`);
     },
     insertAudits: (rows, now) => insertAudits(q, rows, now),
-    async insertCommand(campaignId, command, actor, now) {
-      await q.query(
-        `insert into campaign_commands (campaign_id, kind, rollback, reason, actor, actor_ip,
-            created_at)
-         values ($1, $2, $3, $4, $5, '', $6)`,
-        [
-          campaignId,
-          command.kind,
-          command.kind === "abort" ? command.rollback : false,
-          command.reason ?? "",
-          actor,
-          now,
-        ],
+    async insertCommand(c, now) {
+      const inserted = await q.query<{ id: string }>(
+        `insert into campaign_commands (campaign_id, kind, rollback, reason, actor, actor_ip, created_at)
+         values ($1, $2, $3, $4, $5, $6, $7) returning id::text as id`,
+        [c.campaignId, c.kind, c.rollback, c.reason, c.actor, c.actorIp, now],
       );
+      return inserted.rows[0]?.id ?? "";
     },
   };
 }

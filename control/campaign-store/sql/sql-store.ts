@@ -67,6 +67,7 @@ export function createSqlCampaignStore(db: Database, log: Logger, clock: Clock):
         sequence: record.sequence,
         envelope: parseEnvelope(new Uint8Array(record.envelope)),
         artifacts: record.artifacts,
+        expiresAt: record.expiresAt.getTime(),
       };
     },
     lease: (options) => createLeaderLease({ ...options, pool, log }),

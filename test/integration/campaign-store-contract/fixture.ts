@@ -17,6 +17,8 @@ export interface ReleaseInput {
   readonly sequence: number;
   readonly envelope: Uint8Array;
   readonly artifacts: OfferRelease["artifacts"];
+  /** When it expires (epoch ms). */
+  readonly expiresAt: number;
 }
 
 /** The stored columns of an outbox row the port does not read back. */

@@ -32,6 +32,7 @@ export function memoryAdapter(): Adapter {
             sequence: r.sequence,
             envelope: parseEnvelope(r.envelope),
             artifacts: r.artifacts,
+            expiresAt: r.expiresAt,
           });
         },
         async addCommand(campaignId, kind, rollback) {

@@ -105,7 +105,7 @@ describeStoreContract("offers", ({ fx, store, insert }) => {
   });
 
   describe("offerRelease", () => {
-    it("reads a registered release with its envelope, and undefined for an unknown version", async () => {
+    it("reads a registered release with its envelope and expiry, and undefined for an unknown version", async () => {
       const made = await makeRelease({
         version: TARGET,
         sequence: 7,
@@ -118,12 +118,14 @@ describeStoreContract("offers", ({ fx, store, insert }) => {
         sequence: 7,
         envelope: made.envelope,
         artifacts,
+        expiresAt: at(7 * 24 * 3_600_000).getTime(),
       });
       expect(await store.offerRelease(TARGET)).toEqual({
         version: TARGET,
         sequence: 7,
         envelope: parseEnvelope(made.envelope),
         artifacts,
+        expiresAt: at(7 * 24 * 3_600_000).getTime(),
       });
       expect(await store.offerRelease("9.9.9")).toBeUndefined();
     });

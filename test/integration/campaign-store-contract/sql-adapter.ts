@@ -74,7 +74,7 @@ export function sqlAdapter(): Adapter {
               r.sequence,
               Buffer.from(r.envelope),
               sha256Hex(r.envelope),
-              at(7 * 24 * 3_600_000),
+              new Date(r.expiresAt),
               at(0),
               JSON.stringify(r.artifacts),
             ],

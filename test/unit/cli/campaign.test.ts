@@ -45,6 +45,14 @@ describe("campaign plan and start", () => {
     });
   });
 
+  it("says how many nodes the plan skips for a platform the release lacks, and why", async () => {
+    const result = await runCli(["campaign", "plan", "--version", "1.3.0"], { env });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      "2 node(s) will be skipped platform_unsupported (release 1.3.0 has no artifact for linux-arm64): n2,n4\n",
+    );
+  });
+
   it("sends the spec the flags describe and prints only the id on stdout", async () => {
     const result = await runCli(
       [

@@ -125,6 +125,17 @@ export async function startFakeControl(initial: Partial<FakeState> = {}): Promis
           unsupportedNodeIds: [],
           upToDateNodeIds: [],
           ...(req.spec?.targetVersion === "0.0.0" ? { totalNodes: 0 } : {}),
+          ...(req.spec?.targetVersion === "1.3.0"
+            ? {
+                skipped: [
+                  {
+                    code: "platform_unsupported",
+                    message: "release 1.3.0 has no artifact for linux-arm64",
+                    nodeIds: ["n2", "n4"],
+                  },
+                ],
+              }
+            : {}),
         };
       },
       startCampaign(req, ctx) {
