@@ -175,12 +175,12 @@ describe("campaign list, show and pause", () => {
         phase: CampaignPhase.RUNNING,
       }),
     );
-    expect(await runCli(["campaign", "abort", "c9"], { env })).toEqual({
+    expect(await runCli(["campaign", "abort", "c9", "--yes"], { env })).toEqual({
       code: 0,
       stdout: "campaign c9 aborted; phase aborted\n",
       stderr: "",
     });
-    expect(await runCli(["campaign", "abort", "d-3f9a1c07e2-4"], { env })).toEqual({
+    expect(await runCli(["campaign", "abort", "d-3f9a1c07e2-4", "--yes"], { env })).toEqual({
       code: 0,
       stdout:
         "campaign d-3f9a1c07e2-4 aborted; phase aborted\n" +
