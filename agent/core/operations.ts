@@ -14,7 +14,12 @@ import {
   OperationPhase,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { DownloadResult } from "./download.js";
-import { type DurableState, type ReportedState, rememberReport } from "./durable-state.js";
+import {
+  type DurableState,
+  type ReportedState,
+  recordSequence,
+  rememberReport,
+} from "./durable-state.js";
 import type { AgentLog } from "./log.js";
 import type { AcceptedUpgrade, ReleaseVerifier } from "./release-check.js";
 import { sleep } from "./waker.js";
@@ -214,6 +219,9 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
     await step(host, report, VERIFYING, version);
   }
   await step(host, report, APPLYING, version);
+  // Recorded before the switch, so a confirm after any restart finds the verified sequence.
+  recordSequence(host.state, version, accepted.sequence, [from]);
+  await host.persist();
   host.countApplication(opId);
   const failure = await host.applier.applyUpgrade(opId, from, accepted, bytes);
   if (failure !== undefined) return report(FAILED, from, failure.code, failure.message);
@@ -249,6 +257,12 @@ async function rollback(host: OperationHost, opId: string, op: AgentRollback, re
   host.restart("rollback");
 }
 
+/**
+ * Makes the running release permanent. The floor rises to exactly the sequence this agent
+ * recorded when it verified the release it runs; a confirm naming any other sequence is
+ * refused (`confirm_mismatch`) and changes nothing. The release the agent was installed
+ * with was never verified by it, so confirming it keeps the floor where it is.
+ */
 async function confirm(host: OperationHost, opId: string, op: AgentConfirm, report: Reporter) {
   const current = host.state.version;
   if (op.version !== current) {
@@ -259,12 +273,31 @@ async function confirm(host: OperationHost, opId: string, op: AgentConfirm, repo
       `running ${current}, not ${op.version}`,
     );
   }
+  const verified = host.state.sequences?.[current];
+  if (verified !== undefined && BigInt(verified) !== op.sequence) {
+    return report(
+      OperationPhase.FAILED,
+      current,
+      "confirm_mismatch",
+      `the confirm names sequence ${op.sequence}; the release ${current} this agent verified has sequence ${verified}`,
+    );
+  }
   host.countApplication(opId);
-  if (op.sequence > BigInt(host.state.confirmedSequence)) {
-    host.state.confirmedSequence = op.sequence.toString();
+  if (verified !== undefined) {
+    if (BigInt(verified) > BigInt(host.state.confirmedSequence)) {
+      host.state.confirmedSequence = verified;
+    }
+    recordSequence(host.state, current, BigInt(verified), []);
   }
   await host.applier.applyConfirm(opId, current);
-  await report(OperationPhase.CONFIRMED, current);
+  await report(
+    OperationPhase.CONFIRMED,
+    current,
+    "",
+    verified === undefined
+      ? `the agent did not verify ${current} itself: the confirmed sequence stays ${host.state.confirmedSequence}`
+      : "",
+  );
 }
 
 /**
