@@ -13,6 +13,7 @@ import {
   type RunOptions,
   USAGE,
 } from "./cli-args.js";
+import { DEFAULT_DOWNLOAD_POLICY, trustedOrigins } from "./core/download.js";
 import { readStreamTls, streamCredentials } from "./core/tls.js";
 import { installPaths } from "./install-dir.js";
 import { ensureInstalled } from "./install-first.js";
@@ -107,8 +108,16 @@ async function serve(options: RunOptions): Promise<never> {
     threshold: options.threshold,
     platform: options.platform ?? BUILD_PLATFORM ?? hostPlatform(),
     labels: options.labels,
-    credentials:
-      options.tls === undefined ? undefined : streamCredentials(readStreamTls(options.tls)),
+    // Without --ca the system's roots verify Control; clear text only as RunOptions allows.
+    credentials: options.clearText
+      ? undefined
+      : streamCredentials(readStreamTls(options.tls ?? {}) ?? {}),
+    trustedOrigins: trustedOrigins(options.server, !options.clearText, options.downloadOrigins),
+    downloadPolicy: {
+      stallMs: DEFAULT_DOWNLOAD_POLICY.stallMs,
+      graceMs: options.downloadGraceMs,
+      minBytesPerSecond: options.downloadMinBytesPerSecond,
+    },
     log,
     onWelcomed: () => {
       const message: WelcomedMessage = { type: "welcomed", version };
