@@ -40,6 +40,7 @@ import {
   runSession,
   type SessionHost,
 } from "./core/session.js";
+import type { TufCheck } from "./core/tuf-check.js";
 import { Waker } from "./core/waker.js";
 import type { InstallPaths } from "./install-dir.js";
 import { realApplier } from "./real-applier.js";
@@ -62,6 +63,8 @@ export interface AgentProcessOptions {
   readonly labels: Readonly<Record<string, string>>;
   /** Channel credentials (TLS, mTLS); undefined: clear text. */
   readonly credentials: grpc.ChannelCredentials | undefined;
+  /** The TUF check of releases, when the channel is a TUF repository. */
+  readonly tuf: TufCheck | undefined;
   /** The only origins the node token is sent to (see `trustedOrigins`). */
   readonly trustedOrigins: readonly string[];
   /** Stall timeout, deadline and minimum rate of downloads. */
@@ -108,6 +111,7 @@ class RealAgent implements OperationHost, SessionHost {
       verifier: new ReleaseVerifier(),
       pins: options.pins,
       threshold: options.threshold,
+      tuf: options.tuf,
     };
     this.applier = realApplier({
       paths: options.paths,

@@ -7,11 +7,14 @@
  * - `serve`: the Agent itself, as the supervisor starts it from `current/agent.mjs`;
  * - `status`: the install directory's state as JSON.
  */
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { MetadataKind } from "@tufjs/models";
 import { HEADER_TOKEN_RULE, isHeaderToken } from "../control/shared/header-token.js";
 import { parseAddress } from "../control/shared/listen-address.js";
 import { isNodeId, NODE_ID_MAX_LENGTH } from "../control/shared/node-id.js";
 import { parsePin } from "../control/shared/release/keys.js";
+import { parseMetadata } from "../control/shared/tuf/repository.js";
 import { unusableDirectory } from "../control/shared/usable-directory.js";
 import { readStreamTls } from "./core/tls.js";
 
@@ -51,6 +54,11 @@ export interface RunOptions {
   readonly downloadMinBytesPerSecond: number;
   /** How long a newly switched version has to be welcomed before it is reverted. */
   readonly startDeadlineMs: number;
+  /**
+   * The release channel as a TUF repository: the root.json trusted at install and the base
+   * URL of Control's metadata (`https://control.example:7081/tuf/`). Undefined: pins only.
+   */
+  readonly tuf: { readonly root: string; readonly url: string } | undefined;
 }
 
 /** What the command line asks for. */
@@ -84,6 +92,8 @@ const FLAGS = {
   "download-origins": s,
   "download-grace-ms": s,
   "download-min-rate": s,
+  "tuf-root": s,
+  "tuf-url": s,
 } as const;
 
 /** The `--help` text. */
@@ -117,6 +127,9 @@ Flags of run:
   --node-id ID              node id of a new install (default: the host name)
   --platform P              platform reported to Control (default: this host's, e.g. linux-amd64)
   --labels k=v,…            labels sent in Hello
+  --tuf-root FILE           the release channel's TUF root.json, trusted from install on
+  --tuf-url URL             base URL of the channel's TUF metadata (Control's /tuf/);
+                            with both, a release must also be listed there, unexpired
   --start-deadline-ms MS    a new version not welcomed by Control within MS is reverted
                             (default ${DEFAULT_START_DEADLINE_MS})
   -h, --help                this text
@@ -227,6 +240,7 @@ function toRunOptions(
     startDeadlineMs:
       integer(str("start-deadline-ms"), "start-deadline-ms", 1, MAX_TIMER_MS) ??
       DEFAULT_START_DEADLINE_MS,
+    tuf: tufOptions(str("tuf-root"), str("tuf-url")),
   };
 }
 
@@ -277,6 +291,33 @@ function tlsFiles(
     ...(cert !== undefined ? { cert } : {}),
     ...(key !== undefined ? { key } : {}),
   };
+}
+
+function tufOptions(root: string | undefined, url: string | undefined): RunOptions["tuf"] {
+  if (root === undefined && url === undefined) return undefined;
+  if (root === undefined || url === undefined) {
+    throw new Error(
+      "--tuf-root and --tuf-url go together (the trusted root and where metadata is)",
+    );
+  }
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
+    throw new Error(`--tuf-url must be an http(s) URL, got ${JSON.stringify(url)}`);
+  }
+  try {
+    parseMetadata(MetadataKind.Root, readFileSync(root));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new Error(
+      `--tuf-root ${JSON.stringify(root)} ${code !== undefined ? `cannot be read (${code})` : (error as Error).message}`,
+    );
+  }
+  return { root, url };
 }
 
 /** Whether `host` (an IP literal or a name) is this machine's loopback. */

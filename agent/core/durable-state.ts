@@ -38,6 +38,11 @@ export interface DurableState {
   sequences?: Record<string, string>;
   /** Operation id → last state reported for it, oldest first (bounded). */
   handled: Record<string, ReportedState>;
+  /**
+   * The last TUF check: `frozen` when the channel's metadata had expired (no new release is
+   * accepted until Control serves fresh metadata), with the refusal's code and message.
+   */
+  trust?: { frozen: boolean; checkedAt: string; code?: string; message?: string };
   /** A rollback operation whose REINSTATED is due once the agent is back. */
   pendingReinstate?: string;
   /** The agent came back from an upgrade whose configuration does not apply. */

@@ -22,6 +22,7 @@ import {
 } from "./durable-state.js";
 import type { AgentLog } from "./log.js";
 import type { AcceptedUpgrade, ReleaseVerifier } from "./release-check.js";
+import type { TufCheck } from "./tuf-check.js";
 import { sleep } from "./waker.js";
 
 /** Why the agent restarts: the version it comes back on is already in its durable state. */
@@ -75,6 +76,8 @@ export interface OperationHost {
     readonly verifier: ReleaseVerifier;
     readonly pins: readonly string[];
     readonly threshold: number;
+    /** The release channel's TUF metadata must list the release too (when configured). */
+    readonly tuf?: TufCheck | undefined;
   };
   /** Pause between the phases of an upgrade (0 in production). */
   readonly stepMs: number;
@@ -196,6 +199,15 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
   });
   if (!verdict.ok) return report(REFUSED, from, verdict.code, verdict.message);
   const accepted = verdict.upgrade;
+  if (host.trust.tuf !== undefined) {
+    const listed = await host.trust.tuf.check(accepted, host.platform);
+    host.state.trust = {
+      frozen: !listed.ok && listed.code === "metadata_expired",
+      checkedAt: new Date().toISOString(),
+      ...(listed.ok ? {} : { code: listed.code, message: listed.message }),
+    };
+    if (!listed.ok) return report(REFUSED, from, listed.code, listed.message);
+  }
   const { version, artifact } = accepted;
   await step(host, report, ACCEPTED, version);
   await step(host, report, DOWNLOADING, version);
