@@ -6,14 +6,18 @@
  * `agent/<version>/<platform>` with the operation's length, sha256, version and sequence.
  * The trusted metadata lives in the install directory (`tuf/`), starting from the root.json
  * given at install. An expired timestamp (or snapshot, targets, root) is a freeze: the
- * release is refused `metadata_expired`.
+ * release is refused `metadata_expired`. tuf-js rewrites root.json in place, so a durable copy
+ * of the last trusted root (`root.trusted.json`) restores it when a crash tore the file.
  */
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { Readable } from "node:stream";
+import { MetadataKind } from "@tufjs/models";
 import { BaseFetcher, Updater } from "tuf-js";
 // tuf-js tells "no newer root" from a 404 by this class; its index does not export it.
 import { DownloadHTTPError } from "tuf-js/dist/error.js";
-import { releaseTargetPath } from "../../control/shared/tuf/repository.js";
+import { parseMetadata, releaseTargetPath } from "../../control/shared/tuf/repository.js";
+import { writeFileDurably } from "./durable-state.js";
 import type { AcceptedUpgrade } from "./release-check.js";
 
 /** Why TUF refused a release. */
@@ -68,6 +72,7 @@ export function tufClient(options: TufClientOptions): TufCheck {
       const path = releaseTargetPath(upgrade.version, platform);
       try {
         await mkdir(options.metadataDir, { recursive: true });
+        await restoreRoot(options.metadataDir);
         const updater = new Updater({
           metadataDir: options.metadataDir,
           metadataBaseUrl: base,
@@ -95,9 +100,42 @@ export function tufClient(options: TufClientOptions): TufCheck {
         return { ok: true };
       } catch (error) {
         return classify(error);
+      } finally {
+        await keepRoot(options.metadataDir).catch(() => {});
       }
     },
   };
+}
+
+/** The durable copy of the last trusted root (tuf-js writes root.json in place). */
+const KEPT_ROOT = "root.trusted.json";
+
+function parsesAsRoot(bytes: Uint8Array): boolean {
+  try {
+    parseMetadata(MetadataKind.Root, bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Puts the kept root back when root.json is missing or torn (a crash during its write). */
+async function restoreRoot(dir: string): Promise<void> {
+  const current = await readFile(join(dir, "root.json")).catch(() => undefined);
+  if (current !== undefined && parsesAsRoot(current)) return;
+  const kept = await readFile(join(dir, KEPT_ROOT)).catch(() => undefined);
+  if (kept !== undefined && parsesAsRoot(kept))
+    await writeFileDurably(join(dir, "root.json"), kept);
+}
+
+/** Copies root.json (tuf-js only persists a root it verified) durably, when it changed. */
+async function keepRoot(dir: string): Promise<void> {
+  const current = await readFile(join(dir, "root.json"));
+  if (!parsesAsRoot(current)) return;
+  const kept = await readFile(join(dir, KEPT_ROOT)).catch(() => undefined);
+  if (kept === undefined || !kept.equals(current)) {
+    await writeFileDurably(join(dir, KEPT_ROOT), current);
+  }
 }
 
 function classify(error: unknown): TufVerdict {

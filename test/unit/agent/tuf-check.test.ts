@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -165,5 +165,17 @@ describe("the Agent accepts only releases that current TUF metadata lists", () =
       code: "untrusted_release",
       message: expect.stringMatching(/root was signed by 0\/1 keys/),
     });
+  });
+
+  it("survives a root.json torn by a crash: the last trusted root is restored from its durable copy", async () => {
+    repo = await TestTufRepo.create();
+    await repo.publishTargets([release], repo.keys.targets);
+    const dir = await agentDir(repo);
+    const client = tufClient({ metadataDir: dir, metadataBaseUrl: repo.base });
+    expect(await client.check(upgrade(), PLATFORM)).toEqual({ ok: true });
+    const whole = await readFile(join(dir, "root.json"));
+    await writeFile(join(dir, "root.json"), whole.subarray(0, whole.byteLength >> 1));
+    expect(await client.check(upgrade(), PLATFORM)).toEqual({ ok: true });
+    expect(await readFile(join(dir, "root.json"))).toEqual(whole);
   });
 });
