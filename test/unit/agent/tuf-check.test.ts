@@ -178,4 +178,25 @@ describe("the Agent accepts only releases that current TUF metadata lists", () =
     expect(await client.check(upgrade(), PLATFORM)).toEqual({ ok: true });
     expect(await readFile(join(dir, "root.json"))).toEqual(whole);
   });
+
+  it("refuses targets signed by a targets key that a root rotation revoked", async () => {
+    repo = await TestTufRepo.create();
+    await repo.publishTargets([release], repo.keys.targets);
+    const client = tufClient({ metadataDir: await agentDir(repo), metadataBaseUrl: repo.base });
+    expect(await client.check(upgrade(), PLATFORM)).toEqual({ ok: true });
+    const revoked = repo.keys.targets;
+    const fresh = await TestTufRepo.create();
+    const rotated = { ...repo.keys, targets: fresh.keys.targets };
+    await fresh.stop();
+    repo.root = buildRoot(repo.rootSpec(2, rotated));
+    await repo.signRoot(repo.keys.root);
+    await repo.publishTargets([{ ...release, version: "2.1.0", sequence: 21 }], revoked);
+    expect(
+      await client.check(upgrade({ version: "2.1.0", sequence: 21n }), PLATFORM),
+    ).toMatchObject({
+      ok: false,
+      code: "untrusted_release",
+      message: expect.stringMatching(/targets was signed by 0\/1 keys/),
+    });
+  });
 });
