@@ -35,6 +35,7 @@ import type { Database } from "../db/database.js";
 import { ReleaseEntity } from "../db/entities/index.js";
 import { ControlError } from "../errors.js";
 import { compareSemver } from "../shared/release/index.js";
+import { unlistedReason } from "../tuf/listed.js";
 
 /** What planning and starting need. */
 export interface StartDeps {
@@ -43,6 +44,8 @@ export interface StartDeps {
   readonly policy: Policy;
   /** The newest Agent version this Control supports (config `agent.maxVersion`). */
   readonly maxVersion: string | undefined;
+  /** The release channel's TUF repository (config `tuf.dir`): a target must be listed there. */
+  readonly tufDir?: string | undefined;
 }
 
 const MAX_NAMED = 50;
@@ -116,6 +119,12 @@ async function targetRelease(deps: StartDeps, spec: CampaignSpec): Promise<Targe
       `release ${release.version} expired at ${expiresAt.toISOString()}; register a newer one`,
       { version: release.version, expiresAt: expiresAt.toISOString() },
     );
+  }
+  if (deps.tufDir !== undefined) {
+    const reason = await unlistedReason(deps.tufDir, release.version, release.sequence);
+    if (reason !== undefined) {
+      throw new ControlError("release_unusable", reason, { version: release.version });
+    }
   }
   return { version: release.version, sequence: release.sequence, expiresAt };
 }

@@ -2,8 +2,9 @@
  * The production path of the TUF channel with real processes: `agentctl tuf` signs root and
  * targets offline, a real Control serves them at `/tuf/` on its downloads listener and signs
  * snapshot and timestamp, a real Agent installed with the initial root.json upgrades through
- * a campaign to a release the channel lists, and refuses one Control registered (signed by
- * the pinned keys) that the channel does not list, its install directory untouched.
+ * a campaign to a release the channel lists, and refuses one the channel lists with other
+ * bytes, its install directory untouched; Control refuses to start a campaign to a release
+ * the channel does not list.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -83,6 +84,19 @@ describe("a real Agent on a TUF release channel served by a real Control", () =>
       "--artifact",
       `${PLATFORM}=${join(dir, "agent-1.1.0.mjs")}`,
     );
+    // 1.2.0 listed with other bytes than the release registered with Control (a mislisting).
+    await cli(
+      "tuf",
+      "add-target",
+      "--repo",
+      repo,
+      "--version",
+      "1.2.0",
+      "--sequence",
+      "12",
+      "--artifact",
+      `${PLATFORM}=${join(dir, "agent-1.1.0.mjs")}`,
+    );
     await cli(
       "tuf",
       "sign",
@@ -110,6 +124,7 @@ describe("a real Agent on a TUF release channel served by a real Control", () =>
     });
     await registerAgentRelease(fx, "1.1.0", 11, v110!);
     await registerAgentRelease(fx, "1.2.0", 12, v120!);
+    await registerAgentRelease(fx, "1.3.0", 13, v120!);
     agent = startAgent(join(dir, "agent-1.0.0.mjs"), join(dir, "install"), [
       ...(await enrollFlags(fx, NODE, 20_000)),
       "--tuf-root",
@@ -128,7 +143,15 @@ describe("a real Agent on a TUF release channel served by a real Control", () =>
 
   const status = () => agentStatus(join(dir, "agent-1.0.0.mjs"), join(dir, "install"));
 
-  it("refuses a registered, signed release the channel does not list; nothing is installed", async () => {
+  it("refuses to start a campaign to a registered release the channel does not list", async () => {
+    const refused = await fx.campaigns.startCampaign({ spec: quickSpec("1.3.0", [5, 100]) }).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    expect(refused?.message).toMatch(/1\.3\.0 is not listed in the release channel's TUF targets/);
+  });
+
+  it("the Agent refuses a release the channel lists with other bytes; nothing is installed", async () => {
     const started = await fx.campaigns.startCampaign({ spec: quickSpec("1.2.0", [5, 100]) });
     const done = await waitForCampaign(fx.campaigns, started.campaign?.id ?? "", isDone, 60_000);
     expect(CampaignPhase[done.phase]).toBe("ROLLED_BACK");
