@@ -7,16 +7,14 @@
  * - `serve`: the Agent itself, as the supervisor starts it from `current/agent.mjs`;
  * - `status`: the install directory's state as JSON.
  */
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { MetadataKind } from "@tufjs/models";
 import { HEADER_TOKEN_RULE, isHeaderToken } from "../control/shared/header-token.js";
 import { parseAddress } from "../control/shared/listen-address.js";
 import { isNodeId, NODE_ID_MAX_LENGTH } from "../control/shared/node-id.js";
 import { parsePin } from "../control/shared/release/keys.js";
-import { parseMetadata } from "../control/shared/tuf/repository.js";
 import { unusableDirectory } from "../control/shared/usable-directory.js";
 import { readStreamTls } from "./core/tls.js";
+import { downloadOrigins, isLoopbackHost, tufOptions } from "./trust-args.js";
 
 /** PEM files of the agent stream's TLS. */
 export interface TlsFiles {
@@ -232,7 +230,7 @@ function toRunOptions(
     labels: labels(str("labels")),
     tls,
     clearText: tls === undefined && (insecure || isLoopbackHost(address.host)),
-    downloadOrigins: origins(str("download-origins")),
+    downloadOrigins: downloadOrigins(str("download-origins")),
     downloadGraceMs:
       integer(str("download-grace-ms"), "download-grace-ms", 0, MAX_TIMER_MS) ?? 30_000,
     downloadMinBytesPerSecond:
@@ -291,67 +289,6 @@ function tlsFiles(
     ...(cert !== undefined ? { cert } : {}),
     ...(key !== undefined ? { key } : {}),
   };
-}
-
-function tufOptions(root: string | undefined, url: string | undefined): RunOptions["tuf"] {
-  if (root === undefined && url === undefined) return undefined;
-  if (root === undefined || url === undefined) {
-    throw new Error(
-      "--tuf-root and --tuf-url go together (the trusted root and where metadata is)",
-    );
-  }
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = undefined;
-  }
-  if (parsed === undefined || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
-    throw new Error(`--tuf-url must be an http(s) URL, got ${JSON.stringify(url)}`);
-  }
-  try {
-    parseMetadata(MetadataKind.Root, readFileSync(root));
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new Error(
-      `--tuf-root ${JSON.stringify(root)} ${code !== undefined ? `cannot be read (${code})` : (error as Error).message}`,
-    );
-  }
-  return { root, url };
-}
-
-/** Whether `host` (an IP literal or a name) is this machine's loopback. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
-  return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
-}
-
-function origins(text: string | undefined): string[] {
-  if (text === undefined) return [];
-  return text
-    .split(",")
-    .map((item) => item.trim())
-    .filter((item) => item !== "")
-    .map((item) => {
-      let url: URL | undefined;
-      try {
-        url = new URL(item);
-      } catch {
-        url = undefined;
-      }
-      if (
-        url === undefined ||
-        (url.protocol !== "http:" && url.protocol !== "https:") ||
-        (url.pathname !== "/" && url.pathname !== "") ||
-        url.search !== "" ||
-        url.username !== ""
-      ) {
-        throw new Error(
-          `--download-origins takes scheme://host[:port] origins, got ${JSON.stringify(item)}`,
-        );
-      }
-      return url.origin;
-    });
 }
 
 function labels(text: string | undefined): Record<string, string> {

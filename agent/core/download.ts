@@ -9,6 +9,8 @@
  */
 import { sha256Hex } from "../../control/shared/release/digest.js";
 
+export { downloadAuthorization, trustedOrigins } from "./download-origins.js";
+
 /** Why a download failed; the codes agents report in FAILED. */
 export type DownloadFailure = "download_failed" | "artifact_too_large" | "download_too_slow";
 
@@ -57,54 +59,13 @@ export interface DownloadRequest {
   size: number;
   /** Expected lower-case hex sha256 (the cache key). */
   sha256: string;
-  /** `Authorization` header to send (see {@link downloadAuthorization}); not part of the key. */
+  /** `Authorization` header to send (see `downloadAuthorization`); not part of the key. */
   authorization?: string | undefined;
 }
 
 /** 503 answers waited out before a download fails. */
 export const MAX_BUSY_RETRIES = 10;
 const MAX_RETRY_AFTER_MS = 30_000;
-
-/**
- * The origins (scheme, host and port, as `URL.origin` writes them) an agent may send its
- * node token to: Control's stream endpoint (`https` with TLS, `http` without) and the
- * download origins it was configured with. Nothing an operation says adds to them.
- */
-export function trustedOrigins(
-  server: string,
-  tls: boolean,
-  downloadOrigins: readonly string[],
-): string[] {
-  const origins = new Set<string>();
-  try {
-    origins.add(new URL(`${tls ? "https" : "http"}://${server}`).origin);
-  } catch {
-    // an unparsable server trusts no origin of its own
-  }
-  for (const origin of downloadOrigins) origins.add(new URL(origin).origin);
-  return [...origins];
-}
-
-/**
- * The `Authorization` header an agent sends with a download: its node token, only when
- * `url` has exactly one of `origins` (same scheme, host and port; see
- * {@link trustedOrigins}) and names no user information. Never for another port or scheme
- * on Control's host, nor for a host an artifact URL names.
- */
-export function downloadAuthorization(
-  url: string,
-  origins: readonly string[],
-  nodeToken: string | undefined,
-): string | undefined {
-  if (nodeToken === undefined) return undefined;
-  try {
-    const target = new URL(url);
-    if (target.username !== "" || target.password !== "") return undefined;
-    return origins.includes(target.origin) ? `Bearer ${nodeToken}` : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * GETs `url`, reading at most `maxBytes`; fails with `artifact_too_large` when more

@@ -15,7 +15,7 @@ import {
   parsePrivateKey,
   sha256Hex,
 } from "../../control/shared/release/index.js";
-import { tufKey, tufSigner } from "../../control/shared/tuf/keys.js";
+import { tufSigner } from "../../control/shared/tuf/keys.js";
 import {
   buildRoot,
   buildTargets,
@@ -30,7 +30,6 @@ import {
   checkReadable,
   expectPositionals,
   listFlag,
-  parseDuration,
   parseInteger,
   requiredFlag,
   stringFlag,
@@ -39,86 +38,17 @@ import {
 import type { Command, CommandGroup } from "../command.js";
 import { plainJson } from "../output.js";
 
-const DEFAULT_ROOT_EXPIRY = "8760h";
-const DEFAULT_TARGETS_EXPIRY = "2160h";
-
-const repoFlag = {
-  repo: { type: "string", value: "DIR", description: "the repository directory (required)" },
-} as const;
-const roleKeyFlags = {
-  "root-key": {
-    type: "string",
-    multiple: true,
-    value: "PIN",
-    description: "a root key's pin (repeatable)",
-  },
-  "root-threshold": {
-    type: "string",
-    value: "K",
-    description: "root signatures needed (default 1)",
-  },
-  "targets-key": {
-    type: "string",
-    multiple: true,
-    value: "PIN",
-    description: "a targets key's pin (repeatable)",
-  },
-  "targets-threshold": {
-    type: "string",
-    value: "K",
-    description: "targets signatures needed (default 1)",
-  },
-  "snapshot-key": { type: "string", value: "PIN", description: "Control's online snapshot key" },
-  "timestamp-key": { type: "string", value: "PIN", description: "Control's online timestamp key" },
-} as const;
-
-function pins(values: Record<string, unknown>, flag: string): ReturnType<typeof tufKey>[] {
-  return listFlag(values as never, flag).map((pin) => {
-    try {
-      return tufKey(pin.trim());
-    } catch (error) {
-      throw new UsageError(`--${flag}: ${(error as Error).message}`);
-    }
-  });
-}
-
-function threshold(values: Record<string, unknown>, flag: string): number | undefined {
-  const text = stringFlag(values as never, flag);
-  return text === undefined ? undefined : parseInteger(text, flag, 1, 1000);
-}
-
-/** The newest `N.root.json` in `repo`, with its version. */
-async function newestRoot(repo: string) {
-  const names = await readdir(repo).catch(() => {
-    throw new UsageError(`${repo} is not a TUF repository directory`);
-  });
-  const versions = names
-    .map((n) => /^(\d+)\.root\.json$/.exec(n)?.[1])
-    .filter((v): v is string => v !== undefined)
-    .map(Number)
-    .sort((a, b) => a - b);
-  const version = versions.at(-1);
-  if (version === undefined) throw new UsageError(`${repo} holds no N.root.json; run tuf init`);
-  const file = join(repo, `${version}.root.json`);
-  return { file, root: parseMetadata(MetadataKind.Root, await readFile(file), file) };
-}
-
-async function writeRoot(repo: string, root: ReturnType<typeof buildRoot>) {
-  const bytes = metadataBytes(root);
-  await writeFile(join(repo, `${root.signed.version}.root.json`), bytes);
-  await writeFile(join(repo, "root.json"), bytes);
-}
-
-function expiry(
-  ctx: { now(): Date },
-  values: Record<string, unknown>,
-  flag: string,
-  fallback: string,
-) {
-  return new Date(
-    ctx.now().getTime() + parseDuration(stringFlag(values as never, flag) ?? fallback, flag),
-  );
-}
+import {
+  DEFAULT_ROOT_EXPIRY,
+  DEFAULT_TARGETS_EXPIRY,
+  expiry,
+  newestRoot,
+  pins,
+  repoFlag,
+  roleKeyFlags,
+  threshold,
+  writeRoot,
+} from "./tuf-files.js";
 
 const init: Command = {
   summary: "Create a repository: root version 1 and empty targets, both unsigned",
