@@ -238,7 +238,7 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
     if (!this.runtime.settings.download) return undefined;
     const authorization = downloadAuthorization(
       artifact.url,
-      this.runtime.server,
+      this.runtime.settings.trustedOrigins,
       this.state.nodeToken,
     );
     return this.runtime.artifacts.get({ ...artifact, authorization }, signal);

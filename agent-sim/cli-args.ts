@@ -70,6 +70,7 @@ const FLAGS = {
   "config-fail-delay-ms": s,
   "no-download": { type: "boolean" },
   "download-stall-ms": s,
+  "download-origins": s,
   "status-every-ms": s,
   "log-level": s,
   ...Object.fromEntries(Object.keys(RATE_FLAGS).map((flag) => [flag, s])),
@@ -101,6 +102,7 @@ Releases:
   --threshold K             distinct pinned signatures required (default 1)
   --no-download             trust the operation's sha256/size instead of downloading
   --download-stall-ms MS    abort a download without progress (default 30000)
+  --download-origins URL,…  origins of Control's downloads that receive node tokens
 Behaviours (seeded by --seed S, default 1; rates 0–1, reactions add up to ≤ 1):
   --refuse-rate R  --fail-rate R  --no-return-rate R  --revert-rate R
   --config-fail-rate R  --no-upgrade-cap-rate R     how agents react to upgrades
@@ -236,6 +238,7 @@ function toCommand(
     stepMs: ms("step-ms"),
     configFailDelayMs: ms("config-fail-delay-ms"),
     downloadStallMs: ms("download-stall-ms", 1),
+    downloadOrigins: list("download-origins"),
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) (options as unknown as Record<string, unknown>)[key] = value;

@@ -57,6 +57,12 @@ export interface FleetOptions {
   download?: boolean;
   /** Abort a download without progress for this long (default 30 000 ms). */
   downloadStallMs?: number;
+  /** Origins (scheme://host:port) besides the stream's own that receive node tokens. */
+  downloadOrigins?: readonly string[];
+  /** Time a download has before its rate is judged (default 30 000 ms). */
+  downloadGraceMs?: number;
+  /** Slowest average download rate accepted after the grace (default 16 384 bytes/s). */
+  downloadMinBytesPerSecond?: number;
   /** Grace for a half-closed stream before it is cancelled (default 1000 ms). */
   closeGraceMs?: number;
   /** Cancel (and retry) a stream not welcomed within this long (default 30 000 ms). */
@@ -94,6 +100,8 @@ export function validateFleetOptions(options: FleetOptions): string | undefined 
     ["configFailDelayMs", options.configFailDelayMs, 0],
     ["stepMs", options.stepMs, 0],
     ["downloadStallMs", options.downloadStallMs, 1],
+    ["downloadGraceMs", options.downloadGraceMs, 0],
+    ["downloadMinBytesPerSecond", options.downloadMinBytesPerSecond, 1],
     ["closeGraceMs", options.closeGraceMs, 0],
     ["welcomeTimeoutMs", options.welcomeTimeoutMs, 1],
     ["tickMs", options.tickMs, 1],
@@ -101,6 +109,11 @@ export function validateFleetOptions(options: FleetOptions): string | undefined 
   for (const [name, value, min] of ints) {
     if (value !== undefined && (!Number.isInteger(value) || value < min)) {
       return `${name} must be an integer ≥ ${min}, got ${value}`;
+    }
+  }
+  for (const origin of options.downloadOrigins ?? []) {
+    if (!/^https?:\/\/[^/?#@]+\/?$/.test(origin)) {
+      return `downloadOrigins takes scheme://host[:port] origins, got ${JSON.stringify(origin)}`;
     }
   }
   for (const [name, value] of [

@@ -5,7 +5,7 @@
 import { setMaxListeners } from "node:events";
 import pino from "pino";
 import { DEFAULT_BACKOFF } from "../agent/core/backoff.js";
-import { ArtifactCache } from "../agent/core/download.js";
+import { ArtifactCache, DEFAULT_DOWNLOAD_POLICY, trustedOrigins } from "../agent/core/download.js";
 import {
   type DurableState,
   fileStateStore,
@@ -79,7 +79,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     settings,
     ticker: new Ticker(options.tickMs ?? 100),
     limiter: options.connectRate ? new ConnectLimiter(options.connectRate) : undefined,
-    artifacts: new ArtifactCache(settings.downloadStallMs, controller.signal),
+    artifacts: new ArtifactCache(settings.downloadPolicy, controller.signal),
     verifier: new ReleaseVerifier(),
     store,
     log: options.logger ?? pino({ level: "silent" }),
@@ -136,7 +136,17 @@ function settingsOf(options: FleetOptions): AgentSettings {
     configFailDelayMs: options.configFailDelayMs ?? 500,
     stepMs: options.stepMs ?? 0,
     download: options.download ?? true,
-    downloadStallMs: options.downloadStallMs ?? 30_000,
+    trustedOrigins: trustedOrigins(
+      options.server,
+      options.tls !== undefined,
+      options.downloadOrigins ?? [],
+    ),
+    downloadPolicy: {
+      stallMs: options.downloadStallMs ?? DEFAULT_DOWNLOAD_POLICY.stallMs,
+      graceMs: options.downloadGraceMs ?? DEFAULT_DOWNLOAD_POLICY.graceMs,
+      minBytesPerSecond:
+        options.downloadMinBytesPerSecond ?? DEFAULT_DOWNLOAD_POLICY.minBytesPerSecond,
+    },
     closeGraceMs: options.closeGraceMs ?? 1000,
     welcomeTimeoutMs: options.welcomeTimeoutMs ?? 30_000,
   };

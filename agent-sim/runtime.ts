@@ -6,7 +6,7 @@
 import type * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { BackoffOptions } from "../agent/core/backoff.js";
-import type { ArtifactCache } from "../agent/core/download.js";
+import type { ArtifactCache, DownloadPolicy } from "../agent/core/download.js";
 import type { StateStore } from "../agent/core/durable-state.js";
 import type { ReleaseVerifier } from "../agent/core/release-check.js";
 import type { AgentControlClientConstructor } from "../agent/core/session.js";
@@ -34,8 +34,10 @@ export interface AgentSettings {
   readonly stepMs: number;
   /** Download artifacts (default) or trust the operation's size and sha256 (`--no-download`). */
   readonly download: boolean;
-  /** Abort a download with no progress for this long. */
-  readonly downloadStallMs: number;
+  /** The only origins node tokens are sent to (see `trustedOrigins`). */
+  readonly trustedOrigins: readonly string[];
+  /** The stall timeout, deadline and minimum rate of downloads. */
+  readonly downloadPolicy: DownloadPolicy;
   /** Grace for a half-closed stream to finish before it is cancelled. */
   readonly closeGraceMs: number;
   /** Cancel a stream that is not welcomed within this long. */

@@ -15,7 +15,12 @@ import {
 } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { type AgentState, saveState } from "./agent-state.js";
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./core/backoff.js";
-import { type DownloadResult, downloadAuthorization, fetchArtifact } from "./core/download.js";
+import {
+  type DownloadPolicy,
+  type DownloadResult,
+  downloadAuthorization,
+  fetchArtifact,
+} from "./core/download.js";
 import { enrollmentKeyOf, type ReportedState } from "./core/durable-state.js";
 import type { AgentLog } from "./core/log.js";
 import { heartbeatMessage, heartbeatMsOf, helloMessage, observedMessage } from "./core/messages.js";
@@ -35,6 +40,7 @@ import {
   runSession,
   type SessionHost,
 } from "./core/session.js";
+import type { TufCheck } from "./core/tuf-check.js";
 import { Waker } from "./core/waker.js";
 import type { InstallPaths } from "./install-dir.js";
 import { realApplier } from "./real-applier.js";
@@ -57,6 +63,12 @@ export interface AgentProcessOptions {
   readonly labels: Readonly<Record<string, string>>;
   /** Channel credentials (TLS, mTLS); undefined: clear text. */
   readonly credentials: grpc.ChannelCredentials | undefined;
+  /** The TUF check of releases, when the channel is a TUF repository. */
+  readonly tuf: TufCheck | undefined;
+  /** The only origins the node token is sent to (see `trustedOrigins`). */
+  readonly trustedOrigins: readonly string[];
+  /** Stall timeout, deadline and minimum rate of downloads. */
+  readonly downloadPolicy: DownloadPolicy;
   readonly log: AgentLog;
   /** Called at every Welcome (the supervisor learns the version started well). */
   readonly onWelcomed?: (sessionId: string) => void;
@@ -99,6 +111,7 @@ class RealAgent implements OperationHost, SessionHost {
       verifier: new ReleaseVerifier(),
       pins: options.pins,
       threshold: options.threshold,
+      tuf: options.tuf,
     };
     this.applier = realApplier({
       paths: options.paths,
@@ -221,10 +234,16 @@ class RealAgent implements OperationHost, SessionHost {
   fetch(artifact: ArtifactRequest, signal: AbortSignal): Promise<DownloadResult> {
     const authorization = downloadAuthorization(
       artifact.url,
-      this.options.server,
+      this.options.trustedOrigins,
       this.state.nodeToken,
     );
-    return fetchArtifact(artifact.url, artifact.size, 30_000, signal, authorization);
+    return fetchArtifact(
+      artifact.url,
+      artifact.size,
+      this.options.downloadPolicy,
+      signal,
+      authorization,
+    );
   }
 
   send(opId: string, report: ReportedState): void {

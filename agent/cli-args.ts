@@ -14,6 +14,7 @@ import { isNodeId, NODE_ID_MAX_LENGTH } from "../control/shared/node-id.js";
 import { parsePin } from "../control/shared/release/keys.js";
 import { unusableDirectory } from "../control/shared/usable-directory.js";
 import { readStreamTls } from "./core/tls.js";
+import { downloadOrigins, isLoopbackHost, tufOptions } from "./trust-args.js";
 
 /** PEM files of the agent stream's TLS. */
 export interface TlsFiles {
@@ -36,10 +37,26 @@ export interface RunOptions {
   /** The platform reported to Control; undefined: the artifact's, else this host's. */
   readonly platform: string | undefined;
   readonly labels: Readonly<Record<string, string>>;
-  /** TLS of the stream; undefined: clear text. */
+  /** TLS files of the stream (absent: the system's roots, or clear text per `clearText`). */
   readonly tls: TlsFiles | undefined;
+  /**
+   * The stream and downloads go in clear text: `--insecure`, or a loopback server without
+   * TLS files. Otherwise the Agent uses TLS and verifies Control with `--ca` or the system roots.
+   */
+  readonly clearText: boolean;
+  /** Origins (scheme://host:port) besides Control's own that may receive the node token. */
+  readonly downloadOrigins: readonly string[];
+  /** Time a download has before its rate is judged. */
+  readonly downloadGraceMs: number;
+  /** The slowest average download rate accepted after the grace, in bytes per second. */
+  readonly downloadMinBytesPerSecond: number;
   /** How long a newly switched version has to be welcomed before it is reverted. */
   readonly startDeadlineMs: number;
+  /**
+   * The release channel as a TUF repository: the root.json trusted at install and the base
+   * URL of Control's metadata (`https://control.example:7081/tuf/`). Undefined: pins only.
+   */
+  readonly tuf: { readonly root: string; readonly url: string } | undefined;
 }
 
 /** What the command line asks for. */
@@ -69,6 +86,12 @@ const FLAGS = {
   platform: s,
   labels: s,
   "start-deadline-ms": s,
+  insecure: { type: "boolean" },
+  "download-origins": s,
+  "download-grace-ms": s,
+  "download-min-rate": s,
+  "tuf-root": s,
+  "tuf-url": s,
 } as const;
 
 /** The `--help` text. */
@@ -90,11 +113,21 @@ Flags of run:
                             (default: $AGENT_JOIN_TOKEN)
   --pins PIN,…              release signing keys this node trusts
   --threshold K             distinct pinned signatures a release needs (default 1)
-  --ca FILE                 CA bundle of Control's certificate (turns TLS on)
-  --cert FILE --key FILE    client certificate and key (mTLS; turns TLS on)
+  --ca FILE                 CA bundle of Control's certificate (default: the system's roots)
+  --cert FILE --key FILE    client certificate and key (mTLS)
+  --insecure                clear text to a server that is not on loopback (never in
+                            production; a loopback server without --ca is clear text)
+  --download-origins URL,…  origins (scheme://host:port) of Control's downloads: the only
+                            places besides the stream's own that receive the node token
+  --download-grace-ms MS    time a download has before its rate is judged (default 30000)
+  --download-min-rate B     slowest average download rate in bytes/s (default 16384); a
+                            download also ends by grace + size / rate
   --node-id ID              node id of a new install (default: the host name)
   --platform P              platform reported to Control (default: this host's, e.g. linux-amd64)
   --labels k=v,…            labels sent in Hello
+  --tuf-root FILE           the release channel's TUF root.json, trusted from install on
+  --tuf-url URL             base URL of the channel's TUF metadata (Control's /tuf/);
+                            with both, a release must also be listed there, unexpired
   --start-deadline-ms MS    a new version not welcomed by Control within MS is reverted
                             (default ${DEFAULT_START_DEADLINE_MS})
   -h, --help                this text
@@ -128,7 +161,11 @@ export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       if (extra !== undefined) throw new Error(`--${extra} does not apply to status`);
       return { ok: true, command: { kind: "status", installDir } };
     }
-    return { ok: true, command: { kind: command, options: toRunOptions(installDir, str, env) } };
+    const flag = (name: string) => values[name] === true;
+    return {
+      ok: true,
+      command: { kind: command, options: toRunOptions(installDir, str, flag, env) },
+    };
   } catch (error) {
     return { ok: false, message: (error as Error).message };
   }
@@ -140,6 +177,7 @@ const PLATFORM = /^[a-z0-9]+-[a-z0-9_]+$/;
 function toRunOptions(
   installDir: string,
   str: (flag: string) => string | undefined,
+  flag: (name: string) => boolean,
   env: NodeJS.ProcessEnv,
 ): RunOptions {
   const server = str("server");
@@ -176,6 +214,11 @@ function toRunOptions(
   if (platform !== undefined && (!PLATFORM.test(platform) || platform.length > 32)) {
     throw new Error(`--platform must look like linux-amd64, got ${JSON.stringify(platform)}`);
   }
+  const tls = tlsFiles(str("ca"), str("cert"), str("key"));
+  const insecure = flag("insecure");
+  if (insecure && tls !== undefined) {
+    throw new Error("--insecure contradicts --ca, --cert and --key (they turn TLS on)");
+  }
   return {
     installDir,
     server,
@@ -185,10 +228,17 @@ function toRunOptions(
     nodeId,
     platform,
     labels: labels(str("labels")),
-    tls: tlsFiles(str("ca"), str("cert"), str("key")),
+    tls,
+    clearText: tls === undefined && (insecure || isLoopbackHost(address.host)),
+    downloadOrigins: downloadOrigins(str("download-origins")),
+    downloadGraceMs:
+      integer(str("download-grace-ms"), "download-grace-ms", 0, MAX_TIMER_MS) ?? 30_000,
+    downloadMinBytesPerSecond:
+      integer(str("download-min-rate"), "download-min-rate", 1, 1 << 30) ?? 16 * 1024,
     startDeadlineMs:
       integer(str("start-deadline-ms"), "start-deadline-ms", 1, MAX_TIMER_MS) ??
       DEFAULT_START_DEADLINE_MS,
+    tuf: tufOptions(str("tuf-root"), str("tuf-url")),
   };
 }
 

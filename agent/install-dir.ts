@@ -5,13 +5,14 @@
  * DIR/versions/<version>/agent.mjs   one self-contained artifact per installed version
  * DIR/current -> versions/<version>  the version that runs (a symlink, switched atomically)
  * DIR/state.json                     the durable state (node id, token, versions, sequence)
+ * DIR/tuf/                           the trusted TUF metadata (root.json first, from install)
  * ```
  *
  * Every change is made so that a crash at any instant leaves either the old or the new
  * layout: files are written to a temporary name, fsynced and renamed; the link is made
  * under a temporary name and renamed over `current`; the directory is fsynced after each.
  */
-import { mkdir, readdir, readlink, rename, rm, symlink } from "node:fs/promises";
+import { access, mkdir, readdir, readFile, readlink, rename, rm, symlink } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { syncDirectory, writeFileDurably } from "./core/durable-state.js";
 
@@ -24,6 +25,8 @@ export interface InstallPaths {
   readonly versions: string;
   readonly current: string;
   readonly state: string;
+  /** The trusted TUF metadata of the release channel. */
+  readonly tuf: string;
 }
 
 /** The paths of the install directory `root`. */
@@ -33,6 +36,7 @@ export function installPaths(root: string): InstallPaths {
     versions: join(root, "versions"),
     current: join(root, "current"),
     state: join(root, "state.json"),
+    tuf: join(root, "tuf"),
   };
 }
 
@@ -88,4 +92,21 @@ export async function removeVersionsBut(paths: InstallPaths, keep: string): Prom
     return;
   }
   for (const name of names) if (name !== keep) await removeVersion(paths, name);
+}
+
+/**
+ * Gives the install its first trusted TUF root: copies `rootFile` to `DIR/tuf/root.json`
+ * unless a root is already trusted there (a later root, reached by rotation, is never
+ * replaced by the install-time one).
+ */
+export async function trustInitialRoot(paths: InstallPaths, rootFile: string): Promise<void> {
+  const trusted = join(paths.tuf, "root.json");
+  try {
+    await access(trusted);
+    return;
+  } catch {
+    // none yet
+  }
+  await mkdir(paths.tuf, { recursive: true });
+  await writeFileDurably(trusted, await readFile(rootFile));
 }

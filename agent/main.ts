@@ -13,8 +13,10 @@ import {
   type RunOptions,
   USAGE,
 } from "./cli-args.js";
+import { DEFAULT_DOWNLOAD_POLICY, trustedOrigins } from "./core/download.js";
 import { readStreamTls, streamCredentials } from "./core/tls.js";
-import { installPaths } from "./install-dir.js";
+import { tufClient } from "./core/tuf-check.js";
+import { installPaths, trustInitialRoot } from "./install-dir.js";
 import { ensureInstalled } from "./install-first.js";
 import { jsonLog } from "./json-log.js";
 import { readStatus } from "./status.js";
@@ -92,6 +94,7 @@ async function serve(options: RunOptions): Promise<never> {
   const state = await loadState(paths);
   if (state === undefined) throw new Error(`${paths.root} holds no agent state; start it with run`);
   const version = BUILD_VERSION ?? state.version;
+  if (options.tuf !== undefined) await trustInitialRoot(paths, options.tuf.root);
   const log = jsonLog("agent");
   const signal = rootSignal();
   // Orphaned by a supervisor that died: stop, the next supervisor starts a fresh Agent.
@@ -107,8 +110,20 @@ async function serve(options: RunOptions): Promise<never> {
     threshold: options.threshold,
     platform: options.platform ?? BUILD_PLATFORM ?? hostPlatform(),
     labels: options.labels,
-    credentials:
-      options.tls === undefined ? undefined : streamCredentials(readStreamTls(options.tls)),
+    // Without --ca the system's roots verify Control; clear text only as RunOptions allows.
+    credentials: options.clearText
+      ? undefined
+      : streamCredentials(readStreamTls(options.tls ?? {}) ?? {}),
+    tuf:
+      options.tuf === undefined
+        ? undefined
+        : tufClient({ metadataDir: paths.tuf, metadataBaseUrl: options.tuf.url }),
+    trustedOrigins: trustedOrigins(options.server, !options.clearText, options.downloadOrigins),
+    downloadPolicy: {
+      stallMs: DEFAULT_DOWNLOAD_POLICY.stallMs,
+      graceMs: options.downloadGraceMs,
+      minBytesPerSecond: options.downloadMinBytesPerSecond,
+    },
     log,
     onWelcomed: () => {
       const message: WelcomedMessage = { type: "welcomed", version };

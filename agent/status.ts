@@ -21,6 +21,8 @@ export interface AgentStatus {
   readonly enrolled: boolean;
   /** Versions whose files are installed. */
   readonly installed: readonly string[];
+  /** The last TUF check (null: none yet, or TUF not configured); `frozen` on expired metadata. */
+  readonly trust: { frozen: boolean; checkedAt: string; code?: string; message?: string } | null;
 }
 
 /** Reads the status of `paths`; throws when its state file is damaged. */
@@ -41,5 +43,6 @@ export async function readStatus(paths: InstallPaths): Promise<AgentStatus> {
     nodeId: state?.nodeId ?? null,
     enrolled: state?.nodeToken !== undefined,
     installed,
+    trust: state?.trust ?? null,
   };
 }

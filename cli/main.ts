@@ -58,6 +58,11 @@ export const GROUPS: readonly GroupEntry[] = [
     load: async () => (await import("./commands/release.js")).releaseGroup,
   },
   {
+    name: "tuf",
+    summary: "Work offline on the release channel's TUF root and targets metadata",
+    load: async () => (await import("./commands/tuf.js")).tufGroup,
+  },
+  {
     name: "campaign",
     summary: "Plan, start, watch and steer upgrade campaigns",
     load: async () => (await import("./commands/campaign.js")).campaignGroup,

@@ -34,8 +34,10 @@ import { agentMetrics, ControlMetrics, campaignMetrics, fleetGauges } from "./me
 import { createArtifactChunks } from "./releases/artifact-chunks.js";
 import { type DownloadAuthenticator, downloadsRoute } from "./releases/downloads.js";
 import { type DownloadsServer, startDownloadsServer } from "./releases/downloads-server.js";
+import type { HttpRoute } from "./shared/http-route.js";
 import { recordCertifiedHello } from "./tls/certificate-nodes.js";
 import { agentServerCredentials } from "./tls/credentials.js";
+import { tufRoute } from "./tuf/tuf-route.js";
 import { dashboardRoute } from "./ui/route.js";
 
 /** Capabilities this Control offers Agents. */
@@ -235,12 +237,36 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       "Artifact downloads being served now.",
       downloads.active,
     );
+    // The release channel's TUF metadata, beside the downloads and ahead of their credential.
+    const tufRepository =
+      config.tuf === undefined
+        ? undefined
+        : tufRoute({
+            dir: config.tuf.dir,
+            snapshotKey: config.tuf.snapshotKey,
+            timestampKey: config.tuf.timestampKey,
+            ttlMs: config.tuf.timestampExpirySeconds * 1000,
+            windowMs: config.tuf.timestampWindowSeconds * 1000,
+            clock,
+          });
+    const tuf = tufRepository?.route;
+    if (tufRepository !== undefined) {
+      metrics.gauge(
+        "agent_control_tuf_offline_expiry_seconds",
+        "Seconds until the release channel's root or targets metadata expires (negative: Agents refuse new releases).",
+        () => tufRepository.offlineExpirySeconds(),
+      );
+    }
+    const agentRoute: HttpRoute =
+      tuf === undefined
+        ? downloads.route
+        : async (req, res) => (await tuf(req, res)) || downloads.route(req, res);
     let downloadsServer: DownloadsServer | undefined;
     if (config.downloads.addr) {
       const server = await startDownloadsServer({
         address: config.downloads.addr,
         tls: config.tls.downloads,
-        route: downloads.route,
+        route: agentRoute,
         log,
         idleMs: config.downloads.stallTimeoutSeconds * 1000,
       });
@@ -269,7 +295,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       metrics,
       ready: () => db.ping(),
       log,
-      extraRoutes: [dashboardRoute({ log }), ...(downloadsServer ? [] : [downloads.route])],
+      extraRoutes: [dashboardRoute({ log }), ...(downloadsServer ? [] : [agentRoute])],
       routes: (router) => {
         router.service(
           NodeService,

@@ -93,6 +93,7 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
           clock: o.clock,
           policy: policyOf(o.config),
           maxVersion: o.config.agent.maxVersion,
+          tufDir: o.config.tuf?.dir,
           worker,
         }),
       );

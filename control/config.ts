@@ -20,6 +20,7 @@ import {
 import { type ConfigInput, type ConfiguredAdminToken, isRecord, Reader } from "./config-reader.js";
 import type { ListenAddress } from "./shared/listen-address.js";
 import { readTlsConfig, TLS_ENV, type TlsConfig, tlsEnvInput } from "./tls/config.js";
+import { readTufConfig, type TufConfig } from "./tuf/config.js";
 
 /** The validated configuration of one Control process. */
 export interface ControlConfig {
@@ -91,6 +92,8 @@ export interface ControlConfig {
   readonly log: { readonly level: string };
   /** TLS of the agent stream (optionally mTLS) and of the admin API; clear text when unset. */
   readonly tls: TlsConfig;
+  /** The release channel's TUF repository, served at `/tuf/` beside the downloads. */
+  readonly tuf: TufConfig | undefined;
 }
 
 /** Thrown when the configuration is invalid; `problems` lists every bad value. */
@@ -213,6 +216,7 @@ const KNOWN_KEYS = new Set([
   "limits",
   "log",
   "tls",
+  "tuf",
 ]);
 
 function validate(input: ConfigInput, problems: string[]): ControlConfig {
@@ -282,6 +286,7 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
     },
     log: { level: v.oneOf(log, "log.level", "info", LOG_LEVELS) },
     tls: readTlsConfig(input.tls, problems),
+    tuf: readTufConfig(input.tuf, problems),
   };
   checkDownloads(config, downloads, problems);
   checkReleasePins(config.release, problems);

@@ -3,13 +3,43 @@
  * as more arrive), with a stall timeout, waiting as told when Control answers 503 with
  * Retry-After (too many downloads at once), and shares one download per sha256 among all
  * the agents of the process so ten thousand agents do not fetch the same URL at once.
- * The node token goes only to Control's own host (a downloads listener that requires it),
- * never to another host a manifest names.
+ * The node token goes only to the origins the agent was configured with (Control's and its
+ * downloads listener's), never to another host, port or scheme an artifact URL names. A
+ * download has a deadline and a minimum rate derived from its signed size (slow retrieval).
  */
 import { sha256Hex } from "../../control/shared/release/digest.js";
 
+export { downloadAuthorization, trustedOrigins } from "./download-origins.js";
+
 /** Why a download failed; the codes agents report in FAILED. */
-export type DownloadFailure = "download_failed" | "artifact_too_large";
+export type DownloadFailure = "download_failed" | "artifact_too_large" | "download_too_slow";
+
+/**
+ * How long a download may take. A server that keeps a download alive with a trickle (TUF's
+ * slow-retrieval attack) is cut off: after `graceMs` the average rate since the start must
+ * stay at or above `minBytesPerSecond`, and the whole download must end by its deadline,
+ * `graceMs` plus the signed size at the minimum rate ({@link downloadDeadlineMs}).
+ */
+export interface DownloadPolicy {
+  /** Abort a download that makes no progress for this long. */
+  readonly stallMs: number;
+  /** Time allowed before the rate is judged (connection set-up, a slow start). */
+  readonly graceMs: number;
+  /** The slowest average rate accepted once the grace is over. */
+  readonly minBytesPerSecond: number;
+}
+
+/** The Agent's policy: 30 s without data, 30 s of grace, then at least 16 KiB/s. */
+export const DEFAULT_DOWNLOAD_POLICY: DownloadPolicy = Object.freeze({
+  stallMs: 30_000,
+  graceMs: 30_000,
+  minBytesPerSecond: 16 * 1024,
+});
+
+/** The overall deadline of a download of `size` bytes under `policy`, in ms. */
+export function downloadDeadlineMs(size: number, policy: DownloadPolicy): number {
+  return policy.graceMs + Math.ceil((size * 1000) / policy.minBytesPerSecond);
+}
 
 /** A fetched body with its digest, computed once from exactly these bytes. */
 export interface FetchedArtifact {
@@ -29,7 +59,7 @@ export interface DownloadRequest {
   size: number;
   /** Expected lower-case hex sha256 (the cache key). */
   sha256: string;
-  /** `Authorization` header to send (see {@link downloadAuthorization}); not part of the key. */
+  /** `Authorization` header to send (see `downloadAuthorization`); not part of the key. */
   authorization?: string | undefined;
 }
 
@@ -38,40 +68,23 @@ export const MAX_BUSY_RETRIES = 10;
 const MAX_RETRY_AFTER_MS = 30_000;
 
 /**
- * The `Authorization` header an agent sends with a download: its node token, only when `url`
- * is on the host of `server` (the agent stream's `HOST:PORT`), i.e. served by Control.
- */
-export function downloadAuthorization(
-  url: string,
-  server: string,
-  nodeToken: string | undefined,
-): string | undefined {
-  if (nodeToken === undefined) return undefined;
-  try {
-    const target = new URL(url).hostname;
-    const control = new URL(`http://${server}`).hostname;
-    return target === control ? `Bearer ${nodeToken}` : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
  * GETs `url`, reading at most `maxBytes`; fails with `artifact_too_large` when more
- * arrive (or Content-Length announces more), `download_failed` on an HTTP error, a
+ * arrive (or Content-Length announces more), `download_too_slow` past the policy's
+ * deadline or below its minimum rate, `download_failed` on an HTTP error, a
  * network error, a short body or no progress for `stallMs`. A 503 with Retry-After in
  * seconds (Control's "too many downloads at once") is retried after it (at most 30 s each,
- * {@link MAX_BUSY_RETRIES} times); any other error status fails at once.
+ * {@link MAX_BUSY_RETRIES} times); any other error status fails at once. With a credential
+ * no redirect is followed (it fails `download_failed`), so the token stays at its origin.
  */
 export async function fetchArtifact(
   url: string,
   maxBytes: number,
-  stallMs: number,
+  policy: DownloadPolicy,
   signal: AbortSignal,
   authorization?: string,
 ): Promise<DownloadResult> {
   for (let retry = 0; ; retry++) {
-    const attempt = await fetchOnce(url, maxBytes, stallMs, signal, authorization);
+    const attempt = await fetchOnce(url, maxBytes, policy, signal, authorization);
     if (!("retryAfterMs" in attempt)) return attempt;
     if (retry >= MAX_BUSY_RETRIES) {
       return {
@@ -87,14 +100,19 @@ export async function fetchArtifact(
 async function fetchOnce(
   url: string,
   maxBytes: number,
-  stallMs: number,
+  policy: DownloadPolicy,
   signal: AbortSignal,
   authorization: string | undefined,
 ): Promise<DownloadResult | { retryAfterMs: number }> {
+  const { stallMs, graceMs, minBytesPerSecond } = policy;
   const controller = new AbortController();
   const abort = () => controller.abort();
   signal.addEventListener("abort", abort, { once: true });
   let stalled = false;
+  let tooSlow: string | undefined;
+  let total = 0;
+  const started = Date.now();
+  const deadlineMs = downloadDeadlineMs(maxBytes, policy);
   let timer = setTimeout(onStall, stallMs);
   function onStall() {
     stalled = true;
@@ -104,10 +122,22 @@ async function fetchOnce(
     clearTimeout(timer);
     timer = setTimeout(onStall, stallMs);
   };
+  const judge = () => {
+    const elapsed = Date.now() - started;
+    if (elapsed >= deadlineMs) {
+      tooSlow = `not done by its deadline of ${deadlineMs} ms (${total} of ${maxBytes} bytes)`;
+    } else if (elapsed >= graceMs && (total * 1000) / Math.max(elapsed, 1) < minBytesPerSecond) {
+      const rate = Math.floor((total * 1000) / Math.max(elapsed, 1));
+      tooSlow = `${rate} bytes/s after ${elapsed} ms, below the minimum of ${minBytesPerSecond} bytes/s`;
+    }
+    if (tooSlow !== undefined) controller.abort();
+  };
+  const rateTimer = setInterval(judge, Math.max(50, Math.min(1000, graceMs || 1000)));
+  const deadlineTimer = setTimeout(judge, deadlineMs);
   try {
     const response = await fetch(url, {
       signal: controller.signal,
-      ...(authorization !== undefined ? { headers: { authorization } } : {}),
+      ...(authorization !== undefined ? { headers: { authorization }, redirect: "error" } : {}),
     });
     const retryAfter = Number(response.headers.get("retry-after") ?? Number.NaN);
     if (response.status === 503 && Number.isFinite(retryAfter) && retryAfter >= 0) {
@@ -124,7 +154,6 @@ async function fetchOnce(
       return tooLarge(url, maxBytes);
     }
     const chunks: Uint8Array[] = [];
-    let total = 0;
     const reader = response.body.getReader();
     for (;;) {
       const { done, value } = await reader.read();
@@ -147,6 +176,9 @@ async function fetchOnce(
     const bytes = Buffer.concat(chunks, total);
     return { ok: true, artifact: { bytes, sha256: sha256Hex(bytes) } };
   } catch (error) {
+    if (tooSlow !== undefined) {
+      return { ok: false, code: "download_too_slow", message: `GET ${url}: ${tooSlow}` };
+    }
     const reason = stalled
       ? `no data for ${stallMs} ms`
       : signal.aborted
@@ -155,6 +187,8 @@ async function fetchOnce(
     return { ok: false, code: "download_failed", message: `GET ${url}: ${reason}` };
   } finally {
     clearTimeout(timer);
+    clearInterval(rateTimer);
+    clearTimeout(deadlineTimer);
     signal.removeEventListener("abort", abort);
   }
 }
@@ -192,17 +226,17 @@ function tooLarge(url: string, maxBytes: number): DownloadResult {
 export class ArtifactCache {
   readonly #verified = new Map<string, FetchedArtifact>();
   readonly #inflight = new Map<string, Promise<DownloadResult>>();
-  readonly #stallMs: number;
+  readonly #policy: DownloadPolicy;
   readonly #signal: AbortSignal;
   /** Downloads actually started (for tests and stats). */
   downloads = 0;
 
   /**
-   * @param stallMs abort a download that makes no progress for this long.
+   * @param policy the stall timeout, deadline and minimum rate of every download.
    * @param signal aborts every shared download (the fleet's lifetime).
    */
-  constructor(stallMs: number, signal: AbortSignal) {
-    this.#stallMs = stallMs;
+  constructor(policy: DownloadPolicy, signal: AbortSignal) {
+    this.#policy = policy;
     this.#signal = signal;
   }
 
@@ -217,7 +251,7 @@ export class ArtifactCache {
       pending = fetchArtifact(
         request.url,
         request.size,
-        this.#stallMs,
+        this.#policy,
         this.#signal,
         request.authorization,
       );

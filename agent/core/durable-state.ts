@@ -30,8 +30,19 @@ export interface DurableState {
   previousVersion: string;
   /** Decimal string of the uint64 confirmed sequence. */
   confirmedSequence: string;
+  /**
+   * Version → decimal sequence of the releases this agent itself verified and installed
+   * (its current and previous ones only). A confirm may raise the floor to the sequence of
+   * the current release as recorded here, never to one an operation names.
+   */
+  sequences?: Record<string, string>;
   /** Operation id → last state reported for it, oldest first (bounded). */
   handled: Record<string, ReportedState>;
+  /**
+   * The last TUF check: `frozen` when the channel's metadata had expired (no new release is
+   * accepted until Control serves fresh metadata), with the refusal's code and message.
+   */
+  trust?: { frozen: boolean; checkedAt: string; code?: string; message?: string };
   /** A rollback operation whose REINSTATED is due once the agent is back. */
   pendingReinstate?: string;
   /** The agent came back from an upgrade whose configuration does not apply. */
@@ -149,13 +160,39 @@ export function parseState(text: string, nodeId?: string): DurableState {
     typeof value.confirmedSequence !== "string" ||
     !/^\d+$/.test(value.confirmedSequence) ||
     typeof value.handled !== "object" ||
-    value.handled === null
+    value.handled === null ||
+    !validSequences(value.sequences)
   ) {
     throw new Error(
       `state file of ${nodeId ?? value.nodeId ?? "the agent"} is not a valid agent state`,
     );
   }
   return value as DurableState;
+}
+
+function validSequences(value: unknown): boolean {
+  if (value === undefined) return true;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  return Object.values(value).every((v) => typeof v === "string" && /^\d+$/.test(v));
+}
+
+/**
+ * Records that this agent verified `version` at `sequence`, keeping only the entries of
+ * the versions in `keep` besides it (the sequences of releases it no longer holds go).
+ */
+export function recordSequence(
+  state: DurableState,
+  version: string,
+  sequence: bigint,
+  keep: readonly string[],
+): void {
+  const next: Record<string, string> = {};
+  for (const v of keep) {
+    const known = state.sequences?.[v];
+    if (known !== undefined) next[v] = known;
+  }
+  next[version] = sequence.toString();
+  state.sequences = next;
 }
 
 /** Records `reported` for `opId`, keeping at most {@link MAX_HANDLED_OPERATIONS} ids. */

@@ -7,95 +7,29 @@
  * files and a `current` link for the real Agent, a field in memory for the simulator.
  */
 import {
-  type AgentConfirm,
   type AgentRollback,
   type AgentUpgrade,
   type Operation,
   OperationPhase,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
-import type { DownloadResult } from "./download.js";
-import { type DurableState, type ReportedState, rememberReport } from "./durable-state.js";
-import type { AgentLog } from "./log.js";
-import type { AcceptedUpgrade, ReleaseVerifier } from "./release-check.js";
+import { confirm } from "./confirm.js";
+import {
+  type DurableState,
+  type ReportedState,
+  recordSequence,
+  rememberReport,
+} from "./durable-state.js";
+import type { OperationHost, Reporter } from "./operation-host.js";
 import { sleep } from "./waker.js";
 
-/** Why the agent restarts: the version it comes back on is already in its durable state. */
-export type RestartKind = "upgrade" | "rollback";
-
-/** A failure an applier reports (FAILED or REFUSED with this code and message). */
-export interface ApplyFailure {
-  readonly code: string;
-  readonly message: string;
-}
-
-/** The outcome of one apply step: undefined when it took effect. */
-export type ApplyOutcome = ApplyFailure | undefined;
-
-/**
- * What turns a verified operation into an effect. Each method changes `host.state`
- * (version, previous version) as its effect requires; the core persists and reports.
- */
-export interface Applier {
-  /** A refusal decided before anything is verified (e.g. the agent refuses upgrades). */
-  refuseUpgrade(): ApplyOutcome;
-  /**
-   * Installs `upgrade` over `from` and switches to it; `bytes` are the downloaded, verified
-   * artifact (undefined when the host does not download). On success the core reports
-   * RESTARTING and restarts the agent.
-   */
-  applyUpgrade(
-    opId: string,
-    from: string,
-    upgrade: AcceptedUpgrade,
-    bytes?: Uint8Array,
-  ): Promise<ApplyOutcome>;
-  /** Switches back from `from` to `to` (the previous version); the core then restarts. */
-  applyRollback(opId: string, from: string, to: string): Promise<ApplyOutcome>;
-  /** Makes `version` permanent (the confirmed sequence is already raised in the state). */
-  applyConfirm(opId: string, version: string): Promise<void>;
-}
-
-/** What to fetch: the signed artifact of the accepted upgrade. */
-export type ArtifactRequest = AcceptedUpgrade["artifact"];
-
-/** What operation handling needs from its agent. */
-export interface OperationHost {
-  readonly platform: string;
-  readonly state: DurableState;
-  /** Aborted when the agent stops. */
-  readonly signal: AbortSignal;
-  readonly log: AgentLog;
-  /** The release pins and threshold this agent trusts, and the verifier that applies them. */
-  readonly trust: {
-    readonly verifier: ReleaseVerifier;
-    readonly pins: readonly string[];
-    readonly threshold: number;
-  };
-  /** Pause between the phases of an upgrade (0 in production). */
-  readonly stepMs: number;
-  readonly applier: Applier;
-  /** An upgrade is in progress. */
-  busy: boolean;
-  /** A restart was decided and the agent has not started again yet. */
-  readonly restarting: boolean;
-  /**
-   * Downloads `artifact` (at most its size); undefined when this host does not download
-   * and trusts the operation's size and sha256.
-   */
-  fetch(artifact: ArtifactRequest, signal: AbortSignal): Promise<DownloadResult> | undefined;
-  /** Sends an ObservedState on the current stream, if any. */
-  send(opId: string, report: ReportedState): void;
-  /** Saves the durable state (coalesced; resolves once written). */
-  persist(): Promise<void>;
-  /** Counts one application of `opId` (the effect, not the delivery). */
-  countApplication(opId: string): void;
-  /** Counts one redelivery that was answered from memory. */
-  countDuplicate(): void;
-  /** Ends the stream gracefully and restarts the agent (new boot id). */
-  restart(kind: RestartKind): void;
-  /** Runs `task` after every task enqueued before it (operations apply one at a time). */
-  enqueue(task: () => Promise<void>): Promise<void>;
-}
+export type {
+  Applier,
+  ApplyFailure,
+  ApplyOutcome,
+  ArtifactRequest,
+  OperationHost,
+  RestartKind,
+} from "./operation-host.js";
 
 const PENDING: ReportedState = Object.freeze({
   phase: OperationPhase.UNSPECIFIED,
@@ -152,13 +86,6 @@ async function runOperation(host: OperationHost, op: Operation): Promise<void> {
   }
 }
 
-type Reporter = (
-  phase: OperationPhase,
-  version: string,
-  code?: string,
-  message?: string,
-) => Promise<void>;
-
 function makeReporter(host: OperationHost, opId: string): Reporter {
   return async (phase, version, code = "", message = "") => {
     if (host.signal.aborted) return;
@@ -191,6 +118,15 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
   });
   if (!verdict.ok) return report(REFUSED, from, verdict.code, verdict.message);
   const accepted = verdict.upgrade;
+  if (host.trust.tuf !== undefined) {
+    const listed = await host.trust.tuf.check(accepted, host.platform);
+    host.state.trust = {
+      frozen: !listed.ok && listed.code === "metadata_expired",
+      checkedAt: new Date().toISOString(),
+      ...(listed.ok ? {} : { code: listed.code, message: listed.message }),
+    };
+    if (!listed.ok) return report(REFUSED, from, listed.code, listed.message);
+  }
   const { version, artifact } = accepted;
   await step(host, report, ACCEPTED, version);
   await step(host, report, DOWNLOADING, version);
@@ -214,6 +150,9 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
     await step(host, report, VERIFYING, version);
   }
   await step(host, report, APPLYING, version);
+  // Recorded before the switch, so a confirm after any restart finds the verified sequence.
+  recordSequence(host.state, version, accepted.sequence, [from]);
+  await host.persist();
   host.countApplication(opId);
   const failure = await host.applier.applyUpgrade(opId, from, accepted, bytes);
   if (failure !== undefined) return report(FAILED, from, failure.code, failure.message);
@@ -247,24 +186,6 @@ async function rollback(host: OperationHost, opId: string, op: AgentRollback, re
   host.state.pendingReinstate = opId;
   await report(RESTARTING, previous);
   host.restart("rollback");
-}
-
-async function confirm(host: OperationHost, opId: string, op: AgentConfirm, report: Reporter) {
-  const current = host.state.version;
-  if (op.version !== current) {
-    return report(
-      OperationPhase.FAILED,
-      current,
-      "version_mismatch",
-      `running ${current}, not ${op.version}`,
-    );
-  }
-  host.countApplication(opId);
-  if (op.sequence > BigInt(host.state.confirmedSequence)) {
-    host.state.confirmedSequence = op.sequence.toString();
-  }
-  await host.applier.applyConfirm(opId, current);
-  await report(OperationPhase.CONFIRMED, current);
 }
 
 /**

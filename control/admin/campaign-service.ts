@@ -60,6 +60,8 @@ export interface CampaignServiceDeps {
   readonly clock: Clock;
   readonly policy: Policy;
   readonly maxVersion: string | undefined;
+  /** The release channel's TUF repository directory, when configured. */
+  readonly tufDir?: string | undefined;
   readonly worker: CampaignWorkerPort;
   /** How long Pause/Resume/Abort wait for the leader to apply them (default 5 s). */
   readonly commandWaitMs?: number;
@@ -82,6 +84,7 @@ export function createCampaignService(
     clock: deps.clock,
     policy: deps.policy,
     maxVersion: deps.maxVersion,
+    tufDir: deps.tufDir,
   };
   const message = async (id: string): Promise<Campaign> => {
     const found = await campaignWithCounts(deps.db.pool, id);

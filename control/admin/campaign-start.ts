@@ -25,6 +25,7 @@ import type { FleetRow, FleetStore } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import type { Actor } from "../db/audit-log.js";
 import { ControlError } from "../errors.js";
+import { unlistedReason } from "../tuf/listed.js";
 import { refusalError } from "./admission-errors.js";
 import type { ReleaseLookup } from "./release-lookup.js";
 
@@ -37,6 +38,8 @@ export interface StartDeps {
   readonly policy: Policy;
   /** The newest Agent version this Control supports (config `agent.maxVersion`). */
   readonly maxVersion: string | undefined;
+  /** The release channel's TUF repository (config `tuf.dir`): a target must be listed there. */
+  readonly tufDir?: string | undefined;
 }
 
 /** A registry row as an admission candidate. */
@@ -67,6 +70,18 @@ function admitted(a: Admission): Plan {
   return a.plan;
 }
 
+/**
+ * Refuses a target that the release channel's TUF repository (config `tuf.dir`) does not list:
+ * every Agent on the channel would refuse it, so the start is refused here, `release_unusable`.
+ */
+async function assertListed(deps: StartDeps, release: AdmissionRelease | undefined): Promise<void> {
+  if (deps.tufDir === undefined || release === undefined) return;
+  const reason = await unlistedReason(deps.tufDir, release.version, release.sequence);
+  if (reason !== undefined) {
+    throw new ControlError("release_unusable", reason, { version: release.version });
+  }
+}
+
 /** Plans a campaign without starting anything (the admission of a start, minus busy nodes). */
 export async function planOnly(
   deps: StartDeps,
@@ -74,6 +89,7 @@ export async function planOnly(
 ): Promise<{ spec: CampaignSpec; plan: Plan }> {
   const spec = resolveSpec(input, deps.policy);
   const release = await deps.release(spec.targetVersion);
+  await assertListed(deps, release);
   const rows = await deps.fleet.transaction((tx) => tx.readFleet());
   const plan = admitted(
     admit({
@@ -104,7 +120,9 @@ export async function admitEach(
   const releases = new Map<string, AdmissionRelease | undefined>();
   for (const [i, spec] of specs.entries()) {
     if (!releases.has(spec.targetVersion)) {
-      releases.set(spec.targetVersion, await deps.release(spec.targetVersion));
+      const release = await deps.release(spec.targetVersion);
+      await assertListed(deps, release);
+      releases.set(spec.targetVersion, release);
     }
     const a = admit({
       intent: "plan",
@@ -145,6 +163,7 @@ export interface StartRequest {
 export async function startCampaign(deps: StartDeps, req: StartRequest): Promise<CampaignState> {
   const { spec } = req;
   const release = await deps.release(spec.targetVersion);
+  await assertListed(deps, release);
   return await deps.fleet.transaction(async (tx) => {
     await tx.lockStarts();
     const rows = await tx.readFleet();

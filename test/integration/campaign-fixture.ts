@@ -71,6 +71,8 @@ export async function campaignFixture(extra: ConfigInput = {}): Promise<Campaign
         joinToken: await tc.joinToken(),
         pins: [key.pin],
         restartMs: [20, 120],
+        // As an operator configures them: Control's downloads origin gets the node token.
+        downloadOrigins: [tc.control.downloadsUrl ?? tc.adminUrl],
         ...options,
       });
       fleets.push(fleet);

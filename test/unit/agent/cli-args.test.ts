@@ -32,6 +32,8 @@ describe("the Agent's command line", () => {
           pins: [pin],
           threshold: 1,
           tls: undefined,
+          clearText: true,
+          downloadOrigins: [],
           startDeadlineMs: DEFAULT_START_DEADLINE_MS,
         },
       },
@@ -46,6 +48,36 @@ describe("the Agent's command line", () => {
       ok: true,
       command: { options: { joinToken: "from-env", tls: { ca: file, cert: file, key: file } } },
     });
+  });
+
+  it("uses TLS with the system roots towards a non-loopback server unless --insecure", () => {
+    const remote = base().map((a) => (a === "127.0.0.1:7443" ? "control.example:7443" : a));
+    const parsed = parseAgentArgs(["run", ...remote, "--join-token", "t"]);
+    expect(parsed).toMatchObject({ ok: true, command: { options: { clearText: false } } });
+    const insecure = parseAgentArgs(["run", ...remote, "--join-token", "t", "--insecure"]);
+    expect(insecure).toMatchObject({ ok: true, command: { options: { clearText: true } } });
+    const both = parseAgentArgs(["run", ...remote, "--insecure", "--ca", file]);
+    expect(both).toMatchObject({ ok: false, message: expect.stringMatching(/--insecure.*--ca/) });
+  });
+
+  it("takes the download origins the node token may go to, as scheme, host and port", () => {
+    const parsed = parseAgentArgs([
+      "run",
+      ...base(),
+      "--download-origins",
+      "http://127.0.0.1:7081,https://dl.example/",
+    ]);
+    expect(parsed).toMatchObject({
+      ok: true,
+      command: { options: { downloadOrigins: ["http://127.0.0.1:7081", "https://dl.example"] } },
+    });
+    for (const bad of ["ftp://x", "http://h/path", "nonsense"]) {
+      const refused = parseAgentArgs(["run", ...base(), "--download-origins", bad]);
+      expect(refused).toMatchObject({
+        ok: false,
+        message: expect.stringMatching(/--download-origins/),
+      });
+    }
   });
 
   it.each([

@@ -27,6 +27,7 @@ export type Route =
   | { kind: "bytes"; body: Uint8Array }
   | { kind: "chunked"; body: Uint8Array }
   | { kind: "stall"; first: Uint8Array }
+  | { kind: "trickle"; body: Uint8Array; chunk: number; everyMs: number }
   | { kind: "status"; code: number };
 
 /** A local artifact server; counts requests per path. */
@@ -61,6 +62,19 @@ export class ArtifactServer {
         case "status":
           res.writeHead(route.code).end();
           return;
+        case "trickle": {
+          res.writeHead(200, { "content-length": route.body.byteLength });
+          let sent = 0;
+          const next = () => {
+            if (res.destroyed) return;
+            res.write(route.body.subarray(sent, sent + route.chunk));
+            sent += route.chunk;
+            if (sent >= route.body.byteLength) res.end();
+            else setTimeout(next, route.everyMs);
+          };
+          next();
+          return;
+        }
       }
     });
     await new Promise<void>((resolve) => this.#server!.listen(0, "127.0.0.1", resolve));

@@ -1,0 +1,155 @@
+/**
+ * The Agent's TUF client: before an upgrade is accepted, tuf-js refreshes the release
+ * channel's metadata from Control (root rotations followed, then timestamp, snapshot and
+ * targets, each verified against the trusted root's keys and thresholds, versions never
+ * going back, nothing expired), and the release must be listed there as
+ * `agent/<version>/<platform>` with the operation's length, sha256, version and sequence.
+ * The trusted metadata lives in the install directory (`tuf/`), starting from the root.json
+ * given at install. An expired timestamp (or snapshot, targets, root) is a freeze: the
+ * release is refused `metadata_expired`. tuf-js rewrites root.json in place, so a durable copy
+ * of the last trusted root (`root.trusted.json`) restores it when a crash tore the file.
+ */
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { MetadataKind } from "@tufjs/models";
+import { BaseFetcher, Updater } from "tuf-js";
+// tuf-js tells "no newer root" from a 404 by this class; its index does not export it.
+import { DownloadHTTPError } from "tuf-js/dist/error.js";
+import { parseMetadata, releaseTargetPath } from "../../control/shared/tuf/repository.js";
+import { writeFileDurably } from "./durable-state.js";
+import type { AcceptedUpgrade } from "./release-check.js";
+
+/** Why TUF refused a release. */
+export type TufRefusal = "untrusted_release" | "metadata_expired" | "metadata_unavailable";
+
+/** The verdict of the TUF check. */
+export type TufVerdict = { ok: true } | { ok: false; code: TufRefusal; message: string };
+
+/** What decides whether current TUF metadata lists a release (a port for the core). */
+export interface TufCheck {
+  /** Refreshes the metadata and checks `upgrade`'s artifact for `platform`. Never throws. */
+  check(upgrade: AcceptedUpgrade, platform: string): Promise<TufVerdict>;
+}
+
+/** Where the metadata comes from and is kept. */
+export interface TufClientOptions {
+  /** Directory of the trusted metadata (must hold root.json). */
+  readonly metadataDir: string;
+  /** Base URL of the repository's metadata (Control's `/tuf/`). */
+  readonly metadataBaseUrl: string;
+  /** Each metadata request ends after this long (default 30 s). */
+  readonly fetchTimeoutMs?: number;
+}
+
+/** Fetches metadata with Node's fetch: bounded in time, no redirects, no credentials. */
+class BoundedFetcher extends BaseFetcher {
+  constructor(private readonly timeoutMs: number) {
+    super();
+  }
+
+  override async fetch(url: string): Promise<NodeJS.ReadableStream> {
+    const response = await fetch(url, {
+      redirect: "error",
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    if (!response.ok || response.body === null) {
+      await response.body?.cancel();
+      throw new DownloadHTTPError(`GET ${url}: HTTP ${response.status}`, response.status);
+    }
+    return Readable.fromWeb(response.body as import("node:stream/web").ReadableStream);
+  }
+}
+
+/** The TUF check of a real Agent, over tuf-js. */
+export function tufClient(options: TufClientOptions): TufCheck {
+  const base = options.metadataBaseUrl.endsWith("/")
+    ? options.metadataBaseUrl
+    : `${options.metadataBaseUrl}/`;
+  const fetcher = new BoundedFetcher(options.fetchTimeoutMs ?? 30_000);
+  return {
+    async check(upgrade, platform) {
+      const path = releaseTargetPath(upgrade.version, platform);
+      try {
+        await mkdir(options.metadataDir, { recursive: true });
+        await restoreRoot(options.metadataDir);
+        const updater = new Updater({
+          metadataDir: options.metadataDir,
+          metadataBaseUrl: base,
+          fetcher,
+          config: { rootMaxLength: 512 * 1024, targetsMaxLength: 8 * 1024 * 1024 },
+        });
+        await updater.refresh();
+        const target = await updater.getTargetInfo(path);
+        if (target === undefined) {
+          return refuse("untrusted_release", `the TUF targets do not list ${path}`);
+        }
+        const { artifact, version, sequence } = upgrade;
+        const custom = target.custom;
+        if (
+          target.length !== artifact.size ||
+          target.hashes.sha256 !== artifact.sha256 ||
+          custom.version !== version ||
+          String(custom.sequence) !== sequence.toString()
+        ) {
+          return refuse(
+            "untrusted_release",
+            `the TUF targets list ${path} as ${target.hashes.sha256 ?? "no sha256"}, ${target.length} bytes, version ${String(custom.version)} #${String(custom.sequence)}; the release is ${artifact.sha256}, ${artifact.size} bytes, ${version} #${sequence}`,
+          );
+        }
+        return { ok: true };
+      } catch (error) {
+        return classify(error);
+      } finally {
+        await keepRoot(options.metadataDir).catch(() => {});
+      }
+    },
+  };
+}
+
+/** The durable copy of the last trusted root (tuf-js writes root.json in place). */
+const KEPT_ROOT = "root.trusted.json";
+
+function parsesAsRoot(bytes: Uint8Array): boolean {
+  try {
+    parseMetadata(MetadataKind.Root, bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Puts the kept root back when root.json is missing or torn (a crash during its write). */
+async function restoreRoot(dir: string): Promise<void> {
+  const current = await readFile(join(dir, "root.json")).catch(() => undefined);
+  if (current !== undefined && parsesAsRoot(current)) return;
+  const kept = await readFile(join(dir, KEPT_ROOT)).catch(() => undefined);
+  if (kept !== undefined && parsesAsRoot(kept))
+    await writeFileDurably(join(dir, "root.json"), kept);
+}
+
+/** Copies root.json (tuf-js only persists a root it verified) durably, when it changed. */
+async function keepRoot(dir: string): Promise<void> {
+  const current = await readFile(join(dir, "root.json"));
+  if (!parsesAsRoot(current)) return;
+  const kept = await readFile(join(dir, KEPT_ROOT)).catch(() => undefined);
+  if (kept === undefined || !kept.equals(current)) {
+    await writeFileDurably(join(dir, KEPT_ROOT), current);
+  }
+}
+
+function classify(error: unknown): TufVerdict {
+  const message = error instanceof Error ? error.message : String(error);
+  const name = error instanceof Error ? error.constructor.name : "";
+  if (name === "ExpiredMetadataError" || /is expired/.test(message)) {
+    return refuse("metadata_expired", `TUF metadata expired (a freeze): ${message}`);
+  }
+  if (error instanceof DownloadHTTPError || /fetch failed|ECONNREFUSED|aborted/i.test(message)) {
+    return refuse("metadata_unavailable", `TUF metadata could not be fetched: ${message}`);
+  }
+  return refuse("untrusted_release", `TUF metadata refused: ${message}`);
+}
+
+function refuse(code: TufRefusal, message: string): TufVerdict {
+  return { ok: false, code, message };
+}

@@ -1,0 +1,416 @@
+/**
+ * A hostile Control against the real Agent: every attack a server that speaks the Agent
+ * protocol can make on the release channel (forged confirms, unsigned, tampered, expired,
+ * rolled-back, wrong-platform and under-threshold releases, releases the TUF metadata does
+ * not list or lists otherwise, wrong bytes, endless downloads, a frozen timestamp,
+ * mixed-and-matched metadata, a forged root rotation, a node token aimed at another port)
+ * is refused, and the install directory is left as it was.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readdir, readlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  buildManifest,
+  createEnvelope,
+  type Envelope,
+  generateKeyPair,
+  type ReleaseKeyPair,
+  sha256Hex,
+  signEnvelope,
+} from "../../control/shared/release/index.js";
+import { tufSigner } from "../../control/shared/tuf/keys.js";
+import { buildRoot, metadataBytes } from "../../control/shared/tuf/repository.js";
+import {
+  type Operation,
+  OperationPhase,
+  OperationSchema,
+} from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { TestTufRepo } from "../helpers/tuf-repo.js";
+import {
+  agentStatus,
+  buildAgent,
+  eventually,
+  type RunningAgent,
+  startAgent,
+} from "./agent-fixture.js";
+import { HostileArtifacts, HostileControl } from "./hostile-control.js";
+
+const PLATFORM = "linux-amd64";
+const JOIN = "hostile-join";
+const U64_MAX = 2n ** 64n - 1n;
+
+describe("a hostile Control cannot harm a real Agent", () => {
+  let dir = "";
+  let install = "";
+  let control: HostileControl;
+  let artifacts: HostileArtifacts;
+  let elsewhere: HostileArtifacts;
+  let repo: TestTufRepo;
+  let keys: ReleaseKeyPair[];
+  let agent: RunningAgent | undefined;
+  let v110: Uint8Array = new Uint8Array();
+  let opCount = 0;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "hostile-control-"));
+    install = join(dir, "install");
+    const [v100, built110] = await Promise.all([
+      buildAgent("1.0.0", join(dir, "agent-1.0.0.mjs")),
+      buildAgent("1.1.0", join(dir, "agent-1.1.0.mjs")),
+    ]);
+    v110 = built110;
+    keys = [await generateKeyPair(), await generateKeyPair()];
+    control = await new HostileControl(JOIN).start();
+    artifacts = await new HostileArtifacts().start();
+    elsewhere = await new HostileArtifacts().start();
+    repo = await TestTufRepo.create();
+    const root = join(dir, "root.json");
+    await writeFile(root, repo.initialRoot);
+    await writeFile(join(dir, "install.keep"), "");
+    agent = startAgent(join(dir, "agent-1.0.0.mjs"), install, [
+      "--server",
+      control.address,
+      "--join-token",
+      JOIN,
+      "--node-id",
+      "victim-1",
+      "--platform",
+      PLATFORM,
+      "--pins",
+      keys.map((k) => k.pin).join(","),
+      "--threshold",
+      "2",
+      "--tuf-root",
+      root,
+      "--tuf-url",
+      repo.base,
+      "--download-origins",
+      artifacts.base,
+      "--download-grace-ms",
+      "1000",
+      "--download-min-rate",
+      "8192",
+    ]);
+    void v100;
+    await eventually(async () => control.live()?.hello, "the Agent's first Hello");
+  }, 120_000);
+
+  afterAll(async () => {
+    await agent?.stop();
+    control?.stop();
+    await artifacts?.stop();
+    await elsewhere?.stop();
+    await repo?.stop();
+  });
+
+  /** What the install directory holds: the link, the versions, the durable floor. */
+  async function snapshot() {
+    const status = await agentStatus(join(dir, "agent-1.0.0.mjs"), install);
+    return {
+      current: await readlink(join(install, "current")),
+      versions: (await readdir(join(install, "versions"))).sort(),
+      confirmedSequence: status.confirmedSequence,
+      previous: status.previous,
+    };
+  }
+
+  interface Forged {
+    version: string;
+    sequence: number;
+    bytes?: Uint8Array;
+    platform?: string;
+    expires?: Date;
+    signers?: ReleaseKeyPair[];
+    /** Serve other bytes than the signed ones. */
+    served?: Uint8Array;
+    /** Artifact URL base (default the configured download origin). */
+    base?: string;
+    /** List the release in TUF (default true), optionally with another sha256. */
+    listed?: boolean | { sha256: string };
+    tamper?: (envelope: Envelope) => Envelope;
+  }
+
+  /** Signs, lists and serves a release as told, and builds its upgrade operation. */
+  async function forge(f: Forged): Promise<Operation> {
+    const bytes = f.bytes ?? new Uint8Array(randomBytes(4096));
+    const platform = f.platform ?? PLATFORM;
+    const path = `/a/${f.version}/${platform}/${opCount}`;
+    const url = `${f.base ?? artifacts.base}${path}`;
+    const served = f.served ?? bytes;
+    for (const server of [artifacts, elsewhere]) {
+      server.routes.set(path, { kind: "bytes", body: served });
+    }
+    const sha256 = sha256Hex(bytes);
+    const manifest = buildManifest({
+      version: f.version,
+      sequence: f.sequence,
+      expires: f.expires ?? new Date(Date.now() + 3_600_000),
+      artifacts: { [platform]: { url, sha256, size: bytes.byteLength } },
+    });
+    let envelope = createEnvelope(manifest);
+    for (const key of f.signers ?? keys) envelope = await signEnvelope(envelope, key.privateKey);
+    if (f.tamper) envelope = f.tamper(envelope);
+    const listed = f.listed ?? true;
+    if (listed !== false) {
+      await repo.publishTargets(
+        [
+          {
+            version: f.version,
+            sequence: f.sequence,
+            platform,
+            length: bytes.byteLength,
+            sha256: listed === true ? sha256 : listed.sha256,
+          },
+        ],
+        repo.keys.targets,
+      );
+    }
+    return create(OperationSchema, {
+      id: `op-${++opCount}`,
+      kind: {
+        case: "agentUpgrade",
+        value: {
+          version: f.version,
+          sequence: BigInt(f.sequence),
+          artifact: { platform, url, sha256, size: BigInt(bytes.byteLength) },
+          envelope: {
+            payloadType: envelope.payloadType,
+            payload: envelope.payload,
+            signatures: envelope.signatures.map((s) => ({ keyid: s.keyid, sig: s.sig })),
+          },
+        },
+      },
+    });
+  }
+
+  /** Sends `op` and resolves with its final report (REFUSED, FAILED, RESTARTING, CONFIRMED). */
+  async function attack(op: Operation) {
+    control.send(op);
+    const final = new Set([
+      OperationPhase.REFUSED,
+      OperationPhase.FAILED,
+      OperationPhase.RESTARTING,
+      OperationPhase.CONFIRMED,
+    ]);
+    return eventually(
+      async () => control.reports(op.id).find((r) => final.has(r.phase)),
+      `the Agent's answer to ${op.id}`,
+      20_000,
+    );
+  }
+
+  function confirmOp(version: string, sequence: bigint): Operation {
+    return create(OperationSchema, {
+      id: `op-${++opCount}`,
+      kind: { case: "agentConfirm", value: { version, sequence } },
+    });
+  }
+
+  const untouched = { current: "versions/1.0.0", versions: ["1.0.0"], confirmedSequence: "0" };
+
+  it.each<[string, () => Forged, OperationPhase, string]>([
+    [
+      "an unsigned release",
+      () => ({ version: "1.5.0", sequence: 50, signers: [] }),
+      OperationPhase.REFUSED,
+      "untrusted_release",
+    ],
+    [
+      "an under-threshold release (1 of 2 pins)",
+      () => ({ version: "1.5.0", sequence: 50, signers: [keys[0]!] }),
+      OperationPhase.REFUSED,
+      "untrusted_release",
+    ],
+    [
+      "a release signed by a key it does not pin",
+      () => ({ version: "1.5.0", sequence: 50, signers: [keys[0]!, repo.keys.timestamp] }),
+      OperationPhase.REFUSED,
+      "untrusted_release",
+    ],
+    [
+      "a tampered release",
+      () => ({
+        version: "1.5.0",
+        sequence: 50,
+        // The signed manifest, re-written to name another version: still JSON, no longer signed.
+        tamper: (e) => {
+          const text = new TextDecoder().decode(e.payload);
+          const changed = text.replace(/("version"\s*:\s*")1\.5\.0"/, '$11.5.9"');
+          if (changed === text) throw new Error("the tamper changed nothing");
+          return { ...e, payload: new TextEncoder().encode(changed) };
+        },
+      }),
+      OperationPhase.REFUSED,
+      "untrusted_release",
+    ],
+    [
+      "an expired release",
+      () => ({ version: "1.5.0", sequence: 50, expires: new Date(Date.now() - 60_000) }),
+      OperationPhase.REFUSED,
+      "untrusted_release",
+    ],
+    [
+      "a release for another platform",
+      () => ({ version: "1.5.0", sequence: 50, platform: "linux-arm64" }),
+      OperationPhase.REFUSED,
+      "wrong_platform",
+    ],
+    [
+      "a signed release the TUF targets do not list",
+      () => ({ version: "1.5.0", sequence: 50, listed: false }),
+      OperationPhase.REFUSED,
+      "untrusted_release",
+    ],
+    [
+      "a signed release TUF lists with other bytes",
+      () => ({ version: "1.5.0", sequence: 50, listed: { sha256: "0".repeat(64) } }),
+      OperationPhase.REFUSED,
+      "untrusted_release",
+    ],
+    [
+      "wrong bytes behind a signed, listed release",
+      () => ({ version: "1.5.0", sequence: 50, served: new Uint8Array(randomBytes(4096)) }),
+      OperationPhase.FAILED,
+      "sha256_mismatch",
+    ],
+  ])(
+    "refuses %s and leaves the install directory as it was",
+    async (_what, forged, phase, code) => {
+      const before = await snapshot();
+      expect(before).toMatchObject(untouched);
+      const report = await attack(await forge(forged()));
+      expect({ phase: OperationPhase[report.phase], code: report.code }).toEqual({
+        phase: OperationPhase[phase],
+        code,
+      });
+      expect(await snapshot()).toEqual(before);
+    },
+  );
+
+  it("cuts an endless download off (download_too_slow) and takes the next operation", async () => {
+    const before = await snapshot();
+    const op = await forge({ version: "1.5.0", sequence: 50 });
+    const path = new URL(op.kind.case === "agentUpgrade" ? (op.kind.value.artifact?.url ?? "") : "")
+      .pathname;
+    const body = artifacts.routes.get(path)!.body;
+    artifacts.routes.set(path, { kind: "trickle", body, chunk: 256, everyMs: 2000 });
+    control.send(op);
+    const next = confirmOp("1.0.0", 0n);
+    const answer = await attack(next);
+    expect(OperationPhase[answer.phase]).toBe("CONFIRMED");
+    const slow = control.reports(op.id).at(-1)!;
+    expect({ phase: OperationPhase[slow.phase], code: slow.code }).toEqual({
+      phase: "FAILED",
+      code: "download_too_slow",
+    });
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("never sends its node token to another port on the same host", async () => {
+    const op = await forge({
+      version: "1.5.0",
+      sequence: 50,
+      base: elsewhere.base,
+      served: new Uint8Array(1),
+    });
+    await attack(op);
+    const leaked = elsewhere.requests.filter((r) => r.headers.authorization !== undefined);
+    expect(elsewhere.requests.length).toBeGreaterThan(0);
+    expect(leaked).toEqual([]);
+    const home = artifacts.requests.filter((r) => r.headers.authorization !== undefined);
+    expect(home.length).toBeGreaterThan(0);
+  });
+
+  it("refuses every release while the timestamp is expired (a freeze), and says so in status", async () => {
+    const before = await snapshot();
+    const op = await forge({ version: "1.5.0", sequence: 50 });
+    await repo.publishTimestamp(new Date(Date.now() - 1000));
+    const report = await attack(op);
+    expect(report.code).toBe("metadata_expired");
+    const status = (await agentStatus(join(dir, "agent-1.0.0.mjs"), install)) as unknown as {
+      trust: { frozen: boolean } | null;
+    };
+    expect(status.trust).toMatchObject({ frozen: true });
+    expect(await snapshot()).toEqual(before);
+    await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
+  });
+
+  it("refuses mixed-and-matched metadata: an old snapshot beside a new timestamp", async () => {
+    const before = await snapshot();
+    const old = repo.files.get("snapshot.json")!;
+    const op = await forge({ version: "1.5.0", sequence: 50 });
+    repo.files.set("snapshot.json", old);
+    const report = await attack(op);
+    expect(report.code).toBe("untrusted_release");
+    expect(await snapshot()).toEqual(before);
+    await repo.publishTimestamp(new Date(Date.now() + 3_600_000), true);
+  });
+
+  it("refuses a root rotation the trusted root keys did not sign", async () => {
+    const before = await snapshot();
+    const saved = new Map(repo.files);
+    const forgedKeys = {
+      ...repo.keys,
+      root: [await generateKeyPair()],
+      targets: [await generateKeyPair()],
+    };
+    const honestRoot = repo.root;
+    repo.root = buildRoot(repo.rootSpec(honestRoot.signed.version + 1, forgedKeys));
+    repo.root.sign((await tufSigner(forgedKeys.root[0]!.privateKey)).sign);
+    repo.files.set(`${repo.root.signed.version}.root.json`, metadataBytes(repo.root));
+    const op = await forge({ version: "1.5.0", sequence: 50 });
+    const report = await attack(op);
+    expect(report.code).toBe("untrusted_release");
+    expect(await snapshot()).toEqual(before);
+    repo.root = honestRoot;
+    repo.files.clear();
+    for (const [k, v] of saved) repo.files.set(k, v);
+    await repo.publishTimestamp(new Date(Date.now() + 3_600_000), true);
+  });
+
+  it("installs a genuine release, then refuses a forged confirm and a rolled-back release", async () => {
+    const good = await forge({ version: "1.1.0", sequence: 11, bytes: v110 });
+    const streams = control.streams.length;
+    const report = await attack(good);
+    expect(OperationPhase[report.phase]).toBe("RESTARTING");
+    await eventually(
+      async () =>
+        control.streams.length > streams && control.live()?.hello?.agentVersion === "1.1.0"
+          ? true
+          : undefined,
+      "1.1.0 connected",
+    );
+    await eventually(
+      async () => ((await snapshot()).current === "versions/1.1.0" ? true : undefined),
+      "switched",
+    );
+    const upgraded = await snapshot();
+
+    const forged = await attack(confirmOp("1.1.0", U64_MAX));
+    expect({ phase: OperationPhase[forged.phase], code: forged.code }).toEqual({
+      phase: "FAILED",
+      code: "confirm_mismatch",
+    });
+    expect(await snapshot()).toEqual(upgraded);
+
+    const genuine = await attack(confirmOp("1.1.0", 11n));
+    expect(OperationPhase[genuine.phase]).toBe("CONFIRMED");
+    const confirmed = await eventually(async () => {
+      const s = await snapshot();
+      return s.confirmedSequence === "11" && s.versions.length === 1 ? s : undefined;
+    }, "confirmed at 11");
+    expect(confirmed).toMatchObject({ current: "versions/1.1.0", versions: ["1.1.0"] });
+
+    const back = await attack(await forge({ version: "1.0.5", sequence: 5 }));
+    expect({ phase: OperationPhase[back.phase], code: back.code }).toEqual({
+      phase: "REFUSED",
+      code: "sequence_rollback",
+    });
+    const later = await attack(await forge({ version: "1.2.0", sequence: 12, listed: false }));
+    expect(later.code).toBe("untrusted_release");
+    expect(await snapshot()).toEqual(confirmed);
+  });
+});

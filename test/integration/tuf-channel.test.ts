@@ -1,0 +1,292 @@
+/**
+ * The release channel as a TUF repository, end to end through real parts: `agentctl tuf`
+ * writes and signs root and targets offline; a real Control serves them at `/tuf/` on its
+ * downloads listener and signs snapshot and timestamp with its online keys; the Agent's
+ * tuf-js client (as the real Agent runs it) accepts what is listed, sees a release added
+ * without Control restarting, follows a root rotation, and refuses what is not listed.
+ */
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AcceptedUpgrade } from "../../agent/core/release-check.js";
+import { tufClient } from "../../agent/core/tuf-check.js";
+import { sha256Hex } from "../../control/shared/release/index.js";
+import { startTestControl, type TestControl } from "../helpers/control.js";
+import { runCli } from "../unit/cli/run-cli.js";
+
+const PLATFORM = "linux-amd64";
+
+describe("agentctl tuf, Control's /tuf/ and the Agent's TUF client", () => {
+  let dir = "";
+  let repo = "";
+  let tc: TestControl;
+  const pin: Record<string, string> = {};
+  const artifact = new Map<string, Buffer>();
+
+  const cli = async (...argv: string[]) => {
+    const result = await runCli(argv);
+    if (result.code !== 0) throw new Error(`agentctl ${argv.join(" ")}: ${result.stderr}`);
+    return result;
+  };
+  const upgrade = (version: string, sequence: number): AcceptedUpgrade => {
+    const bytes = artifact.get(version) ?? Buffer.from("none");
+    return {
+      version,
+      sequence: BigInt(sequence),
+      artifact: { url: "", sha256: sha256Hex(bytes), size: bytes.byteLength },
+    };
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "tuf-channel-"));
+    repo = join(dir, "repo");
+    await (await import("node:fs/promises")).mkdir(repo);
+    for (const name of [
+      "root1",
+      "root2",
+      "root3",
+      "targets1",
+      "targets2",
+      "snapshot",
+      "timestamp",
+    ]) {
+      const out = join(dir, `${name}.key`);
+      pin[name] = (await cli("release", "keygen", "--out", out)).stdout.trim();
+    }
+    for (const v of ["2.0.0", "2.1.0", "2.2.0"]) {
+      const file = join(dir, `agent-${v}`);
+      artifact.set(v, Buffer.from(`agent ${v} ${PLATFORM}`));
+      await writeFile(file, artifact.get(v)!);
+    }
+    await cli(
+      "tuf",
+      "init",
+      "--repo",
+      repo,
+      "--root-key",
+      pin.root1!,
+      "--root-key",
+      pin.root2!,
+      "--root-threshold",
+      "2",
+      "--targets-key",
+      pin.targets1!,
+      "--snapshot-key",
+      pin.snapshot!,
+      "--timestamp-key",
+      pin.timestamp!,
+    );
+    await cli("tuf", "sign", "--repo", repo, "--role", "root", "--key", join(dir, "root1.key"));
+    await cli("tuf", "sign", "--repo", repo, "--role", "root", "--key", join(dir, "root2.key"));
+    await cli(
+      "tuf",
+      "add-target",
+      "--repo",
+      repo,
+      "--version",
+      "2.0.0",
+      "--sequence",
+      "20",
+      "--artifact",
+      `${PLATFORM}=${join(dir, "agent-2.0.0")}`,
+    );
+    await cli(
+      "tuf",
+      "sign",
+      "--repo",
+      repo,
+      "--role",
+      "targets",
+      "--key",
+      join(dir, "targets1.key"),
+    );
+    tc = await startTestControl({
+      config: {
+        downloads: { addr: "127.0.0.1:0", requireAuth: true },
+        tuf: {
+          dir: repo,
+          snapshotKey: join(dir, "snapshot.key"),
+          timestampKey: join(dir, "timestamp.key"),
+          timestampExpirySeconds: 120,
+          timestampWindowSeconds: 1,
+        },
+      },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await tc?.stop();
+  });
+
+  async function agent() {
+    const metadataDir = await mkdtemp(join(tmpdir(), "tuf-agent-"));
+    await writeFile(join(metadataDir, "root.json"), await readFile(join(repo, "1.root.json")));
+    return tufClient({ metadataDir, metadataBaseUrl: `${tc.control.downloadsUrl}/tuf/` });
+  }
+
+  it("serves the metadata without a credential, even where downloads require one", async () => {
+    const base = `${tc.control.downloadsUrl}/tuf`;
+    for (const name of [
+      "root.json",
+      "1.root.json",
+      "targets.json",
+      "snapshot.json",
+      "timestamp.json",
+    ]) {
+      expect((await fetch(`${base}/${name}`)).status, name).toBe(200);
+    }
+    expect((await fetch(`${base}/../state.json`)).status).toBe(404);
+    expect((await fetch(`${base}/2.root.json`)).status).toBe(404);
+    expect(
+      (await fetch(`${tc.control.downloadsUrl}/downloads/agent/2.0.0/${PLATFORM}`)).status,
+    ).toBe(401);
+  });
+
+  it("accepts a listed release and refuses one that is not listed", async () => {
+    const client = await agent();
+    expect(await client.check(upgrade("2.0.0", 20), PLATFORM)).toEqual({ ok: true });
+    expect(await client.check(upgrade("2.1.0", 21), PLATFORM)).toMatchObject({
+      ok: false,
+      code: "untrusted_release",
+    });
+  });
+
+  it("re-signs the timestamp every window, so a long-lived Agent never sees it expire", async () => {
+    const first = JSON.parse(
+      await (await fetch(`${tc.control.downloadsUrl}/tuf/timestamp.json`)).text(),
+    );
+    await new Promise((r) => setTimeout(r, 1100));
+    const second = JSON.parse(
+      await (await fetch(`${tc.control.downloadsUrl}/tuf/timestamp.json`)).text(),
+    );
+    expect(second.signed.version).toBeGreaterThan(first.signed.version);
+    expect(Date.parse(second.signed.expires)).toBeGreaterThan(Date.now());
+  });
+
+  it("sees a release added to targets without a restart (a new snapshot), and refuses unsigned targets", async () => {
+    const client = await agent();
+    await cli(
+      "tuf",
+      "add-target",
+      "--repo",
+      repo,
+      "--version",
+      "2.1.0",
+      "--sequence",
+      "21",
+      "--artifact",
+      `${PLATFORM}=${join(dir, "agent-2.1.0")}`,
+    );
+    // Unsigned targets: not trusted, whatever Control's snapshot says.
+    expect(await client.check(upgrade("2.1.0", 21), PLATFORM)).toMatchObject({
+      ok: false,
+      code: "untrusted_release",
+    });
+    await cli(
+      "tuf",
+      "sign",
+      "--repo",
+      repo,
+      "--role",
+      "targets",
+      "--key",
+      join(dir, "targets1.key"),
+    );
+    expect(await client.check(upgrade("2.1.0", 21), PLATFORM)).toEqual({ ok: true });
+  });
+
+  it("follows a root rotation that replaces a root key and the targets key", async () => {
+    const client = await agent();
+    expect(await client.check(upgrade("2.1.0", 21), PLATFORM)).toEqual({ ok: true });
+    await cli(
+      "tuf",
+      "rotate-root",
+      "--repo",
+      repo,
+      "--root-key",
+      pin.root2!,
+      "--root-key",
+      pin.root3!,
+      "--root-threshold",
+      "2",
+      "--targets-key",
+      pin.targets2!,
+    );
+    for (const k of ["root1", "root2", "root3"]) {
+      await cli("tuf", "sign", "--repo", repo, "--role", "root", "--key", join(dir, `${k}.key`));
+    }
+    await cli(
+      "tuf",
+      "add-target",
+      "--repo",
+      repo,
+      "--version",
+      "2.2.0",
+      "--sequence",
+      "22",
+      "--artifact",
+      `${PLATFORM}=${join(dir, "agent-2.2.0")}`,
+    );
+    // The old targets key is no longer one of the newest root's.
+    const old = await runCli([
+      "tuf",
+      "sign",
+      "--repo",
+      repo,
+      "--role",
+      "targets",
+      "--key",
+      join(dir, "targets1.key"),
+    ]);
+    expect(old.code).toBe(2);
+    expect(old.stderr).toMatch(/not a targets key/);
+    await cli(
+      "tuf",
+      "sign",
+      "--repo",
+      repo,
+      "--role",
+      "targets",
+      "--key",
+      join(dir, "targets2.key"),
+    );
+    expect(await client.check(upgrade("2.2.0", 22), PLATFORM)).toEqual({ ok: true });
+  });
+
+  it("refuses bad input with one line and changes nothing", async () => {
+    const before = await readFile(join(repo, "targets.json"));
+    const wrong = await runCli([
+      "tuf",
+      "sign",
+      "--repo",
+      repo,
+      "--role",
+      "snapshot",
+      "--key",
+      join(dir, "snapshot.key"),
+    ]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/--role must be root or targets/);
+    const again = await runCli([
+      "tuf",
+      "init",
+      "--repo",
+      repo,
+      "--root-key",
+      pin.root1!,
+      "--targets-key",
+      pin.targets1!,
+      "--snapshot-key",
+      pin.snapshot!,
+      "--timestamp-key",
+      pin.timestamp!,
+    ]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already holds metadata/);
+    const over = await runCli(["tuf", "rotate-root", "--repo", repo, "--root-threshold", "3"]);
+    expect(over.code).toBe(2);
+    expect(over.stderr).toMatch(/root threshold/);
+    expect(await readFile(join(repo, "targets.json"))).toEqual(before);
+  });
+});
