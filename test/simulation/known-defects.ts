@@ -1,0 +1,43 @@
+/**
+ * Checks that are known to fail today because of a listed engine defect, in one place, keyed
+ * by the defect's number in the safety work (see docs/campaign-engine.md, "Invariants and
+ * their oracles"). A listed case is run and must still FAIL: once the defect is fixed it
+ * passes, its test turns red, and its entry is deleted here. Nothing else may be skipped.
+ */
+
+/** A known defect: what it is, and the cases that show it. */
+export interface KnownDefect {
+  readonly title: string;
+  /** Simulation seeds (`npm test`'s share) that break an invariant because of it. */
+  readonly seeds: readonly number[];
+  /** The invariant those seeds break (the start of its message, e.g. "O1:"). */
+  readonly invariant?: string;
+  /** Named cases of the reference-model property tests that disagree because of it. */
+  readonly cases: readonly string[];
+}
+
+/** The known defects, by number. */
+export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {
+  6: {
+    title:
+      "a window edge in a daylight-saving gap is lost (and so is the second 01:30 of a repeated hour)",
+    seeds: [],
+    cases: [
+      "daily 01:30-02:30 America/New_York on 2026-03-08",
+      "daily 01:30-02:30 America/New_York on 2026-11-01 (the repeated hour)",
+    ],
+  },
+};
+
+/** The defect a seed is known to fail by, if any. */
+export function knownSeedDefect(seed: number): { defect: number; invariant: string } | undefined {
+  for (const [n, d] of Object.entries(KNOWN_DEFECTS))
+    if (d.seeds.includes(seed)) return { defect: Number(n), invariant: d.invariant ?? "" };
+  return undefined;
+}
+
+/** Whether a named reference case is known to disagree (and which defect makes it). */
+export function knownCaseDefect(name: string): number | undefined {
+  for (const [n, d] of Object.entries(KNOWN_DEFECTS)) if (d.cases.includes(name)) return Number(n);
+  return undefined;
+}
