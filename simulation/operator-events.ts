@@ -107,6 +107,11 @@ export function scheduleOperator(world: SimWorld): void {
         actor: "operator",
         actor_ip: "",
       });
+      world.outcomeChecks.commands.push({
+        campaignId: action.campaignId,
+        kind: action.command.kind,
+        at: clock.ms,
+      });
       say(`operator: ${action.command.kind} ${action.campaignId}`);
       controls.wake(action.campaignId);
     });

@@ -12,6 +12,7 @@ import { ManualClock } from "../control/manual-clock.js";
 import { SimFleet } from "./agents.js";
 import { EventQueue } from "./events.js";
 import { type CheckState, newCheckState } from "./fleet-invariants.js";
+import { newOutcomeCheckState, type OutcomeCheckState } from "./outcome-invariants.js";
 import { newRolloutCheckState, type RolloutCheckState } from "./rollout-invariants.js";
 import { type FleetScenario, withRollout } from "./rollout-scenario.js";
 import { scenarioOf } from "./scenario.js";
@@ -45,6 +46,8 @@ export interface SimWorld {
   readonly say: (line: string) => void;
   readonly checks: CheckState;
   readonly rolloutChecks: RolloutCheckState;
+  /** The outcome checks' state, the operator's issued commands included. */
+  readonly outcomeChecks: OutcomeCheckState;
   /** Campaign starts due, run in order before the Controls step (each may await the store). */
   readonly pending: (() => Promise<void>)[];
   /** How many of the scenario's campaigns were started, or found nothing to start over. */
@@ -136,6 +139,7 @@ export function buildWorld(
     say,
     checks: newCheckState(),
     rolloutChecks: newRolloutCheckState(),
+    outcomeChecks: newOutcomeCheckState(),
     pending: [],
     campaignsStarted: 0,
   };
