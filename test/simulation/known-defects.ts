@@ -1,7 +1,6 @@
 /**
  * Checks that are known to fail today because of a listed engine defect, in one place, keyed
- * by the defect's number in the safety work (see docs/campaign-engine.md, "Invariants and
- * their oracles"). A listed case is run and must still FAIL: once the defect is fixed it
+ * by the defect's number in the safety work (1–15; 16 on is what the oracle found since). A listed case is run and must still FAIL: once the defect is fixed it
  * passes, its test turns red, and its entry is deleted here. Nothing else may be skipped.
  */
 
@@ -42,6 +41,12 @@ export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {
       "daily 01:30-02:30 America/New_York on 2026-03-08",
       "daily 01:30-02:30 America/New_York on 2026-11-01 (the repeated hour)",
     ],
+  },
+  16: {
+    title:
+      "found by the window reference: with windows in two zones, nextWindowChange returns a later edge of one window and misses an earlier edge of the other (its day ranges are each window's local days), so closed time can count as open",
+    seeds: [],
+    cases: ["Tue,Sat 00:00-00:01 UTC with Mon,Tue 20:01-20:02 America/New_York from 2026-03-08"],
   },
 };
 
