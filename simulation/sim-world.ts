@@ -10,6 +10,7 @@ import { createCampaignWorker } from "../control/campaign-worker/worker.js";
 import { createLogger } from "../control/log.js";
 import { ManualClock } from "../control/manual-clock.js";
 import { SimFleet } from "./agents.js";
+import { withDisablePairs } from "./disable-pairs.js";
 import { EventQueue } from "./events.js";
 import { type CheckState, newCheckState } from "./fleet-invariants.js";
 import { newOutcomeCheckState, type OutcomeCheckState } from "./outcome-invariants.js";
@@ -59,7 +60,7 @@ export function buildWorld(
   seed: number,
   options: { readonly faults: boolean; readonly fullTrace?: boolean },
 ): SimWorld {
-  const scenario = withRollout(scenarioOf(seed, options.faults));
+  const scenario = withRollout(withDisablePairs(scenarioOf(seed, options.faults)));
   const clock = new ManualClock(0);
   const store = new MemoryCampaignStore(clock);
   const fleetStore = new MemoryFleetStore(store);
