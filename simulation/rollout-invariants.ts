@@ -8,7 +8,8 @@
  *   convergence campaign of it is unfinished, and its convergence campaigns since it was set
  *   failed fewer nodes than its limit (a burst of failures halts convergence).
  * - D3 (end): every agent a desired version governs that is online, upgradable, behaves well
- *   and did not fail converging runs its target, unless its convergence was halted.
+ *   and did not fail converging runs its target, unless its convergence was halted or an
+ *   operator aborted a convergence campaign that held it.
  * - P1: a plan's group starts only after the group before it completed (its campaign finished
  *   completed, or it had nothing to upgrade) and the plan's wait elapsed since.
  * - P2: a breach of a group (its campaign rolls back, fails or is aborted) halts the plan, and
@@ -180,7 +181,14 @@ export function rolloutEndViolations(
           (n) => n.nodeId === nodeId && (n.state === "failed" || n.state === "timed_out"),
         ),
     );
-    if (!failedConverging)
+    // An operator's abort of a convergence campaign stops convergence of the nodes it held.
+    const stopped = [...t.campaigns.values()].some(
+      (c) =>
+        c.createdBy === `${CONVERGENCE_CREATOR}${d.id}` &&
+        c.campaign.code === "aborted" &&
+        (t.nodes.get(c.campaign.id) ?? []).some((n) => n.nodeId === nodeId),
+    );
+    if (!failedConverging && !stopped)
       out.push(
         `D3: ${nodeId} is online on ${agent.version}, behind ${d.id} (${d.target.version}), and never converged`,
       );

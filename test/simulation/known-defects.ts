@@ -1,7 +1,8 @@
 /**
  * Checks that are known to fail today because of a listed engine defect, in one place, keyed
- * by the defect's number in the safety work (1–15; 16 on is what the oracle found since). A listed case is run and must still FAIL: once the defect is fixed it
- * passes, its test turns red, and its entry is deleted here. Nothing else may be skipped.
+ * by the defect's number in the safety work (1–15; 16 on is what the oracle found since). A
+ * listed case is run and must still FAIL: once the defect is fixed it passes, its test turns
+ * red, and its entry is deleted here. Nothing else may be skipped.
  */
 
 /** A known defect: what it is, and the cases that show it. */
@@ -37,6 +38,13 @@ export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {
       448, 467, 479, 482, 484, 507, 515, 523, 561, 581,
     ],
     invariant: "O1:",
+    cases: [],
+  },
+  5: {
+    title:
+      "aborting a convergence campaign does not stop convergence (the next pass offers the nodes the operator stopped)",
+    seeds: [452, 454],
+    invariant: "O4:",
     cases: [],
   },
   6: {
