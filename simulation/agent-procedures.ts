@@ -7,6 +7,7 @@
  */
 import { type Operation, OperationPhase } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { Report, SimAgent } from "./agent-script.js";
+import { campaignOfOperation, type OperationKind, type WireOperation } from "./ground-truth.js";
 
 /** What the procedures need of the network around the agent. */
 export interface AgentHost {
@@ -18,10 +19,42 @@ export interface AgentHost {
   readonly violations: string[];
   /** A late return comes after this (the campaigns' longest reconnect timeout). */
   readonly lateAfterMs: number;
+  /** The virtual time (for the agents' ground-truth record). */
+  now(): number;
+}
+
+/** The ground-truth view of `op` as it reaches or leaves for agent `a` at `at`. */
+export function wireOf(a: SimAgent, op: Operation, at: number): WireOperation {
+  const kind: OperationKind =
+    op.kind.case === "agentUpgrade"
+      ? "upgrade"
+      : op.kind.case === "agentRollback"
+        ? "rollback"
+        : op.kind.case === "agentConfirm"
+          ? "confirm"
+          : "other";
+  const value = op.kind.value as { version?: string; sequence?: bigint } | undefined;
+  return {
+    id: op.id,
+    campaignId: campaignOfOperation(op.id),
+    kind,
+    version: value?.version ?? "",
+    sequence: Number(value?.sequence ?? 0n),
+    at,
+    agentVersion: a.version,
+    agentConfirmed: a.confirmedSequence,
+  };
+}
+
+/** The agent starts to run `version` (installed; it boots on it at its next start). */
+function runVersion(host: AgentHost, a: SimAgent, version: string): void {
+  a.version = version;
+  a.record.runs.push({ version, at: host.now() });
 }
 
 /** An operation reaches the agent: handled once per id, one at a time, like a real Agent. */
 export function deliver(host: AgentHost, a: SimAgent, op: Operation): void {
+  a.record.received.push(wireOf(a, op, host.now()));
   const prior = a.handled.get(op.id);
   if (a.handled.has(op.id)) {
     if (prior !== undefined) host.report(a, op.id, prior);
@@ -153,7 +186,7 @@ function upgrade(
     }
     if (s.behaviour !== "revert") {
       a.previousVersion = from;
-      a.version = version;
+      runVersion(host, a, version);
       a.configBroken = s.behaviour === "config_fail";
     }
     host.report(a, opId, phase(OperationPhase.RESTARTING));
@@ -213,7 +246,7 @@ function rollback(host: AgentHost, a: SimAgent, opId: string, version: string): 
     message: "",
   });
   apply(host, a, opId);
-  a.version = previous;
+  runVersion(host, a, previous);
   a.previousVersion = current;
   a.configBroken = false;
   a.pendingReinstate = opId;

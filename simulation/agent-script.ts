@@ -3,6 +3,7 @@
  * timings, pool and labels. Chosen by the scenario from the seed.
  */
 import type { Operation, OperationPhase } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { AgentRecord } from "./ground-truth.js";
 
 /** How an agent answers an upgrade. */
 export type Behaviour =
@@ -76,4 +77,6 @@ export interface SimAgent {
   /** True while an operation is being handled; later ones wait in `waiting` (lost on restart). */
   busy: boolean;
   waiting: Operation[];
+  /** The ground truth of what it ran, was sent, received and reported (`ground-truth.ts`). */
+  readonly record: AgentRecord;
 }

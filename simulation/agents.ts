@@ -21,9 +21,10 @@ import {
   OperationPhase,
   OperationSchema,
 } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
-import { type AgentHost, deliver } from "./agent-procedures.js";
+import { type AgentHost, deliver, wireOf } from "./agent-procedures.js";
 import { type AgentScript, capabilitiesOf, type Report, type SimAgent } from "./agent-script.js";
 import type { EventQueue } from "./events.js";
+import { newAgentRecord } from "./ground-truth.js";
 
 /** What the fleet needs of the world around it. */
 export interface FleetContext {
@@ -76,6 +77,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
         configBroken: false,
         busy: false,
         waiting: [],
+        record: newAgentRecord(version),
       });
       ctx.store.putNode({
         id: s.id,
@@ -98,12 +100,19 @@ export class SimFleet implements WorkerGateway, AgentHost {
 
   send(nodeId: string, operation: EncodedOperation): boolean {
     const a = this.agents.get(nodeId);
-    if (a === undefined || a.session === 0) return false;
+    if (a === undefined) return false;
+    const op = fromBinary(OperationSchema, operation.bytes);
+    a.record.sent.push(wireOf(a, op, this.ctx.clock.ms));
+    if (a.session === 0) return false;
     const session = a.session;
     this.ctx.queue.at(this.ctx.clock.ms + LATENCY_MS, () => {
-      if (a.session === session) deliver(this, a, fromBinary(OperationSchema, operation.bytes));
+      if (a.session === session) deliver(this, a, op);
     });
     return true;
+  }
+
+  now(): number {
+    return this.ctx.clock.ms;
   }
 
   connected(nodeId: string): ConnectedNode | undefined {
@@ -149,6 +158,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
       return;
     }
     a.session = ++this.sessions;
+    a.record.connects.push({ at: this.ctx.clock.ms, boot: a.boot, version: a.version });
     const node = this.nodeOf(a);
     const row = this.ctx.store.tables.registry.get(nodeId);
     if (row !== undefined) {
@@ -181,6 +191,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
       const session = a.session;
       this.ctx.queue.at(this.ctx.clock.ms + 1000, () => {
         if (a.session !== session) return;
+        a.record.configFailures.push(this.ctx.clock.ms);
         this.emit({
           kind: "config_status",
           nodeId,
@@ -243,6 +254,12 @@ export class SimFleet implements WorkerGateway, AgentHost {
   report(a: SimAgent, opId: string, r: Report): void {
     a.handled.set(opId, r);
     if (a.session === 0) return;
+    a.record.reports.push({
+      operationId: opId,
+      phase: OperationPhase[r.phase] ?? String(r.phase),
+      version: r.version,
+      at: this.ctx.clock.ms,
+    });
     const send = () =>
       this.emit({
         kind: "observed",

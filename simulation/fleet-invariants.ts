@@ -1,7 +1,8 @@
 /**
  * The invariants the simulation checks after every step, over the whole store and the fleet:
- * the engine's per-campaign ones (`control/campaign/invariants.ts`: I1, I2, I3, I6) and the
- * fleet-wide ones only a world can see:
+ * the per-campaign ones over stored records (`record-invariants.ts`: I1, I2, I3, I6, W1, W2,
+ * R1, G1) and the fleet-wide ones only a world can see, each judged by a reference model
+ * (`reference/`), never by the engine's functions:
  *
  * - I4: an upgrade goes only to a node of the campaign's current batch, that negotiated
  *   `upgrade.v1`, is enabled, and was selected when the campaign started.
@@ -10,16 +11,11 @@
  * - I7: operation ids are unique per node, kind and campaign, and no agent applies one twice.
  * - I8: no agent's confirmed sequence ever goes back.
  */
-import {
-  type CampaignNode,
-  type CampaignState,
-  inFlight,
-  poolLimit,
-  recordViolations,
-  transitionViolations,
-} from "../control/campaign/index.js";
+import type { CampaignNode, CampaignState } from "../control/campaign/index.js";
 import type { MemoryCampaignStore } from "../control/campaign-store/index.js";
 import type { SimFleet } from "./agents.js";
+import { recordViolations, transitionViolations } from "./record-invariants.js";
+import { refInFlight, refPoolLimit } from "./reference/pools.js";
 
 /** What the checks remember between steps. */
 export interface CheckState {
@@ -114,13 +110,13 @@ function poolBudgetViolations(
     if (c.campaign.finishedAt !== undefined) continue;
     budget = Math.min(budget, c.campaign.spec.disruptionBudgetPercent);
     for (const n of t.nodes.get(id) ?? []) {
-      if (inFlight(n, now)) flying.set(n.pool, (flying.get(n.pool) ?? 0) + 1);
+      if (refInFlight(n, now)) flying.set(n.pool, (flying.get(n.pool) ?? 0) + 1);
     }
   }
   const out: string[] = [];
   for (const [pool, count] of flying) {
     if (!pools.has(pool)) continue;
-    const limit = poolLimit(size.get(pool) ?? 1, budget);
+    const limit = refPoolLimit(size.get(pool) ?? 1, budget);
     if (count > limit)
       out.push(`I5: ${count} nodes in flight in pool "${pool}" against a budget of ${limit}`);
   }

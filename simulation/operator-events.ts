@@ -101,6 +101,11 @@ export function scheduleOperator(world: SimWorld): void {
           queue.at(clock.ms + 1000, () => world.pending.push(submit));
           return;
         }
+        world.outcomeChecks.commands.push({
+          campaignId: action.campaignId,
+          kind: action.command.kind,
+          at: clock.ms,
+        });
         say(`operator: ${action.command.kind} ${action.campaignId}`);
         controls.wake(action.campaignId);
       };

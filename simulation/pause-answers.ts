@@ -55,6 +55,7 @@ export function pauseAnswerer(world: SimWorld): () => void {
         actor_ip: "",
       });
       pausedSince.delete(id);
+      world.outcomeChecks.commands.push({ campaignId: id, kind: command.kind, at: clock.ms });
       say(
         `operator answers the pause of ${id}: ${command.kind}${command.kind === "abort" && command.rollback ? " with rollback" : ""}`,
       );

@@ -8,23 +8,21 @@
  *   convergence campaign of it is unfinished, and its convergence campaigns since it was set
  *   failed fewer nodes than its limit (a burst of failures halts convergence).
  * - D3 (end): every agent a desired version governs that is online, upgradable, behaves well
- *   and did not fail converging runs its target, unless its convergence was halted.
+ *   and did not fail converging runs its target, unless its convergence was halted or an
+ *   operator aborted a convergence campaign that held it.
  * - P1: a plan's group starts only after the group before it completed (its campaign finished
  *   completed, or it had nothing to upgrade) and the plan's wait elapsed since.
  * - P2: a breach of a group (its campaign rolls back, fails or is aborted) halts the plan, and
  *   no later group starts.
  * - P3 (end): every plan has ended.
+ *
+ * Who a selector takes and which desired version governs a node are judged by the reference
+ * model (`reference/selector.ts`), never by the engine's own functions.
  */
-import {
-  CONVERGENCE_CREATOR,
-  convergenceFailures,
-  governingDesired,
-  PLAN_CREATOR,
-  planViolationsOf,
-  selects,
-} from "../control/campaign/index.js";
+import { CONVERGENCE_CREATOR, PLAN_CREATOR } from "../control/campaign/index.js";
 import type { MemoryCampaignStore, MemoryFleetStore } from "../control/campaign-store/index.js";
 import type { SimFleet } from "./agents.js";
+import { type RefNode, refGoverning, refSelects } from "./reference/selector.js";
 
 /** What the checks remember between steps. */
 export interface RolloutCheckState {
@@ -36,19 +34,22 @@ export function newRolloutCheckState(): RolloutCheckState {
   return { seen: new Set() };
 }
 
-/** The candidate view of a simulated agent (its registry row and labels). */
-function candidateOf(store: MemoryCampaignStore, fleet: SimFleet, nodeId: string) {
+/** A simulated agent as the reference models see it, with whether a selector may take it. */
+function candidateOf(
+  store: MemoryCampaignStore,
+  fleet: SimFleet,
+  nodeId: string,
+): (RefNode & { readonly eligible: boolean; readonly enabled: boolean }) | undefined {
   const row = store.tables.registry.get(nodeId);
   const agent = fleet.agents.get(nodeId);
   if (row === undefined || agent === undefined) return undefined;
+  const everConnected = row.last_seen !== null || agent.session !== 0;
   return {
     id: nodeId,
     labels: agent.script.labels,
     pool: row.pool,
     enabled: row.enabled,
-    everConnected: row.last_seen !== null || agent.session !== 0,
-    capabilities: row.capabilities,
-    agentVersion: agent.version,
+    eligible: row.enabled && everConnected,
   };
 }
 
@@ -87,7 +88,7 @@ export function rolloutViolations(
       }));
     if (runs.some((r) => !r.finished))
       out.push(`D2: ${id} started while another convergence campaign of ${d.id} ran`);
-    const failed = convergenceFailures(d, runs);
+    const failed = runs.filter((r) => r.createdAt >= d.setAt).flatMap((r) => r.failedNodeIds);
     if (failed.length >= d.settings.maxFailures)
       out.push(
         `D2: ${id} started after ${failed.length} convergence failures of ${d.id} (limit ${d.settings.maxFailures})`,
@@ -96,7 +97,8 @@ export function rolloutViolations(
       const agent = fleet.agents.get(n.nodeId);
       const candidate = candidateOf(store, fleet, n.nodeId);
       if (agent === undefined || candidate === undefined) continue;
-      if (!selects(d, candidate) || governingDesired(candidate, desired)?.id !== d.id)
+      const takes = candidate.eligible && refSelects(d, candidate);
+      if (!takes || refGoverning(candidate, desired)?.id !== d.id)
         out.push(`D1: ${id} took ${n.nodeId}, which ${d.id} does not govern`);
       if (failed.includes(n.nodeId))
         out.push(`D1: ${id} took ${n.nodeId} again after it failed converging`);
@@ -116,7 +118,17 @@ export function rolloutViolations(
       const c = g.campaignId === undefined ? undefined : t.campaigns.get(g.campaignId);
       if (c !== undefined) createdAt.set(c.campaign.id, c.createdAt);
     }
-    out.push(...planViolationsOf(plan, createdAt));
+    // P2: after a group's campaign rolled back, failed or was aborted, no later group starts.
+    const breachedAt = plan.groups.findIndex((g) => {
+      const phase =
+        g.campaignId === undefined ? undefined : t.campaigns.get(g.campaignId)?.campaign.phase;
+      return phase === "rolled_back" || phase === "failed" || phase === "aborted";
+    });
+    if (
+      breachedAt >= 0 &&
+      plan.groups.slice(breachedAt + 1).some((g) => g.campaignId !== undefined)
+    )
+      out.push(`P2: plan ${plan.id} started a group after group ${breachedAt + 1} breached`);
     plan.groups.forEach((g, i) => {
       const prev = plan.groups[i - 1];
       if (i === 0 || g.campaignId === undefined || prev?.campaignId === undefined) return;
@@ -157,8 +169,8 @@ export function rolloutEndViolations(
     if (agent.session === 0) continue;
     if (agent.script.behaviour !== "succeed" && agent.script.behaviour !== "dup_reports") continue;
     const candidate = candidateOf(store, fleet, nodeId);
-    if (candidate === undefined || !candidate.enabled) continue;
-    const d = governingDesired(candidate, desired);
+    if (candidate === undefined || !candidate.eligible) continue;
+    const d = refGoverning(candidate, desired);
     if (d === undefined || d.haltedAt !== undefined) continue;
     if (agent.version === d.target.version || agent.confirmedSequence >= d.target.sequence)
       continue;
@@ -169,7 +181,14 @@ export function rolloutEndViolations(
           (n) => n.nodeId === nodeId && (n.state === "failed" || n.state === "timed_out"),
         ),
     );
-    if (!failedConverging)
+    // An operator's abort of a convergence campaign stops convergence of the nodes it held.
+    const stopped = [...t.campaigns.values()].some(
+      (c) =>
+        c.createdBy === `${CONVERGENCE_CREATOR}${d.id}` &&
+        c.campaign.code === "aborted" &&
+        (t.nodes.get(c.campaign.id) ?? []).some((n) => n.nodeId === nodeId),
+    );
+    if (!failedConverging && !stopped)
       out.push(
         `D3: ${nodeId} is online on ${agent.version}, behind ${d.id} (${d.target.version}), and never converged`,
       );

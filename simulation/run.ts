@@ -9,6 +9,7 @@
  * asynchronous call resolves on the microtask queue (the memory store does no I/O), so a seed
  * replays exactly.
  */
+import { convergenceAborter } from "./convergence-aborts.js";
 import { scheduleFaults } from "./fault-events.js";
 import { scheduleOperator } from "./operator-events.js";
 import type { Outcome } from "./outcome.js";
@@ -46,7 +47,12 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
   if (options.faults) world.startControl();
   scheduleOperator(world);
   scheduleFaults(world);
-  const end = await runToEnd(world, pauseAnswerer(world));
+  const answerPauses = pauseAnswerer(world);
+  const abortConvergence = convergenceAborter(world);
+  const end = await runToEnd(world, () => {
+    answerPauses();
+    abortConvergence();
+  });
   return {
     seed,
     faults: options.faults,

@@ -11,8 +11,10 @@ import { createCampaignWorker } from "../control/campaign-worker/worker.js";
 import { createLogger } from "../control/log.js";
 import { ManualClock } from "../control/manual-clock.js";
 import { SimFleet } from "./agents.js";
+import { withDisablePairs } from "./disable-pairs.js";
 import { EventQueue } from "./events.js";
 import { type CheckState, newCheckState } from "./fleet-invariants.js";
+import { newOutcomeCheckState, type OutcomeCheckState } from "./outcome-invariants.js";
 import { newRolloutCheckState, type RolloutCheckState } from "./rollout-invariants.js";
 import { type FleetScenario, withRollout } from "./rollout-scenario.js";
 import { scenarioOf } from "./scenario.js";
@@ -55,6 +57,8 @@ export interface SimWorld {
   readonly say: (line: string) => void;
   readonly checks: CheckState;
   readonly rolloutChecks: RolloutCheckState;
+  /** The outcome checks' state, the operator's issued commands included. */
+  readonly outcomeChecks: OutcomeCheckState;
   /** Campaign starts due, run in order before the Controls step (each may await the store). */
   readonly pending: (() => Promise<void>)[];
   /** How many of the scenario's campaigns were started, or found nothing to start over. */
@@ -66,7 +70,7 @@ export function buildWorld(
   seed: number,
   options: { readonly faults: boolean; readonly fullTrace?: boolean },
 ): SimWorld {
-  const scenario = withRollout(scenarioOf(seed, options.faults));
+  const scenario = withRollout(withDisablePairs(scenarioOf(seed, options.faults)));
   const clock = new ManualClock(0);
   const store = new MemoryCampaignStore(clock);
   const fleetStore = new MemoryFleetStore(store);
@@ -150,6 +154,7 @@ export function buildWorld(
     say,
     checks: newCheckState(),
     rolloutChecks: newRolloutCheckState(),
+    outcomeChecks: newOutcomeCheckState(),
     pending: [],
     campaignsStarted: 0,
   };

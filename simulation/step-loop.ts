@@ -7,6 +7,11 @@
  */
 import { checkStep } from "./fleet-invariants.js";
 import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
+import {
+  type OutcomeWorld,
+  outcomeEndViolations,
+  outcomeViolations,
+} from "./outcome-invariants.js";
 import { rolloutEndViolations, rolloutViolations } from "./rollout-invariants.js";
 import { DEBOUNCE_MS } from "./sim-controls.js";
 import { gateViolations } from "./sim-gates.js";
@@ -43,6 +48,13 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
   let steps = 0;
   let violation: Violation | undefined;
   const snapshot = new Map<string, Map<string, string>>();
+  const truth: OutcomeWorld = {
+    store,
+    fleetStore,
+    fleet,
+    disabledAt: checks.disabledAt,
+    state: world.outcomeChecks,
+  };
   const allDone = () =>
     world.campaignsStarted === scenario.campaigns.length &&
     [...store.tables.campaigns.values()].every((c) => c.campaign.finishedAt !== undefined) &&
@@ -74,6 +86,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     for (const [id, nodes] of store.tables.nodes)
       if (!checks.members.has(id)) checks.members.set(id, new Set(nodes.map((n) => n.nodeId)));
     const found = checkStep(store, fleet, checks, now);
+    found.push(...outcomeViolations(truth, now));
     found.push(...rolloutViolations(store, fleetStore, fleet, world.rolloutChecks));
     found.push(
       ...gateViolations(
@@ -94,7 +107,10 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     };
   }
   if (violation === undefined) {
-    const end = rolloutEndViolations(store, fleetStore, fleet);
+    const end = [
+      ...outcomeEndViolations(truth, clock.ms),
+      ...rolloutEndViolations(store, fleetStore, fleet),
+    ];
     if (end.length > 0) violation = { step: steps, at: clock.ms, message: end.join("\n") };
   }
   controls.unlistenAll();

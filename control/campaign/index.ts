@@ -48,9 +48,11 @@
  * judged within one reconnect timeout of it).
  *
  * ## Safety invariants
- * I1–I3 and I6 are executable over records in `invariants.ts` ({@link recordViolations},
- * {@link transitionViolations}); the property tests run them at every decision and the
- * deterministic simulation (`simulation/`) after every step, with the fleet-wide I4, I5, I7–I9.
+ * The invariants are judged outside the engine, so that no check shares the code it checks:
+ * over stored records by the reference models of `simulation/reference/`
+ * (`simulation/record-invariants.ts`), and over what the simulated agents really ran, received
+ * and confirmed (`simulation/outcome-invariants.ts`). The property tests run the record checks
+ * at every decision and the deterministic simulation runs all of them after every step.
  *
  * Output ({@link Decision}): `changes` (full new campaign record if changed; full new records
  * of changed nodes only), `actions` (upgrade/rollback/confirm with deterministic ids
@@ -128,7 +130,6 @@ export * from "./desired-record.js";
 export { type FactsLookup, isActive } from "./draft.js";
 export { gatesWanted } from "./gate-rules.js";
 export * from "./gates.js";
-export * from "./invariants.js";
 export * from "./model.js";
 export * from "./operation-id.js";
 export * from "./plan.js";

@@ -23,8 +23,8 @@ describe("npm run simulate", () => {
   });
 
   it("replays a seed exactly: the same trace twice", () => {
-    const a = simulate("--seed", "11", "--campaigns", "1", "--trace");
-    const b = simulate("--seed", "11", "--campaigns", "1", "--trace");
+    const a = simulate("--seed", "12", "--campaigns", "1", "--trace");
+    const b = simulate("--seed", "12", "--campaigns", "1", "--trace");
     expect(a.status).toBe(0);
     expect(a.stdout.split("\n").length).toBeGreaterThan(20);
     expect(a.stdout.replace(/, [\d.]+ s\)/, "")).toBe(b.stdout.replace(/, [\d.]+ s\)/, ""));

@@ -5,27 +5,24 @@
  */
 import { expect } from "vitest";
 import type { CampaignNode } from "../../../control/campaign/index.js";
+import { applyDecision, decide } from "../../../control/campaign/index.js";
+import { recordViolations, transitionViolations } from "../../../simulation/record-invariants.js";
+import { refInFlight, refPoolLimit } from "../../../simulation/reference/pools.js";
 import {
-  applyDecision,
-  concurrencyLimit,
-  countBatch,
-  decide,
-  inFlight,
-  isBreached,
-  isEndedPhase,
-  isFailure,
-  isFinal,
-  isUpgrading,
-  poolLimit,
-  recordViolations,
-  transitionViolations,
-} from "../../../control/campaign/index.js";
+  REF_ENDED_PHASES,
+  REF_FAILURE_STATES,
+  REF_FINAL_STATES,
+  REF_UPGRADING_STATES,
+  refBreached,
+  refCount,
+} from "../../../simulation/reference/threshold.js";
 import type { Scenario, Step } from "./sim.js";
 import { simulate } from "./sim.js";
 
 /** Every invariant the engine promises, checked on one decision. */
 function checkStep(step: Step, running: Map<number, number>, offered: Set<string>): void {
-  // The engine's executable invariants (I1, I2, I3, I6), the same the simulation checks.
+  // The record invariants (I1, I2, I3, I6, W1, W2, R1, G1), the same the simulation checks,
+  // judged by the reference models; and below, more of the same, never by the engine's functions.
   expect(recordViolations(step.after.campaign, step.after.nodes)).toEqual([]);
   expect(transitionViolations(step.before, step.after)).toEqual([]);
   const { before, after, decision, now } = step;
@@ -53,16 +50,18 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
   }
 
   // In flight ≤ concurrency, and within each pool's budget.
-  const flying = current.filter((n) => inFlight(n, now));
-  expect(flying.length).toBeLessThanOrEqual(concurrencyLimit(spec.concurrency));
+  const flying = current.filter((n) => refInFlight(n, now));
+  expect(flying.length).toBeLessThanOrEqual(
+    spec.concurrency === 0 ? Number.POSITIVE_INFINITY : spec.concurrency,
+  );
   // Counting the other campaigns' nodes in flight in the pool (I5): an offer never pushes the
   // pool over its budget; the others may free slots or take more, this campaign never does.
   const poolSize = new Map<string, number>();
   for (const n of after.nodes) poolSize.set(n.pool, (poolSize.get(n.pool) ?? 0) + 1);
   for (const [pool, own] of poolSize) {
     const load = step.pools?.get(pool);
-    const limit = poolLimit(load?.size ?? own, spec.disruptionBudgetPercent);
-    const inPool = after.nodes.filter((n) => n.pool === pool && inFlight(n, now)).length;
+    const limit = refPoolLimit(load?.size ?? own, spec.disruptionBudgetPercent);
+    const inPool = after.nodes.filter((n) => n.pool === pool && refInFlight(n, now)).length;
     expect(inPool, `pool ${pool}`).toBeLessThanOrEqual(limit);
     const offeredHere = decision.actions.some(
       (a) => a.kind === "upgrade" && byId.get(a.nodeId)?.pool === pool,
@@ -102,7 +101,7 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
     confirmOperationId: undefined,
   });
   for (const n of before.nodes) {
-    if (!isFinal(n.state)) continue;
+    if (!REF_FINAL_STATES.has(n.state)) continue;
     const later = byId.get(n.nodeId)!;
     expect(unannotated(later), `final node ${n.nodeId} changed`).toEqual(unannotated(n));
     for (const k of [
@@ -115,7 +114,7 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
       if (n[k] !== undefined) expect(later[k]).toBe(n[k]);
     }
   }
-  if (isEndedPhase(before.campaign.phase)) expect(c.phase).toBe(before.campaign.phase);
+  if (REF_ENDED_PHASES.has(before.campaign.phase)) expect(c.phase).toBe(before.campaign.phase);
 
   // A breach always leads to rollback / pause / stop, never to the next batch.
   for (const e of decision.events) {
@@ -131,7 +130,10 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
   const b = c.batches[c.currentBatch]!;
   if ((c.phase === "running" || c.phase === "paused") && b.state === "running") {
     expect(
-      isBreached(countBatch(current), spec.failureThresholdPercent, b.acceptedFailures),
+      (() => {
+        const { failed, offerable } = refCount(current.map((n) => n.state));
+        return refBreached(failed, offerable, spec.failureThresholdPercent, b.acceptedFailures);
+      })(),
       "unhandled breach",
     ).toBe(false);
   }
@@ -149,7 +151,9 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
   // sent a rollback; none is left upgrading.
   if (c.rollbackCause !== undefined) {
     for (const n of current) {
-      expect(isUpgrading(n.state), `${n.nodeId} still ${n.state} in a rollback`).toBe(false);
+      expect(REF_UPGRADING_STATES.has(n.state), `${n.nodeId} still ${n.state} in a rollback`).toBe(
+        false,
+      );
       if (mayRunTarget(n)) {
         expect(n.rollbackOperationId, `${n.nodeId} (${n.state}) not rolled back`).toBeDefined();
       }
@@ -168,7 +172,7 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
   // Failed ≤ offered, per batch.
   for (const batch of c.batches) {
     const nodes = after.nodes.filter((n) => n.batch === batch.index);
-    const failed = nodes.filter((n) => isFailure(n.state)).length;
+    const failed = nodes.filter((n) => REF_FAILURE_STATES.has(n.state)).length;
     expect(failed).toBeLessThanOrEqual(
       nodes.filter((n) => n.upgradeOperationId !== undefined).length,
     );
@@ -183,9 +187,9 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
   }
 
   // finishedAt iff every node is final (and the phase ended).
-  const allFinal = after.nodes.every((n) => isFinal(n.state));
+  const allFinal = after.nodes.every((n) => REF_FINAL_STATES.has(n.state));
   if (c.finishedAt !== undefined) expect(allFinal).toBe(true);
-  if (allFinal && isEndedPhase(c.phase)) expect(c.finishedAt).toBeDefined();
+  if (allFinal && REF_ENDED_PHASES.has(c.phase)) expect(c.finishedAt).toBeDefined();
 
   // Idempotent: deciding again on the result changes nothing and sends nothing.
   const again = decide({

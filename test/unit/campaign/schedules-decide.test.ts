@@ -9,8 +9,8 @@ import {
   type Decision,
   decide,
   type GateResult,
-  recordViolations,
 } from "../../../control/campaign/index.js";
+import { recordViolations } from "../../../simulation/record-invariants.js";
 import { bringBack, fleet, type Harness, inState, MIN, sent, start } from "./harness.js";
 import { windowsOf } from "./windows-of.js";
 

@@ -1,0 +1,329 @@
+/**
+ * The outcome invariants (O1–O5, the ground-truth I2) on hand-built worlds: each breaks when
+ * Control's claim contradicts what the agents' record says, and holds when it does not.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  type CampaignNode,
+  type CampaignState,
+  CONVERGENCE_CREATOR,
+  createCampaign,
+  planCampaign,
+  resolveSpec,
+} from "../../control/campaign/index.js";
+import { MemoryCampaignStore, MemoryFleetStore } from "../../control/campaign-store/index.js";
+import { ManualClock } from "../../control/manual-clock.js";
+import type { SimAgent } from "../../simulation/agent-script.js";
+import type { SimFleet } from "../../simulation/agents.js";
+import { newAgentRecord, type WireOperation } from "../../simulation/ground-truth.js";
+import {
+  newOutcomeCheckState,
+  type OutcomeWorld,
+  outcomeEndViolations,
+  outcomeViolations,
+} from "../../simulation/outcome-invariants.js";
+
+const OLD = "1.0.0";
+const NEW = "2.0.0";
+
+/** An agent on OLD whose record the test writes. */
+function agent(id: string): SimAgent {
+  return {
+    script: {
+      id,
+      pool: "",
+      labels: {},
+      behaviour: "succeed",
+      rollback: "reinstate",
+      stepMs: 10,
+      restartMs: 10,
+      configCapable: false,
+      onlineAt: 0,
+    },
+    version: OLD,
+    previousVersion: "",
+    confirmedSequence: 1,
+    boot: 0,
+    session: 1,
+    handled: new Map(),
+    applied: new Map(),
+    confirmedHistory: [1],
+    restarting: false,
+    crashedOnce: false,
+    pendingReinstate: undefined,
+    configBroken: false,
+    busy: false,
+    waiting: [],
+    record: { ...newAgentRecord(OLD), connects: [{ at: 0, boot: 0, version: OLD }] },
+  };
+}
+
+function op(
+  a: SimAgent,
+  campaignId: string,
+  kind: WireOperation["kind"],
+  at: number,
+): WireOperation {
+  return {
+    id: `${campaignId}/${a.script.id}/${kind}`,
+    campaignId,
+    kind,
+    version: kind === "rollback" ? OLD : NEW,
+    sequence: 2,
+    at,
+    agentVersion: a.version,
+    agentConfirmed: a.confirmedSequence,
+  };
+}
+
+/** The agent takes the upgrade at `at` and comes back on NEW with a new boot 10 ms later. */
+function upgrade(a: SimAgent, campaignId: string, at: number): void {
+  a.record.sent.push(op(a, campaignId, "upgrade", at));
+  a.record.received.push(op(a, campaignId, "upgrade", at + 5));
+  a.version = NEW;
+  a.record.runs.push({ version: NEW, at: at + 6 });
+  a.boot++;
+  a.record.connects.push({ at: at + 10, boot: a.boot, version: NEW });
+}
+
+/** The agent is rolled back to OLD at `at`. */
+function rollBack(a: SimAgent, campaignId: string, at: number): void {
+  a.record.sent.push(op(a, campaignId, "rollback", at));
+  a.record.received.push(op(a, campaignId, "rollback", at + 5));
+  a.version = OLD;
+  a.record.runs.push({ version: OLD, at: at + 6 });
+}
+
+/** A world of `agents` and one campaign `c0` over them in one batch (threshold 0 %). */
+function world(agents: SimAgent[], createdBy = "operator") {
+  const clock = new ManualClock(0);
+  const store = new MemoryCampaignStore(clock);
+  const fleetStore = new MemoryFleetStore(store);
+  const spec = resolveSpec({
+    targetVersion: NEW,
+    batches: [{ percent: 100, minDurationMs: 0 }],
+    failureThresholdPercent: 0,
+  });
+  const candidates = agents.map((a) => ({
+    id: a.script.id,
+    labels: {},
+    pool: "",
+    enabled: true,
+    everConnected: true,
+    capabilities: ["upgrade.v1"],
+    agentVersion: OLD,
+  }));
+  const { campaign, nodes } = createCampaign({
+    id: "c0",
+    spec,
+    plan: planCampaign(spec, candidates),
+    target: { version: NEW, sequence: 2 },
+    now: 0,
+  });
+  const disabledAt = new Map<string, number>();
+  const w: OutcomeWorld = {
+    store,
+    fleetStore,
+    fleet: { agents: new Map(agents.map((a) => [a.script.id, a])) } as unknown as SimFleet,
+    disabledAt,
+    state: newOutcomeCheckState(),
+  };
+  const set = (c: Partial<CampaignState>, n: Partial<CampaignNode> = {}) => {
+    store.tables.campaigns.set("c0", {
+      campaign: { ...campaign, ...c },
+      targetVersion: NEW,
+      createdBy,
+      createdAt: 0,
+      updatedAt: new Date(0),
+      version: 1,
+    });
+    store.tables.nodes.set(
+      "c0",
+      nodes.map((x) => ({ ...x, ...n })),
+    );
+  };
+  set({});
+  return { w, set, campaign, disabledAt, fleetStore };
+}
+
+const rolledBack = (c: CampaignState): Partial<CampaignState> => ({
+  phase: "rolled_back",
+  rollbackCause: "breach",
+  code: "batch_failed",
+  batches: c.batches.map((b) => ({ ...b, state: "rolled_back", startedAt: 0, endedAt: 100 })),
+});
+
+describe("O1: a rolled-back campaign's nodes run their previous version", () => {
+  it("breaks when a node of the breached batch still runs the target", () => {
+    const a = agent("n1");
+    const { w, set, campaign } = world([a]);
+    upgrade(a, "c0", 10);
+    set(rolledBack(campaign), { state: "failed", code: "reconnect_timeout" });
+    expect(outcomeViolations(w, 100).join("\n")).toMatch(
+      /^O1: c0 says rolled_back but n1 .* runs 2\.0\.0, not its previous 1\.0\.0$/m,
+    );
+  });
+
+  it("holds when every such node is back on its previous version", () => {
+    const a = agent("n1");
+    const { w, set, campaign } = world([a]);
+    upgrade(a, "c0", 10);
+    rollBack(a, "c0", 50);
+    set(rolledBack(campaign), { state: "rolled_back" });
+    expect(outcomeViolations(w, 100)).toEqual([]);
+    expect(outcomeEndViolations(w, 100)).toEqual([]);
+  });
+
+  it("a failed rollback must name the node that is not back", () => {
+    const a = agent("n1");
+    const { w, set, campaign } = world([a]);
+    upgrade(a, "c0", 10);
+    set(
+      { ...rolledBack(campaign), phase: "failed", code: "rollback_unconfirmed", message: "" },
+      { state: "failed", code: "reconnect_timeout" },
+    );
+    expect(outcomeViolations(w, 100).join("\n")).toMatch(
+      /^O1: c0 says failed\/rollback_unconfirmed without naming n1/m,
+    );
+    const named = world([a]);
+    named.set(
+      { ...rolledBack(named.campaign), phase: "failed", code: "rollback_failed" },
+      { state: "rollback_failed", code: "rollback_unconfirmed" },
+    );
+    expect(outcomeViolations(named.w, 100).filter((v) => v.startsWith("O1"))).toEqual([]);
+  });
+});
+
+describe("I2 from ground truth: a finished rollback reached every node that ran the target", () => {
+  it("breaks when a node ran the target and was neither sent a rollback nor named", () => {
+    const a = agent("n1");
+    const { w, set, campaign } = world([a]);
+    upgrade(a, "c0", 10);
+    set({ ...rolledBack(campaign), finishedAt: 100 }, { state: "timed_out" });
+    expect(outcomeViolations(w, 100).join("\n")).toMatch(
+      /^I2: n1 ran 2\.0\.0 after c0's upgrade and was neither sent a rollback/m,
+    );
+  });
+});
+
+describe("O2: a completed campaign had no batch past its threshold of true failures", () => {
+  const completed = (c: CampaignState): Partial<CampaignState> => ({
+    phase: "completed",
+    finishedAt: 100,
+    batches: c.batches.map((b) => ({ ...b, state: "passed", startedAt: 0, endedAt: 100 })),
+  });
+
+  it("breaks when a node the upgrade reached never came back on the target", () => {
+    const a = agent("n1");
+    const b = agent("n2");
+    const { w, set, campaign } = world([a, b]);
+    upgrade(a, "c0", 10);
+    b.record.received.push(op(b, "c0", "upgrade", 15)); // it never returns
+    set(completed(campaign), { state: "succeeded" });
+    expect(outcomeViolations(w, 100).join("\n")).toMatch(
+      /^O2: c0 says completed but batch 1 had 1 true failures of 2 offered \(threshold 0 %\): n2$/m,
+    );
+  });
+
+  it("holds when every node came back on the target with a new boot before the batch passed", () => {
+    const a = agent("n1");
+    const b = agent("n2");
+    const { w, set, campaign } = world([a, b]);
+    upgrade(a, "c0", 10);
+    upgrade(b, "c0", 20);
+    set(completed(campaign), { state: "succeeded" });
+    expect(outcomeViolations(w, 100)).toEqual([]);
+  });
+
+  it("a node that came back only after the batch passed is a failure", () => {
+    const a = agent("n1");
+    const { w, set, campaign } = world([a]);
+    upgrade(a, "c0", 95);
+    set(completed(campaign), { state: "succeeded" });
+    expect(outcomeViolations(w, 100).join("\n")).toMatch(/^O2: /m);
+  });
+});
+
+describe("O3, O4 and O5: what an agent may be sent and run", () => {
+  it("O3: an agent running a version no campaign sent it", () => {
+    const a = agent("n1");
+    const { w } = world([a]);
+    a.version = "3.0.0";
+    a.record.runs.push({ version: "3.0.0", at: 5 });
+    expect(outcomeViolations(w, 10)).toEqual(["O3: n1 runs 3.0.0, which no campaign sent it"]);
+  });
+
+  it("O3: an upgrade that names no campaign holding the node, or another target", () => {
+    const a = agent("n1");
+    const { w } = world([a]);
+    a.record.sent.push({ ...op(a, "c9", "upgrade", 5) });
+    a.record.sent.push({ ...op(a, "c0", "upgrade", 6), version: "4.0.0" });
+    expect(outcomeViolations(w, 10)).toEqual([
+      "O3: n1 was sent c9/n1/upgrade (2.0.0) by no campaign that selected it",
+      "O3: n1 was sent 4.0.0 by c0, whose target is 2.0.0",
+    ]);
+  });
+
+  it("O4: a new offer after the node was disabled breaks; one sent before holds", () => {
+    const a = agent("n1");
+    const { w, disabledAt } = world([a]);
+    disabledAt.set("n1", 100);
+    a.record.sent.push(op(a, "c0", "upgrade", 50));
+    a.record.sent.push(op(a, "c0", "upgrade", 150)); // a re-send of the same offer
+    expect(outcomeViolations(w, 200)).toEqual([]);
+    const b = agent("n2");
+    const late = world([b]);
+    late.disabledAt.set("n2", 100);
+    b.record.sent.push(op(b, "c0", "upgrade", 100));
+    expect(outcomeViolations(late.w, 200)).toEqual([
+      "O4: n2 was offered c0/n2/upgrade at 100, after it was disabled at 100",
+    ]);
+  });
+
+  it("O4: an offer after the campaign was seen aborted", () => {
+    const a = agent("n1");
+    const { w, set } = world([a]);
+    set({ phase: "aborted", code: "aborted" });
+    expect(outcomeViolations(w, 100)).toEqual([]);
+    a.record.sent.push(op(a, "c0", "upgrade", 120));
+    expect(outcomeViolations(w, 120)).toEqual([
+      "O4: c0 offered n1 at 120, after it was aborted at 100",
+    ]);
+  });
+
+  it("O4: a convergence offer after its desired version was halted", () => {
+    const a = agent("n1");
+    const { w, fleetStore } = world([a], `${CONVERGENCE_CREATOR}d1`);
+    fleetStore.tables.desired.set("d1", {
+      id: "d1",
+      selector: { labels: {}, pools: [], nodeIds: [] },
+      exclude: { nodeIds: [], tags: {} },
+      target: { version: NEW, sequence: 2 },
+      setAt: 0,
+      setBy: "operator",
+      settings: {
+        reconnectTimeoutMs: 1,
+        configGraceMs: 0,
+        disruptionBudgetPercent: 100,
+        maxFailures: 1,
+      },
+      haltedAt: 100,
+      haltedReason: "a burst of failures",
+    });
+    a.record.sent.push(op(a, "c0", "upgrade", 130));
+    expect(outcomeViolations(w, 130)).toEqual([
+      "O4: convergence c0 offered n1 at 130, after d1 was halted at 100",
+    ]);
+  });
+
+  it("O5: convergence sends an agent at or below its confirmed sequence, or below its version", () => {
+    const a = agent("n1");
+    const { w } = world([a], `${CONVERGENCE_CREATOR}d1`);
+    a.record.sent.push({ ...op(a, "c0", "upgrade", 10), agentConfirmed: 2 });
+    a.record.sent.push({ ...op(a, "c0", "upgrade", 11), agentVersion: "9.0.0", agentConfirmed: 0 });
+    expect(outcomeViolations(w, 20)).toEqual([
+      "O5: convergence c0 sent n1 sequence 2, at or below the 2 it confirmed",
+      "O5: convergence c0 sent n1 2.0.0, below the 9.0.0 it runs",
+    ]);
+  });
+});
