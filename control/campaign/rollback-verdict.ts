@@ -27,7 +27,7 @@ export type RollbackVerdict =
  * The rollback's outcome for node `n` (sent `rollbackOperationId` at `rollbackAt`, with
  * `rollbackBootId` and `rollbackDeadline`), or undefined while it is still open. Back: REINSTATED
  * (or CONFIRMED) on the rollback operation, or its previous version with a boot id other than the
- * one it had when sent the rollback, or its previous version while its upgrade was refused or
+ * one it had when sent the rollback (or, when that is unknown, when offered), or its previous version while its upgrade was refused or
  * failed (it never left it). Failed (rollback_failed): the rollback could not be delivered, or was
  * refused or failed. Failed (rollback_unconfirmed): none of that by the rollback deadline (never
  * judged within a reconnect timeout of this Control becoming ready).
@@ -63,7 +63,11 @@ export function rollbackVerdict(d: Draft, n: CampaignNode): RollbackVerdict | un
   const onPrevious = f?.agentVersion !== undefined && f.agentVersion === n.previousVersion;
   const upgrade = reportFor(f, n.upgradeOperationId);
   const neverApplied = upgrade?.phase === "REFUSED" || upgrade?.phase === "FAILED";
-  if (onPrevious && ((f?.bootId !== undefined && f.bootId !== n.rollbackBootId) || neverApplied)) {
+  // The boot it had when sent the rollback, else (its facts were not at hand then) when offered:
+  // a registry row still naming that boot is the Hello from before the upgrade, not a return.
+  const sentBoot = n.rollbackBootId ?? n.offerBootId;
+  const rebooted = f?.bootId !== undefined && sentBoot !== undefined && f.bootId !== sentBoot;
+  if (onPrevious && (rebooted || neverApplied)) {
     return {
       kind: "back",
       version: f?.agentVersion,

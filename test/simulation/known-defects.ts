@@ -18,35 +18,6 @@ export interface KnownDefect {
 
 /** The known defects, by number. */
 export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {
-  1: {
-    title: "a disabled node is offered (two nodes disabled at once: the second is offered)",
-    seeds: [206],
-    invariant: "I4:",
-    cases: [],
-  },
-  2: {
-    title: "the convergence halt does not stop the running convergence campaign",
-    seeds: [242],
-    invariant: "O4:",
-    cases: [],
-  },
-  3: {
-    title:
-      "rolled_back is declared in the decision that sends the rollback (final nodes that may run the target are not awaited)",
-    seeds: [
-      11, 40, 43, 46, 84, 105, 144, 190, 214, 243, 284, 305, 330, 340, 389, 405, 407, 411, 423, 428,
-      448, 467, 479, 482, 484, 507, 515, 523, 561, 581,
-    ],
-    invariant: "O1:",
-    cases: [],
-  },
-  5: {
-    title:
-      "aborting a convergence campaign does not stop convergence (the next pass offers the nodes the operator stopped)",
-    seeds: [452, 454],
-    invariant: "O4:",
-    cases: [],
-  },
   6: {
     title:
       "a window edge in a daylight-saving gap is lost (and so is the second 01:30 of a repeated hour)",
