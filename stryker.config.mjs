@@ -14,6 +14,6 @@ export default {
   incrementalFile: "reports/mutation/stryker-incremental.json",
   tempDirName: ".stryker-tmp",
   concurrency: 2,
-  timeoutMS: 20_000,
+  timeoutMS: 10_000,
   thresholds: { high: 90, low: 80, break: null },
 };

@@ -129,7 +129,7 @@ export function recordViolations(c: CampaignState, nodes: readonly CampaignNode[
       );
     if (!isEndedPhase(c.phase)) out.push(`I6: finished in phase ${c.phase}`);
   }
-  out.push(...scheduleViolations(c, nodes));
+  for (const v of scheduleViolations(c, nodes)) out.push(v);
   return out;
 }
 
