@@ -9,7 +9,7 @@ export default defineConfig({
     include: ["test/unit/**/*.test.ts", "test/simulation/*.mutation.ts"],
     // The 150,000-node scale test checks the stack, not a rule: it would only slow each mutant.
     exclude: ["**/node_modules/**", "test/unit/campaign/fleet-scale.test.ts"],
-    testTimeout: 60_000,
+    testTimeout: 120_000,
     pool: "forks",
     reporters: ["default"],
   },
