@@ -109,6 +109,15 @@ const cases: Record<string, DstCase> = {
     // Sat 23:00 CEST to the first 02:30 (CEST) on Sunday; the second 02:00-02:30 stays closed.
     open: [[utc(2026, 10, 24, 21), utc(2026, 10, 25, 0, 30)]],
   },
+  // Goose Bay (2009) set its clocks back at 00:01 ADT to 23:01 AST, so Sunday began, then
+  // Saturday's last hour came round again.
+  "Goose Bay fall back over midnight, a window opening at midnight": {
+    window: "Sun 00:00-00:30 America/Goose_Bay",
+    from: utc(2009, 10, 31, 12),
+    to: utc(2009, 11, 1, 12),
+    // The first Sunday 00:00 (ADT) to Sunday 00:30 (AST): open through the repeated Saturday.
+    open: [[utc(2009, 11, 1, 3), utc(2009, 11, 1, 4, 30)]],
+  },
 };
 
 const expectedOpen = (c: DstCase, t: number) => c.open.some(([a, b]) => a <= t && t < b);
