@@ -15,5 +15,6 @@ export default {
   tempDirName: ".stryker-tmp",
   concurrency: 2,
   timeoutMS: 10_000,
+  dryRunTimeoutMinutes: 30,
   thresholds: { high: 90, low: 80, break: null },
 };
