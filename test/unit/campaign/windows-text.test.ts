@@ -5,10 +5,13 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  closedMsBetween,
   formatWindow,
   isTimeZone,
   type MaintenanceWindow,
+  nextWindowChange,
   parseWindow,
+  windowOpen,
 } from "../../../control/campaign/index.js";
 
 const ALL = [0, 1, 2, 3, 4, 5, 6];
@@ -32,6 +35,8 @@ describe("window text", () => {
     ["Sat,Sun 02:00-04:00", w([0, 6], 120, 240)],
     ["Monday 02:00-04:00", w([1], 120, 240)],
     ["sunday,SATURDAY 02:00-04:00", w([0, 6], 120, 240)],
+    ["Tuesday,wednesday,Thursday,FRIDAY 02:00-04:00", w([2, 3, 4, 5], 120, 240)],
+    ["Thu-Tue 02:00-04:00", w([0, 1, 2, 4, 5, 6], 120, 240)],
     ["Tue-Thu 02:00-04:00", w([2, 3, 4], 120, 240)],
     ["Fri-Mon 02:00-04:00", w([0, 1, 5, 6], 120, 240)],
     ["Sat-Sat 02:00-04:00", w([6], 120, 240)],
@@ -98,5 +103,16 @@ describe("window text", () => {
     expect(isTimeZone("America/New_York")).toBe(true);
     expect(isTimeZone("UTC")).toBe(true);
     expect(isTimeZone("America/Nowhere")).toBe(false);
+  });
+});
+
+describe("windows that never close", () => {
+  it("a window open all day every day is always open, never changes and counts no closed time", () => {
+    const ws = [w(ALL, 0, 1440, "Europe/Berlin")];
+    const from = Date.UTC(2026, 2, 27);
+    const to = Date.UTC(2026, 3, 3);
+    expect(windowOpen(ws, from)).toBe(true);
+    expect(nextWindowChange(ws, from)).toBeUndefined();
+    expect(closedMsBetween(ws, from, to)).toBe(0);
   });
 });
