@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createDraft } from "../../../control/campaign/draft.js";
-import type { CampaignSpecInput } from "../../../control/campaign/index.js";
+import type { CampaignNode, CampaignSpecInput } from "../../../control/campaign/index.js";
 import { judgePass } from "../../../control/campaign/judge-batch.js";
 import type { Harness } from "./harness.js";
 import { batchIds, bringBack, fleet, MIN, nodeOf, report, sent, start, tick } from "./harness.js";
@@ -111,10 +111,11 @@ describe("passing a batch", () => {
     // Records as a store could hold them if a rule had not run: one node failed, the batch
     // still running, every node settled.
     const ids = batchIds(h, 0);
-    h.nodes = h.nodes.map((n) =>
-      n.nodeId === ids[0]
-        ? { ...n, state: "failed", code: "refused" }
-        : { ...n, state: "succeeded", code: "upgraded" },
+    h.nodes = h.nodes.map(
+      (n): CampaignNode =>
+        n.nodeId === ids[0]
+          ? { ...n, state: "failed", code: "rejected" }
+          : { ...n, state: "succeeded", code: undefined },
     );
     const d = createDraft(h.campaign, h.nodes, h.facts, h.now, h.target);
     expect(() => judgePass(d)).toThrow(
