@@ -89,6 +89,24 @@ describe("a breach, per on_breach", () => {
     expect(d.reasons.some((r) => r.startsWith("campaign: paused:"))).toBe(false);
   });
 
+  it("none after an abort: an in-flight node failing later breaches nothing and sends nothing", () => {
+    const { h } = refusedAtFive({ onBreach: "rollback" });
+    h.now = 4 * MIN;
+    tick(h, [{ kind: "abort", rollback: false }]);
+    expect(h.campaign.phase).toBe("aborted");
+    h.now = 5 * MIN;
+    const d = tick(h);
+    expect(h.campaign).toMatchObject({ phase: "aborted", code: "aborted" });
+    expect(h.campaign.batches[0]?.state).not.toBe("breached");
+    expect(d.events.some((e) => e.kind === "breached")).toBe(false);
+    expect(sent(h, "rollback")).toEqual([]);
+  });
+
+  it("refuses a stored on_breach it does not know, naming it", () => {
+    const { h } = refusedAtFive({ onBreach: "explode" as never });
+    expect(() => tick(h)).toThrow('unexpected on_breach: "explode"');
+  });
+
   it("rollback: the campaign rolls the batch back with the reason", () => {
     const { h } = refusedAtFive({ onBreach: "rollback" });
     const d = tick(h);
@@ -121,6 +139,26 @@ describe("passing a batch", () => {
     expect(() => judgePass(d)).toThrow(
       "campaign c1: refusing to pass batch 1: 1 of 10 nodes failed (threshold 0 %)",
     );
+  });
+
+  it("refuses (I1) to pass a batch on which a gate fails, whatever ran before", () => {
+    const h = start(fleet(2), {
+      batches: [{ percent: 100, minDurationMs: 0 }],
+      disruptionBudgetPercent: 100,
+      configGraceMs: 0,
+      gates: [{ kind: "webhook", url: "http://hook" }],
+    });
+    tick(h);
+    h.now = 10_000;
+    bringBack(h, batchIds(h, 0));
+    tick(h);
+    expect(h.campaign.batches[0]?.settledAt).toBe(10_000);
+    h.now = 20_000;
+    const d = createDraft(h.campaign, h.nodes, h.facts, h.now, h.target);
+    d.gateResults = [
+      { batch: 0, gate: 0, status: "fail", at: 15_000, value: "HTTP 503", message: "down" },
+    ];
+    expect(() => judgePass(d)).toThrow("campaign c1: refusing to pass batch 1: a gate fails");
   });
 
   it("confirms its verifying nodes once, records their confirm, and says so", () => {
