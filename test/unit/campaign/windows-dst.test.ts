@@ -41,6 +41,16 @@ const cases: Record<string, DstCase> = {
       [utc(2026, 3, 9, 5, 30), utc(2026, 3, 9, 6, 30)], // 01:30-02:30 EDT
     ],
   },
+  "New York spring forward, edges off the quarter hour before the gap": {
+    window: "daily 00:37-01:07 America/New_York",
+    from: utc(2026, 3, 7, 5),
+    to: utc(2026, 3, 10, 4),
+    open: [
+      [utc(2026, 3, 7, 5, 37), utc(2026, 3, 7, 6, 7)], // 00:37-01:07 EST
+      [utc(2026, 3, 8, 5, 37), utc(2026, 3, 8, 6, 7)], // 00:37-01:07 EST, before the gap
+      [utc(2026, 3, 9, 4, 37), utc(2026, 3, 9, 5, 7)], // 00:37-01:07 EDT
+    ],
+  },
   "New York spring forward, the opening edge in the gap": {
     window: "daily 02:15-04:00 America/New_York",
     from: utc(2026, 3, 7, 5),

@@ -58,6 +58,9 @@ describe("window text", () => {
     ["02:00-04:00 UTC UTC", "unexpected words"],
     ["Mon-Tue-Wed 02:00-04:00", '"Mon-Tue-Wed" is not a day or a range of days'],
     ["Mon-Funday 02:00-04:00", '"Mon-Funday" is not a day or a range of days'],
+    ["Funday-Mon 02:00-04:00", '"Funday-Mon" is not a day or a range of days'],
+    ["102:00-04:00", "no HH:MM-HH:MM span"],
+    ["02:00-04:000", "no HH:MM-HH:MM span"],
     ["Mon,,Tue 02:00-04:00", '"" is not a day or a range of days'],
     ["24:00-02:00", '"24:00" is not a time from 00:00 to 23:59'],
     ["25:00-02:00", '"25:00" is not a time from 00:00 to 23:59'],
@@ -76,8 +79,8 @@ describe("window text", () => {
     }
   });
 
-  it("names the accepted forms when a day is wrong", () => {
-    const p = parseWindow("Funday 02:00-03:00");
+  it("names the accepted forms when a day is wrong, quoting the text without its margins", () => {
+    const p = parseWindow("  Funday 02:00-03:00 ");
     expect(p).toEqual({
       ok: false,
       message:
