@@ -218,7 +218,7 @@ export class EventIntake {
     } catch (error) {
       // Keep them for the next flush; newer reports of the same operation win.
       for (const r of reports) if (!this.reports.has(r.id)) this.reports.set(r.id, r);
-      this.configFailures.unshift(...failures);
+      this.configFailures = failures.concat(this.configFailures);
       throw error;
     }
     const { written, announce, log } = this.options;

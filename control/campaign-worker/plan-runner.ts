@@ -100,7 +100,7 @@ export async function planPass(
       }
       if (step.kind !== "start_group") {
         const after = applyPlanStep(plan, step, now.getTime());
-        audits.push(...stepAudit(plan, step, after));
+        for (const a of stepAudit(plan, step, after)) audits.push(a);
         plan = after;
         continue;
       }
@@ -114,7 +114,7 @@ export async function planPass(
           message: `release ${spec.targetVersion} is not registered`,
         };
         const after = applyPlanStep(plan, halt, now.getTime());
-        audits.push(...stepAudit(plan, halt, after));
+        for (const a of stepAudit(plan, halt, after)) audits.push(a);
         plan = after;
         break;
       }
@@ -138,7 +138,7 @@ export async function planPass(
       if (result.kind === "refused") {
         const halt: PlanStep = { kind: "halt", group: step.group, message: result.message };
         const after = applyPlanStep(plan, halt, now.getTime());
-        audits.push(...stepAudit(plan, halt, after));
+        for (const a of stepAudit(plan, halt, after)) audits.push(a);
         plan = after;
         break;
       }
@@ -150,8 +150,8 @@ export async function planPass(
             "plan.group.pass",
             `group ${step.group + 1} (${group?.name}) has nothing to upgrade: ${result.message}`,
           ),
-          ...stepAudit(plan, { kind: "none" }, after),
         );
+        for (const a of stepAudit(plan, { kind: "none" }, after)) audits.push(a);
         plan = after;
         continue;
       }

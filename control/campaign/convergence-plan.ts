@@ -64,7 +64,7 @@ export function convergenceFailures(d: DesiredVersion, runs: readonly Convergenc
   const failed: string[] = [];
   for (const r of runs) {
     if (r.desiredId !== d.id || r.createdAt < d.setAt) continue;
-    failed.push(...r.failedNodeIds);
+    for (const id of r.failedNodeIds) failed.push(id);
   }
   return failed;
 }

@@ -182,8 +182,10 @@ function nextWake(d: Draft): number | undefined {
     const grace = gateGraceEnds(c, b, d.gateResults, d.readyAt);
     if (grace !== undefined) times.push(grace);
   }
-  const future = times.filter((t) => t > d.now);
-  return future.length === 0 ? undefined : Math.min(...future);
+  // A loop, not Math.min(...times): one time per node in flight would overflow the stack.
+  let wake: number | undefined;
+  for (const t of times) if (t > d.now && (wake === undefined || t < wake)) wake = t;
+  return wake;
 }
 
 /**

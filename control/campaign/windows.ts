@@ -2,7 +2,9 @@
  * Maintenance windows: when a campaign may offer upgrades. A window is a set of weekdays and a
  * span of wall-clock time in one IANA time zone (`Mon-Fri 02:00-04:00 Europe/Berlin`). Pure
  * functions of the windows and an instant; time zones come from `Intl` (the runtime's tz data),
- * so a window follows its zone's daylight-saving changes.
+ * so a window follows its zone's daylight-saving changes. An edge whose wall-clock time the zone
+ * skips happens at the first instant after the gap; one whose time the zone repeats, at its
+ * first occurrence; the open state is derived from the edges.
  *
  * A campaign without windows is always open. Outside every window of its campaign nothing new
  * is offered, nodes in flight are still judged, and closed time does not count toward a
@@ -158,7 +160,8 @@ export function formatWindow(w: MaintenanceWindow): string {
 }
 
 const formats = new Map<string, Intl.DateTimeFormat>();
-const offsets = new Map<string, number>();
+/** Per zone: quarter hour (`t / OFFSET_BUCKET_MS`) → offset. */
+const offsets = new Map<string, Map<number, number>>();
 const OFFSET_BUCKET_MS = 15 * MINUTE_MS;
 
 function isUtc(timeZone: string): boolean {
@@ -172,8 +175,12 @@ function isUtc(timeZone: string): boolean {
 function offsetAt(timeZone: string, t: number): number {
   if (isUtc(timeZone)) return 0;
   const bucket = Math.floor(t / OFFSET_BUCKET_MS);
-  const key = `${timeZone}|${bucket}`;
-  const known = offsets.get(key);
+  let zone = offsets.get(timeZone);
+  if (zone === undefined) {
+    zone = new Map();
+    offsets.set(timeZone, zone);
+  }
+  const known = zone.get(bucket);
   if (known !== undefined) return known;
   let format = formats.get(timeZone);
   if (format === undefined) {
@@ -203,8 +210,8 @@ function offsetAt(timeZone: string, t: number): number {
     p.second as number,
   );
   const offset = local - at;
-  if (offsets.size > 50_000) offsets.clear();
-  offsets.set(key, offset);
+  if (zone.size > 50_000) zone.clear();
+  zone.set(bucket, offset);
   return offset;
 }
 
@@ -213,25 +220,54 @@ function localMs(timeZone: string, t: number): number {
   return t + offsetAt(timeZone, t);
 }
 
-/** The instant at which the zone's wall clock shows `local` (a UTC-based ms count). */
+/**
+ * The instant at which the zone's wall clock first reaches `local` (a UTC-based ms count): the
+ * one instant showing it on an ordinary day; the first of the two where the zone repeats it
+ * (clocks set back); the first instant after the gap where the zone skips it (clocks set
+ * forward). Assumes at most one offset change within a day of `local`, as every zone has.
+ */
 function instantOf(timeZone: string, local: number): number {
-  const first = local - offsetAt(timeZone, local);
-  const second = local - offsetAt(timeZone, first);
-  return second;
+  const before = local - offsetAt(timeZone, local - DAY_MS);
+  const after = local - offsetAt(timeZone, local + DAY_MS);
+  if (before === after) return before;
+  const first = Math.min(before, after);
+  if (localMs(timeZone, first) === local) return first;
+  const last = Math.max(before, after);
+  if (localMs(timeZone, last) === local) return last;
+  // Skipped: the gap ends at the offset change, on a quarter hour between the two candidates.
+  let t = Math.ceil(first / OFFSET_BUCKET_MS) * OFFSET_BUCKET_MS;
+  while (t < last && localMs(timeZone, t) < local) t += OFFSET_BUCKET_MS;
+  return t;
 }
 
+/** The instants at which window `w` opens and closes on the local day starting at `dayStart`. */
+function spanOn(w: MaintenanceWindow, dayStart: number): readonly [number, number] {
+  const end = w.endMinute > w.startMinute ? w.endMinute : w.endMinute + 1440;
+  return [
+    instantOf(w.timeZone, dayStart + w.startMinute * MINUTE_MS),
+    instantOf(w.timeZone, dayStart + end * MINUTE_MS),
+  ];
+}
+
+/** The local midnight (UTC-based ms count) of the local day of `t` in `w`'s zone. */
+function localToday(w: MaintenanceWindow, t: number): number {
+  return Math.floor(localMs(w.timeZone, t) / DAY_MS) * DAY_MS;
+}
+
+/**
+ * True when `t` lies between an opening of `w` and the closing that follows it: the spans of
+ * yesterday (a span past midnight), today and tomorrow (a day whose clocks were set back over
+ * midnight) by `t`'s local calendar.
+ */
 function openIn(w: MaintenanceWindow, t: number): boolean {
-  const local = localMs(w.timeZone, t);
-  const dayStart = Math.floor(local / DAY_MS) * DAY_MS;
-  const day = new Date(dayStart).getUTCDay();
-  const minute = (local - dayStart) / MINUTE_MS;
-  if (w.endMinute > w.startMinute) {
-    return w.days.includes(day) && minute >= w.startMinute && minute < w.endMinute;
+  const today = localToday(w, t);
+  for (let k = -1; k <= 1; k++) {
+    const dayStart = today + k * DAY_MS;
+    if (!w.days.includes(new Date(dayStart).getUTCDay())) continue;
+    const [opens, closes] = spanOn(w, dayStart);
+    if (opens <= t && t < closes) return true;
   }
-  return (
-    (w.days.includes(day) && minute >= w.startMinute) ||
-    (w.days.includes((day + 6) % 7) && minute < w.endMinute)
-  );
+  return false;
 }
 
 /** True when `t` lies in at least one window; always true without windows. */
@@ -242,15 +278,13 @@ export function windowOpen(windows: readonly MaintenanceWindow[] | undefined, t:
 
 /** Openings and closings of one window on local days `from`…`to` around `t`, as instants. */
 function edges(w: MaintenanceWindow, t: number, from: number, to: number): number[] {
-  const local = localMs(w.timeZone, t);
-  const today = Math.floor(local / DAY_MS) * DAY_MS;
+  const today = localToday(w, t);
   const out: number[] = [];
   for (let k = from; k <= to; k++) {
     const dayStart = today + k * DAY_MS;
     if (!w.days.includes(new Date(dayStart).getUTCDay())) continue;
-    const end = w.endMinute > w.startMinute ? w.endMinute : w.endMinute + 1440;
-    out.push(instantOf(w.timeZone, dayStart + w.startMinute * MINUTE_MS));
-    out.push(instantOf(w.timeZone, dayStart + end * MINUTE_MS));
+    const [opens, closes] = spanOn(w, dayStart);
+    out.push(opens, closes);
   }
   return out;
 }

@@ -183,7 +183,9 @@ export class MemoryFleetStore implements FleetStore {
       },
       async insertAudits(rows, now) {
         const copied = rows.map((r) => ({ ...r, time: now }));
-        ctx.stage(() => ct.audits.push(...copied));
+        ctx.stage(() => {
+          for (const a of copied) ct.audits.push(a);
+        });
       },
       async insertCommand(c) {
         const id = ct.reserveCommandId();

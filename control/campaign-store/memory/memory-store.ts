@@ -95,10 +95,11 @@ export class MemoryCampaignStore implements CampaignStore {
   }
 
   async recordFacts(
-    ...args: Parameters<CampaignStore["recordFacts"]>
+    reports: Parameters<CampaignStore["recordFacts"]>[0],
+    failures: Parameters<CampaignStore["recordFacts"]>[1],
   ): ReturnType<CampaignStore["recordFacts"]> {
     this.check();
-    this.tables.recordFacts(...args);
+    this.tables.recordFacts(reports, failures);
   }
 
   async unackedOperations(

@@ -105,7 +105,7 @@ export function tick(
   const next = applyDecision(h.campaign, h.nodes, decision);
   h.campaign = next.campaign;
   h.nodes = next.nodes;
-  h.actions.push(...decision.actions);
+  for (const a of decision.actions) h.actions.push(a);
   h.last = decision;
   return decision;
 }
