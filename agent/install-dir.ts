@@ -13,7 +13,17 @@
  * layout: files are written to a temporary name, fsynced and renamed; the link is made
  * under a temporary name and renamed over `current`; the directory is fsynced after each.
  */
-import { access, constants, mkdir, open, readdir, readlink, rename, rm, symlink } from "node:fs/promises";
+import {
+  access,
+  constants,
+  mkdir,
+  open,
+  readdir,
+  readlink,
+  rename,
+  rm,
+  symlink,
+} from "node:fs/promises";
 import { basename, join } from "node:path";
 import { syncDirectory } from "./core/durable-state.js";
 
