@@ -5,7 +5,8 @@
  * needs no Node.js on the host; it runs only on the platform that built it.
  */
 import { execFile } from "node:child_process";
-import { chmod, copyFile, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -40,10 +41,19 @@ export async function writeSingleExecutable(script: Uint8Array, out: string): Pr
     const binary = join(work, "agent");
     await copyFile(process.execPath, binary);
     await chmod(binary, 0o755);
-    const { inject } = await import("postject");
-    await inject(binary, SEA_RESOURCE, await readFile(blob), {
-      sentinelFuse: SEA_FUSE,
-      ...(process.platform === "darwin" ? { machoSegmentName: "NODE_SEA" } : {}),
+    // postject's command line, as a child: its ELF parser's warnings stay out of the build's
+    // output (they are shown when the injection fails).
+    const postject = createRequire(import.meta.url).resolve("postject/dist/cli.js");
+    await run(process.execPath, [
+      postject,
+      binary,
+      SEA_RESOURCE,
+      blob,
+      "--sentinel-fuse",
+      SEA_FUSE,
+      ...(process.platform === "darwin" ? ["--macho-segment-name", "NODE_SEA"] : []),
+    ]).catch((error: { stderr?: string; message: string }) => {
+      throw new Error(`postject failed: ${(error.stderr ?? "").trim() || error.message}`);
     });
     const temp = `${out}.${process.pid}.tmp`;
     await copyFile(binary, temp);
