@@ -8,11 +8,12 @@
  */
 import { execFile } from "node:child_process";
 import { constants } from "node:fs";
-import { access, mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { access, mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hostPlatform } from "../../agent/cli-args.js";
 import { writeSingleExecutable } from "../../agent/executable.js";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import {
@@ -60,7 +61,6 @@ describe("the single-executable Agent on a host without Node.js", () => {
       writeSingleExecutable(new TextEncoder().encode(CRASHES), v120),
     ]);
     fx = await agentCampaignFixture();
-    const { readFile } = await import("node:fs/promises");
     await registerAgentRelease(fx, "1.1.0", 11, v110 as Uint8Array);
     await registerAgentRelease(fx, "1.2.0", 12, await readFile(v120));
   }, 300_000);
@@ -84,6 +84,33 @@ describe("the single-executable Agent on a host without Node.js", () => {
     expect(stdout).toMatch(/^Usage:/);
     const mode = (await stat(join(dir, "agent-1.0.0"))).mode;
     expect(mode & 0o111).not.toBe(0);
+  });
+
+  it("agent:build refuses --executable for another platform with exit 2, one line, and writes nothing", async () => {
+    const out = join(dir, "other-platform");
+    const tsx = join(import.meta.dirname, "../../node_modules/.bin/tsx");
+    const build = join(import.meta.dirname, "../../agent/build-main.ts");
+    const platform = hostPlatform() === "linux-amd64" ? "darwin-arm64" : "linux-amd64";
+    const result = await run(tsx, [
+      build,
+      "--version",
+      "1.0.0",
+      "--executable",
+      "--platform",
+      platform,
+      "--out",
+      out,
+    ]).then(
+      () => ({ code: 0, stderr: "" }),
+      (error: { code?: number; stderr?: string }) => ({
+        code: error.code,
+        stderr: error.stderr ?? "",
+      }),
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--executable builds for this host's platform only/);
+    expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
+    await expect(access(out)).rejects.toThrow();
   });
 
   it("installs its own binary at 1.0.0 and enrolls", async () => {
