@@ -1,19 +1,35 @@
 /**
- * `npm run agent:build -- --version V [--platform P] --out FILE`: writes the Agent artifact
- * (one bundled ES module, version and platform baked in) and prints its size and sha256, the
- * values a release manifest carries. Exit 2 with one line for bad flags.
+ * `npm run agent:build -- --version V [--platform P] [--executable] --out FILE`: writes the
+ * Agent artifact (one bundled ES module for hosts with Node.js, or with `--executable` a
+ * single executable that needs none; version and platform baked in) and prints its size and
+ * sha256, the values a release manifest carries. Exit 2 with one line for bad flags.
  */
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { sha256Hex } from "../control/shared/release/digest.js";
 import { isSemver } from "../control/shared/release/semver.js";
 import { bundleAgent } from "./bundle.js";
 import { hostPlatform } from "./cli-args.js";
+import { buildExecutable } from "./executable.js";
 
-const USAGE = "Usage: npm run agent:build -- --version V [--platform P] --out FILE\n";
+const USAGE = `Usage: npm run agent:build -- --version V [--platform P] [--executable] --out FILE
+
+  --version V     the version built in (a semantic version)
+  --platform P    the platform built in (default: this host's, such as linux-amd64)
+  --executable    a single executable that needs no Node.js on the host (built from this
+                  host's Node.js, so only for this host's platform); default: an ES module
+                  (agent.mjs) that the host's Node.js runs
+  --out FILE      where to write the artifact
+`;
 
 async function main(): Promise<number> {
-  let values: { version?: string; platform?: string; out?: string; help?: boolean };
+  let values: {
+    version?: string;
+    platform?: string;
+    out?: string;
+    executable?: boolean;
+    help?: boolean;
+  };
   try {
     values = parseArgs({
       args: process.argv.slice(2),
@@ -21,6 +37,7 @@ async function main(): Promise<number> {
         version: { type: "string" },
         platform: { type: "string" },
         out: { type: "string" },
+        executable: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -43,10 +60,21 @@ async function main(): Promise<number> {
   if (!/^[a-z0-9]+-[a-z0-9_]+$/.test(platform)) {
     return usage(`--platform must look like linux-amd64, got ${JSON.stringify(platform)}`);
   }
-  const bytes = await bundleAgent({ version: values.version, platform });
-  await writeFile(values.out, bytes, { mode: 0o644 });
+  let bytes: Uint8Array;
+  if (values.executable) {
+    if (platform !== hostPlatform()) {
+      return usage(
+        `--executable builds for this host's platform only (${hostPlatform()}), got --platform ${platform}`,
+      );
+    }
+    await buildExecutable({ version: values.version, platform }, values.out);
+    bytes = await readFile(values.out);
+  } else {
+    bytes = await bundleAgent({ version: values.version, platform });
+    await writeFile(values.out, bytes, { mode: 0o644 });
+  }
   process.stdout.write(
-    `${JSON.stringify({ file: values.out, version: values.version, platform, size: bytes.byteLength, sha256: sha256Hex(bytes) })}\n`,
+    `${JSON.stringify({ file: values.out, version: values.version, platform, kind: values.executable ? "executable" : "module", size: bytes.byteLength, sha256: sha256Hex(bytes) })}\n`,
   );
   return 0;
 }

@@ -4,7 +4,8 @@
  *
  * - `run`: the supervisor (installs the running code as the first version of an empty
  *   install directory, then runs `current` as its child);
- * - `serve`: the Agent itself, as the supervisor starts it from `current/agent.mjs`;
+ * - `serve`: the Agent itself, as the supervisor starts it from `current/agent` (a single
+ *   executable) or `current/agent.mjs` (with Node.js);
  * - `status`: the install directory's state as JSON.
  */
 import { parseArgs } from "node:util";
@@ -100,8 +101,9 @@ export const USAGE = `Usage:
                        [--threshold K] [--ca FILE] [--cert FILE --key FILE] [flags]
   npm run agent -- status --install-dir DIR
 
-run     supervise the Agent installed in DIR: start current/agent.mjs, restart it when it
-        exits, revert a newly switched version that crashes or is not welcomed in time.
+run     supervise the Agent installed in DIR: start current/agent (a single executable)
+        or current/agent.mjs (with Node.js), restart it when it exits, revert a newly
+        switched version that crashes or is not welcomed in time.
         An empty DIR gets the running code as its first version.
 status  print DIR's current and previous version, confirmed sequence, pending switch and
         node id as JSON.

@@ -2,7 +2,9 @@
  * The install directory of a real Agent:
  *
  * ```
- * DIR/versions/<version>/agent.mjs   one self-contained artifact per installed version
+ * DIR/versions/<version>/agent.mjs   one self-contained artifact per installed version: an ES
+ *                                    module run by the host's Node.js,
+ * DIR/versions/<version>/agent       or a single executable, run directly
  * DIR/current -> versions/<version>  the version that runs (a symlink, switched atomically)
  * DIR/state.json                     the durable state (node id, token, versions, sequence)
  * DIR/tuf/                           the trusted TUF metadata (root.json first, from install)
@@ -12,12 +14,57 @@
  * layout: files are written to a temporary name, fsynced and renamed; the link is made
  * under a temporary name and renamed over `current`; the directory is fsynced after each.
  */
-import { access, mkdir, readdir, readFile, readlink, rename, rm, symlink } from "node:fs/promises";
+import {
+  access,
+  constants,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  symlink,
+} from "node:fs/promises";
 import { basename, join } from "node:path";
 import { syncDirectory, writeFileDurably } from "./core/durable-state.js";
 
-/** The artifact file inside a version's directory. */
-export const ARTIFACT_FILE = "agent.mjs";
+/** The kinds of artifact: an ES module run by Node.js, or a single executable. */
+export type ArtifactKind = "module" | "executable";
+
+/** The artifact file of each kind inside a version's directory. */
+export const ARTIFACT_FILES: Readonly<Record<ArtifactKind, string>> = Object.freeze({
+  module: "agent.mjs",
+  executable: "agent",
+});
+
+/** The artifact file of an ES module artifact (the kind every older install holds). */
+export const ARTIFACT_FILE = ARTIFACT_FILES.module;
+
+/** An installed artifact: where it is and how it is started. */
+export interface InstalledArtifact {
+  readonly kind: ArtifactKind;
+  readonly path: string;
+}
+
+/** Magic numbers of the executable formats: ELF, Mach-O (32/64-bit, both byte orders), PE. */
+const EXECUTABLE_MAGICS: readonly (readonly number[])[] = [
+  [0x7f, 0x45, 0x4c, 0x46],
+  [0xcf, 0xfa, 0xed, 0xfe],
+  [0xce, 0xfa, 0xed, 0xfe],
+  [0xfe, 0xed, 0xfa, 0xcf],
+  [0xfe, 0xed, 0xfa, 0xce],
+  [0x4d, 0x5a],
+];
+
+/**
+ * The kind of an artifact from its first bytes: an executable format's magic number makes
+ * it an executable, anything else is a script for Node.js.
+ */
+export function artifactKindOf(bytes: Uint8Array): ArtifactKind {
+  const executable = EXECUTABLE_MAGICS.some((magic) => magic.every((b, i) => bytes[i] === b));
+  return executable ? "executable" : "module";
+}
 
 /** Paths of one install directory. */
 export interface InstallPaths {
@@ -40,9 +87,33 @@ export function installPaths(root: string): InstallPaths {
   };
 }
 
-/** The artifact of `version` (whether or not it is installed). */
-export function artifactPath(paths: InstallPaths, version: string): string {
-  return join(paths.versions, version, ARTIFACT_FILE);
+/** The artifact of `version` of `kind` (default: module), whether or not it is installed. */
+export function artifactPath(
+  paths: InstallPaths,
+  version: string,
+  kind: ArtifactKind = "module",
+): string {
+  return join(paths.versions, version, ARTIFACT_FILES[kind]);
+}
+
+/**
+ * The installed artifact of `version`: its executable when there is one, else its module;
+ * undefined when neither is there.
+ */
+export async function installedArtifact(
+  paths: InstallPaths,
+  version: string,
+): Promise<InstalledArtifact | undefined> {
+  for (const kind of ["executable", "module"] as const) {
+    const path = artifactPath(paths, version, kind);
+    try {
+      await access(path, constants.F_OK);
+      return { kind, path };
+    } catch {
+      // not this kind
+    }
+  }
+  return undefined;
 }
 
 /** The version `current` points at, or undefined when there is no link yet. */
@@ -55,16 +126,39 @@ export async function readCurrent(paths: InstallPaths): Promise<string | undefin
   }
 }
 
-/** Writes `bytes` as the artifact of `version` (durably; replaces one already there). */
+/**
+ * Writes `bytes` as the artifact of `version` (durably; replaces one already there), under
+ * the file name of its kind ({@link artifactKindOf}); an executable is written executable
+ * by its owner only, and a file of the other kind left by an earlier install is removed.
+ */
 export async function installVersion(
   paths: InstallPaths,
   version: string,
   bytes: Uint8Array,
-): Promise<void> {
+): Promise<ArtifactKind> {
   const dir = join(paths.versions, version);
   await mkdir(dir, { recursive: true, mode: 0o755 });
-  await writeFileDurably(join(dir, ARTIFACT_FILE), bytes);
+  const kind = artifactKindOf(bytes);
+  await writeDurably(join(dir, ARTIFACT_FILES[kind]), bytes, kind === "executable" ? 0o700 : 0o600);
+  const other = kind === "executable" ? "module" : "executable";
+  await rm(join(dir, ARTIFACT_FILES[other]), { force: true });
+  await syncDirectory(dir);
   await syncDirectory(paths.versions);
+  return kind;
+}
+
+/** Writes `bytes` to a temporary name with `mode`, fsyncs, renames over `file`, fsyncs the directory. */
+async function writeDurably(file: string, bytes: Uint8Array, mode: number): Promise<void> {
+  const temp = `${file}.${process.pid}.tmp`;
+  const handle = await open(temp, "w", mode);
+  try {
+    await handle.writeFile(bytes);
+    await handle.chmod(mode);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, file);
 }
 
 /** Points `current` at `version` in one rename, then fsyncs the directory. */

@@ -1,10 +1,9 @@
 /**
  * The first install: an install directory without a `current` link gets the running code
- * as its first version (the artifact this process runs from, or, run from source, an
- * artifact built on the spot), a fresh state naming the node, and the link. Each step is
+ * as its first version (the artifact this process runs from: the `.mjs` file, or the
+ * binary of a single executable; run from source, an ES module artifact built on the spot), a fresh state naming the node, and the link. Each step is
  * durable before the next, and a directory left half-way by a crash is completed.
  */
-import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -12,8 +11,8 @@ import { initialState, loadState, saveState } from "./agent-state.js";
 import { BUILD_VERSION } from "./build-version.js";
 import { bundleAgent } from "./bundle.js";
 import {
-  artifactPath,
   type InstallPaths,
+  installedArtifact,
   installVersion,
   readCurrent,
   switchCurrent,
@@ -36,7 +35,7 @@ export async function ensureInstalled(
 ): Promise<string | undefined> {
   if ((await readCurrent(paths)) !== undefined) return undefined;
   const saved = await loadState(paths);
-  if (saved !== undefined && existsSync(artifactPath(paths, saved.version))) {
+  if (saved !== undefined && (await installedArtifact(paths, saved.version)) !== undefined) {
     await switchCurrent(paths, saved.version);
     return saved.version;
   }

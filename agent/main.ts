@@ -1,6 +1,6 @@
 /**
  * `npm run agent -- run|status …`, and the bundled artifact's entry point (`node agent.mjs
- * run|serve|status …`). Exit codes: 0 after a clean stop, 2 for bad flags (one line on
+ * run|serve|status …`, or `agent run|serve|status …` for the single executable). Exit codes: 0 after a clean stop, 2 for bad flags (one line on
  * stderr), 1 on failure, 75 when the Agent asks its supervisor for a restart.
  */
 import { runAgent } from "./agent-process.js";

@@ -6,18 +6,23 @@
  * moves `current` back to the previous version by itself and records the failure, which the
  * Agent reports once it is welcomed again. The supervisor never runs protocol code, so no
  * release can replace it: a broken release costs one failed node, never a bricked one.
+ * A version installed as a single executable runs directly; one installed as an ES module
+ * runs with Node.js ({@link childCommand}); one that cannot be started at all (no Node.js
+ * on the PATH of a single-executable supervisor, a file that is not executable) counts as a
+ * crash before its Welcome.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { loadState, saveState } from "./agent-state.js";
 import type { AgentLog } from "./core/log.js";
 import { sleep } from "./core/waker.js";
 import {
-  artifactPath,
   type InstallPaths,
+  installedArtifact,
   readCurrent,
   removeVersion,
   switchCurrent,
 } from "./install-dir.js";
+import { childCommand, defaultModuleRunner } from "./launch.js";
 import { reconcile, revertTrial } from "./reconcile.js";
 
 /** The exit code with which the Agent asks to be restarted into `current`. */
@@ -40,6 +45,8 @@ export interface SupervisorOptions {
   readonly log: AgentLog;
   /** Aborting stops the child (SIGTERM) and then the supervisor. */
   readonly signal: AbortSignal;
+  /** The Node.js binary that runs ES module artifacts; default {@link defaultModuleRunner}. */
+  readonly moduleRunner?: string;
 }
 
 /** How one child run ended. */
@@ -50,6 +57,8 @@ interface ChildEnd {
   /** The start deadline passed before a Welcome (the child was killed). */
   readonly deadline: boolean;
   readonly ranMs: number;
+  /** The child could not be started at all (the spawn error). */
+  readonly startError?: string;
 }
 
 /** Supervises until `options.signal` aborts. Rejects only when the install directory is unusable. */
@@ -77,7 +86,9 @@ export async function supervise(options: SupervisorOptions): Promise<void> {
     if (trial !== undefined && !end.welcomed) {
       const reason = end.deadline
         ? `${trial.to} was not welcomed by Control within ${options.startDeadlineMs} ms`
-        : `${trial.to} exited (${end.signal ?? `code ${end.code}`}) before Control welcomed it`;
+        : end.startError !== undefined
+          ? `${trial.to} could not be started: ${end.startError}`
+          : `${trial.to} exited (${end.signal ?? `code ${end.code}`}) before Control welcomed it`;
       log.warn({ from: trial.to, to: trial.from, reason }, "reverting to the previous version");
       await switchCurrent(paths, trial.from);
       const after = (await loadState(paths)) ?? state;
@@ -100,20 +111,33 @@ export async function supervise(options: SupervisorOptions): Promise<void> {
   }
 }
 
-function runChild(
+async function runChild(
   options: SupervisorOptions,
   version: string,
   deadlineMs: number | undefined,
 ): Promise<ChildEnd> {
   const started = Date.now();
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [artifactPath(options.paths, version), ...options.childArgs],
-    {
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-      env: { ...process.env, ...options.childEnv },
-    },
+  const artifact = await installedArtifact(options.paths, version);
+  if (artifact === undefined) {
+    options.log.error({ version }, "the installed version has no artifact");
+    return {
+      welcomed: false,
+      code: null,
+      signal: null,
+      deadline: false,
+      ranMs: 0,
+      startError: "no artifact is installed",
+    };
+  }
+  const command = childCommand(
+    artifact,
+    options.childArgs,
+    options.moduleRunner ?? defaultModuleRunner(),
   );
+  const child: ChildProcess = spawn(command.file, [...command.args], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    env: { ...process.env, ...options.childEnv },
+  });
   let welcomed = false;
   let deadline = false;
   return new Promise((resolve) => {
@@ -133,13 +157,18 @@ function runChild(
         clearTimeout(timer);
       }
     });
-    child.on("error", (error) =>
-      options.log.error({ err: String(error) }, "could not start the agent"),
-    );
-    child.on("exit", (code, signal) => {
+    const end = (result: Omit<ChildEnd, "welcomed" | "deadline" | "ranMs">) => {
       clearTimeout(timer);
       options.signal.removeEventListener("abort", stop);
-      resolve({ welcomed, code, signal, deadline, ranMs: Date.now() - started });
+      resolve({ welcomed, deadline, ranMs: Date.now() - started, ...result });
+    };
+    child.on("error", (error) => {
+      options.log.error({ err: String(error), file: command.file }, "could not start the agent");
+      // A child that never started emits no "exit": this run ends here.
+      if (child.pid === undefined) {
+        end({ code: null, signal: null, startError: error.message });
+      }
     });
+    child.on("exit", (code, signal) => end({ code, signal }));
   });
 }

@@ -1,7 +1,8 @@
 /**
- * Real Agents for end-to-end tests: artifacts built by `npm run agent:build`, supervisors
- * started from them as their own process groups (so a SIGKILL takes the supervisor and the
- * Agent it runs), and `agent status` read back as JSON.
+ * Real Agents for end-to-end tests: artifacts built by `npm run agent:build` (ES modules run
+ * by this Node.js, or single executables run directly), supervisors started from them as
+ * their own process groups (so a SIGKILL takes the supervisor and the Agent it runs), and
+ * `agent status` read back as JSON.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
@@ -12,12 +13,23 @@ const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "../..");
 const TSX = join(ROOT, "node_modules/.bin/tsx");
 
-/** Builds the artifact of `version` with `npm run agent:build`'s program; returns its bytes. */
-export async function buildAgent(version: string, out: string): Promise<Uint8Array> {
-  await run(TSX, [join(ROOT, "agent/build-main.ts"), "--version", version, "--out", out], {
-    cwd: ROOT,
-  });
+/**
+ * Builds the artifact of `version` with `npm run agent:build`'s program (with
+ * `--executable` when `executable`); returns its bytes.
+ */
+export async function buildAgent(
+  version: string,
+  out: string,
+  executable = false,
+): Promise<Uint8Array> {
+  const args = [join(ROOT, "agent/build-main.ts"), "--version", version, "--out", out];
+  await run(TSX, executable ? [...args, "--executable"] : args, { cwd: ROOT });
   return await readFile(out);
+}
+
+/** The program and leading arguments that run `artifact`: `.mjs` with this Node.js, else directly. */
+function programOf(artifact: string): [string, string[]] {
+  return artifact.endsWith(".mjs") ? [process.execPath, [artifact]] : [artifact, []];
 }
 
 /** A running supervisor (and the Agent it runs). */
@@ -31,11 +43,21 @@ export interface RunningAgent {
   stop(): Promise<number | null>;
 }
 
-/** Starts `node artifact run --install-dir dir …args` in its own process group. */
-export function startAgent(artifact: string, dir: string, args: readonly string[]): RunningAgent {
-  const child = spawn(process.execPath, [artifact, "run", "--install-dir", dir, ...args], {
+/**
+ * Starts `artifact run --install-dir dir …args` (an `.mjs` with this Node.js) in its own
+ * process group, with `env` as its whole environment when given.
+ */
+export function startAgent(
+  artifact: string,
+  dir: string,
+  args: readonly string[],
+  env?: NodeJS.ProcessEnv,
+): RunningAgent {
+  const [file, lead] = programOf(artifact);
+  const child = spawn(file, [...lead, "run", "--install-dir", dir, ...args], {
     detached: true,
     stdio: ["ignore", "ignore", "pipe"],
+    ...(env !== undefined ? { env } : {}),
   });
   let logs = "";
   child.stderr?.on("data", (chunk: Buffer) => {
@@ -73,9 +95,16 @@ export interface StatusJson {
   installed: string[];
 }
 
-/** Runs `node artifact status --install-dir dir` and parses its JSON. */
-export async function agentStatus(artifact: string, dir: string): Promise<StatusJson> {
-  const { stdout } = await run(process.execPath, [artifact, "status", "--install-dir", dir]);
+/** Runs `artifact status --install-dir dir` (an `.mjs` with this Node.js) and parses its JSON. */
+export async function agentStatus(
+  artifact: string,
+  dir: string,
+  env?: NodeJS.ProcessEnv,
+): Promise<StatusJson> {
+  const [file, lead] = programOf(artifact);
+  const { stdout } = await run(file, [...lead, "status", "--install-dir", dir], {
+    ...(env !== undefined ? { env } : {}),
+  });
   return JSON.parse(stdout) as StatusJson;
 }
 

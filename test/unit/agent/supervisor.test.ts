@@ -3,7 +3,7 @@
  * artifacts are tiny scripts that crash, hang, ask for a restart or report a Welcome over
  * the IPC channel as the Agent does.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -54,6 +54,7 @@ async function superviseUntil(
   paths: ReturnType<typeof installPaths>,
   deadlineMs: number,
   done: () => Promise<boolean>,
+  moduleRunner?: string,
 ): Promise<number> {
   const stop = new AbortController();
   const started = Date.now();
@@ -64,6 +65,7 @@ async function superviseUntil(
     startDeadlineMs: deadlineMs,
     log: quiet,
     signal: stop.signal,
+    ...(moduleRunner !== undefined ? { moduleRunner } : {}),
   });
   try {
     for (;;) {
@@ -131,8 +133,62 @@ describe("the supervisor protects the node from a new version", () => {
       ),
     );
     await writeFile(counter, "");
-    const { readFile } = await import("node:fs/promises");
     await superviseUntil(paths, 700, async () => (await readFile(counter, "utf8")).length >= 3);
     expect(await readCurrent(paths)).toBe("2.0.0");
+  });
+
+  it("reverts a module version whose Node.js cannot be started, and says why", async () => {
+    const paths = await onTrial(WELCOMES);
+    await superviseUntil(
+      paths,
+      60_000,
+      async () => (await readCurrent(paths)) === "1.0.0",
+      join(paths.root, "no-such-node"),
+    );
+    const state = await loadState(paths);
+    expect(state?.handled.op1).toMatchObject({ code: "start_failed", version: "1.0.0" });
+    expect(state?.handled.op1?.message).toMatch(/2\.0\.0 could not be started: .*ENOENT/);
+  });
+});
+
+describe("the supervisor starts each kind of artifact its own way", () => {
+  it("runs a version installed as an executable directly, without Node.js", async () => {
+    const paths = await onTrial(WELCOMES);
+    const state = await loadState(paths);
+    if (state === undefined) throw new Error("no state");
+    delete state.switch;
+    await saveState(paths, state);
+    const seen = join(paths.root, "seen");
+    await writeFile(seen, "");
+    await writeFile(
+      join(paths.versions, "2.0.0", "agent"),
+      `#!/bin/sh\necho "$0" >> ${JSON.stringify(seen)}\nexit 75\n`,
+      { mode: 0o700 },
+    );
+    await superviseUntil(
+      paths,
+      700,
+      async () => (await readFile(seen, "utf8")).split("\n").length > 2,
+      join(paths.root, "no-such-node"),
+    );
+    const lines = (await readFile(seen, "utf8")).trim().split("\n");
+    expect(new Set(lines)).toEqual(new Set([join(paths.versions, "2.0.0", "agent")]));
+    expect(await readCurrent(paths)).toBe("2.0.0");
+  });
+
+  it("runs a version installed as a module with the configured Node.js", async () => {
+    const paths = await onTrial(WELCOMES);
+    const seen = join(paths.root, "seen");
+    await writeFile(seen, "");
+    const runner = join(paths.root, "fake-node");
+    await writeFile(
+      runner,
+      `#!/bin/sh\necho "$1" >> ${JSON.stringify(seen)}\nexec ${JSON.stringify(process.execPath)} "$@"\n`,
+      { mode: 0o700 },
+    );
+    const since = Date.now();
+    await superviseUntil(paths, 3000, async () => Date.now() - since > 3500, runner);
+    expect(await readCurrent(paths)).toBe("2.0.0");
+    expect((await readFile(seen, "utf8")).trim()).toBe(join(paths.versions, "2.0.0", "agent.mjs"));
   });
 });
