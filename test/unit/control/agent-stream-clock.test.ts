@@ -226,6 +226,16 @@ describe("the agent stream layer on a manual clock", () => {
     await w.hub.stop();
   });
 
+  it("leaves no timer of its own on the clock once stopped and its streams ended", async () => {
+    const w = world();
+    const call = await w.connect("node-a");
+    expect(w.clock.nextDue()).toBeDefined();
+    w.hub.closeAll(status.UNAVAILABLE, "Control is shutting down: reconnect with backoff");
+    await w.hub.stop();
+    expect(call.status?.code).toBe(status.UNAVAILABLE);
+    expect(w.clock.nextDue()).toBeUndefined();
+  });
+
   it("writes a live node's last-seen time once it is sightingWriteInterval old, at the next flush", async () => {
     const w = world();
     const call = await w.connect("node-a");
