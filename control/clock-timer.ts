@@ -24,18 +24,8 @@ export function scheduleOnce(
   onError: (error: unknown) => void = rethrowLater,
 ): ClockTimer {
   const controller = new AbortController();
-  clock.sleep(ms, controller.signal).then(
-    () => {
-      if (controller.signal.aborted) return;
-      try {
-        callback();
-      } catch (error) {
-        onError(error);
-      }
-    },
-    () => undefined,
-  );
-  return { cancel: () => controller.abort() };
+  after(clock, ms, controller.signal, callback, onError);
+  return { cancel: () => cancel(controller) };
 }
 
 /**
@@ -50,27 +40,42 @@ export function scheduleEvery(
   callback: () => void,
   onError: (error: unknown) => void = rethrowLater,
 ): ClockTimer {
-  let current: ClockTimer | undefined;
-  let cancelled = false;
-  const arm = () => {
-    current = scheduleOnce(
-      clock,
-      ms,
-      () => {
-        if (cancelled) return;
-        arm();
+  // One signal for the whole series: a timer that runs for the life of the process costs
+  // no allocation per period beyond its sleep.
+  const controller = new AbortController();
+  const run = () => {
+    after(clock, ms, controller.signal, run, onError);
+    callback();
+  };
+  after(clock, ms, controller.signal, run, onError);
+  return { cancel: () => cancel(controller) };
+}
+
+/** The reason a cancelled timer's sleep ends with (never seen: the rejection is dropped). */
+const CANCELLED = Object.freeze({ cancelled: true });
+
+function cancel(controller: AbortController): void {
+  if (!controller.signal.aborted) controller.abort(CANCELLED);
+}
+
+function after(
+  clock: Clock,
+  ms: number,
+  signal: AbortSignal,
+  callback: () => void,
+  onError: (error: unknown) => void,
+): void {
+  clock.sleep(ms, signal).then(
+    () => {
+      if (signal.aborted) return;
+      try {
         callback();
-      },
-      onError,
-    );
-  };
-  arm();
-  return {
-    cancel: () => {
-      cancelled = true;
-      current?.cancel();
+      } catch (error) {
+        onError(error);
+      }
     },
-  };
+    () => undefined,
+  );
 }
 
 function rethrowLater(error: unknown): void {
