@@ -15,6 +15,8 @@ export interface AgentHost {
   later(a: SimAgent, ms: number, run: () => void): void;
   restart(a: SimAgent, ms: number, then?: () => void): void;
   disconnect(nodeId: string, reason: string): void;
+  /** The agent hangs: its stream stays open, silent, until Control judges it offline. */
+  hang(nodeId: string): void;
   /** I7 and I8 violations the agents saw. */
   readonly violations: string[];
   /** A late return comes after this (the campaigns' longest reconnect timeout). */
@@ -172,7 +174,7 @@ function upgrade(
         a.handled.set(opId, phase(steps[i] as OperationPhase));
       }
       if (s.behaviour === "silent" && i === 0) {
-        host.disconnect(s.id, "stopped heartbeating");
+        host.hang(s.id);
         return;
       }
       host.later(a, s.stepMs, () => run(i + 1));

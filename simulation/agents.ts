@@ -5,9 +5,13 @@
  * confirmed sequence on confirm), each with a scripted behaviour, in virtual time; and the
  * network between them and the Controls, which is the worker's {@link WorkerGateway}.
  *
- * Streams: an agent is connected while its stream is open; a Control crash drops every
- * stream and agents reconnect with a delay; an operation sent on a stream arrives after a
- * small latency if that same stream is still open, else it is lost (the outbox re-sends it).
+ * Streams are production's: each agent opens a {@link MemoryAgentCall} to the real agent hub
+ * and session ({@link SimStreams}) with its Hello, heartbeats at the Welcome's interval, and
+ * sends its reports on it; connected, disconnected and offline are the hub's judgement on the
+ * run's manual clock (a hanging agent is closed DEADLINE_EXCEEDED after `offlineAfterMs` of
+ * silence). A Control crash drops every stream and agents reconnect with a delay, as they do
+ * after Control ends their stream; an operation written on a stream arrives after a small
+ * latency if that same stream is still open, else it is lost (the outbox re-sends it).
  */
 import { create, fromBinary } from "@bufbuild/protobuf";
 import type { Prng } from "../agent-sim/prng.js";
@@ -15,6 +19,7 @@ import type { AgentEvent, AgentEventListener, ConnectedNode } from "../control/a
 import type { EncodedOperation } from "../control/agents/operation-frame.js";
 import type { MemoryCampaignStore } from "../control/campaign-store/index.js";
 import type { WorkerGateway } from "../control/campaign-worker/facts.js";
+import type { Logger } from "../control/log.js";
 import type { ManualClock } from "../control/manual-clock.js";
 import {
   ObservedStateSchema,
@@ -23,8 +28,10 @@ import {
 } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { type AgentHost, deliver, wireOf } from "./agent-procedures.js";
 import { type AgentScript, capabilitiesOf, type Report, type SimAgent } from "./agent-script.js";
+import { type AgentBody, AgentStream } from "./agent-stream.js";
 import type { EventQueue } from "./events.js";
 import { newAgentRecord } from "./ground-truth.js";
+import { helloMessage, SimStreams } from "./sim-streams.js";
 
 /** What the fleet needs of the world around it. */
 export interface FleetContext {
@@ -40,7 +47,13 @@ export interface FleetContext {
   readonly up: () => boolean;
   /** Reconnect timeout of the campaigns (a late return comes after it). */
   readonly lateAfterMs: number;
+  /** The hub closes a stream silent this long. */
+  readonly offlineAfterMs: number;
+  readonly log: Logger;
 }
+
+/** The heartbeat interval Control's Welcome asks for (SPEC's default). */
+const HEARTBEAT_MS = 10_000;
 
 const LATENCY_MS = 5;
 
@@ -52,6 +65,12 @@ export class SimFleet implements WorkerGateway, AgentHost {
   readonly lateAfterMs: number;
   private readonly listeners = new Set<AgentEventListener>();
   private sessions = 0;
+  /** The agent server: the real hub and sessions. */
+  readonly streams: SimStreams;
+  /** Each agent's open stream (its end of it). */
+  private readonly calls = new Map<string, AgentStream>();
+  /** Agents that hang: their stream stays open, and nothing more is sent on it. */
+  private readonly hung = new Set<string>();
 
   constructor(
     private readonly ctx: FleetContext,
@@ -59,6 +78,14 @@ export class SimFleet implements WorkerGateway, AgentHost {
     target: string,
   ) {
     this.lateAfterMs = ctx.lateAfterMs;
+    this.streams = new SimStreams({
+      clock: ctx.clock,
+      store: ctx.store,
+      log: ctx.log,
+      offlineAfterMs: ctx.offlineAfterMs,
+      heartbeatIntervalMs: HEARTBEAT_MS,
+    });
+    this.streams.hub.subscribe((event) => this.emit(event));
     for (const s of scripts) {
       const version = s.behaviour === "current" ? target : ctx.oldVersion;
       this.agents.set(s.id, {
@@ -82,7 +109,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
       ctx.store.putNode({
         id: s.id,
         pool: s.pool,
-        boot_id: `${s.id}/boot-0`,
+        boot_id: `${s.id}:boot-0`,
         agent_version: version,
         capabilities: capabilitiesOf(s),
         platform: ctx.platform,
@@ -100,15 +127,12 @@ export class SimFleet implements WorkerGateway, AgentHost {
 
   send(nodeId: string, operation: EncodedOperation): boolean {
     const a = this.agents.get(nodeId);
-    if (a === undefined) return false;
-    const op = fromBinary(OperationSchema, operation.bytes);
-    a.record.sent.push(wireOf(a, op, this.ctx.clock.ms));
-    if (a.session === 0) return false;
-    const session = a.session;
-    this.ctx.queue.at(this.ctx.clock.ms + LATENCY_MS, () => {
-      if (a.session === session) deliver(this, a, op);
-    });
-    return true;
+    if (a !== undefined) {
+      a.record.sent.push(
+        wireOf(a, fromBinary(OperationSchema, operation.bytes), this.ctx.clock.ms),
+      );
+    }
+    return this.streams.hub.send(nodeId, operation);
   }
 
   now(): number {
@@ -116,9 +140,15 @@ export class SimFleet implements WorkerGateway, AgentHost {
   }
 
   connected(nodeId: string): ConnectedNode | undefined {
-    const a = this.agents.get(nodeId);
-    if (a === undefined || a.session === 0) return undefined;
-    return this.nodeOf(a);
+    return this.streams.hub.connected(nodeId);
+  }
+
+  lastSeenMs(nodeId: string): number | undefined {
+    return this.streams.hub.lastSeenMs(nodeId);
+  }
+
+  nodeIds(): Iterable<string> {
+    return this.streams.hub.nodeIds();
   }
 
   subscribe(listener: AgentEventListener): () => void {
@@ -133,45 +163,51 @@ export class SimFleet implements WorkerGateway, AgentHost {
     this.ctx.kick();
   }
 
-  private nodeOf(a: SimAgent): ConnectedNode {
-    return {
+  private helloOf(a: SimAgent) {
+    return helloMessage({
       nodeId: a.script.id,
-      sessionId: `s${a.session}`,
-      bootId: `${a.script.id}/boot-${a.boot}`,
+      bootId: `${a.script.id}:boot-${a.boot}`,
       agentVersion: a.version,
       previousVersion: a.previousVersion,
       platform: this.ctx.platform,
-      pool: a.script.pool,
-      labels: a.script.labels,
+      labels: a.script.pool ? { ...a.script.labels, pool: a.script.pool } : a.script.labels,
       capabilities: capabilitiesOf(a.script),
       confirmedSequence: a.confirmedSequence,
-      connectedAt: this.ctx.clock.now(),
-    };
+    });
   }
 
   /** Opens the agent's stream (or retries later while no Control runs). */
   connect(nodeId: string): void {
     const a = this.agents.get(nodeId) as SimAgent;
-    if (a.session !== 0 || a.restarting) return;
+    if (a.session !== 0 || a.restarting || this.hung.has(nodeId)) return;
     if (!this.ctx.up()) {
       this.ctx.queue.at(this.ctx.clock.ms + this.backoff(), () => this.connect(nodeId));
       return;
     }
-    a.session = ++this.sessions;
+    const session = ++this.sessions;
+    a.session = session;
     a.record.connects.push({ at: this.ctx.clock.ms, boot: a.boot, version: a.version });
-    const node = this.nodeOf(a);
-    const row = this.ctx.store.tables.registry.get(nodeId);
-    if (row !== undefined) {
-      this.ctx.store.putNode({
-        ...row,
-        boot_id: node.bootId,
-        agent_version: node.agentVersion,
-        capabilities: [...node.capabilities],
-        last_seen: node.connectedAt,
-        confirmed_sequence: node.confirmedSequence,
-      });
-    }
-    this.emit({ kind: "connected", node });
+    const stream = new AgentStream(this.streams, this.ctx.clock, nodeId, this.helloOf(a), {
+      welcomed: () => this.welcomed(a, session),
+      operation: (operation) =>
+        this.ctx.queue.at(this.ctx.clock.ms + LATENCY_MS, () => {
+          if (a.session === session) deliver(this, a, operation);
+        }),
+      // Control ended the stream: the agent reconnects with backoff (unless it hangs).
+      ended: () => {
+        if (a.session !== session) return;
+        a.session = 0;
+        this.calls.delete(nodeId);
+        this.ctx.queue.at(this.ctx.clock.ms + this.backoff(), () => this.connect(nodeId));
+      },
+    });
+    this.calls.set(nodeId, stream);
+  }
+
+  /** What an agent owes Control once welcomed on stream `session`. */
+  private welcomed(a: SimAgent, session: number): void {
+    if (a.session !== session) return;
+    const nodeId = a.script.id;
     // Enrolled, then gone for good before anything is offered to it.
     if (a.script.behaviour === "offline") {
       this.ctx.queue.at(this.ctx.clock.ms + 500, () => this.goAway(nodeId));
@@ -188,30 +224,38 @@ export class SimFleet implements WorkerGateway, AgentHost {
       });
     }
     if (a.configBroken && a.script.configCapable) {
-      const session = a.session;
       this.ctx.queue.at(this.ctx.clock.ms + 1000, () => {
         if (a.session !== session) return;
         a.record.configFailures.push(this.ctx.clock.ms);
-        this.emit({
-          kind: "config_status",
-          nodeId,
-          ok: false,
-          message: "configuration does not apply (simulated)",
-          at: this.ctx.clock.now(),
+        this.sendOn(a, {
+          case: "configStatus",
+          value: { ok: false, message: "configuration does not apply (simulated)" },
         });
       });
     }
   }
 
-  /** Closes the agent's stream. */
-  disconnect(nodeId: string, reason: string): void {
+  /** Sends one message on the agent's open stream; nothing when it has none or hangs. */
+  private sendOn(a: SimAgent, body: AgentBody): void {
+    if (a.session !== 0) this.calls.get(a.script.id)?.send(body);
+  }
+
+  /** Closes the agent's stream (the agent cancels it, or its connection is lost). */
+  disconnect(nodeId: string, _reason: string): void {
     const a = this.agents.get(nodeId) as SimAgent;
     if (a.session === 0) return;
-    const sessionId = `s${a.session}`;
     a.session = 0;
-    const row = this.ctx.store.tables.registry.get(nodeId);
-    if (row !== undefined) this.ctx.store.putNode({ ...row, last_seen: this.ctx.clock.now() });
-    this.emit({ kind: "disconnected", nodeId, sessionId, reason });
+    this.calls.get(nodeId)?.drop();
+    this.calls.delete(nodeId);
+  }
+
+  /**
+   * The agent hangs: its stream stays open but nothing more comes on it, so Control's hub
+   * judges it offline after `offlineAfterMs` of silence; it never reconnects.
+   */
+  hang(nodeId: string): void {
+    this.hung.add(nodeId);
+    this.calls.get(nodeId)?.hang();
   }
 
   /** A Control process died: every stream ends; agents come back after a delay. */
@@ -253,19 +297,18 @@ export class SimFleet implements WorkerGateway, AgentHost {
   /** Records the agent's latest report on an operation and sends it on its stream, if open. */
   report(a: SimAgent, opId: string, r: Report): void {
     a.handled.set(opId, r);
-    if (a.session === 0) return;
-    a.record.reports.push({
-      operationId: opId,
-      phase: OperationPhase[r.phase] ?? String(r.phase),
-      version: r.version,
-      at: this.ctx.clock.ms,
-    });
+    if (a.session !== 0) {
+      a.record.reports.push({
+        operationId: opId,
+        phase: OperationPhase[r.phase] ?? String(r.phase),
+        version: r.version,
+        at: this.ctx.clock.ms,
+      });
+    }
     const send = () =>
-      this.emit({
-        kind: "observed",
-        nodeId: a.script.id,
-        observed: create(ObservedStateSchema, { operationId: opId, ...r }),
-        at: this.ctx.clock.now(),
+      this.sendOn(a, {
+        case: "observed",
+        value: create(ObservedStateSchema, { operationId: opId, ...r }),
       });
     send();
     if (a.script.behaviour === "dup_reports") send();

@@ -91,6 +91,7 @@ export function buildWorld(
     artifacts: [{ platform: PLATFORM, sha256: "0".repeat(64), size: 1, url: "" }],
   });
   const controls = new SimControls(clock);
+  const log = createLogger({ level: "silent" });
   const maxReconnect = Math.max(
     0,
     ...scenario.campaigns.map((c) => c.spec.reconnectTimeoutMs ?? 0),
@@ -107,11 +108,12 @@ export function buildWorld(
       kick: () => controls.kick(),
       up: () => controls.anyAlive(),
       lateAfterMs: maxReconnect,
+      offlineAfterMs: scenario.offlineAfterMs,
+      log,
     },
     scenario.agents,
     TARGET.version,
   );
-  const log = createLogger({ level: "silent" });
   const gates = new SimGates(clock, scenario.gateScripts);
   const startControl = () => {
     const holder = controls.start((holder) =>

@@ -17,6 +17,9 @@ import { DEBOUNCE_MS } from "./sim-controls.js";
 import { gateViolations } from "./sim-gates.js";
 import type { SimWorld } from "./sim-world.js";
 
+/** Lets every promise continuation queued so far run (no I/O is pending in a run). */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** A run that has not finished every campaign by then has stalled. */
 const MAX_VIRTUAL_MS = 12 * 3_600_000;
 
@@ -68,10 +71,21 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
       (t): t is number => t !== undefined,
     );
     if (times.length === 0) break;
-    const now = Math.max(clock.ms, Math.min(...times));
+    let now = Math.max(clock.ms, Math.min(...times));
     if (now > MAX_VIRTUAL_MS) break;
+    // The stream layer's own timers (heartbeats, the hub's offline sweep, its liveness
+    // writes) fire at their own times; what they do (a stream judged offline, reconnects)
+    // may make an event or a Control due sooner.
+    for (let timer = clock.nextDue(); timer !== undefined && timer < now; ) {
+      clock.advanceTo(timer);
+      await Promise.resolve();
+      now = Math.max(clock.ms, Math.min(now, queue.next() ?? now, ...live.map((c) => c.nextAt)));
+      timer = clock.nextDue();
+    }
     clock.advanceTo(now);
     queue.runDue(now);
+    // Handshakes of the streams just opened run on promises: let them reach their Welcome.
+    if (fleet.streams.handshaking > 0) await settle();
     while (world.pending.length > 0) await (world.pending.shift() as () => Promise<void>)();
     for (const c of controls.all) {
       if (!c.alive || c.nextAt > now) continue;
@@ -114,6 +128,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     if (end.length > 0) violation = { step: steps, at: clock.ms, message: end.join("\n") };
   }
   controls.unlistenAll();
+  await fleet.streams.stop();
   return {
     steps,
     virtualMs: clock.ms,

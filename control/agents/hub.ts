@@ -10,6 +10,7 @@
  * value of a live node only needs to be fresh enough for after a crash.
  */
 import type { Clock } from "../clock.js";
+import { type ClockTimer, scheduleEvery, scheduleOnce } from "../clock-timer.js";
 import type { NodeStore, Sighting, StreamEnd } from "../db/node-store.js";
 import type { Logger } from "../log.js";
 import type { AgentEvent, AgentEventListener, AgentGateway, ConnectedNode } from "./events.js";
@@ -28,10 +29,14 @@ export interface HubSession {
   close(code: number, message: string): void;
 }
 
+/** The liveness writes the hub makes (a {@link NodeStore} in production). */
+export type LivenessStore = Pick<NodeStore, "flushSightings" | "flushStreamEnds">;
+
 /** Options of {@link AgentHub}. */
 export interface AgentHubOptions {
+  /** Every timer of the hub (offline sweep, flushes) runs on this clock's time. */
   readonly clock: Clock;
-  readonly store: NodeStore;
+  readonly store: LivenessStore;
   readonly log: Logger;
   /** A node silent this long is offline and its stream is closed. */
   readonly offlineAfterMs: number;
@@ -55,8 +60,8 @@ export class AgentHub implements AgentGateway {
   private readonly listeners = new Set<AgentEventListener>();
   private readonly heard = new Set<string>();
   private readonly ended: StreamEnd[] = [];
-  private endTimer: NodeJS.Timeout | undefined;
-  private readonly ticker: NodeJS.Timeout;
+  private endTimer: ClockTimer | undefined;
+  private readonly ticker: ClockTimer;
   private flushing: Promise<void> = Promise.resolve();
   private lastFlushMs: number;
   private stopped = false;
@@ -67,8 +72,7 @@ export class AgentHub implements AgentGateway {
     this.sightingWriteMs =
       options.sightingWriteIntervalMs ?? Math.min(60_000, options.offlineAfterMs / 2);
     const sweepMs = Math.max(50, Math.min(1000, options.offlineAfterMs / 4));
-    this.ticker = setInterval(() => this.tick(), sweepMs);
-    this.ticker.unref();
+    this.ticker = scheduleEvery(options.clock, sweepMs, () => this.tick(), this.onTimerError);
   }
 
   /** Number of live sessions. */
@@ -106,10 +110,15 @@ export class AgentHub implements AgentGateway {
     this.sessions.delete(nodeId);
     this.heard.delete(nodeId);
     this.ended.push({ nodeId, sessionId, lastSeen: new Date(session.lastSeenMs) });
-    this.endTimer ??= setTimeout(() => {
-      this.endTimer = undefined;
-      this.queueFlush();
-    }, this.options.endFlushDelayMs ?? 100);
+    this.endTimer ??= scheduleOnce(
+      this.options.clock,
+      this.options.endFlushDelayMs ?? 100,
+      () => {
+        this.endTimer = undefined;
+        this.queueFlush();
+      },
+      this.onTimerError,
+    );
     this.emit({ kind: "disconnected", nodeId, sessionId, reason });
   }
 
@@ -160,8 +169,8 @@ export class AgentHub implements AgentGateway {
   /** Stops timers and writes what is pending. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.ticker);
-    if (this.endTimer) clearTimeout(this.endTimer);
+    this.ticker.cancel();
+    this.endTimer?.cancel();
     this.endTimer = undefined;
     this.queueFlush();
     await this.flushing;
@@ -172,6 +181,10 @@ export class AgentHub implements AgentGateway {
     this.queueFlush();
     await this.flushing;
   }
+
+  private readonly onTimerError = (error: unknown): void => {
+    this.options.log.error({ err: error }, "agent hub timer failed");
+  };
 
   private tick(): void {
     const nowMs = this.options.clock.now().getTime();

@@ -11,6 +11,7 @@ import {
   AgentControlService,
   AgentMessageSchema,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { type ClockTimer, scheduleOnce } from "../clock-timer.js";
 import type { Logger } from "../log.js";
 import { grpcServiceDefinition } from "../shared/grpc-service.js";
 import type { ListenAddress } from "../shared/listen-address.js";
@@ -39,7 +40,8 @@ export interface AgentServer {
   readonly connections: number;
   /**
    * Stops accepting streams, asks every open stream to end (UNAVAILABLE: agents reconnect
-   * with backoff), and waits up to `graceMs` for them to close before forcing.
+   * with backoff), and waits up to `graceMs` (of the session clock) for them to close
+   * before forcing.
    */
   drain(graceMs: number): Promise<void>;
 }
@@ -117,14 +119,17 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
       return listener.connections;
     },
     async drain(graceMs) {
-      const { hub } = options.session;
+      const { hub, clock } = options.session;
       const unbound = listener.close();
       const closed = new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
       hub.closeAll(grpc.status.UNAVAILABLE, "Control is shutting down: reconnect with backoff");
-      const timer = new Promise<"timeout">((resolve) =>
-        setTimeout(() => resolve("timeout"), graceMs).unref(),
-      );
-      if ((await Promise.race([Promise.all([closed, unbound]), timer])) === "timeout") {
+      let grace: ClockTimer | undefined;
+      const timer = new Promise<"timeout">((resolve) => {
+        grace = scheduleOnce(clock, graceMs, () => resolve("timeout"));
+      });
+      const outcome = await Promise.race([Promise.all([closed, unbound]), timer]);
+      grace?.cancel();
+      if (outcome === "timeout") {
         server.forceShutdown();
         listener.destroyAll();
       }

@@ -18,6 +18,7 @@ import {
   type Hello,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { Clock } from "../clock.js";
+import { scheduleOnce } from "../clock-timer.js";
 import type { NodeHello, NodeStore } from "../db/node-store.js";
 import { ControlError, type ErrorCode, toGrpcStatus } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -40,6 +41,7 @@ export type IncomingMessage = AgentMessage | { readonly [MALFORMED]: string };
 export interface SessionDeps {
   readonly hub: AgentHub;
   readonly nodes: NodeStore;
+  /** Time of the session: last-seen stamps, the rate limit, the handshake timeout, write deadlines. */
   readonly clock: Clock;
   readonly log: Logger;
   /** Checks the bearer token, or the verified client certificate when there is one. */
@@ -124,7 +126,7 @@ class AgentSession implements HubSession {
     this.peer = call.getPeer();
     const rate = deps.messagesPerSecond;
     this.bucket = new TokenBucket(rate, Math.max(20, rate * 2), this.lastSeenMs);
-    this.writer = new StreamWriter(call, deps.sendQueueLength, () =>
+    this.writer = new StreamWriter(call, deps.sendQueueLength, deps.clock, () =>
       this.close(status.RESOURCE_EXHAUSTED, "agent is not reading its stream: send queue full"),
     );
   }
@@ -236,12 +238,11 @@ class AgentSession implements HubSession {
 
   private awaitFirstMessage(): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = scheduleOnce(this.deps.clock, this.deps.helloTimeoutMs, () => {
         reject(new ControlError("invalid_argument", "no Hello within the handshake timeout"));
-      }, this.deps.helloTimeoutMs);
-      timer.unref();
+      });
       this.firstMessage = (message) => {
-        clearTimeout(timer);
+        timer.cancel();
         if (message instanceof Error) reject(message);
         else resolve(message);
       };

@@ -6,6 +6,8 @@
 import http2, { type ServerHttp2Stream } from "node:http2";
 import { type ServerDuplexStream, status } from "@grpc/grpc-js";
 import type { ControlMessage } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import type { Clock } from "../clock.js";
+import { scheduleOnce } from "../clock-timer.js";
 import type { WireMessage } from "../shared/wire-message.js";
 
 /** How long a closed stream may take to send its status before its HTTP/2 stream is reset. */
@@ -26,6 +28,7 @@ export class StreamWriter {
   constructor(
     private readonly call: ServerDuplexStream<unknown, ControlMessage | WireMessage>,
     private readonly maxQueued: number,
+    private readonly clock: Clock,
     private readonly onFull: () => void,
   ) {
     call.on("drain", () => this.drain());
@@ -51,8 +54,9 @@ export class StreamWriter {
 
   /**
    * Ends the stream with gRPC status `code` (OK ends it normally) and drops what is queued.
-   * If the status cannot be sent within 2 s (grpc-js sends it only after every message
-   * already handed to it, and the agent is not reading), the HTTP/2 stream is reset.
+   * If the status cannot be sent within 2 s of the writer's clock (grpc-js sends it only
+   * after every message already handed to it, and the agent is not reading), the HTTP/2
+   * stream is reset.
    */
   end(code: number, details: string): void {
     if (this.closed) return;
@@ -60,7 +64,7 @@ export class StreamWriter {
     this.queue.length = 0;
     if (code === status.OK) this.call.end();
     else this.call.emit("error", { code, details });
-    resetIfStuck(this.call, CLOSE_GRACE_MS);
+    resetIfStuck(this.call, this.clock, CLOSE_GRACE_MS);
   }
 
   /** Stops writing to a stream that has already ended, and drops what is queued. */
@@ -84,13 +88,20 @@ export class StreamWriter {
  * whose agent stopped reading would otherwise stay open, holding its messages, for as long
  * as the connection lives. The agent sees CANCELLED and reconnects.
  */
-function resetIfStuck(call: ServerDuplexStream<unknown, unknown>, graceMs: number): void {
-  setTimeout(() => {
-    const stream = http2StreamOf(call);
-    if (stream && !stream.destroyed && !stream.writableFinished) {
+function resetIfStuck(
+  call: ServerDuplexStream<unknown, unknown>,
+  clock: Clock,
+  graceMs: number,
+): void {
+  const stream = http2StreamOf(call);
+  if (!stream || stream.destroyed) return;
+  const timer = scheduleOnce(clock, graceMs, () => {
+    if (!stream.destroyed && !stream.writableFinished) {
       stream.close(http2.constants.NGHTTP2_CANCEL);
     }
-  }, graceMs).unref();
+  });
+  // An HTTP/2 stream that closed (its status sent, or reset by the agent) needs no reset.
+  stream.once("close", () => timer.cancel());
 }
 
 /** The HTTP/2 stream of a grpc-js server call (grpc-js 1.14 keeps it on its base call). */
