@@ -99,7 +99,10 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     cleanup.push(() => db.close());
     // Other Controls may serve this database: a Hello records this one as the node's holder,
     // and only the nodes of Controls that are gone are marked offline (the sweep below).
-    const nodes = new NodeStore(db.pool, { holder: instanceId });
+    const nodes = new NodeStore(db.pool, {
+      holder: instanceId,
+      requireApproval: config.enrollment.requireApproval,
+    });
     const joinTokens = new JoinTokenReader(db.pool);
     const metrics = new ControlMetrics();
     const agentCounters = agentMetrics(metrics);
@@ -161,6 +164,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
         recordCertifiedHello: (hello, sessionId, now) =>
           recordCertifiedHello(db.pool, hello, sessionId, now, instanceId),
         capabilities: CONTROL_CAPABILITIES,
+        agentReportedLabels: config.enrollment.agentReportedLabels,
         heartbeatIntervalMs: config.timeouts.heartbeatSeconds * 1000,
         helloTimeoutMs: 10_000,
         sendQueueLength: config.limits.sendQueueLength,

@@ -17,6 +17,7 @@ import {
   readAdminAccess,
   withSources,
 } from "./config-checks.js";
+import { type EnrollmentConfig, readEnrollment } from "./config-enrollment.js";
 import { type ConfigInput, type ConfiguredAdminToken, isRecord, Reader } from "./config-reader.js";
 import type { ListenAddress } from "./shared/listen-address.js";
 import { readTlsConfig, TLS_ENV, type TlsConfig, tlsEnvInput } from "./tls/config.js";
@@ -89,6 +90,8 @@ export interface ControlConfig {
     readonly shutdownGraceSeconds: number;
   } & AdminLimitsConfig;
   readonly log: { readonly level: string };
+  /** Which Hello labels are trusted, and whether new nodes wait for approval. */
+  readonly enrollment: EnrollmentConfig;
   /** TLS of the agent stream (optionally mTLS) and of the admin API; clear text when unset. */
   readonly tls: TlsConfig;
 }
@@ -213,6 +216,7 @@ const KNOWN_KEYS = new Set([
   "limits",
   "log",
   "tls",
+  "enrollment",
 ]);
 
 function validate(input: ConfigInput, problems: string[]): ControlConfig {
@@ -282,6 +286,7 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
     },
     log: { level: v.oneOf(log, "log.level", "info", LOG_LEVELS) },
     tls: readTlsConfig(input.tls, problems),
+    enrollment: readEnrollment(input, problems),
   };
   checkDownloads(config, downloads, problems);
   checkReleasePins(config.release, problems);

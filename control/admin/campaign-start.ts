@@ -66,7 +66,7 @@ export async function readCandidates(q: Queryable): Promise<StartCandidate[]> {
     agent_version: string;
     confirmed_sequence: string;
   }>(
-    `select id, labels, pool, enabled, first_seen is not null as ever, capabilities, agent_version,
+    `select id, labels, pool, enabled and not pending as enabled, first_seen is not null as ever, capabilities, agent_version,
             confirmed_sequence
        from nodes`,
   );

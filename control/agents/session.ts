@@ -27,6 +27,7 @@ import type { ConnectedNode } from "./events.js";
 import type { AgentHub, HubSession } from "./hub.js";
 import { type EncodedOperation, operationFrame } from "./operation-frame.js";
 import { TokenBucket } from "./rate-limit.js";
+import { reportedLabels } from "./reported-labels.js";
 import { StreamWriter } from "./stream-writer.js";
 import { checkHello, checkObserved } from "./validate.js";
 
@@ -55,6 +56,8 @@ export interface SessionDeps {
   ) => Promise<{ created: boolean }>;
   /** Capabilities this Control offers. */
   readonly capabilities: readonly string[];
+  /** Hello label keys believed (`enrollment.agentReportedLabels`; "*": all): see reported-labels.ts. */
+  readonly agentReportedLabels: readonly string[];
   readonly heartbeatIntervalMs: number;
   readonly helloTimeoutMs: number;
   readonly sendQueueLength: number;
@@ -260,7 +263,8 @@ class AgentSession implements HubSession {
       );
     }
     const capabilities = this.deps.capabilities.filter((c) => offered.includes(c));
-    const nodeHello = { ...facts, capabilities };
+    const labels = reportedLabels(facts.labels, this.deps.agentReportedLabels);
+    const nodeHello = { ...facts, labels, pool: labels.pool || "default", capabilities };
     const now = this.deps.clock.now();
     let nodeToken = "";
     if (identity.kind === "join") {

@@ -3,13 +3,13 @@
  * CA is the enrollment authority, so the first Hello of a certified node creates its row
  * (no join token), and later Hellos update it like a node-token Hello. The node's token
  * hash is left as it is, so a node moving from tokens to certificates keeps both working
- * until an operator disables it.
+ * until an operator disables it. Assigned labels (an administrator's) win over reported ones.
  *
  * Like every Hello write, it records which Control holds the stream (`held_by`) and notifies
  * the node's id on the nodes channel.
  */
 import type pg from "pg";
-import { helloParams } from "../db/node-statements.js";
+import { helloParams, poolOf } from "../db/node-statements.js";
 import type { NodeHello } from "../db/node-store.js";
 import { NODES_CHANNEL } from "../shared/notify-channels.js";
 
@@ -31,7 +31,8 @@ export async function recordCertifiedHello(
         created_at, updated_at, held_by)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $10, $12::text)
      on conflict (id) do update set
-        labels = excluded.labels, pool = excluded.pool, platform = excluded.platform,
+        labels = excluded.labels || nodes.assigned_labels,
+        pool = ${poolOf("excluded.labels || nodes.assigned_labels")}, platform = excluded.platform,
         agent_version = excluded.agent_version, previous_version = excluded.previous_version,
         boot_id = excluded.boot_id, capabilities = excluded.capabilities,
         confirmed_sequence = greatest(nodes.confirmed_sequence, excluded.confirmed_sequence),

@@ -1,0 +1,41 @@
+/**
+ * The `enrollment` section of the config: which Hello labels Control trusts, and whether new
+ * nodes wait for an administrator's approval.
+ */
+import { isLabelKey } from "./agents/validate.js";
+import { type ConfigInput, Reader } from "./config-reader.js";
+
+/** `enrollment.*`: how nodes join and which of their own claims are believed. */
+export interface EnrollmentConfig {
+  /**
+   * Label keys taken from the Agent's own Hello (`"*"`: every key, for labs and
+   * simulations). Every other label comes only from the join token that enrolled the node
+   * or from an administrator (`agentctl node label`): a node cannot make itself a canary
+   * or choose its pool. Default: none.
+   */
+  readonly agentReportedLabels: readonly string[];
+  /** New nodes wait as `pending` (never offered) until `agentctl node approve ID`. */
+  readonly requireApproval: boolean;
+}
+
+const KEYS = ["agentReportedLabels", "requireApproval"];
+
+/** Reads and validates `enrollment`, adding a problem per bad value. */
+export function readEnrollment(input: ConfigInput, problems: string[]): EnrollmentConfig {
+  const v = new Reader(problems);
+  const section = v.section(input, "enrollment");
+  for (const key of Object.keys(section)) {
+    if (!KEYS.includes(key)) problems.push(`enrollment.${key}: unknown setting`);
+  }
+  const labels = v.stringList(section, "enrollment.agentReportedLabels");
+  const bad = labels.find((key) => key !== "*" && !isLabelKey(key));
+  if (bad !== undefined) {
+    problems.push(
+      `enrollment.agentReportedLabels: "${bad.slice(0, 40)}" is not a label key (or "*" for every key)`,
+    );
+  }
+  return {
+    agentReportedLabels: [...new Set(labels)],
+    requireApproval: v.boolean(section, "enrollment.requireApproval", false),
+  };
+}
