@@ -34,7 +34,7 @@ import { agentMetrics, ControlMetrics, campaignMetrics, fleetGauges } from "./me
 import { createArtifactChunks } from "./releases/artifact-chunks.js";
 import { type DownloadAuthenticator, downloadsRoute } from "./releases/downloads.js";
 import { type DownloadsServer, startDownloadsServer } from "./releases/downloads-server.js";
-import { recordCertifiedHello } from "./tls/certificate-nodes.js";
+import { certificateDenied, recordCertifiedHello } from "./tls/certificate-nodes.js";
 import { agentServerCredentials } from "./tls/credentials.js";
 import { dashboardRoute } from "./ui/route.js";
 
@@ -160,9 +160,19 @@ export async function startControl(options: StartControlOptions): Promise<Contro
         clock,
         log: log.child({ component: "agents" }),
         authenticate: (authorization, peerCertificate) =>
-          authenticateStream(authorization, { joinTokens, nodes, clock }, peerCertificate),
-        recordCertifiedHello: (hello, sessionId, now) =>
-          recordCertifiedHello(db.pool, hello, sessionId, now, instanceId),
+          authenticateStream(
+            authorization,
+            {
+              joinTokens,
+              nodes,
+              clock,
+              certificateIdentity: config.enrollment.certificateIdentity,
+              certificateDenied: (fingerprint, now) => certificateDenied(db.pool, fingerprint, now),
+            },
+            peerCertificate,
+          ),
+        recordCertifiedHello: (hello, sessionId, now, certificate) =>
+          recordCertifiedHello(db.pool, hello, sessionId, now, instanceId, certificate),
         capabilities: CONTROL_CAPABILITIES,
         agentReportedLabels: config.enrollment.agentReportedLabels,
         heartbeatIntervalMs: config.timeouts.heartbeatSeconds * 1000,

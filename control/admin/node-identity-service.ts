@@ -202,7 +202,7 @@ export function nodeIdentityHandlers(
         if (rows.length === 0) throw missing(req.nodeId);
         const certificates = await em.execute<{ fingerprint: string }[]>(
           `insert into denied_certificates (fingerprint, node_id, denied_at, expires_at)
-           select cert_fingerprint, id, ?, coalesce(cert_expires_at, ? + interval '398 days')
+           select cert_fingerprint, id, ?, coalesce(cert_expires_at, ?::timestamptz + interval '398 days')
              from nodes where id = ? and cert_fingerprint is not null
            on conflict (fingerprint) do update set denied_at = excluded.denied_at
            returning fingerprint`,

@@ -21,7 +21,7 @@ import type { Clock } from "../clock.js";
 import type { NodeHello, NodeStore } from "../db/node-store.js";
 import { ControlError, type ErrorCode, toGrpcStatus } from "../errors.js";
 import type { Logger } from "../log.js";
-import type { StreamIdentity } from "./authenticate.js";
+import type { CertificateFacts, StreamIdentity } from "./authenticate.js";
 import { enrollWithJoinToken } from "./enrollment.js";
 import type { ConnectedNode } from "./events.js";
 import type { AgentHub, HubSession } from "./hub.js";
@@ -53,6 +53,7 @@ export interface SessionDeps {
     hello: NodeHello,
     sessionId: string,
     now: Date,
+    certificate: CertificateFacts,
   ) => Promise<{ created: boolean }>;
   /** Capabilities this Control offers. */
   readonly capabilities: readonly string[];
@@ -292,7 +293,12 @@ class AgentSession implements HubSession {
         outcome === "created" ? "node enrolled" : "node re-enrolled",
       );
     } else if (identity.kind === "certificate" && this.deps.recordCertifiedHello) {
-      const { created } = await this.deps.recordCertifiedHello(nodeHello, this.sessionId, now);
+      const { created } = await this.deps.recordCertifiedHello(
+        nodeHello,
+        this.sessionId,
+        now,
+        identity.certificate,
+      );
       if (created) {
         this.logLine("info", { nodeId: facts.nodeId }, "node enrolled by its certificate");
       }
