@@ -22,8 +22,9 @@ import { Slots } from "./agents/slots.js";
 import { currentStreamBudget } from "./agents/stream-budget.js";
 import { createCampaignEngine } from "./campaign-engine.js";
 import { type Clock, systemClock } from "./clock.js";
-import type { ControlConfig } from "./config.js";
+import { type ControlConfig, listenerFacts } from "./config.js";
 import { adminServerLimits } from "./config-admin.js";
+import { clearTextExposed } from "./config-clear-text.js";
 import { ControlInstances } from "./db/control-instances.js";
 import { type Database, openDatabase } from "./db/database.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
@@ -34,6 +35,7 @@ import { agentMetrics, ControlMetrics, campaignMetrics, fleetGauges } from "./me
 import { createArtifactChunks } from "./releases/artifact-chunks.js";
 import { type DownloadAuthenticator, downloadsRoute } from "./releases/downloads.js";
 import { type DownloadsServer, startDownloadsServer } from "./releases/downloads-server.js";
+import { formatAddress } from "./shared/listen-address.js";
 import { certificateDenied, recordCertifiedHello } from "./tls/certificate-nodes.js";
 import { agentServerCredentials } from "./tls/credentials.js";
 import { dashboardRoute } from "./ui/route.js";
@@ -94,6 +96,14 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       cleanup.push(() => embedded.stop());
       databaseUrl = embedded.url;
       log.info({ dataDir: config.dataDir }, "embedded PostgreSQL started");
+    }
+    if (config.allowInsecure) {
+      for (const l of clearTextExposed(listenerFacts(config))) {
+        log.warn(
+          { setting: l.name, addr: formatAddress(l.addr) },
+          `${l.name} ${formatAddress(l.addr)} serves clear text off loopback (allowInsecure): tokens and operations can be read and forged on the network; configure ${l.tlsSetting}`,
+        );
+      }
     }
     const db = await openDatabase({ url: databaseUrl, log });
     cleanup.push(() => db.close());
