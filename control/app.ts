@@ -160,6 +160,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     const agentServer: AgentServer = await startAgentServer({
       address: config.agentAddr,
       maxMessageBytes: config.limits.maxMessageBytes,
+      maxAgentMessageBytes: config.limits.maxAgentMessageBytes,
       credentials: agentServerCredentials(config.tls.agent),
       maxConnections: budget.maxConnections,
       connectionDropped: () => drops.inc(),

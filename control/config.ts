@@ -78,8 +78,13 @@ export interface ControlConfig {
     readonly convergenceIntervalMs: number;
   };
   readonly limits: {
-    /** Largest message accepted or sent on an agent stream. */
+    /** Largest message sent on an agent stream (and accepted, unless the next is smaller). */
     readonly maxMessageBytes: number;
+    /**
+     * Largest message accepted from an Agent (default 65536: a Hello at its limits is about
+     * 25 KiB); a larger one ends the stream with RESOURCE_EXHAUSTED before it is decoded.
+     */
+    readonly maxAgentMessageBytes: number;
     /** Operations queued for one stream before it is closed as too slow. */
     readonly sendQueueLength: number;
     /** Messages per second one agent stream may send, averaged over a burst. */
@@ -289,6 +294,7 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
     },
     limits: {
       maxMessageBytes: v.integer(limits, "limits.maxMessageBytes", 4 * 1024 * 1024, 1024, 64 << 20),
+      maxAgentMessageBytes: v.integer(limits, "limits.maxAgentMessageBytes", 65536, 1024, 64 << 20),
       sendQueueLength: v.integer(limits, "limits.sendQueueLength", 256, 1, 100_000),
       agentMessagesPerSecond: v.number(limits, "limits.agentMessagesPerSecond", 50, 0.1, 1e6),
       maxConcurrentHandshakes: v.integer(limits, "limits.maxConcurrentHandshakes", 512, 1, 1e6),
