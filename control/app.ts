@@ -24,6 +24,7 @@ import { createCampaignEngine } from "./campaign-engine.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type ControlConfig, listenerFacts } from "./config.js";
 import { adminServerLimits } from "./config-admin.js";
+import { authFailureAuditor } from "./admin/auth-failures.js";
 import { clearTextExposed } from "./config-clear-text.js";
 import { ControlInstances } from "./db/control-instances.js";
 import { type Database, openDatabase } from "./db/database.js";
@@ -292,6 +293,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       limits: adminServerLimits(config),
       tokens: adminTokens.table.entries,
       metrics,
+      onAuthFailure: authFailureAuditor({ pool: db.pool, clock, log }),
       ready: () => db.ping(),
       log,
       extraRoutes: [dashboardRoute({ log }), ...(downloadsServer ? [] : [downloads.route])],
