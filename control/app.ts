@@ -9,6 +9,7 @@ import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { VersionService } from "../proto/gen/agentcontrol/admin/v1/version_pb.js";
 import { resolveOperatorToken } from "./admin/auth.js";
+import { authFailureAuditor } from "./admin/auth-failures.js";
 import { createNodeService } from "./admin/node-service.js";
 import { createReleaseService } from "./admin/release-service.js";
 import { type AdminServer, startAdminServer } from "./admin/server.js";
@@ -24,7 +25,6 @@ import { createCampaignEngine } from "./campaign-engine.js";
 import { type Clock, systemClock } from "./clock.js";
 import { type ControlConfig, listenerFacts } from "./config.js";
 import { adminServerLimits } from "./config-admin.js";
-import { authFailureAuditor } from "./admin/auth-failures.js";
 import { clearTextExposed } from "./config-clear-text.js";
 import { ControlInstances } from "./db/control-instances.js";
 import { type Database, openDatabase } from "./db/database.js";
@@ -277,6 +277,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     let publicUrl = config.publicUrl ?? downloadsServer?.url ?? "";
     // ── campaign engine (control/campaign-worker): worker + CampaignService/AuditService ──
     const campaigns = createCampaignEngine({
+      adminTokens: adminTokens.table.entries,
       db,
       gateway: hub,
       clock,
