@@ -83,6 +83,11 @@ export const GROUPS: readonly GroupEntry[] = [
     load: async () => (await import("./commands/plan.js")).planGroup,
   },
   {
+    name: "tls",
+    summary: "Create a fleet CA, Control's server certificate and node client certificates",
+    load: async () => (await import("./commands/tls.js")).tlsGroup,
+  },
+  {
     name: "ui",
     summary: "Print (and on a desktop open) a signed-in link to the web dashboard",
     load: async () => (await import("./commands/ui.js")).uiGroup,

@@ -9,6 +9,7 @@ import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { VersionService } from "../proto/gen/agentcontrol/admin/v1/version_pb.js";
 import { resolveOperatorToken } from "./admin/auth.js";
+import { authFailureAuditor } from "./admin/auth-failures.js";
 import { createNodeService } from "./admin/node-service.js";
 import { createReleaseService } from "./admin/release-service.js";
 import { type AdminServer, startAdminServer } from "./admin/server.js";
@@ -22,8 +23,9 @@ import { Slots } from "./agents/slots.js";
 import { currentStreamBudget } from "./agents/stream-budget.js";
 import { createCampaignEngine } from "./campaign-engine.js";
 import { type Clock, systemClock } from "./clock.js";
-import type { ControlConfig } from "./config.js";
+import { type ControlConfig, listenerFacts } from "./config.js";
 import { adminServerLimits } from "./config-admin.js";
+import { clearTextExposed } from "./config-clear-text.js";
 import { ControlInstances } from "./db/control-instances.js";
 import { type Database, openDatabase } from "./db/database.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
@@ -35,7 +37,8 @@ import { createArtifactChunks } from "./releases/artifact-chunks.js";
 import { type DownloadAuthenticator, downloadsRoute } from "./releases/downloads.js";
 import { type DownloadsServer, startDownloadsServer } from "./releases/downloads-server.js";
 import type { HttpRoute } from "./shared/http-route.js";
-import { recordCertifiedHello } from "./tls/certificate-nodes.js";
+import { formatAddress } from "./shared/listen-address.js";
+import { certificateDenied, recordCertifiedHello } from "./tls/certificate-nodes.js";
 import { agentServerCredentials } from "./tls/credentials.js";
 import { tufRoute } from "./tuf/tuf-route.js";
 import { dashboardRoute } from "./ui/route.js";
@@ -97,11 +100,22 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       databaseUrl = embedded.url;
       log.info({ dataDir: config.dataDir }, "embedded PostgreSQL started");
     }
+    if (config.allowInsecure) {
+      for (const l of clearTextExposed(listenerFacts(config))) {
+        log.warn(
+          { setting: l.name, addr: formatAddress(l.addr) },
+          `${l.name} ${formatAddress(l.addr)} serves clear text off loopback (allowInsecure): tokens and operations can be read and forged on the network; configure ${l.tlsSetting}`,
+        );
+      }
+    }
     const db = await openDatabase({ url: databaseUrl, log });
     cleanup.push(() => db.close());
     // Other Controls may serve this database: a Hello records this one as the node's holder,
     // and only the nodes of Controls that are gone are marked offline (the sweep below).
-    const nodes = new NodeStore(db.pool, { holder: instanceId });
+    const nodes = new NodeStore(db.pool, {
+      holder: instanceId,
+      requireApproval: config.enrollment.requireApproval,
+    });
     const joinTokens = new JoinTokenReader(db.pool);
     const metrics = new ControlMetrics();
     const agentCounters = agentMetrics(metrics);
@@ -149,6 +163,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     const agentServer: AgentServer = await startAgentServer({
       address: config.agentAddr,
       maxMessageBytes: config.limits.maxMessageBytes,
+      maxAgentMessageBytes: config.limits.maxAgentMessageBytes,
       credentials: agentServerCredentials(config.tls.agent),
       maxConnections: budget.maxConnections,
       connectionDropped: () => drops.inc(),
@@ -159,10 +174,21 @@ export async function startControl(options: StartControlOptions): Promise<Contro
         clock,
         log: log.child({ component: "agents" }),
         authenticate: (authorization, peerCertificate) =>
-          authenticateStream(authorization, { joinTokens, nodes, clock }, peerCertificate),
-        recordCertifiedHello: (hello, sessionId, now) =>
-          recordCertifiedHello(db.pool, hello, sessionId, now, instanceId),
+          authenticateStream(
+            authorization,
+            {
+              joinTokens,
+              nodes,
+              clock,
+              certificateIdentity: config.enrollment.certificateIdentity,
+              certificateDenied: (fingerprint, now) => certificateDenied(db.pool, fingerprint, now),
+            },
+            peerCertificate,
+          ),
+        recordCertifiedHello: (hello, sessionId, now, certificate) =>
+          recordCertifiedHello(db.pool, hello, sessionId, now, instanceId, certificate),
         capabilities: CONTROL_CAPABILITIES,
+        agentReportedLabels: config.enrollment.agentReportedLabels,
         heartbeatIntervalMs: config.timeouts.heartbeatSeconds * 1000,
         helloTimeoutMs: 10_000,
         sendQueueLength: config.limits.sendQueueLength,
@@ -277,6 +303,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     let publicUrl = config.publicUrl ?? downloadsServer?.url ?? "";
     // ── campaign engine (control/campaign-worker): worker + CampaignService/AuditService ──
     const campaigns = createCampaignEngine({
+      adminTokens: adminTokens.table.entries,
       db,
       gateway: hub,
       clock,
@@ -293,6 +320,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       limits: adminServerLimits(config),
       tokens: adminTokens.table.entries,
       metrics,
+      onAuthFailure: authFailureAuditor({ pool: db.pool, clock, log }),
       ready: () => db.ping(),
       log,
       extraRoutes: [dashboardRoute({ log }), ...(downloadsServer ? [] : [agentRoute])],

@@ -11,6 +11,7 @@ import {
   PlanService,
 } from "../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 import { createAuditService } from "./admin/audit-service.js";
+import type { TokenEntry } from "./admin/auth.js";
 import { createCampaignService } from "./admin/campaign-service.js";
 import { createDesiredService } from "./admin/desired-service.js";
 import { createPlanService } from "./admin/plan-service.js";
@@ -47,6 +48,8 @@ export interface CampaignEngineOptions {
   readonly publicUrl: () => string;
   /** Told of the worker's decisions and leadership (Control's metrics). */
   readonly observer?: WorkerObserver;
+  /** The admin tokens in force (live view): a watch whose token leaves them ends. */
+  readonly adminTokens?: readonly TokenEntry[];
 }
 
 /** The campaign engine of one Control. */
@@ -95,6 +98,7 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
           maxVersion: o.config.agent.maxVersion,
           tufDir: o.config.tuf?.dir,
           worker,
+          ...(o.adminTokens ? { adminTokens: o.adminTokens } : {}),
         }),
       );
       router.service(AuditService, createAuditService({ db: o.db }));

@@ -17,6 +17,13 @@ import {
   readAdminAccess,
   withSources,
 } from "./config-checks.js";
+import {
+  clearTextExposed,
+  clearTextProblem,
+  defaultAgentAddr,
+  type ListenerFacts,
+} from "./config-clear-text.js";
+import { type EnrollmentConfig, readEnrollment } from "./config-enrollment.js";
 import { type ConfigInput, type ConfiguredAdminToken, isRecord, Reader } from "./config-reader.js";
 import type { ListenAddress } from "./shared/listen-address.js";
 import { readTlsConfig, TLS_ENV, type TlsConfig, tlsEnvInput } from "./tls/config.js";
@@ -72,8 +79,13 @@ export interface ControlConfig {
     readonly convergenceIntervalMs: number;
   };
   readonly limits: {
-    /** Largest message accepted or sent on an agent stream. */
+    /** Largest message sent on an agent stream (and accepted, unless the next is smaller). */
     readonly maxMessageBytes: number;
+    /**
+     * Largest message accepted from an Agent (default 65536: a Hello at its limits is about
+     * 25 KiB); a larger one ends the stream with RESOURCE_EXHAUSTED before it is decoded.
+     */
+    readonly maxAgentMessageBytes: number;
     /** Operations queued for one stream before it is closed as too slow. */
     readonly sendQueueLength: number;
     /** Messages per second one agent stream may send, averaged over a burst. */
@@ -90,10 +102,17 @@ export interface ControlConfig {
     readonly shutdownGraceSeconds: number;
   } & AdminLimitsConfig;
   readonly log: { readonly level: string };
+  /** Which Hello labels are trusted, and whether new nodes wait for approval. */
+  readonly enrollment: EnrollmentConfig;
   /** TLS of the agent stream (optionally mTLS) and of the admin API; clear text when unset. */
   readonly tls: TlsConfig;
   /** The release channel's TUF repository, served at `/tuf/` beside the downloads. */
   readonly tuf: TufConfig | undefined;
+  /**
+   * Allow clear text on a non-loopback agent, admin or downloads listener
+   * (`AGENT_CONTROL_ALLOW_INSECURE`); Control then warns at start. Default false: it refuses.
+   */
+  readonly allowInsecure: boolean;
 }
 
 /** Thrown when the configuration is invalid; `problems` lists every bad value. */
@@ -121,6 +140,7 @@ export const CONFIG_ENV = [
   "AGENT_CONTROL_DOWNLOADS_MAX_CONCURRENT",
   "AGENT_CONTROL_LOG_LEVEL",
   "AGENT_CONTROL_MAX_STREAMS",
+  "AGENT_CONTROL_ALLOW_INSECURE",
   ...(Object.keys(TLS_ENV) as (keyof typeof TLS_ENV)[]),
 ] as const;
 
@@ -172,6 +192,7 @@ function envInput(env: Env): ConfigInput {
   set("adminToken", env.AGENT_CONTROL_ADMIN_TOKEN);
   set("adminTokensFile", env.AGENT_CONTROL_ADMIN_TOKENS_FILE);
   set("publicUrl", env.AGENT_CONTROL_PUBLIC_URL);
+  set("allowInsecure", env.AGENT_CONTROL_ALLOW_INSECURE);
   const release: ConfigInput = {};
   if (env.AGENT_CONTROL_RELEASE_PINS) {
     release.pins = env.AGENT_CONTROL_RELEASE_PINS.split(",")
@@ -217,6 +238,8 @@ const KNOWN_KEYS = new Set([
   "log",
   "tls",
   "tuf",
+  "enrollment",
+  "allowInsecure",
 ]);
 
 function validate(input: ConfigInput, problems: string[]): ControlConfig {
@@ -232,10 +255,11 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
   const limits = v.section(input, "limits");
   const log = v.section(input, "log");
   const downloads = v.section(input, "downloads");
+  const tls = readTlsConfig(input.tls, problems);
   const config: ControlConfig = {
     dataDir: v.string(input, "dataDir", ".data"),
     databaseUrl: v.optionalUrl(input, "databaseUrl", ["postgres:", "postgresql:"]),
-    agentAddr: v.address(input, "agentAddr", "0.0.0.0:7443"),
+    agentAddr: v.address(input, "agentAddr", defaultAgentAddr(tls.agent !== undefined)),
     adminAddr: v.address(input, "adminAddr", "127.0.0.1:7080"),
     ...readAdminAccess(input, problems),
     publicUrl: v.optionalUrl(input, "publicUrl", ["http:", "https:"]),
@@ -274,6 +298,7 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
     },
     limits: {
       maxMessageBytes: v.integer(limits, "limits.maxMessageBytes", 4 * 1024 * 1024, 1024, 64 << 20),
+      maxAgentMessageBytes: v.integer(limits, "limits.maxAgentMessageBytes", 65536, 1024, 64 << 20),
       sendQueueLength: v.integer(limits, "limits.sendQueueLength", 256, 1, 100_000),
       agentMessagesPerSecond: v.number(limits, "limits.agentMessagesPerSecond", 50, 0.1, 1e6),
       maxConcurrentHandshakes: v.integer(limits, "limits.maxConcurrentHandshakes", 512, 1, 1e6),
@@ -285,13 +310,30 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
       ...readAdminLimits(v, limits, problems),
     },
     log: { level: v.oneOf(log, "log.level", "info", LOG_LEVELS) },
-    tls: readTlsConfig(input.tls, problems),
     tuf: readTufConfig(input.tuf, problems),
+    tls,
+    enrollment: readEnrollment(input, problems),
+    allowInsecure: v.boolean(input, "allowInsecure", false),
   };
   checkDownloads(config, downloads, problems);
+  if (!config.allowInsecure) {
+    const problem = clearTextProblem(clearTextExposed(listenerFacts(config)));
+    if (problem) problems.push(problem);
+  }
   checkReleasePins(config.release, problems);
   checkDataDir(config.dataDir, !config.databaseUrl, problems);
   return config;
+}
+
+/**
+ * The listeners of `config` for the clear-text check (config-clear-text.ts): the agent
+ * stream and the admin API, which carry bearer credentials.
+ */
+export function listenerFacts(config: ControlConfig): ListenerFacts[] {
+  return [
+    { name: "agentAddr", tlsSetting: "tls.agent", addr: config.agentAddr, tls: !!config.tls.agent },
+    { name: "adminAddr", tlsSetting: "tls.admin", addr: config.adminAddr, tls: !!config.tls.admin },
+  ];
 }
 
 /** Cross-checks of the downloads settings that no single value shows. */

@@ -12,7 +12,16 @@ export const ENVIRONMENT: readonly (readonly [string, string, string])[] = [
   ],
   ["AGENT_CONTROL_CONFIG", "none", "the JSON config file (like --config)"],
   ["AGENT_CONTROL_DATA_DIR", ".data", "embedded database, generated secrets, admin-endpoint.json"],
-  ["AGENT_CONTROL_AGENT_ADDR", "0.0.0.0:7443", "the Agent stream (gRPC over HTTP/2)"],
+  [
+    "AGENT_CONTROL_AGENT_ADDR",
+    "127.0.0.1:7443",
+    "the Agent stream (gRPC over HTTP/2); 0.0.0.0:7443 once agent TLS is configured",
+  ],
+  [
+    "AGENT_CONTROL_ALLOW_INSECURE",
+    "false",
+    "true: allow clear text on a non-loopback agent or admin address (warns at start)",
+  ],
   ["AGENT_CONTROL_ADMIN_ADDR", "127.0.0.1:7080", "admin API, health, metrics, downloads"],
   ["AGENT_CONTROL_ADMIN_TOKEN", "generated", "the operator token (else <data dir>/admin-token)"],
   ["AGENT_CONTROL_ADMIN_TOKENS_FILE", "none", "more admin tokens; re-read on SIGHUP"],

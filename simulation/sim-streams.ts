@@ -61,6 +61,8 @@ export class SimStreams {
         nodeId: (authorization ?? "").replace(/^Bearer /, ""),
       }),
       capabilities: ["upgrade.v1", "config.v1"],
+      // The simulated fleet's labels are its scripts' own: believed, as a configured fleet's are.
+      agentReportedLabels: ["*"],
       heartbeatIntervalMs: ctx.heartbeatIntervalMs,
       helloTimeoutMs: 10_000,
       sendQueueLength: 1024,

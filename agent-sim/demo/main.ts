@@ -63,6 +63,9 @@ async function main(): Promise<number> {
       policy: { minBatchDurationSeconds: 1 },
       timeouts: { heartbeatSeconds: 5, reconnectSeconds: 30, configGraceSeconds: 2 },
       worker: { intervalMs: 1000 },
+      // The simulated fleet reports its own pools and canaries: a lab, not production,
+      // where these labels come from join tokens or `agentctl node label`.
+      enrollment: { agentReportedLabels: ["pool", "canary"] },
     },
   });
   say(

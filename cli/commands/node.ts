@@ -1,5 +1,5 @@
 /**
- * `agentctl node list|show|disable|enable|reset`: the node registry.
+ * `agentctl node list|show|disable|enable|reset|label|approve|revoke`: the node registry.
  */
 import { create } from "@bufbuild/protobuf";
 import {
@@ -32,6 +32,7 @@ import {
   formatTime,
   messageJson,
 } from "../output.js";
+import { nodeIdentityCommands } from "./node-identity.js";
 
 /** Column headers of `node list`; `wide` adds the rest. */
 export const NODE_COLUMNS = [
@@ -141,6 +142,7 @@ export const nodeGroup: CommandGroup = {
   name: "node",
   summary: "List and inspect nodes, exclude them from campaigns",
   commands: {
+    ...nodeIdentityCommands,
     list: {
       summary: "List nodes, ordered by id",
       flags: {

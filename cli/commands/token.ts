@@ -13,6 +13,8 @@ import {
   expectPositionals,
   listFlag,
   parseDuration,
+  parseInteger,
+  parseKeyValues,
   stringFlag,
   UsageError,
 } from "../args.js";
@@ -44,7 +46,7 @@ export function formatTokenTable(tokens: readonly JoinToken[], now: Date): strin
       joinTokenState(t, now),
       formatTime(t.createdAt),
       formatTime(t.expiresAt),
-      String(t.uses),
+      t.maxUses > 0 ? `${t.uses}/${t.maxUses}` : String(t.uses),
       joinTokenScope(t),
       t.description || "-",
     ]),
@@ -75,6 +77,17 @@ export const tokenGroup: CommandGroup = {
           type: "boolean",
           description: "may also re-enroll any node id that already exists",
         },
+        "max-uses": {
+          type: "string",
+          value: "N",
+          description: "enroll at most N nodes, however many try at once (default: no limit)",
+        },
+        label: {
+          type: "string",
+          multiple: true,
+          value: "KEY=VALUE",
+          description: "assign this label to every node it enrolls (canary, pool, …; repeatable)",
+        },
         quiet: { type: "boolean", short: "q", description: "print only the secret" },
       },
       details:
@@ -83,6 +96,9 @@ export const tokenGroup: CommandGroup = {
         "node that lost its state enroll again, reset it (agentctl node reset ID), or create\n" +
         "a token with --node ID (only those ids, new or existing) or --allow-reenroll (any\n" +
         "existing id: its old node token stops working). Every re-enrollment is audited.\n" +
+        "--max-uses N: at most N enrollments ever, enforced atomically (a burst of N+k\n" +
+        "agents enrolls exactly N). --label KEY=VALUE: labels campaigns trust (canary, pool,\n" +
+        "selectors) given to every node it enrolls; a node's own Hello cannot set them.\n" +
         "With --json the output is a CreateJoinTokenResponse (token and secret).\n" +
         "Example: npm run sim -- --count 10 --join-token $(agentctl token create -q)",
       async run(ctx, { values, positionals }) {
@@ -97,11 +113,17 @@ export const tokenGroup: CommandGroup = {
             "--node and --allow-reenroll cannot be used together: a token for named nodes already re-enrolls them",
           );
         }
+        const maxUsesText = stringFlag(values, "max-uses");
+        const maxUses =
+          maxUsesText === undefined ? 0 : parseInteger(maxUsesText, "max-uses", 1, 1_000_000);
+        const labels = parseKeyValues(listFlag(values, "label"), "label");
         const response = await (await ctx.clients()).nodes.createJoinToken(
           {
             description: stringFlag(values, "description") ?? "",
             nodeIds,
             allowReenroll,
+            maxUses,
+            labels,
             ...(ttlMs === undefined ? {} : { ttl: durationFromMs(ttlMs) }),
           },
           { signal: ctx.signal },

@@ -35,7 +35,6 @@ import {
   type CampaignSpecInput,
   type CampaignState,
   closedMsBetween,
-  formatGate,
   formatWindow,
   isFailure,
   NODE_STATES,
@@ -45,6 +44,7 @@ import {
   type Policy,
   parseGate,
   parseWindow,
+  redactedGateText,
 } from "../campaign/index.js";
 import { ControlError } from "../errors.js";
 
@@ -198,7 +198,8 @@ export function specToProto(spec: CampaignSpec): CampaignSpecMessage {
           },
         }
       : {}),
-    gates: (spec.gates ?? []).map(formatGate),
+    // Webhook URLs are secrets: the API shows their origin only.
+    gates: (spec.gates ?? []).map(redactedGateText),
     ...(spec.gateGraceMs === undefined ? {} : { gateGrace: durationFromMs(spec.gateGraceMs) }),
   });
 }

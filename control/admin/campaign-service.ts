@@ -30,7 +30,7 @@ import type { Clock } from "../clock.js";
 import type { Actor } from "../db/audit-log.js";
 import type { Database } from "../db/database.js";
 import { ControlError } from "../errors.js";
-import { type Principal, principalKey } from "./auth.js";
+import { authenticate, type Principal, principalKey, type TokenEntry } from "./auth.js";
 import { awaitCommand, submitCommand } from "./campaign-commands.js";
 import {
   campaignNodeToProto,
@@ -67,6 +67,11 @@ export interface CampaignServiceDeps {
   readonly commandWaitMs?: number;
   /** How often Watch re-reads the campaign when no local decision signals a change (default 400 ms). */
   readonly watchPollMs?: number;
+  /**
+   * The admin tokens in force (a live view): a Watch re-checks its caller's token at every
+   * poll and ends UNAUTHENTICATED once it was removed or has expired.
+   */
+  readonly adminTokens?: readonly TokenEntry[];
 }
 
 const actorOf = (ctx: HandlerContext): Actor => {
@@ -245,7 +250,10 @@ export function createCampaignService(
 
     async *watchCampaign(req, ctx) {
       let lastVersion = -1;
+      const authorization = ctx.requestHeader.get("authorization") ?? undefined;
       while (!ctx.signal.aborted) {
+        // A removed or expired token ends the stream it opened (throws unauthenticated).
+        if (deps.adminTokens) authenticate(authorization, deps.adminTokens, deps.clock.now());
         const found = await campaignWithCounts(deps.db.pool, req.id);
         if (!found) throw new ControlError("campaign_not_found", `no campaign with id "${req.id}"`);
         const { row } = found;

@@ -39,6 +39,9 @@ export function nodeMessage(record: NodeRecord, live?: LiveOverlay, activeCampai
     enabled: record.enabled,
     activeCampaignId,
     resetPending: record.resetAt !== null,
+    assignedLabels: record.assignedLabels,
+    pending: record.pending,
+    revoked: record.revokedAt !== null,
   });
 }
 
@@ -53,6 +56,8 @@ export function joinTokenMessage(record: JoinTokenRecord): JoinToken {
     uses: record.uses,
     nodeIds: record.nodeIds,
     allowReenroll: record.allowReenroll,
+    maxUses: record.maxUses ?? 0,
+    labels: record.labels,
   });
 }
 

@@ -13,8 +13,15 @@ import { NodeEntity, type NodeRecord } from "../db/entities/index.js";
 import { issueJoinToken, listJoinTokens, revokeJoinToken } from "../db/join-token-store.js";
 import { ControlError } from "../errors.js";
 import { isNodeId } from "../shared/node-id.js";
+import { CUTOFF_CHANNEL } from "../shared/notify-channels.js";
 import { type Principal, principalKey } from "./auth.js";
 import { joinTokenMessage, nodeMessage } from "./convert.js";
+import {
+  assignedLabels,
+  joinTokenMaxUses,
+  labelText,
+  nodeIdentityHandlers,
+} from "./node-identity-service.js";
 import { decodePageToken, encodePageToken, pageSize } from "./paging.js";
 
 /** Dependencies of the node service. */
@@ -107,7 +114,16 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
     return { em, record };
   };
 
+  const reload = async (nodeId: string) => {
+    const { record } = await load(nodeId);
+    return (await present([record]))[0];
+  };
+
   return {
+    ...nodeIdentityHandlers(
+      { db: deps.db, clock: deps.clock, cutOff: (id, message) => deps.hub.cutOff(id, message) },
+      reload,
+    ),
     async listNodes(req) {
       const limit = pageSize(req.pageSize);
       const after = decodePageToken(req.pageToken);
@@ -215,8 +231,10 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
           message: `node ${req.nodeId} reset: its node token no longer works and its next join-token enrollment is accepted once${reason ? `: ${reason}` : ""}`,
           detail: reason ? { reason } : {},
         });
+        await em.execute(`select pg_notify('${CUTOFF_CHANNEL}', ?)`, [req.nodeId]);
         await em.flush();
       });
+      deps.hub.cutOff(req.nodeId, "node reset by an administrator: enroll again");
       const { record } = await load(req.nodeId);
       const [node] = await present([record]);
       return { node };
@@ -230,6 +248,8 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
         });
       }
       const scope = joinTokenScope(req);
+      const maxUses = joinTokenMaxUses(req.maxUses);
+      const labels = assignedLabels(req.labels, "labels");
       const principal = ctx.values.get(principalKey) as Principal;
       const em = deps.db.em();
       const now = deps.clock.now();
@@ -239,13 +259,15 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
         createdBy: principal.name,
         now,
         scope,
+        labels,
+        ...(maxUses === undefined ? {} : { maxUses }),
       });
       stageAudit(em, {
         actor: principal,
         action: "token.create",
         time: now,
-        message: `join token ${issued.record.id} created ${scopeText(scope)}, expires ${issued.record.expiresAt.toISOString()}`,
-        detail: { tokenId: issued.record.id, ...scope },
+        message: `join token ${issued.record.id} created ${scopeText(scope)}${maxUses === undefined ? "" : `, at most ${maxUses} enrollments`}${Object.keys(labels).length > 0 ? `, labels ${labelText(labels)}` : ""}, expires ${issued.record.expiresAt.toISOString()}`,
+        detail: { tokenId: issued.record.id, ...scope, maxUses: maxUses ?? null, labels },
       });
       await em.flush();
       return { token: joinTokenMessage(issued.record), secret: issued.credential };

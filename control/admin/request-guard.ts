@@ -13,7 +13,7 @@ import type {
   UniversalServerRequest,
   UniversalServerResponse,
 } from "@connectrpc/connect/protocol";
-import { authorizeCall, type TokenEntry } from "./auth.js";
+import { authorizeCall, peerKey, type TokenEntry } from "./auth.js";
 
 /** Byte limits of admin request bodies (what arrives on the wire, and each decoded message). */
 export interface BodyLimits {
@@ -100,6 +100,8 @@ export interface GuardOptions {
   readonly tokens: readonly TokenEntry[];
   readonly limits: BodyLimits;
   readonly onRefused?: (reason: Refusal) => void;
+  /** Told of each call refused as unauthenticated (no, unknown or expired token). */
+  readonly onAuthFailure?: (failure: { method: string; peer: string; message: string }) => void;
 }
 
 /**
@@ -166,6 +168,13 @@ async function guard(
   } catch (caught) {
     error = ConnectError.from(caught);
     meter.refusal = error.code === Code.PermissionDenied ? "permission_denied" : "unauthenticated";
+    if (meter.refusal === "unauthenticated") {
+      options.onAuthFailure?.({
+        method,
+        peer: req.contextValues?.get(peerKey) ?? "",
+        message: error.rawMessage,
+      });
+    }
   }
   const declared = declaredLength(req.header.get("content-length"));
   if (!error && declared !== undefined) {

@@ -59,6 +59,8 @@ export interface AdminServerOptions {
   /** Serve HTTPS (HTTP/2 and HTTP/1.1 chosen by ALPN) with this certificate; clear text when unset. */
   readonly tls?: AdminTlsConfig | undefined;
   readonly limits: AdminLimits;
+  /** Told of each call refused as unauthenticated (audited, rate-limited: auth-failures.ts). */
+  readonly onAuthFailure?: (failure: { method: string; peer: string; message: string }) => void;
 }
 
 /** A listening admin server. */
@@ -95,6 +97,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
         tokens: options.tokens,
         limits,
         onRefused: (reason) => refusedRequests.inc({ reason }),
+        ...(options.onAuthFailure ? { onAuthFailure: options.onAuthFailure } : {}),
       });
     },
     interceptors: [authInterceptor(options.tokens), refuseNulText, errorFunnel(log)],

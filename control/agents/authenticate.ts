@@ -10,21 +10,37 @@ import type { JoinTokenReader } from "../db/join-token-reader.js";
 import { type JoinTokenScope, judgeJoinToken } from "../db/join-token-store.js";
 import type { NodeStore } from "../db/node-store.js";
 import { ControlError } from "../errors.js";
-import { nodeOfCertificate } from "../tls/node-identity.js";
+import { type CertificateIdentity, nodeOfCertificate } from "../tls/node-identity.js";
 
 /** An authenticated stream credential. */
 export type StreamIdentity =
   | { readonly kind: "node"; readonly nodeId: string }
   /** A verified client certificate naming the node (enrolls it on first connect). */
-  | { readonly kind: "certificate"; readonly nodeId: string }
+  | {
+      readonly kind: "certificate";
+      readonly nodeId: string;
+      readonly certificate: CertificateFacts;
+    }
   /** A join token, with what it may enroll besides new node ids. */
   | { readonly kind: "join"; readonly joinTokenId: string; readonly scope: JoinTokenScope };
+
+/** What Control records of a client certificate, to refuse it once its node is revoked. */
+export interface CertificateFacts {
+  /** SHA-256 fingerprint, as Node.js writes it (`AB:CD:…`). */
+  readonly fingerprint: string;
+  /** The certificate's notAfter: a denylist entry lasts until then. */
+  readonly expiresAt: Date;
+}
 
 /** Dependencies of {@link authenticateStream}. */
 export interface AuthenticateDeps {
   readonly joinTokens: JoinTokenReader;
   readonly nodes: NodeStore;
   readonly clock: Clock;
+  /** Which certificate forms name a node (`enrollment.certificateIdentity`). */
+  readonly certificateIdentity?: CertificateIdentity;
+  /** True when the fingerprint is on the denylist of revoked nodes' certificates at `now`. */
+  readonly certificateDenied?: (fingerprint: string, now: Date) => Promise<boolean>;
 }
 
 /**
@@ -39,9 +55,19 @@ export async function authenticateStream(
   peerCertificate?: PeerCertificate,
 ): Promise<StreamIdentity> {
   if (peerCertificate) {
-    const named = nodeOfCertificate(peerCertificate);
+    const named = nodeOfCertificate(peerCertificate, deps.certificateIdentity);
     if (!named.ok) throw new ControlError("unauthenticated", named.problem);
-    return { kind: "certificate", nodeId: named.nodeId };
+    const certificate = {
+      fingerprint: peerCertificate.fingerprint256,
+      expiresAt: new Date(peerCertificate.valid_to),
+    };
+    if (await deps.certificateDenied?.(certificate.fingerprint, deps.clock.now())) {
+      throw new ControlError(
+        "unauthenticated",
+        `client certificate has been revoked (node "${named.nodeId}" was revoked by an administrator): issue a new one and enroll again`,
+      );
+    }
+    return { kind: "certificate", nodeId: named.nodeId, certificate };
   }
   const token = bearerToken(authorization);
   if (!token) {

@@ -8,7 +8,13 @@
  */
 import { formatCredential, newSecret, sha256OfText } from "../auth/secrets.js";
 import type { JoinTokenScope } from "../db/join-token-store.js";
-import type { NodeHello, NodeStore, ReenrollGrant, ReenrollVia } from "../db/node-store.js";
+import type {
+  NodeHello,
+  NodeStore,
+  ReenrollGrant,
+  ReenrollVia,
+  TokenRefusal,
+} from "../db/node-store.js";
 import { ControlError } from "../errors.js";
 
 /** What a join token's scope lets it do with one node id, before the registry is asked. */
@@ -42,6 +48,23 @@ export function alreadyEnrolledMessage(nodeId: string): string {
   return `node "${nodeId}" is already enrolled; an operator must reset it (agentctl node reset ${nodeId}) or issue a join token that allows re-enrollment`;
 }
 
+/**
+ * The refusal an Agent sees when its join token, as committed when the enrollment was
+ * written, no longer allows it (revoked or expired since the handshake began, or used up).
+ */
+export function tokenRefusalMessage(problem: TokenRefusal, maxUses: number): string {
+  switch (problem) {
+    case "unknown":
+      return "unknown join token";
+    case "revoked":
+      return "join token has been revoked";
+    case "expired":
+      return "join token has expired";
+    case "used_up":
+      return `join token has been used up (${maxUses} of ${maxUses} enrollments): create another with agentctl token create --max-uses N`;
+  }
+}
+
 /** A join-token stream's Hello to enroll. */
 export interface JoinEnrollment {
   readonly joinTokenId: string;
@@ -68,6 +91,8 @@ export interface Enrolled {
  * @throws ControlError `permission_denied` when the token may not enroll this id, or the
  * node exists and neither the token nor an operator's reset lets it re-enroll; nothing is
  * written then, and the node's token keeps working.
+ * @throws ControlError `unauthenticated` when the token, re-checked in the enrollment
+ * statement, is revoked, expired or used up ({@link tokenRefusalMessage}); nothing written.
  */
 export async function enrollWithJoinToken(
   nodes: NodeStore,
@@ -90,6 +115,11 @@ export async function enrollWithJoinToken(
   switch (outcome.kind) {
     case "refused":
       throw new ControlError("permission_denied", alreadyEnrolledMessage(nodeId));
+    case "token_refused":
+      throw new ControlError(
+        "unauthenticated",
+        tokenRefusalMessage(outcome.problem, outcome.maxUses),
+      );
     case "created":
       return { nodeToken: formatCredential("ant", nodeId, secret), outcome: "created" };
     case "reenrolled":

@@ -103,6 +103,14 @@ export class AgentHub implements AgentGateway {
     this.emit({ kind: "connected", node: session.node });
   }
 
+  /**
+   * Closes the live stream of `nodeId` held here, if any, with PERMISSION_DENIED and
+   * `message` (an administrator revoked or reset the node); idempotent.
+   */
+  cutOff(nodeId: string, message: string): void {
+    this.sessions.get(nodeId)?.close(7 /* PERMISSION_DENIED */, message);
+  }
+
   /** Removes a session when its stream ended; stale sessions (already replaced) are ignored. */
   unregister(session: HubSession, reason: string): void {
     const { nodeId, sessionId } = session.node;

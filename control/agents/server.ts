@@ -23,6 +23,8 @@ import { type IncomingMessage, MALFORMED, type SessionDeps, serveAgentStream } f
 export interface AgentServerOptions {
   readonly address: ListenAddress;
   readonly maxMessageBytes: number;
+  /** Largest message accepted from an Agent (`limits.maxAgentMessageBytes`); default the above. */
+  readonly maxAgentMessageBytes?: number;
   readonly credentials?: grpc.ServerCredentials;
   readonly session: SessionDeps;
   /** TCP connections held at once; the next is closed at accept (see stream-budget.ts). */
@@ -56,9 +58,14 @@ export interface AgentServer {
  *   `limits.maxStreams` that keeps its channel, or one that never opens a stream, does not
  *   hold a file descriptor while it waits.
  */
-export function agentServerOptions(maxMessageBytes: number): grpc.ServerOptions {
+export function agentServerOptions(
+  maxMessageBytes: number,
+  maxAgentMessageBytes: number = maxMessageBytes,
+): grpc.ServerOptions {
   return {
-    "grpc.max_receive_message_length": maxMessageBytes,
+    // An oversized message ends its stream with RESOURCE_EXHAUSTED, "Received message larger
+    // than max (N vs. LIMIT)", before it is decoded.
+    "grpc.max_receive_message_length": Math.min(maxAgentMessageBytes, maxMessageBytes),
     "grpc.max_send_message_length": maxMessageBytes,
     "grpc.keepalive_time_ms": 30_000,
     "grpc.keepalive_timeout_ms": 10_000,
@@ -88,7 +95,9 @@ export function decodeAgentMessage(bytes: Uint8Array): IncomingMessage {
 
 /** Binds the agent server and starts serving. */
 export async function startAgentServer(options: AgentServerOptions): Promise<AgentServer> {
-  const server = new grpc.Server(agentServerOptions(options.maxMessageBytes));
+  const server = new grpc.Server(
+    agentServerOptions(options.maxMessageBytes, options.maxAgentMessageBytes),
+  );
   const definition = grpcServiceDefinition(AgentControlService);
   const connect = definition.connect as grpc.MethodDefinition<IncomingMessage, unknown>;
   // Decode here so a malformed message ends its stream with a status that says so,

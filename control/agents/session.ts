@@ -22,12 +22,13 @@ import { scheduleOnce } from "../clock-timer.js";
 import type { NodeHello, NodeStore } from "../db/node-store.js";
 import { ControlError, type ErrorCode, toGrpcStatus } from "../errors.js";
 import type { Logger } from "../log.js";
-import type { StreamIdentity } from "./authenticate.js";
+import type { CertificateFacts, StreamIdentity } from "./authenticate.js";
 import { enrollWithJoinToken } from "./enrollment.js";
 import type { ConnectedNode } from "./events.js";
 import type { AgentHub, HubSession } from "./hub.js";
 import { type EncodedOperation, operationFrame } from "./operation-frame.js";
 import { TokenBucket } from "./rate-limit.js";
+import { reportedLabels } from "./reported-labels.js";
 import { StreamWriter } from "./stream-writer.js";
 import { checkHello, checkObserved } from "./validate.js";
 
@@ -54,9 +55,12 @@ export interface SessionDeps {
     hello: NodeHello,
     sessionId: string,
     now: Date,
+    certificate: CertificateFacts,
   ) => Promise<{ created: boolean }>;
   /** Capabilities this Control offers. */
   readonly capabilities: readonly string[];
+  /** Hello label keys believed (`enrollment.agentReportedLabels`; "*": all): see reported-labels.ts. */
+  readonly agentReportedLabels: readonly string[];
   readonly heartbeatIntervalMs: number;
   readonly helloTimeoutMs: number;
   readonly sendQueueLength: number;
@@ -261,7 +265,8 @@ class AgentSession implements HubSession {
       );
     }
     const capabilities = this.deps.capabilities.filter((c) => offered.includes(c));
-    const nodeHello = { ...facts, capabilities };
+    const labels = reportedLabels(facts.labels, this.deps.agentReportedLabels);
+    const nodeHello = { ...facts, labels, pool: labels.pool || "default", capabilities };
     const now = this.deps.clock.now();
     let nodeToken = "";
     if (identity.kind === "join") {
@@ -289,7 +294,12 @@ class AgentSession implements HubSession {
         outcome === "created" ? "node enrolled" : "node re-enrolled",
       );
     } else if (identity.kind === "certificate" && this.deps.recordCertifiedHello) {
-      const { created } = await this.deps.recordCertifiedHello(nodeHello, this.sessionId, now);
+      const { created } = await this.deps.recordCertifiedHello(
+        nodeHello,
+        this.sessionId,
+        now,
+        identity.certificate,
+      );
       if (created) {
         this.logLine("info", { nodeId: facts.nodeId }, "node enrolled by its certificate");
       }

@@ -40,6 +40,8 @@ export interface WorkerGateway extends AgentGateway {
    * without it every unacknowledged operation is read and those of other nodes dropped.
    */
   nodeIds?(): Iterable<string>;
+  /** Closes the node's live stream here, if any (its credential was revoked). */
+  cutOff?(nodeId: string, message: string): void;
 }
 
 /** The persisted facts of one node in one campaign: reports, send failures, config failures. */

@@ -2,12 +2,14 @@
  * What the worker does with what Controls announce through the store's notifications: an
  * operation for a node connected here goes to the Delivery; as leader, a registry row or a
  * fact another Control wrote marks its node stale and its campaign due, and a campaign started
- * or commanded elsewhere is decided at once. When notifications were lost (a gap), everything
+ * or commanded elsewhere is decided at once; a node cut off (revoked, reset) anywhere has its
+ * stream here closed, whether this Control leads or not. When notifications were lost (a gap), everything
  * they could have said is read again.
  */
 import type { NotificationListener } from "../campaign-store/index.js";
 import {
   CAMPAIGNS_CHANNEL,
+  CUTOFF_CHANNEL,
   FACTS_CHANNEL,
   NODES_CHANNEL,
   OUTBOX_CHANNEL,
@@ -28,6 +30,8 @@ export interface NotificationTargets {
   readonly delivery: Delivery;
   /** Wakes the worker's loop. */
   readonly wake: () => void;
+  /** Closes the stream of a node this Control holds, cut off by an administrator. */
+  readonly cutOff?: (nodeId: string) => void;
 }
 
 /** The worker's listener of the control channels; see the file's TSDoc. */
@@ -65,6 +69,9 @@ export function notificationListener(t: NotificationTargets): NotificationListen
           if (any) t.wake();
           return;
         }
+        case CUTOFF_CHANNEL:
+          for (const nodeId of lines) t.cutOff?.(nodeId);
+          return;
         case CAMPAIGNS_CHANNEL: {
           if (!t.leading()) return;
           for (const campaignId of lines) t.due.markDue(campaignId);

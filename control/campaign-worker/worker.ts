@@ -131,6 +131,8 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     due,
     delivery,
     wake,
+    cutOff: (nodeId) =>
+      o.gateway.cutOff?.(nodeId, "node revoked or reset by an administrator: enroll again"),
   });
   const listenAll = () => {
     const unsubscribe = o.gateway.subscribe(onEvent);

@@ -103,6 +103,28 @@ export function formatGate(g: Gate): string {
   }
 }
 
+/**
+ * A gate's text as the admin API shows it: a webhook URL is a secret (chat and incident
+ * webhooks carry their credential in the path or query), so only its origin is shown, as
+ * `webhook https://host[:port]/…`; user information is dropped. A Prometheus gate is shown in
+ * full ({@link formatGate}).
+ */
+export function redactedGateText(g: Gate): string {
+  switch (g.kind) {
+    case "webhook": {
+      let origin = "…";
+      try {
+        origin = new URL(g.url).origin;
+      } catch {
+        // a stored gate always parsed; show nothing of one that does not
+      }
+      return `webhook ${origin}/…`;
+    }
+    case "prometheus":
+      return formatGate(g);
+  }
+}
+
 function compare(op: GateOp, a: number, b: number): boolean {
   switch (op) {
     case "<":

@@ -32,6 +32,10 @@ export async function issueJoinToken(
     createdBy: string;
     now: Date;
     scope?: JoinTokenScope;
+    /** The most enrollments it allows; undefined: no limit. */
+    maxUses?: number;
+    /** Labels every node it enrolls is assigned. */
+    labels?: Readonly<Record<string, string>>;
   },
 ): Promise<IssuedJoinToken> {
   const id = randomBytes(8).toString("hex");
@@ -44,6 +48,8 @@ export async function issueJoinToken(
     expiresAt: new Date(input.now.getTime() + input.ttlMs),
     revokedAt: null,
     uses: 0,
+    maxUses: input.maxUses ?? null,
+    labels: { ...(input.labels ?? {}) },
     createdBy: input.createdBy,
     nodeIds: [...(input.scope?.nodeIds ?? [])],
     allowReenroll: input.scope?.allowReenroll ?? false,
@@ -52,17 +58,12 @@ export async function issueJoinToken(
   return { record, credential: formatCredential("ajt", id, secret) };
 }
 
-/** Lists join tokens, newest first, with `uses` = the nodes currently enrolled by each. */
+/**
+ * Lists join tokens, newest first, with `uses` = the enrollments each counted (written by
+ * the enrollment statement itself, node-enrollment.ts).
+ */
 export async function listJoinTokens(em: EntityManager): Promise<JoinTokenRecord[]> {
-  const tokens = await em.find(JoinTokenEntity, {}, { orderBy: { createdAt: "desc" } });
-  const counts = await em
-    .getConnection()
-    .execute<{ join_token_id: string; uses: string }[]>(
-      "select join_token_id, count(*) as uses from nodes where join_token_id is not null group by join_token_id",
-    );
-  const uses = new Map(counts.map((row) => [row.join_token_id, Number(row.uses)]));
-  // Plain copies: the managed entities stay untouched, so no later flush writes `uses`.
-  return tokens.map((token) => ({ ...token, uses: uses.get(token.id) ?? 0 }));
+  return await em.find(JoinTokenEntity, {}, { orderBy: { createdAt: "desc" } });
 }
 
 /** Revokes a join token at `now`; revoking twice keeps the first time. */

@@ -24,9 +24,18 @@ export const LOCK_IN_ID_ORDER = `locked as materialized (
 )`;
 
 /**
+ * SQL of a node's pool from its effective labels `labels` (a jsonb expression): its `pool`
+ * label, or "default" when absent or empty.
+ */
+export function poolOf(labels: string): string {
+  return `coalesce(nullif((${labels})->>'pool', ''), 'default')`;
+}
+
+/**
  * The Hello write of {@link NodeStore.recordHello} for many nodes, one row of `v` per node,
  * rows locked in id order first ({@link LOCK_IN_ID_ORDER}); `$14` is the holder. It notifies
- * the ids it changed.
+ * the ids it changed. The labels written are the reported ones (already filtered to the
+ * agent-reported keys) overlaid with the node's assigned labels, which always win.
  */
 export const HELLO_BATCH_SQL = `
   with v as (
@@ -37,7 +46,8 @@ export const HELLO_BATCH_SQL = `
         confirmed_sequence, first_now, now, session_id, hellos)
   ), ${LOCK_IN_ID_ORDER}
   , changed as (
-    update nodes set labels = v.labels::jsonb, pool = v.pool, platform = v.platform,
+    update nodes set labels = v.labels::jsonb || nodes.assigned_labels,
+        pool = ${poolOf("v.labels::jsonb || nodes.assigned_labels")}, platform = v.platform,
         agent_version = v.agent_version, previous_version = v.previous_version,
         boot_id = v.boot_id, capabilities = v.capabilities::jsonb,
         confirmed_sequence = greatest(nodes.confirmed_sequence, v.confirmed_sequence),

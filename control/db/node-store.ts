@@ -31,6 +31,7 @@ export type {
   EnrollOutcome,
   ReenrollGrant,
   ReenrollVia,
+  TokenRefusal,
 } from "./node-enrollment.js";
 export type { NodeHello } from "./node-hello.js";
 
@@ -92,6 +93,8 @@ export interface NodeStoreOptions {
   readonly batching?: HandshakeBatching;
   /** This Control's instance id, written as `held_by` by every Hello (default: none, null). */
   readonly holder?: string;
+  /** New nodes enroll `pending` until an administrator approves them (default false). */
+  readonly requireApproval?: boolean;
 }
 
 /**
@@ -122,7 +125,12 @@ export class NodeStore {
     this.enrollments = new Coalescer({
       maxInFlight: Math.min(ENROLLMENTS_IN_FLIGHT, batching.maxInFlight),
       maxBatch: batching.maxBatch,
-      execute: (enrollments) => enrollBatch(this.pool, this.holder, enrollments),
+      execute: (enrollments) =>
+        enrollBatch(
+          this.pool,
+          { holder: this.holder, requireApproval: options.requireApproval ?? false },
+          enrollments,
+        ),
     });
   }
 

@@ -23,12 +23,19 @@ export const FACTS_CHANNEL = "agent_control_facts";
 /** Campaign ids to decide now: started, or given a command, through a Control that does not lead. */
 export const CAMPAIGNS_CHANNEL = "agent_control_campaigns";
 
+/**
+ * Node ids cut off (revoked or reset by an administrator): whichever Control holds the
+ * node's stream closes it. Sent by the transaction that invalidated the node's credential.
+ */
+export const CUTOFF_CHANNEL = "agent_control_cutoff";
+
 /** Every channel a Control listens on. */
 export const CONTROL_CHANNELS: readonly string[] = [
   OUTBOX_CHANNEL,
   NODES_CHANNEL,
   FACTS_CHANNEL,
   CAMPAIGNS_CHANNEL,
+  CUTOFF_CHANNEL,
 ];
 
 /** The most bytes of one payload: under PostgreSQL's 8000 with room to spare. */

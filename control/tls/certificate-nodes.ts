@@ -3,19 +3,36 @@
  * CA is the enrollment authority, so the first Hello of a certified node creates its row
  * (no join token), and later Hellos update it like a node-token Hello. The node's token
  * hash is left as it is, so a node moving from tokens to certificates keeps both working
- * until an operator disables it.
+ * until an operator disables it. The certificate's fingerprint and expiry are recorded, so a
+ * revocation can deny it (a certificate denied never gets here). Assigned labels (an administrator's) win over reported ones.
  *
  * Like every Hello write, it records which Control holds the stream (`held_by`) and notifies
  * the node's id on the nodes channel.
  */
 import type pg from "pg";
-import { helloParams } from "../db/node-statements.js";
+import { helloParams, poolOf } from "../db/node-statements.js";
 import type { NodeHello } from "../db/node-store.js";
 import { NODES_CHANNEL } from "../shared/notify-channels.js";
 
 /**
+ * True when a client certificate with this SHA-256 fingerprint is on the denylist (its node
+ * was revoked) and the entry has not expired at `now` (it lasts as long as the certificate).
+ */
+export async function certificateDenied(
+  pool: pg.Pool,
+  fingerprint: string,
+  now: Date,
+): Promise<boolean> {
+  const result = await pool.query(
+    "select 1 from denied_certificates where fingerprint = $1 and expires_at > $2",
+    [fingerprint, now],
+  );
+  return result.rows.length > 0;
+}
+
+/**
  * Creates or updates the row of a certificate-authenticated node in one statement;
- * `holder` is this Control's instance id (null: none).
+ * `holder` is this Control's instance id (null: none), `certificate` the one it presented.
  */
 export async function recordCertifiedHello(
   pool: pg.Pool,
@@ -23,26 +40,39 @@ export async function recordCertifiedHello(
   sessionId: string,
   now: Date,
   holder: string | null = null,
+  certificate?: { readonly fingerprint: string; readonly expiresAt: Date },
 ): Promise<{ created: boolean }> {
   const result = await pool.query<{ created: boolean }>(
     `with written as (
      insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
         capabilities, confirmed_sequence, first_seen, last_seen, online, session_id,
-        created_at, updated_at, held_by)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $10, $12::text)
+        created_at, updated_at, held_by, cert_fingerprint, cert_expires_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $10, $12::text,
+        $13::text, $14::timestamptz)
      on conflict (id) do update set
-        labels = excluded.labels, pool = excluded.pool, platform = excluded.platform,
+        labels = excluded.labels || nodes.assigned_labels,
+        pool = ${poolOf("excluded.labels || nodes.assigned_labels")}, platform = excluded.platform,
         agent_version = excluded.agent_version, previous_version = excluded.previous_version,
         boot_id = excluded.boot_id, capabilities = excluded.capabilities,
         confirmed_sequence = greatest(nodes.confirmed_sequence, excluded.confirmed_sequence),
         first_seen = coalesce(nodes.first_seen, excluded.first_seen),
         last_seen = excluded.last_seen, online = true, session_id = excluded.session_id,
         version = nodes.version + 1, updated_at = excluded.updated_at,
-        held_by = excluded.held_by
+        held_by = excluded.held_by,
+        cert_fingerprint = coalesce(excluded.cert_fingerprint, nodes.cert_fingerprint),
+        cert_expires_at = coalesce(excluded.cert_expires_at, nodes.cert_expires_at),
+        revoked_at = null
      returning id, (xmax = 0) as created
      ), notified as (select pg_notify('${NODES_CHANNEL}', id) from written)
      select created, (select count(*) from notified) as notified from written`,
-    [...helloParams(hello), now, sessionId, holder],
+    [
+      ...helloParams(hello),
+      now,
+      sessionId,
+      holder,
+      certificate?.fingerprint ?? null,
+      certificate?.expiresAt ?? null,
+    ],
   );
   return { created: result.rows[0]?.created ?? false };
 }

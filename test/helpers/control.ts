@@ -68,6 +68,9 @@ export async function startTestControl(options: TestControlOptions = {}): Promis
         adminAddr: `127.0.0.1:${adminPort}`,
         adminToken: OPERATOR_TOKEN,
         adminTokens: [{ name: "viewer", role: "viewer", sha256: sha256OfText(VIEWER_TOKEN) }],
+        // Simulated fleets report their labels (pool, canary, selectors) in Hello; tests of
+        // which labels are trusted configure `enrollment` themselves.
+        enrollment: { agentReportedLabels: ["*"] },
         ...options.config,
         limits: { shutdownGraceSeconds: 2, ...(options.config?.limits as object | undefined) },
       },

@@ -179,6 +179,8 @@ export async function startControlChild(options: ControlChildOptions): Promise<C
         timeouts: { configGraceSeconds: 0, heartbeatSeconds: 1, ...options.timeouts },
         worker: { intervalMs: 200 },
         limits: { shutdownGraceSeconds: 1 },
+        // Simulated fleets report the labels their campaigns select on.
+        enrollment: { agentReportedLabels: ["*"] },
       }),
     );
     await start();

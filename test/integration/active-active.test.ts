@@ -255,6 +255,8 @@ describe("three active-active Controls behind a load balancer", () => {
         },
         worker: { intervalMs: 200 },
         limits: { shutdownGraceSeconds: 1 },
+        // The simulated fleet reports the label its campaigns select on.
+        enrollment: { agentReportedLabels: ["group"] },
       }),
     );
     for (let i = 0; i < 3; i++) {

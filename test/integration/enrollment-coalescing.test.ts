@@ -126,6 +126,13 @@ describe("coalesced join-token enrollments", () => {
   beforeAll(async () => {
     testDb = await createTestDatabase("enrollment_coalescing");
     db = await openDatabase({ url: testDb.url, log: createLogger({ level: "silent" }) });
+    // The enrollment statement judges the join tokens it names: these two are valid.
+    await db.pool.query(
+      `insert into join_tokens (id, secret_hash, description, created_at, expires_at, uses,
+         created_by, node_ids, allow_reenroll)
+       select id, 'x', '', now(), now() + interval '1 day', 0, 'test', '[]', false
+         from unnest(array['jt-1', 'jt-2']) as id`,
+    );
   });
   afterAll(async () => {
     await db?.close();

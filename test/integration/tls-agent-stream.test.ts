@@ -78,17 +78,15 @@ describe("agent stream with mTLS required: the node id comes from the client cer
     await stream.ended;
   });
 
-  it("takes the node id from the CN when the certificate has no node URI", async () => {
-    const { stream, welcome } = await connectAgent(
-      tc.agentAddress,
-      undefined,
-      NODE_CN,
-      {},
-      channelCredentials("node-cn"),
+  it("refuses a certificate that names its node by CN only: no CN fallback unless configured", async () => {
+    const stream = openRawStream(tc.agentAddress, undefined, channelCredentials("node-cn"));
+    stream.send(hello(NODE_CN));
+    const end = await stream.ended;
+    expect(end.code).toBe(status.UNAUTHENTICATED);
+    expect(end.details).toBe(
+      "client certificate names no node: it needs a SAN URI agentcontrol://node/<id>",
     );
-    expect(welcome.body.case === "welcome" && welcome.body.value.nodeId).toBe(NODE_CN);
-    stream.close();
-    await stream.ended;
+    expect(await nodeRow(tc, NODE_CN)).toBeUndefined();
   });
 
   it("refuses with PERMISSION_DENIED a Hello naming another node than the certificate", async () => {

@@ -79,7 +79,12 @@ describe("a campaign entirely over TLS: agents on mTLS (no tokens), the admin AP
     if (!key) throw new Error("no key");
     tc = await startTestControl({
       adminCa: tlsFile("ca"),
-      config: { ...fastConfig(key.pin), tls: tlsConfig({ mtls: true, admin: true }) },
+      config: {
+        ...fastConfig(key.pin),
+        tls: tlsConfig({ mtls: true, admin: true }),
+        // One of the fleet's certificates names its node by CN only: allowed here explicitly.
+        enrollment: { agentReportedLabels: ["*"], certificateIdentity: { commonName: true } },
+      },
     });
     await registerTestRelease(tc, { version: NEW, sequence: 20, key });
   });

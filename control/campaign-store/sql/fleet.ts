@@ -111,7 +111,7 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
         held_by: string | null;
         busy_in: string | null;
       }>(
-        `select n.id, n.labels, n.pool, n.enabled, n.first_seen is not null as ever, n.capabilities,
+        `select n.id, n.labels, n.pool, n.enabled and not n.pending as enabled, n.first_seen is not null as ever, n.capabilities,
                 n.agent_version, n.platform, n.confirmed_sequence, r.sequence as running_sequence, n.online,
                 n.held_by,
                 (select c.id from campaign_nodes cn join campaigns c on c.id = cn.campaign_id

@@ -14,7 +14,12 @@ export interface JoinTokenRecord {
   createdAt: Date;
   expiresAt: Date;
   revokedAt: Date | null;
+  /** Enrollments it counted (nodes created, re-enrollments); never above `maxUses`. */
   uses: number;
+  /** The most enrollments it allows; null: no limit. */
+  maxUses: number | null;
+  /** Labels every node it enrolls receives as assigned labels. */
+  labels: Record<string, string>;
   createdBy: string;
   /** When not empty, the only node ids this token may enroll, new or existing. */
   nodeIds: string[];
@@ -34,6 +39,8 @@ export const JoinTokenEntity = new EntitySchema<JoinTokenRecord>({
     expiresAt: { type: "Date", columnType: "timestamptz" },
     revokedAt: { type: "Date", nullable: true, columnType: "timestamptz" },
     uses: { type: "integer" },
+    maxUses: { type: "integer", nullable: true },
+    labels: { type: "json" },
     createdBy: { type: "string", columnType: "text" },
     nodeIds: { type: "json" },
     allowReenroll: { type: "boolean" },

@@ -10,7 +10,14 @@ import { BigIntType, EntitySchema } from "@mikro-orm/core";
 /** A node as stored. */
 export interface NodeRecord {
   id: string;
+  /** The effective labels: the agent-reported ones, overlaid with {@link assignedLabels}. */
   labels: Record<string, string>;
+  /** Labels its join token or an administrator assigned; they win over reported ones. */
+  assignedLabels: Record<string, string>;
+  /** Waiting for an administrator's approval (`enrollment.requireApproval`): never offered. */
+  pending: boolean;
+  /** When an administrator revoked the node; null otherwise (cleared by enrolling again). */
+  revokedAt: Date | null;
   pool: string;
   platform: string;
   agentVersion: string;
@@ -49,6 +56,9 @@ export const NodeEntity = new EntitySchema<NodeRecord>({
   properties: {
     id: { type: "string", primary: true, columnType: "text" },
     labels: { type: "json" },
+    assignedLabels: { type: "json" },
+    pending: { type: "boolean" },
+    revokedAt: { type: "Date", nullable: true, columnType: "timestamptz" },
     pool: { type: "string", columnType: "text" },
     platform: { type: "string", columnType: "text" },
     agentVersion: { type: "string", columnType: "text" },

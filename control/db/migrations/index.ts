@@ -16,6 +16,7 @@ import { Migration0010DesiredVersions } from "./0010-desired-versions.js";
 import { Migration0011RolloutPlans } from "./0011-rollout-plans.js";
 import { Migration0012EnrollmentKey } from "./0012-enrollment-key.js";
 import { Migration0013InFlightIndex } from "./0013-in-flight-index.js";
+import { Migration0014EnrollmentTrust } from "./0014-enrollment-trust.js";
 
 /** The migrations applied at start, oldest first. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -31,4 +32,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: "0011-rollout-plans", class: Migration0011RolloutPlans },
   { name: "0012-enrollment-key", class: Migration0012EnrollmentKey },
   { name: "0013-in-flight-index", class: Migration0013InFlightIndex },
+  { name: "0014-enrollment-trust", class: Migration0014EnrollmentTrust },
 ];

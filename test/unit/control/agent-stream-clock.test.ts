@@ -72,6 +72,7 @@ function world() {
     hub,
     nodes,
     clock,
+    agentReportedLabels: [],
     log,
     authenticate: async (authorization) => ({
       kind: "node",

@@ -30,7 +30,7 @@ describe("Control's configuration", () => {
   it("uses the documented defaults when nothing is set", () => {
     const config = loadConfig({ env: {} });
     expect(config.dataDir).toBe(".data");
-    expect(config.agentAddr).toEqual({ host: "0.0.0.0", port: 7443 });
+    expect(config.agentAddr).toEqual({ host: "127.0.0.1", port: 7443 });
     expect(config.adminAddr).toEqual({ host: "127.0.0.1", port: 7080 });
     expect(config.policy).toEqual({
       minBatchDurationSeconds: 1800,
@@ -58,9 +58,9 @@ describe("Control's configuration", () => {
     });
     const config = loadConfig({
       file,
-      env: { AGENT_CONTROL_ADMIN_ADDR: "0.0.0.0:9100", AGENT_CONTROL_RELEASE_THRESHOLD: "2" },
+      env: { AGENT_CONTROL_ADMIN_ADDR: "127.0.0.2:9100", AGENT_CONTROL_RELEASE_THRESHOLD: "2" },
     });
-    expect(config.adminAddr).toEqual({ host: "0.0.0.0", port: 9100 });
+    expect(config.adminAddr).toEqual({ host: "127.0.0.2", port: 9100 });
     expect(config.release).toEqual({ pins: PINS, threshold: 2 });
   });
 

@@ -39,7 +39,7 @@ function scriptedPool(answers: (string[] | Error)[]): { pool: pg.Pool; statement
       const answer = answers[calls++];
       if (answer instanceof Error) throw answer;
       const ids = params[0] as string[];
-      const rows = (answer ?? ids).map((id) => ({ id, created: true, via: null }));
+      const rows = (answer ?? ids).map((id) => ({ id, enrolled: true, created: true, via: null }));
       return { rows };
     },
   } as unknown as pg.Pool;
@@ -52,7 +52,11 @@ const badValue = () => Object.assign(new Error("invalid byte sequence"), { code:
 describe("enrollBatch", () => {
   it("keeps what the first round committed when the round of a repeated id fails", async () => {
     const { pool, statements } = scriptedPool([["a", "b", "c"], connectionLost()]);
-    const results = await enrollBatch(pool, null, ["a", "b", "c", "a"].map(enrollment));
+    const results = await enrollBatch(
+      pool,
+      { holder: null, requireApproval: false },
+      ["a", "b", "c", "a"].map(enrollment),
+    );
     expect(statements()).toBe(2);
     expect(results.map((r) => r.ok)).toEqual([true, true, true, false]);
     expect(results[0]).toEqual({ ok: true, outcome: { kind: "created" } });
@@ -63,19 +67,31 @@ describe("enrollBatch", () => {
     // The whole statement meets a data error; the first half commits; the second half's
     // statement loses its connection.
     const { pool } = scriptedPool([badValue(), ["a", "b"], connectionLost()]);
-    const results = await enrollBatch(pool, null, ["a", "b", "c", "d"].map(enrollment));
+    const results = await enrollBatch(
+      pool,
+      { holder: null, requireApproval: false },
+      ["a", "b", "c", "d"].map(enrollment),
+    );
     expect(results.map((r) => r.ok)).toEqual([true, true, false, false]);
   });
 
   it("fails every enrollment of a statement that fails for another reason than its values", async () => {
     const { pool } = scriptedPool([connectionLost()]);
-    const results = await enrollBatch(pool, null, ["a", "b"].map(enrollment));
+    const results = await enrollBatch(
+      pool,
+      { holder: null, requireApproval: false },
+      ["a", "b"].map(enrollment),
+    );
     expect(results.map((r) => r.ok)).toEqual([false, false]);
   });
 
   it("says refused for an enrollment its statement did not write", async () => {
     const { pool } = scriptedPool([["b"]]);
-    const results = await enrollBatch(pool, null, ["a", "b"].map(enrollment));
+    const results = await enrollBatch(
+      pool,
+      { holder: null, requireApproval: false },
+      ["a", "b"].map(enrollment),
+    );
     expect(results).toEqual([
       { ok: true, outcome: { kind: "refused" } },
       { ok: true, outcome: { kind: "created" } },

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcontrol/admin/v1/node.proto.
  */
 export const file_agentcontrol_admin_v1_node: GenFile = /*@__PURE__*/
-  fileDesc("CiBhZ2VudGNvbnRyb2wvYWRtaW4vdjEvbm9kZS5wcm90bxIVYWdlbnRjb250cm9sLmFkbWluLnYxItcDCgROb2RlEg8KB25vZGVfaWQYASABKAkSNwoGbGFiZWxzGAIgAygLMicuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUuTGFiZWxzRW50cnkSDAoEcG9vbBgDIAEoCRIQCghwbGF0Zm9ybRgEIAEoCRIVCg1hZ2VudF92ZXJzaW9uGAUgASgJEhgKEHByZXZpb3VzX3ZlcnNpb24YBiABKAkSDwoHYm9vdF9pZBgHIAEoCRIUCgxjYXBhYmlsaXRpZXMYCCADKAkSGgoSY29uZmlybWVkX3NlcXVlbmNlGAkgASgEEi4KCmZpcnN0X3NlZW4YCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3Rfc2VlbhgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGb25saW5lGAwgASgIEg8KB2VuYWJsZWQYDSABKAgSGgoSYWN0aXZlX2NhbXBhaWduX2lkGA4gASgJEhUKDXJlc2V0X3BlbmRpbmcYDyABKAgSDwoHaGVsZF9ieRgQIAEoCRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIocCChBMaXN0Tm9kZXNSZXF1ZXN0EkMKBmxhYmVscxgBIAMoCzIzLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0Tm9kZXNSZXF1ZXN0LkxhYmVsc0VudHJ5EhMKBm9ubGluZRgCIAEoCEgAiAEBEgwKBHBvb2wYAyABKAkSEQoJcGFnZV9zaXplGAQgASgFEhIKCnBhZ2VfdG9rZW4YBSABKAkSFQoNYWdlbnRfdmVyc2lvbhgGIAEoCRITCgtjYW1wYWlnbl9pZBgHIAEoCRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgkKB19vbmxpbmUibAoRTGlzdE5vZGVzUmVzcG9uc2USKgoFbm9kZXMYASADKAsyGy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTm9kZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEgoKdG90YWxfc2l6ZRgDIAEoBSIhCg5HZXROb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgJIjwKD0dldE5vZGVSZXNwb25zZRIpCgRub2RlGAEgASgLMhsuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUiNQoSRGlzYWJsZU5vZGVSZXF1ZXN0Eg8KB25vZGVfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIkAKE0Rpc2FibGVOb2RlUmVzcG9uc2USKQoEbm9kZRgBIAEoCzIbLmFnZW50Y29udHJvbC5hZG1pbi52MS5Ob2RlIiQKEUVuYWJsZU5vZGVSZXF1ZXN0Eg8KB25vZGVfaWQYASABKAkiPwoSRW5hYmxlTm9kZVJlc3BvbnNlEikKBG5vZGUYASABKAsyGy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTm9kZSIzChBSZXNldE5vZGVSZXF1ZXN0Eg8KB25vZGVfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIj4KEVJlc2V0Tm9kZVJlc3BvbnNlEikKBG5vZGUYASABKAsyGy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTm9kZSLVAQoJSm9pblRva2VuEgoKAmlkGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3Jldm9rZWQYBSABKAgSDAoEdXNlcxgGIAEoBRIQCghub2RlX2lkcxgHIAMoCRIWCg5hbGxvd19yZWVucm9sbBgIIAEoCCJ/ChZDcmVhdGVKb2luVG9rZW5SZXF1ZXN0EiYKA3R0bBgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtkZXNjcmlwdGlvbhgCIAEoCRIQCghub2RlX2lkcxgDIAMoCRIWCg5hbGxvd19yZWVucm9sbBgEIAEoCCJaChdDcmVhdGVKb2luVG9rZW5SZXNwb25zZRIvCgV0b2tlbhgBIAEoCzIgLmFnZW50Y29udHJvbC5hZG1pbi52MS5Kb2luVG9rZW4SDgoGc2VjcmV0GAIgASgJIhcKFUxpc3RKb2luVG9rZW5zUmVxdWVzdCJKChZMaXN0Sm9pblRva2Vuc1Jlc3BvbnNlEjAKBnRva2VucxgBIAMoCzIgLmFnZW50Y29udHJvbC5hZG1pbi52MS5Kb2luVG9rZW4iJAoWUmV2b2tlSm9pblRva2VuUmVxdWVzdBIKCgJpZBgBIAEoCSJKChdSZXZva2VKb2luVG9rZW5SZXNwb25zZRIvCgV0b2tlbhgBIAEoCzIgLmFnZW50Y29udHJvbC5hZG1pbi52MS5Kb2luVG9rZW4ywwYKC05vZGVTZXJ2aWNlEl4KCUxpc3ROb2RlcxInLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0Tm9kZXNSZXF1ZXN0GiguYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3ROb2Rlc1Jlc3BvbnNlElgKB0dldE5vZGUSJS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0Tm9kZVJlcXVlc3QaJi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0Tm9kZVJlc3BvbnNlEmQKC0Rpc2FibGVOb2RlEikuYWdlbnRjb250cm9sLmFkbWluLnYxLkRpc2FibGVOb2RlUmVxdWVzdBoqLmFnZW50Y29udHJvbC5hZG1pbi52MS5EaXNhYmxlTm9kZVJlc3BvbnNlEmEKCkVuYWJsZU5vZGUSKC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuRW5hYmxlTm9kZVJlcXVlc3QaKS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuRW5hYmxlTm9kZVJlc3BvbnNlEl4KCVJlc2V0Tm9kZRInLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZXNldE5vZGVSZXF1ZXN0GiguYWdlbnRjb250cm9sLmFkbWluLnYxLlJlc2V0Tm9kZVJlc3BvbnNlEnAKD0NyZWF0ZUpvaW5Ub2tlbhItLmFnZW50Y29udHJvbC5hZG1pbi52MS5DcmVhdGVKb2luVG9rZW5SZXF1ZXN0Gi4uYWdlbnRjb250cm9sLmFkbWluLnYxLkNyZWF0ZUpvaW5Ub2tlblJlc3BvbnNlEm0KDkxpc3RKb2luVG9rZW5zEiwuYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3RKb2luVG9rZW5zUmVxdWVzdBotLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0Sm9pblRva2Vuc1Jlc3BvbnNlEnAKD1Jldm9rZUpvaW5Ub2tlbhItLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZXZva2VKb2luVG9rZW5SZXF1ZXN0Gi4uYWdlbnRjb250cm9sLmFkbWluLnYxLlJldm9rZUpvaW5Ub2tlblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiBhZ2VudGNvbnRyb2wvYWRtaW4vdjEvbm9kZS5wcm90bxIVYWdlbnRjb250cm9sLmFkbWluLnYxIvoECgROb2RlEg8KB25vZGVfaWQYASABKAkSNwoGbGFiZWxzGAIgAygLMicuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUuTGFiZWxzRW50cnkSDAoEcG9vbBgDIAEoCRIQCghwbGF0Zm9ybRgEIAEoCRIVCg1hZ2VudF92ZXJzaW9uGAUgASgJEhgKEHByZXZpb3VzX3ZlcnNpb24YBiABKAkSDwoHYm9vdF9pZBgHIAEoCRIUCgxjYXBhYmlsaXRpZXMYCCADKAkSGgoSY29uZmlybWVkX3NlcXVlbmNlGAkgASgEEi4KCmZpcnN0X3NlZW4YCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWxhc3Rfc2VlbhgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGb25saW5lGAwgASgIEg8KB2VuYWJsZWQYDSABKAgSGgoSYWN0aXZlX2NhbXBhaWduX2lkGA4gASgJEhUKDXJlc2V0X3BlbmRpbmcYDyABKAgSDwoHaGVsZF9ieRgQIAEoCRJICg9hc3NpZ25lZF9sYWJlbHMYESADKAsyLy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTm9kZS5Bc3NpZ25lZExhYmVsc0VudHJ5Eg8KB3BlbmRpbmcYEiABKAgSDwoHcmV2b2tlZBgTIAEoCBotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjUKE0Fzc2lnbmVkTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKHAgoQTGlzdE5vZGVzUmVxdWVzdBJDCgZsYWJlbHMYASADKAsyMy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdE5vZGVzUmVxdWVzdC5MYWJlbHNFbnRyeRITCgZvbmxpbmUYAiABKAhIAIgBARIMCgRwb29sGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJEhUKDWFnZW50X3ZlcnNpb24YBiABKAkSEwoLY2FtcGFpZ25faWQYByABKAkaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIJCgdfb25saW5lImwKEUxpc3ROb2Rlc1Jlc3BvbnNlEioKBW5vZGVzGAEgAygLMhsuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhIKCnRvdGFsX3NpemUYAyABKAUiIQoOR2V0Tm9kZVJlcXVlc3QSDwoHbm9kZV9pZBgBIAEoCSI8Cg9HZXROb2RlUmVzcG9uc2USKQoEbm9kZRgBIAEoCzIbLmFnZW50Y29udHJvbC5hZG1pbi52MS5Ob2RlIjUKEkRpc2FibGVOb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJAChNEaXNhYmxlTm9kZVJlc3BvbnNlEikKBG5vZGUYASABKAsyGy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTm9kZSIkChFFbmFibGVOb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgJIj8KEkVuYWJsZU5vZGVSZXNwb25zZRIpCgRub2RlGAEgASgLMhsuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUiMwoQUmVzZXROb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSI+ChFSZXNldE5vZGVSZXNwb25zZRIpCgRub2RlGAEgASgLMhsuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUi1AIKCUpvaW5Ub2tlbhIKCgJpZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdyZXZva2VkGAUgASgIEgwKBHVzZXMYBiABKAUSEAoIbm9kZV9pZHMYByADKAkSFgoOYWxsb3dfcmVlbnJvbGwYCCABKAgSEAoIbWF4X3VzZXMYCSABKAUSPAoGbGFiZWxzGAogAygLMiwuYWdlbnRjb250cm9sLmFkbWluLnYxLkpvaW5Ub2tlbi5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIosCChZDcmVhdGVKb2luVG9rZW5SZXF1ZXN0EiYKA3R0bBgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhITCgtkZXNjcmlwdGlvbhgCIAEoCRIQCghub2RlX2lkcxgDIAMoCRIWCg5hbGxvd19yZWVucm9sbBgEIAEoCBIQCghtYXhfdXNlcxgFIAEoBRJJCgZsYWJlbHMYBiADKAsyOS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQ3JlYXRlSm9pblRva2VuUmVxdWVzdC5MYWJlbHNFbnRyeRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIloKF0NyZWF0ZUpvaW5Ub2tlblJlc3BvbnNlEi8KBXRva2VuGAEgASgLMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLkpvaW5Ub2tlbhIOCgZzZWNyZXQYAiABKAkiFwoVTGlzdEpvaW5Ub2tlbnNSZXF1ZXN0IkoKFkxpc3RKb2luVG9rZW5zUmVzcG9uc2USMAoGdG9rZW5zGAEgAygLMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLkpvaW5Ub2tlbiIkChZSZXZva2VKb2luVG9rZW5SZXF1ZXN0EgoKAmlkGAEgASgJIkoKF1Jldm9rZUpvaW5Ub2tlblJlc3BvbnNlEi8KBXRva2VuGAEgASgLMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLkpvaW5Ub2tlbiKeAQoQTGFiZWxOb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgJEj0KA3NldBgCIAMoCzIwLmFnZW50Y29udHJvbC5hZG1pbi52MS5MYWJlbE5vZGVSZXF1ZXN0LlNldEVudHJ5Eg4KBnJlbW92ZRgDIAMoCRoqCghTZXRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIj4KEUxhYmVsTm9kZVJlc3BvbnNlEikKBG5vZGUYASABKAsyGy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTm9kZSI0ChFSZXZva2VOb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJcChJSZXZva2VOb2RlUmVzcG9uc2USKQoEbm9kZRgBIAEoCzIbLmFnZW50Y29udHJvbC5hZG1pbi52MS5Ob2RlEhsKE2RlbmllZF9maW5nZXJwcmludHMYAiADKAkiJQoSQXBwcm92ZU5vZGVSZXF1ZXN0Eg8KB25vZGVfaWQYASABKAkiQAoTQXBwcm92ZU5vZGVSZXNwb25zZRIpCgRub2RlGAEgASgLMhsuYWdlbnRjb250cm9sLmFkbWluLnYxLk5vZGUy7AgKC05vZGVTZXJ2aWNlEl4KCUxpc3ROb2RlcxInLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0Tm9kZXNSZXF1ZXN0GiguYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3ROb2Rlc1Jlc3BvbnNlElgKB0dldE5vZGUSJS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0Tm9kZVJlcXVlc3QaJi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0Tm9kZVJlc3BvbnNlEmQKC0Rpc2FibGVOb2RlEikuYWdlbnRjb250cm9sLmFkbWluLnYxLkRpc2FibGVOb2RlUmVxdWVzdBoqLmFnZW50Y29udHJvbC5hZG1pbi52MS5EaXNhYmxlTm9kZVJlc3BvbnNlEmEKCkVuYWJsZU5vZGUSKC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuRW5hYmxlTm9kZVJlcXVlc3QaKS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuRW5hYmxlTm9kZVJlc3BvbnNlEl4KCVJlc2V0Tm9kZRInLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZXNldE5vZGVSZXF1ZXN0GiguYWdlbnRjb250cm9sLmFkbWluLnYxLlJlc2V0Tm9kZVJlc3BvbnNlEnAKD0NyZWF0ZUpvaW5Ub2tlbhItLmFnZW50Y29udHJvbC5hZG1pbi52MS5DcmVhdGVKb2luVG9rZW5SZXF1ZXN0Gi4uYWdlbnRjb250cm9sLmFkbWluLnYxLkNyZWF0ZUpvaW5Ub2tlblJlc3BvbnNlEm0KDkxpc3RKb2luVG9rZW5zEiwuYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3RKb2luVG9rZW5zUmVxdWVzdBotLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0Sm9pblRva2Vuc1Jlc3BvbnNlEnAKD1Jldm9rZUpvaW5Ub2tlbhItLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZXZva2VKb2luVG9rZW5SZXF1ZXN0Gi4uYWdlbnRjb250cm9sLmFkbWluLnYxLlJldm9rZUpvaW5Ub2tlblJlc3BvbnNlEl4KCUxhYmVsTm9kZRInLmFnZW50Y29udHJvbC5hZG1pbi52MS5MYWJlbE5vZGVSZXF1ZXN0GiguYWdlbnRjb250cm9sLmFkbWluLnYxLkxhYmVsTm9kZVJlc3BvbnNlEmEKClJldm9rZU5vZGUSKC5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmV2b2tlTm9kZVJlcXVlc3QaKS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmV2b2tlTm9kZVJlc3BvbnNlEmQKC0FwcHJvdmVOb2RlEikuYWdlbnRjb250cm9sLmFkbWluLnYxLkFwcHJvdmVOb2RlUmVxdWVzdBoqLmFnZW50Y29udHJvbC5hZG1pbi52MS5BcHByb3ZlTm9kZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Node is one node of the registry.
@@ -111,6 +111,28 @@ export type Node = Message<"agentcontrol.admin.v1.Node"> & {
    * @generated from field: string held_by = 16;
    */
   heldBy: string;
+
+  /**
+   * The labels an administrator or the node's join token assigned (a subset of labels,
+   * whose values win over what the node reports).
+   *
+   * @generated from field: map<string, string> assigned_labels = 17;
+   */
+  assignedLabels: { [key: string]: string };
+
+  /**
+   * True while the node waits for ApproveNode (enrollment.requireApproval): never offered.
+   *
+   * @generated from field: bool pending = 18;
+   */
+  pending: boolean;
+
+  /**
+   * True after RevokeNode until the node enrolls again.
+   *
+   * @generated from field: bool revoked = 19;
+   */
+  revoked: boolean;
 };
 
 /**
@@ -411,6 +433,20 @@ export type JoinToken = Message<"agentcontrol.admin.v1.JoinToken"> & {
    * @generated from field: bool allow_reenroll = 8;
    */
   allowReenroll: boolean;
+
+  /**
+   * The most enrollments it allows (0: no limit).
+   *
+   * @generated from field: int32 max_uses = 9;
+   */
+  maxUses: number;
+
+  /**
+   * Labels every node it enrolls receives as assigned labels (canary, pool, …).
+   *
+   * @generated from field: map<string, string> labels = 10;
+   */
+  labels: { [key: string]: string };
 };
 
 /**
@@ -451,6 +487,21 @@ export type CreateJoinTokenRequest = Message<"agentcontrol.admin.v1.CreateJoinTo
    * @generated from field: bool allow_reenroll = 4;
    */
   allowReenroll: boolean;
+
+  /**
+   * The most enrollments the token allows (0: no limit), enforced atomically: a burst of
+   * enrollments never exceeds it.
+   *
+   * @generated from field: int32 max_uses = 5;
+   */
+  maxUses: number;
+
+  /**
+   * Labels every node it enrolls receives as assigned labels (trusted by campaigns).
+   *
+   * @generated from field: map<string, string> labels = 6;
+   */
+  labels: { [key: string]: string };
 };
 
 /**
@@ -549,6 +600,136 @@ export const RevokeJoinTokenResponseSchema: GenMessage<RevokeJoinTokenResponse> 
   messageDesc(file_agentcontrol_admin_v1_node, 17);
 
 /**
+ * @generated from message agentcontrol.admin.v1.LabelNodeRequest
+ */
+export type LabelNodeRequest = Message<"agentcontrol.admin.v1.LabelNodeRequest"> & {
+  /**
+   * @generated from field: string node_id = 1;
+   */
+  nodeId: string;
+
+  /**
+   * Labels to set (assigned by an administrator).
+   *
+   * @generated from field: map<string, string> set = 2;
+   */
+  set: { [key: string]: string };
+
+  /**
+   * Label keys to remove from the assigned labels.
+   *
+   * @generated from field: repeated string remove = 3;
+   */
+  remove: string[];
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.LabelNodeRequest.
+ * Use `create(LabelNodeRequestSchema)` to create a new message.
+ */
+export const LabelNodeRequestSchema: GenMessage<LabelNodeRequest> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_node, 18);
+
+/**
+ * @generated from message agentcontrol.admin.v1.LabelNodeResponse
+ */
+export type LabelNodeResponse = Message<"agentcontrol.admin.v1.LabelNodeResponse"> & {
+  /**
+   * @generated from field: agentcontrol.admin.v1.Node node = 1;
+   */
+  node?: Node | undefined;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.LabelNodeResponse.
+ * Use `create(LabelNodeResponseSchema)` to create a new message.
+ */
+export const LabelNodeResponseSchema: GenMessage<LabelNodeResponse> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_node, 19);
+
+/**
+ * @generated from message agentcontrol.admin.v1.RevokeNodeRequest
+ */
+export type RevokeNodeRequest = Message<"agentcontrol.admin.v1.RevokeNodeRequest"> & {
+  /**
+   * @generated from field: string node_id = 1;
+   */
+  nodeId: string;
+
+  /**
+   * Why, for the audit log.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.RevokeNodeRequest.
+ * Use `create(RevokeNodeRequestSchema)` to create a new message.
+ */
+export const RevokeNodeRequestSchema: GenMessage<RevokeNodeRequest> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_node, 20);
+
+/**
+ * @generated from message agentcontrol.admin.v1.RevokeNodeResponse
+ */
+export type RevokeNodeResponse = Message<"agentcontrol.admin.v1.RevokeNodeResponse"> & {
+  /**
+   * @generated from field: agentcontrol.admin.v1.Node node = 1;
+   */
+  node?: Node | undefined;
+
+  /**
+   * Client certificate fingerprints (SHA-256) now refused.
+   *
+   * @generated from field: repeated string denied_fingerprints = 2;
+   */
+  deniedFingerprints: string[];
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.RevokeNodeResponse.
+ * Use `create(RevokeNodeResponseSchema)` to create a new message.
+ */
+export const RevokeNodeResponseSchema: GenMessage<RevokeNodeResponse> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_node, 21);
+
+/**
+ * @generated from message agentcontrol.admin.v1.ApproveNodeRequest
+ */
+export type ApproveNodeRequest = Message<"agentcontrol.admin.v1.ApproveNodeRequest"> & {
+  /**
+   * @generated from field: string node_id = 1;
+   */
+  nodeId: string;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.ApproveNodeRequest.
+ * Use `create(ApproveNodeRequestSchema)` to create a new message.
+ */
+export const ApproveNodeRequestSchema: GenMessage<ApproveNodeRequest> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_node, 22);
+
+/**
+ * @generated from message agentcontrol.admin.v1.ApproveNodeResponse
+ */
+export type ApproveNodeResponse = Message<"agentcontrol.admin.v1.ApproveNodeResponse"> & {
+  /**
+   * @generated from field: agentcontrol.admin.v1.Node node = 1;
+   */
+  node?: Node | undefined;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.ApproveNodeResponse.
+ * Use `create(ApproveNodeResponseSchema)` to create a new message.
+ */
+export const ApproveNodeResponseSchema: GenMessage<ApproveNodeResponse> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_node, 23);
+
+/**
  * NodeService reads the node registry and manages enrollment credentials.
  *
  * @generated from service agentcontrol.admin.v1.NodeService
@@ -634,6 +815,40 @@ export const NodeService: GenService<{
     methodKind: "unary";
     input: typeof RevokeJoinTokenRequestSchema;
     output: typeof RevokeJoinTokenResponseSchema;
+  },
+  /**
+   * LabelNode sets or removes labels an administrator assigns to a node; they win over the
+   * node's agent-reported labels and survive its Hellos; audited.
+   *
+   * @generated from rpc agentcontrol.admin.v1.NodeService.LabelNode
+   */
+  labelNode: {
+    methodKind: "unary";
+    input: typeof LabelNodeRequestSchema;
+    output: typeof LabelNodeResponseSchema;
+  },
+  /**
+   * RevokeNode cuts a node off: its node token stops working, its live stream is closed on
+   * whichever Control holds it, its client certificate is refused, and it must enroll
+   * again with a join token; audited.
+   *
+   * @generated from rpc agentcontrol.admin.v1.NodeService.RevokeNode
+   */
+  revokeNode: {
+    methodKind: "unary";
+    input: typeof RevokeNodeRequestSchema;
+    output: typeof RevokeNodeResponseSchema;
+  },
+  /**
+   * ApproveNode lets a node that enrolled while approval is required (pending) take part
+   * in campaigns; audited.
+   *
+   * @generated from rpc agentcontrol.admin.v1.NodeService.ApproveNode
+   */
+  approveNode: {
+    methodKind: "unary";
+    input: typeof ApproveNodeRequestSchema;
+    output: typeof ApproveNodeResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentcontrol_admin_v1_node, 0);

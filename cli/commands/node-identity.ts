@@ -1,0 +1,118 @@
+/**
+ * `agentctl node label|approve|revoke`: what Control believes about a node and whether it
+ * may stay connected.
+ */
+import {
+  ApproveNodeResponseSchema,
+  LabelNodeResponseSchema,
+  RevokeNodeResponseSchema,
+} from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
+import { boolFlag, expectPositionals, parseKeyValues, stringFlag, UsageError } from "../args.js";
+import { type Command, ExitError } from "../command.js";
+import { formatLabels, messageJson } from "../output.js";
+
+/** `k=v` items to set and `k-` items to remove, as `node label` takes them. */
+export function parseLabelChanges(items: readonly string[]): {
+  set: Record<string, string>;
+  remove: string[];
+} {
+  if (items.length === 0) throw new UsageError("give at least one label: KEY=VALUE or KEY-");
+  const remove = items.filter((item) => item.endsWith("-") && !item.includes("="));
+  const set = parseKeyValues(
+    items.filter((item) => !remove.includes(item)),
+    "label",
+  );
+  return { set, remove: remove.map((item) => item.slice(0, -1)) };
+}
+
+/** The node identity commands, merged into the `node` group. */
+export const nodeIdentityCommands: Record<string, Command> = {
+  label: {
+    summary: "Assign labels to a node (KEY=VALUE), or remove them (KEY-); audited",
+    args: "ID LABEL…",
+    flags: {},
+    details:
+      "Labels that campaigns trust (canary, pool, selectors) come from the join token that\n" +
+      "enrolled a node (agentctl token create --label) or from here, never from the node\n" +
+      "itself unless Control lists the key in enrollment.agentReportedLabels. Assigned\n" +
+      "labels win over what the node reports and survive its reconnects.\n" +
+      "Example: agentctl node label web-17 canary=true pool=web old-",
+    async run(ctx, { positionals }) {
+      const [nodeId = "", ...items] = positionals;
+      if (!nodeId) throw new UsageError("missing ID");
+      const { set, remove } = parseLabelChanges(items);
+      const response = await (await ctx.clients()).nodes.labelNode(
+        { nodeId, set, remove },
+        { signal: ctx.signal },
+      );
+      ctx.stdout.write(
+        ctx.output === "json"
+          ? messageJson(LabelNodeResponseSchema, response)
+          : `node ${nodeId} labels: ${formatLabels(response.node?.labels ?? {})}\n`,
+      );
+      return 0;
+    },
+  },
+  approve: {
+    summary: "Let a pending node take part in campaigns (enrollment.requireApproval); audited",
+    args: "ID",
+    flags: {},
+    async run(ctx, { positionals }) {
+      const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
+      const response = await (await ctx.clients()).nodes.approveNode(
+        { nodeId },
+        { signal: ctx.signal },
+      );
+      ctx.stdout.write(
+        ctx.output === "json"
+          ? messageJson(ApproveNodeResponseSchema, response)
+          : `node ${nodeId} approved\n`,
+      );
+      return 0;
+    },
+  },
+  revoke: {
+    summary: "Cut a node off: token invalid, stream closed, certificate refused; audited",
+    args: "ID",
+    flags: {
+      reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
+      yes: {
+        type: "boolean",
+        short: "y",
+        description: "do not ask for confirmation on a terminal",
+      },
+    },
+    details:
+      "For a compromised or retired node. Its node token stops working at once, its live\n" +
+      "stream is closed on whichever Control holds it, the client certificate it last\n" +
+      "connected with is refused until that certificate expires, and it can come back only\n" +
+      "by enrolling again after an operator's reset (agentctl node reset ID) or with a join\n" +
+      "token created for it (agentctl token create --node ID).\n" +
+      "On a terminal a y/N confirmation is asked unless --yes is given; without a terminal\n" +
+      "nothing is revoked without --yes (exit 2).",
+    async run(ctx, { values, positionals }) {
+      const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
+      const confirmed = boolFlag(values, "yes");
+      if (!confirmed && !ctx.interactive) {
+        throw new ExitError(2, "not revoked: no terminal to confirm on; pass --yes to revoke");
+      }
+      if (!confirmed && !(await ctx.confirm(`Revoke node ${nodeId}? It must enroll again.`))) {
+        throw new ExitError(1, "not revoked: not confirmed");
+      }
+      const response = await (await ctx.clients()).nodes.revokeNode(
+        { nodeId, reason: stringFlag(values, "reason") ?? "" },
+        { signal: ctx.signal },
+      );
+      const certificates =
+        response.deniedFingerprints.length > 0
+          ? `; certificate ${response.deniedFingerprints.join(", ")} refused`
+          : "";
+      ctx.stdout.write(
+        ctx.output === "json"
+          ? messageJson(RevokeNodeResponseSchema, response)
+          : `node ${nodeId} revoked: its token no longer works and its stream is closed${certificates}\n`,
+      );
+      return 0;
+    },
+  },
+};
