@@ -7,8 +7,9 @@ import {
   LabelNodeResponseSchema,
   RevokeNodeResponseSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
-import { boolFlag, expectPositionals, parseKeyValues, stringFlag, UsageError } from "../args.js";
-import { type Command, ExitError } from "../command.js";
+import { expectPositionals, parseKeyValues, stringFlag, UsageError } from "../args.js";
+import type { Command } from "../command.js";
+import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import { formatLabels, messageJson } from "../output.js";
 
 /** `k=v` items to set and `k-` items to remove, as `node label` takes them. */
@@ -76,29 +77,21 @@ export const nodeIdentityCommands: Record<string, Command> = {
     args: "ID",
     flags: {
       reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
-      yes: {
-        type: "boolean",
-        short: "y",
-        description: "do not ask for confirmation on a terminal",
-      },
+      ...YES_FLAG,
     },
     details:
       "For a compromised or retired node. Its node token stops working at once, its live\n" +
       "stream is closed on whichever Control holds it, the client certificate it last\n" +
       "connected with is refused until that certificate expires, and it can come back only\n" +
       "by enrolling again after an operator's reset (agentctl node reset ID) or with a join\n" +
-      "token created for it (agentctl token create --node ID).\n" +
-      "On a terminal a y/N confirmation is asked unless --yes is given; without a terminal\n" +
-      "nothing is revoked without --yes (exit 2).",
+      `token created for it (agentctl token create --node ID).\n${CONFIRM_DETAILS}`,
     async run(ctx, { values, positionals }) {
       const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
-      const confirmed = boolFlag(values, "yes");
-      if (!confirmed && !ctx.interactive) {
-        throw new ExitError(2, "not revoked: no terminal to confirm on; pass --yes to revoke");
-      }
-      if (!confirmed && !(await ctx.confirm(`Revoke node ${nodeId}? It must enroll again.`))) {
-        throw new ExitError(1, "not revoked: not confirmed");
-      }
+      await confirmChange(ctx, values, {
+        verb: "revoke",
+        refused: "not revoked",
+        question: `Revoke node ${nodeId}? It must enroll again.`,
+      });
       const response = await (await ctx.clients()).nodes.revokeNode(
         { nodeId, reason: stringFlag(values, "reason") ?? "" },
         { signal: ctx.signal },

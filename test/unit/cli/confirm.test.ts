@@ -63,6 +63,7 @@ const CASES: readonly Case[] = [
   },
   { argv: ["node", "disable", "n1"], rpc: "DisableNode", refused: "not disabled", verb: "disable" },
   { argv: ["node", "reset", "n1"], rpc: "ResetNode", refused: "not reset", verb: "reset" },
+  { argv: ["node", "revoke", "n1"], rpc: "RevokeNode", refused: "not revoked", verb: "revoke" },
 ];
 
 let fake: FakeControl;
