@@ -133,4 +133,6 @@ export * from "./retry.js";
 export { awaitsRollback } from "./rollback.js";
 export * from "./rollout-plan.js";
 export * from "./spec.js";
+export * from "./waits.js";
+export * from "./waits-format.js";
 export * from "./windows.js";
