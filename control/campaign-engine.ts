@@ -6,12 +6,14 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { CampaignWaitsService } from "../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
 import {
   DesiredVersionService,
   PlanService,
 } from "../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 import { createAuditService } from "./admin/audit-service.js";
 import { createCampaignService } from "./admin/campaign-service.js";
+import { createCampaignWaitsService } from "./admin/campaign-waits-service.js";
 import { createDesiredService } from "./admin/desired-service.js";
 import { createPlanService } from "./admin/plan-service.js";
 import type { Policy } from "./campaign/index.js";
@@ -52,7 +54,7 @@ export interface CampaignEngineOptions {
 /** The campaign engine of one Control. */
 export interface CampaignEngine {
   readonly worker: CampaignWorker;
-  /** Registers CampaignService and AuditService. */
+  /** Registers CampaignService, CampaignWaitsService, AuditService and the rollout services. */
   routes(router: ConnectRouter): void;
   /** The unfinished campaign each of `nodeIds` belongs to. */
   activeCampaignOf(nodeIds: readonly string[]): Promise<Map<string, string>>;
@@ -94,6 +96,10 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
           maxVersion: o.config.agent.maxVersion,
           worker,
         }),
+      );
+      router.service(
+        CampaignWaitsService,
+        createCampaignWaitsService({ db: o.db, clock: o.clock }),
       );
       router.service(AuditService, createAuditService({ db: o.db }));
       const fleetDeps = {
