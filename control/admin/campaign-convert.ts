@@ -45,6 +45,7 @@ import {
   type Policy,
   parseGate,
   parseWindow,
+  progressDeadlineMs,
 } from "../campaign/index.js";
 import { ControlError } from "../errors.js";
 
@@ -156,6 +157,7 @@ export function specInputFromProto(
       return parsed.gate;
     }),
     gateGraceMs: ms(spec.gateGrace),
+    progressDeadlineMs: ms(spec.progressDeadline),
   };
 }
 
@@ -200,6 +202,8 @@ export function specToProto(spec: CampaignSpec): CampaignSpecMessage {
       : {}),
     gates: (spec.gates ?? []).map(formatGate),
     ...(spec.gateGraceMs === undefined ? {} : { gateGrace: durationFromMs(spec.gateGraceMs) }),
+    // The deadline in force: the campaign's own, or the default it gets.
+    progressDeadline: durationFromMs(progressDeadlineMs(spec)),
   });
 }
 

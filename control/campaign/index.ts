@@ -128,6 +128,7 @@ export * from "./invariants.js";
 export * from "./model.js";
 export * from "./operation-id.js";
 export * from "./plan.js";
+export * from "./progress.js";
 export * from "./ramp.js";
 export * from "./retry.js";
 export { awaitsRollback } from "./rollback.js";
