@@ -91,17 +91,15 @@ export interface DecisionWrite {
 }
 
 /**
- * True when a decision changes anything or has audit rows to write (then its campaign row's
- * version is bumped); a decision that changed nothing and reports nothing writes nothing. A
- * stall report (`campaign.stalled`) is an audit row without any other change.
+ * True when a decision changes anything (then its campaign row's version is bumped); a
+ * decision that changed nothing writes nothing, audit rows included.
  */
 export function writesSomething(w: DecisionWrite): boolean {
   return (
     w.campaign !== undefined ||
     w.nodes.length > 0 ||
     w.operations.length > 0 ||
-    w.appliedCommands.length > 0 ||
-    w.audits.length > 0
+    w.appliedCommands.length > 0
   );
 }
 

@@ -190,7 +190,9 @@ export async function runDecision(
     const wrote = await tx.writeDecision({
       campaignId,
       version: row.version,
-      campaign: decision.changes.campaign,
+      // A stall report is an audit row without a change: it writes the campaign row as it
+      // stands (the store writes audit rows only with a change).
+      campaign: decision.changes.campaign ?? (judged.audit ? row.campaign : undefined),
       nodes: decision.changes.nodes,
       operations: newOps,
       appliedCommands: outcomes,
