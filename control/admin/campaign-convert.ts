@@ -29,6 +29,7 @@ import {
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import {
   type BatchState,
+  type CampaignEstimate,
   type CampaignNode,
   type CampaignPhase,
   type CampaignSpec,
@@ -207,18 +208,37 @@ export function specToProto(spec: CampaignSpec): CampaignSpecMessage {
   });
 }
 
-/** The Plan answer. */
-export function planToProto(plan: Plan): PlanCampaignResponse {
+/** The Plan answer, with its duration estimate when given (`estimate.ts`). */
+export function planToProto(
+  plan: Plan,
+  estimate?: CampaignEstimate,
+  plannedAt?: number,
+): PlanCampaignResponse {
+  const finite = (ms: number | undefined) =>
+    ms !== undefined && Number.isFinite(ms) ? timestampFromDate(new Date(ms)) : undefined;
   return create(PlanCampaignResponseSchema, {
-    batches: plan.batches.map((b) => ({
-      index: b.index,
-      percent: b.percent,
-      minDuration: durationFromMs(b.minDurationMs),
-      nodeIds: [...b.nodeIds],
-    })),
+    batches: plan.batches.map((b, i) => {
+      const e = estimate?.batches[i];
+      return {
+        index: b.index,
+        percent: b.percent,
+        minDuration: durationFromMs(b.minDurationMs),
+        nodeIds: [...b.nodeIds],
+        ...(e === undefined
+          ? {}
+          : {
+              rounds: e.rounds,
+              shortest: durationFromMs(e.minMs),
+              longest: durationFromMs(e.maxMs),
+            }),
+      };
+    }),
     totalNodes: plan.totalNodes,
     unsupportedNodeIds: [...plan.unsupportedNodeIds],
     upToDateNodeIds: [...plan.upToDateNodeIds],
+    earliestEnd: finite(estimate?.earliestEndAt),
+    latestEnd: finite(estimate?.latestEndAt),
+    plannedAt: finite(plannedAt),
   });
 }
 

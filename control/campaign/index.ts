@@ -122,6 +122,7 @@ export * from "./decide.js";
 export * from "./desired.js";
 export * from "./desired-record.js";
 export { type FactsLookup, isActive } from "./draft.js";
+export * from "./estimate.js";
 export { gatesWanted } from "./gate-rules.js";
 export * from "./gates.js";
 export * from "./invariants.js";

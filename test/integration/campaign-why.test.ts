@@ -2,7 +2,7 @@
  * `agentctl campaign why ID` against a real Control: the real binary over the admin API, a
  * real PostgreSQL, and simulated agents on real streams. The sentences are those an operator
  * reads: a minimum duration counting down, a pause with its actor and reason, a closed window
- * with its next opening, a batch in flight.
+ * with its next opening; and `campaign plan`'s duration estimate.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
@@ -82,6 +82,27 @@ describe("agentctl campaign why", { timeout: 180_000 }, () => {
     expect(why.code).toBe(0);
     expect(why.stdout).toBe(
       `campaign ${id} running, batch 1 of 2 waits for:\n  - window closed: opens ${day} 02:00 UTC\n  - minimum duration: 60 s left\n`,
+    );
+  });
+
+  it("campaign plan estimates the duration from the batches, slots and reconnect timeout", async () => {
+    // 2 nodes, one per batch; no minimum duration; a 10 s reconnect timeout, no config grace.
+    const r = await agentctl(
+      [
+        "campaign",
+        "plan",
+        "--version",
+        NEW,
+        "--selector",
+        "group=soak",
+        "--batches",
+        "5:0s,100:0s",
+      ],
+      env,
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(
+      /\nEstimated duration: 0 s to (10|20) s if started now, ending \d{4}-\d\d-\d\d \d\d:\d\d UTC to \d{4}-\d\d-\d\d \d\d:\d\d UTC \(from nodes back at once to each taking its whole reconnect timeout; failures, gates and other campaigns' load not counted\)\n$/,
     );
   });
 
