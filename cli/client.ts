@@ -10,6 +10,7 @@ import { type Client, createClient, type Interceptor } from "@connectrpc/connect
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { CampaignWaitsService } from "../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import {
@@ -130,6 +131,8 @@ export interface AdminClients {
   readonly nodes: Client<typeof NodeService>;
   readonly releases: Client<typeof ReleaseService>;
   readonly campaigns: Client<typeof CampaignService>;
+  /** What a campaign's current batch waits for (`campaign why`). */
+  readonly campaignWaits: Client<typeof CampaignWaitsService>;
   readonly audit: Client<typeof AuditService>;
   readonly desired: Client<typeof DesiredVersionService>;
   readonly plans: Client<typeof PlanService>;
@@ -173,6 +176,7 @@ export function createAdminClients(
     nodes: createClient(NodeService, transport),
     releases: createClient(ReleaseService, transport),
     campaigns: createClient(CampaignService, transport),
+    campaignWaits: createClient(CampaignWaitsService, transport),
     audit: createClient(AuditService, transport),
     desired: createClient(DesiredVersionService, transport),
     plans: createClient(PlanService, transport),

@@ -6,6 +6,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { CampaignWaitsService } from "../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
 import {
   DesiredVersionService,
   PlanService,
@@ -13,6 +14,7 @@ import {
 import { createAuditService } from "./admin/audit-service.js";
 import type { TokenEntry } from "./admin/auth.js";
 import { createCampaignService } from "./admin/campaign-service.js";
+import { createCampaignWaitsService } from "./admin/campaign-waits-service.js";
 import { createDesiredService } from "./admin/desired-service.js";
 import { createPlanService } from "./admin/plan-service.js";
 import type { Policy } from "./campaign/index.js";
@@ -55,7 +57,7 @@ export interface CampaignEngineOptions {
 /** The campaign engine of one Control. */
 export interface CampaignEngine {
   readonly worker: CampaignWorker;
-  /** Registers CampaignService and AuditService. */
+  /** Registers CampaignService, CampaignWaitsService, AuditService and the rollout services. */
   routes(router: ConnectRouter): void;
   /** The unfinished campaign each of `nodeIds` belongs to. */
   activeCampaignOf(nodeIds: readonly string[]): Promise<Map<string, string>>;
@@ -100,6 +102,10 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
           worker,
           ...(o.adminTokens ? { adminTokens: o.adminTokens } : {}),
         }),
+      );
+      router.service(
+        CampaignWaitsService,
+        createCampaignWaitsService({ db: o.db, clock: o.clock }),
       );
       router.service(AuditService, createAuditService({ db: o.db }));
       const fleetDeps = {

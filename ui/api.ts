@@ -12,11 +12,13 @@ import {
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { CampaignWaitsService } from "../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 
 /** Clients of the admin services, bound to one token. */
 export interface Api {
   readonly campaigns: Client<typeof CampaignService>;
+  readonly campaignWaits: Client<typeof CampaignWaitsService>;
   readonly nodes: Client<typeof NodeService>;
   readonly audit: Client<typeof AuditService>;
 }
@@ -34,6 +36,7 @@ export function createApi(token: string, baseUrl: string = window.location.origi
   });
   return {
     campaigns: createClient(CampaignService, transport),
+    campaignWaits: createClient(CampaignWaitsService, transport),
     nodes: createClient(NodeService, transport),
     audit: createClient(AuditService, transport),
   };

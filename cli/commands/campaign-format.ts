@@ -3,7 +3,8 @@
  * Pure functions of the messages (and `now` where time matters), shared by `campaign`
  * and `campaign watch`.
  */
-import { durationMs } from "@bufbuild/protobuf/wkt";
+import { durationMs, type Timestamp, timestampDate, timestampMs } from "@bufbuild/protobuf/wkt";
+import { formatLeft } from "../../control/campaign/waits-format.js";
 import {
   BatchStateSchema,
   type BatchStatus,
@@ -118,7 +119,28 @@ export function formatPlan(version: string, plan: PlanCampaignResponse, wide: bo
       `${plan.upToDateNodeIds.length} node(s) already run ${version}: ${plan.upToDateNodeIds.join(",")}\n`,
     );
   }
+  const estimate = formatEstimate(plan);
+  if (estimate !== undefined) lines.push(estimate);
   return lines.join("");
+}
+
+const utc = (t: Timestamp): string =>
+  `${timestampDate(t).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+
+/**
+ * The plan's duration estimate in one line, when Control sent one: shortest to longest, and
+ * when it would end if started now.
+ */
+export function formatEstimate(plan: PlanCampaignResponse): string | undefined {
+  const { earliestEnd, latestEnd, plannedAt } = plan;
+  if (earliestEnd === undefined || latestEnd === undefined || plannedAt === undefined)
+    return undefined;
+  const from = timestampMs(plannedAt);
+  const shortest = formatLeft(timestampMs(earliestEnd) - from);
+  const longest = formatLeft(timestampMs(latestEnd) - from);
+  const span = shortest === longest ? shortest : `${shortest} to ${longest}`;
+  const ends = shortest === longest ? utc(earliestEnd) : `${utc(earliestEnd)} to ${utc(latestEnd)}`;
+  return `Estimated duration: ${span} if started now, ending ${ends} (from nodes back at once to each taking its whole reconnect timeout; failures, gates and other campaigns' load not counted)\n`;
 }
 
 /** `2/3` for the batch being run, by position among the campaign's batches. */

@@ -104,6 +104,12 @@ export const SPEC_FLAGS: FlagSpecs = {
     value: "DURATION",
     description: "wait after a batch's last node settled (default 0s)",
   },
+  "progress-deadline": {
+    type: "string",
+    value: "DURATION",
+    description:
+      "report the campaign stalled (audit row, metric) after this long without a node or batch change; it changes nothing else (default: twice the reconnect timeout past its longest wait)",
+  },
   reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
   window: {
     type: "string",
@@ -205,6 +211,12 @@ export function specFromFlags(values: FlagValues): CampaignSpec {
   if (grace !== undefined) spec.configGrace = grace;
   const soak = optionalDuration(values, "soak");
   if (soak !== undefined) spec.soak = soak;
+  const deadline = optionalDuration(values, "progress-deadline");
+  if (deadline !== undefined) {
+    if (Number(deadline.seconds) === 0 && deadline.nanos === 0)
+      throw new UsageError("invalid --progress-deadline: it must be longer than 0s");
+    spec.progressDeadline = deadline;
+  }
   scheduleFromFlags(values, spec);
   return spec;
 }

@@ -40,6 +40,7 @@ import {
 } from "./campaign-format.js";
 import { SPEC_FLAGS, specFromFlags } from "./campaign-spec.js";
 import { watchCommand } from "./campaign-watch.js";
+import { whyCommand } from "./campaign-why.js";
 
 function reportStarted(ctx: Context, campaign: Campaign | undefined, verb: string): void {
   if (campaign === undefined) throw new Error("Control answered without a campaign");
@@ -327,6 +328,7 @@ export const campaignGroup: CommandGroup = {
     list,
     show,
     watch: watchCommand,
+    why: whyCommand,
     pause: control(
       "Stop new offers and new batches (in-flight nodes are still judged)",
       "paused",

@@ -29,6 +29,7 @@ import {
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import {
   type BatchState,
+  type CampaignEstimate,
   type CampaignNode,
   type CampaignPhase,
   type CampaignSpec,
@@ -44,6 +45,7 @@ import {
   type Policy,
   parseGate,
   parseWindow,
+  progressDeadlineMs,
   redactedGateText,
 } from "../campaign/index.js";
 import { ControlError } from "../errors.js";
@@ -156,6 +158,7 @@ export function specInputFromProto(
       return parsed.gate;
     }),
     gateGraceMs: ms(spec.gateGrace),
+    progressDeadlineMs: ms(spec.progressDeadline),
   };
 }
 
@@ -201,22 +204,43 @@ export function specToProto(spec: CampaignSpec): CampaignSpecMessage {
     // Webhook URLs are secrets: the API shows their origin only.
     gates: (spec.gates ?? []).map(redactedGateText),
     ...(spec.gateGraceMs === undefined ? {} : { gateGrace: durationFromMs(spec.gateGraceMs) }),
+    // The deadline in force: the campaign's own, or the default it gets.
+    progressDeadline: durationFromMs(progressDeadlineMs(spec)),
   });
 }
 
-/** The Plan answer. */
-export function planToProto(plan: Plan): PlanCampaignResponse {
+/** The Plan answer, with its duration estimate when given (`estimate.ts`). */
+export function planToProto(
+  plan: Plan,
+  estimate?: CampaignEstimate,
+  plannedAt?: number,
+): PlanCampaignResponse {
+  const finite = (ms: number | undefined) =>
+    ms !== undefined && Number.isFinite(ms) ? timestampFromDate(new Date(ms)) : undefined;
   return create(PlanCampaignResponseSchema, {
-    batches: plan.batches.map((b) => ({
-      index: b.index,
-      percent: b.percent,
-      minDuration: durationFromMs(b.minDurationMs),
-      nodeIds: [...b.nodeIds],
-    })),
+    batches: plan.batches.map((b, i) => {
+      const e = estimate?.batches[i];
+      return {
+        index: b.index,
+        percent: b.percent,
+        minDuration: durationFromMs(b.minDurationMs),
+        nodeIds: [...b.nodeIds],
+        ...(e === undefined
+          ? {}
+          : {
+              rounds: e.rounds,
+              shortest: durationFromMs(e.minMs),
+              longest: durationFromMs(e.maxMs),
+            }),
+      };
+    }),
     totalNodes: plan.totalNodes,
     unsupportedNodeIds: [...plan.unsupportedNodeIds],
     upToDateNodeIds: [...plan.upToDateNodeIds],
     skipped: plan.skips.map((k) => ({ code: k.code, message: k.message, nodeIds: [...k.nodeIds] })),
+    earliestEnd: finite(estimate?.earliestEndAt),
+    latestEnd: finite(estimate?.latestEndAt),
+    plannedAt: finite(plannedAt),
   });
 }
 

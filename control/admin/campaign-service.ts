@@ -13,6 +13,7 @@ import type {
 import {
   type AdminCommand,
   type CampaignPhase,
+  estimateCampaign,
   isEndedPhase,
   type Policy,
   resolveSpec,
@@ -134,8 +135,9 @@ export function createCampaignService(
 
   return {
     async planCampaign(req) {
-      const { plan } = await planOnly(startDeps, specInputFromProto(req.spec, deps.policy));
-      return planToProto(plan);
+      const { spec, plan } = await planOnly(startDeps, specInputFromProto(req.spec, deps.policy));
+      const now = deps.clock.now().getTime();
+      return planToProto(plan, estimateCampaign(spec, plan, now), now);
     },
 
     async startCampaign(req, ctx) {

@@ -21,4 +21,5 @@ export {
   readNodes,
 } from "./sql/reads.js";
 export { createSqlCampaignStore, sqlTransaction } from "./sql/sql-store.js";
+export { readWaitFacts, type WaitFacts } from "./sql/waits-reads.js";
 export { insertAudits, insertCampaign } from "./sql/writes.js";

@@ -12,11 +12,13 @@
  */
 import {
   type AdminCommand,
+  applyDecision,
   type CampaignNode,
   type CampaignState,
   type DecideInput,
   type Decision,
   decide,
+  type Stall,
 } from "../campaign/index.js";
 import {
   type CampaignStore,
@@ -32,6 +34,7 @@ import type { Clock } from "../clock.js";
 import { auditRowsOf, commandOutcomes } from "./audit.js";
 import { buildFacts, type Liveness, platformOf, type WorkerGateway } from "./facts.js";
 import { buildOperation } from "./operations.js";
+import { judgeStall, noteStall, type ReportedStalls } from "./stall.js";
 import type { WorkingCopies, WorkingCopy } from "./working-copy.js";
 
 /** What one decision needs. */
@@ -49,6 +52,8 @@ export interface DecisionDeps {
   readonly liveness: Omit<Liveness, "now">;
   /** This Control's instance id (a registry row it holds is no stream elsewhere). */
   readonly self: string;
+  /** The stalls already reported (`stall.ts`); absent: stalls are neither judged nor reported. */
+  readonly stalls?: ReportedStalls | undefined;
 }
 
 /** The outcome of {@link runDecision}. */
@@ -67,6 +72,8 @@ export interface DecisionOutcome {
   readonly campaign: CampaignState | undefined;
   /** Milliseconds spent reading, deciding and writing (the transaction's commit included). */
   readonly timings: { readonly read: number; readonly decide: number; readonly write: number };
+  /** The campaign's stall after the decision, when stalls are judged and it is stalled. */
+  readonly stall?: Stall | undefined;
 }
 
 const NOTHING: DecisionOutcome = {
@@ -101,6 +108,7 @@ export async function runDecision(
     | undefined;
   let read = 0;
   let decided = 0;
+  let stall: Stall | undefined;
   const outcome = await deps.store.transaction(async (tx) => {
     await deps.lease.fence(tx);
     const row = await tx.readCampaign(campaignId, true);
@@ -172,14 +180,26 @@ export async function runDecision(
       if (!knownRows.includes(r)) outcomes.push({ id: r.id, outcome: "ignored: unknown command" });
     }
     decided = performance.now();
+    const judged = deps.stalls
+      ? (() => {
+          const after = applyDecision(row.campaign, copy.nodes, decision);
+          return judgeStall(deps.stalls, after.campaign, after.nodes, now.getTime());
+        })()
+      : { stall: undefined, audit: undefined };
+    stall = judged.stall;
     const wrote = await tx.writeDecision({
       campaignId,
       version: row.version,
-      campaign: decision.changes.campaign,
+      // A stall report is an audit row without a change: it writes the campaign row as it
+      // stands (the store writes audit rows only with a change).
+      campaign: decision.changes.campaign ?? (judged.audit ? row.campaign : undefined),
       nodes: decision.changes.nodes,
       operations: newOps,
       appliedCommands: outcomes,
-      audits: auditRowsOf(campaignId, decision.events, knownRows),
+      audits: [
+        ...auditRowsOf(campaignId, decision.events, knownRows),
+        ...(judged.audit ? [judged.audit] : []),
+      ],
       now,
     });
     committed = {
@@ -210,9 +230,11 @@ export async function runDecision(
       for (const nodeId of done.stale) deps.copies.markStale(campaignId, nodeId);
     }
   }
+  if (committed !== undefined && deps.stalls) noteStall(deps.stalls, campaignId, stall);
   const end = performance.now();
   return {
     ...outcome,
+    ...(stall === undefined ? {} : { stall }),
     timings: {
       read: Math.max(0, read - began),
       decide: Math.max(0, decided - read),

@@ -20,4 +20,9 @@ export interface WorkerObserver {
   leading(leading: boolean): void;
   /** A burst of failures halted the convergence of desired version `desiredId`. */
   convergenceHalted?(desiredId: string): void;
+  /**
+   * Whether live campaign `campaignId` is stalled (past its progress deadline), after each of
+   * its decisions; false once it progressed, finished, or this process stopped leading.
+   */
+  stalled?(campaignId: string, stalled: boolean): void;
 }

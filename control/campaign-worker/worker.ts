@@ -40,6 +40,7 @@ import { EventIntake } from "./intake.js";
 import { Leadership } from "./leadership.js";
 import { notificationListener } from "./notifications.js";
 import type { DecisionResult } from "./observer.js";
+import type { ReportedStalls } from "./stall.js";
 import { TrackedCampaigns } from "./tracked-campaigns.js";
 import { Waker } from "./waker.js";
 import type { CampaignWorker, CampaignWorkerOptions } from "./worker-api.js";
@@ -144,7 +145,10 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       );
     };
   };
+  /** The stalls reported while this process leads (`stall.ts`). */
+  const stalls: ReportedStalls = new Map();
   const deps = {
+    stalls,
     store: o.store,
     lease: leadership.lease,
     gateway: o.gateway,
@@ -189,6 +193,8 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
 
   /** Drops what this process knew as leader (taking or losing the lease). */
   const forgetAll = () => {
+    for (const id of stalls.keys()) o.observer?.stalled?.(id, false);
+    stalls.clear();
     for (const id of tracked.ids()) untrack(id);
     copies.clear();
     due.reset();
@@ -204,7 +210,9 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       out.decision?.changes.nodes.some((n) => isFailure(n.state))
     )
       fleet?.nudge(o.clock.now().getTime());
+    o.observer?.stalled?.(campaignId, out.live && !out.finished && out.stall !== undefined);
     if (!out.live || out.finished) {
+      stalls.delete(campaignId);
       untrack(campaignId);
       if (out.finished) fleet?.nudge(o.clock.now().getTime());
     } else {

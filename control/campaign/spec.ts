@@ -55,6 +55,11 @@ export interface CampaignSpec {
   readonly gates?: readonly Gate[] | undefined;
   /** How long a gate may stay unreachable before it counts as failing (with gates). */
   readonly gateGraceMs?: number | undefined;
+  /**
+   * How long the campaign may go without progress before it is reported stalled
+   * (`progress.ts`); absent: `defaultProgressDeadlineMs`.
+   */
+  readonly progressDeadlineMs?: number | undefined;
 }
 
 /** A ramp as an administrator gives it: the step length defaults to the policy minimum. */
@@ -83,6 +88,8 @@ export interface CampaignSpecInput {
   readonly ramp?: RampInput | undefined;
   readonly gates?: readonly Gate[] | undefined;
   readonly gateGraceMs?: number | undefined;
+  /** 0 or absent: the default (`defaultProgressDeadlineMs`). */
+  readonly progressDeadlineMs?: number | undefined;
 }
 
 /** Operator policy (config file `policy.*` and `timeouts.*`), bounding and defaulting specs. */
@@ -163,6 +170,7 @@ export function resolveSpec(
           },
         }),
     ...(gates.length > 0 ? { gates, gateGraceMs: input.gateGraceMs ?? DEFAULT_GATE_GRACE_MS } : {}),
+    ...(input.progressDeadlineMs ? { progressDeadlineMs: input.progressDeadlineMs } : {}),
   };
 }
 
@@ -211,6 +219,8 @@ export function validateSpec(spec: CampaignSpec, policy: Policy = DEFAULT_POLICY
     add("windows", `a campaign has at most ${MAX_WINDOWS} windows, not ${spec.windows?.length}`);
   if ((spec.gates?.length ?? 0) > MAX_GATES)
     add("gates", `a campaign has at most ${MAX_GATES} gates, not ${spec.gates?.length}`);
+  if (spec.progressDeadlineMs !== undefined && !(spec.progressDeadlineMs > 0))
+    add("progress_deadline", "the progress deadline must be positive");
   if (spec.gates !== undefined && spec.gates.length > 0 && !((spec.gateGraceMs ?? 0) >= 0))
     add("gate_grace", "the gate grace must not be negative");
   return out;

@@ -1,6 +1,7 @@
 /**
  * The campaign worker's metrics, fed by its {@link WorkerObserver}: decisions by result and
- * their duration, breaches, rollbacks, campaigns finished, and whether this Control leads.
+ * their duration, breaches, rollbacks, campaigns finished, campaigns stalled past their
+ * progress deadline, and whether this Control leads.
  * The pure engine knows nothing of them: they are read off the events a decision committed.
  */
 
@@ -55,6 +56,12 @@ export function campaignMetrics(metrics: ControlMetrics): WorkerObserver {
     registers,
   });
   leader.set(0);
+  const stalled = new Gauge({
+    name: "agent_control_campaign_stalled",
+    help: "1 for each live campaign past its progress deadline (no node or batch change); its series goes when it progresses or finishes. Only the leader reports.",
+    labelNames: ["campaign"],
+    registers,
+  });
   const count = (event: CampaignEvent) => {
     switch (event.kind) {
       case "breached":
@@ -82,6 +89,11 @@ export function campaignMetrics(metrics: ControlMetrics): WorkerObserver {
     },
     convergenceHalted() {
       halts.inc();
+    },
+    stalled(campaignId, now) {
+      // Labelled by campaign only while stalled: at most the live campaigns, never a history.
+      if (now) stalled.set({ campaign: campaignId }, 1);
+      else stalled.remove({ campaign: campaignId });
     },
   };
 }

@@ -201,6 +201,10 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
     await phase(operator, "paused");
     await batch(operator, 0, "running");
     await operator.waitForSelector("[data-batch='0'] >> text=/left \\(paused\\)/");
+    // The page says what the batch waits for: the pause, with who paused it and why.
+    await operator.waitForSelector(
+      ".waits li[data-wait=paused] >> text=/^paused by admin at \\w{3} \\d\\d:\\d\\d UTC: hold for the change window$/",
+    );
     // A viewer follows the same campaign and has no buttons.
     await phase(viewer, "paused");
     await batch(viewer, 0, "running");

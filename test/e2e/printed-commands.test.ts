@@ -271,10 +271,15 @@ describe("every agentctl command the operator guide and the demo print", {
     );
     await abortAndWait(await newest());
 
+    await guide("npx agentctl campaign start --version 1.4.0 --progress-deadline 45m --yes");
+    await abortAndWait(await newest());
+
     await guide('npx agentctl campaign start --version 1.4.0 --reason "CVE-2026-1234"');
     const cve = await newest();
     await guide("npx agentctl campaign watch <id>", { "<id>": cve });
     await guide("npx agentctl campaign show <id> -o wide", { "<id>": cve });
+    const why = await guide("npx agentctl campaign why <id>", { "<id>": cve });
+    expect(why.output).toContain("nothing: the campaign has ended completed");
     await guide("npx agentctl campaign list --phase running");
     await guide("npx agentctl audit list --campaign <id>", { "<id>": cve });
     const ui = await guide("npx agentctl ui");

@@ -284,6 +284,7 @@ describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
       expect.arrayContaining([
         "AgentControlCampaignBreached",
         "AgentControlCampaignStuck",
+        "AgentControlCampaignStalled",
         "AgentControlNoLeader",
         "AgentControlLeadershipLost",
         "AgentControlManyNodesOffline",

@@ -12,6 +12,7 @@ import { useNow } from "../use-now.js";
 import { AuditTable } from "./audit-table.js";
 import { BatchRow } from "./batch-row.js";
 import { CampaignActions } from "./campaign-actions.js";
+import { CampaignWaits } from "./campaign-waits.js";
 import { ErrorLine } from "./error-line.js";
 import { FailingNodes } from "./failing-nodes.js";
 import { PhaseBadge } from "./phase-badge.js";
@@ -63,6 +64,7 @@ export function CampaignPage({ id }: { id: string }) {
     ${stopLine(c)}
     <${CampaignActions} campaign=${c} />
     <${ErrorLine} error=${watch.error} />
+    <${CampaignWaits} campaign=${c} />
     <h3>Batches</h3>
     <ol class="batches">
       ${c.batches.map(

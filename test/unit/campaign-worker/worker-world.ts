@@ -18,6 +18,7 @@ import {
 import { MemoryCampaignStore } from "../../../control/campaign-store/index.js";
 import type { WorkerGateway } from "../../../control/campaign-worker/facts.js";
 import type { GateProbe } from "../../../control/campaign-worker/gate-runner.js";
+import type { WorkerObserver } from "../../../control/campaign-worker/observer.js";
 import { createCampaignWorker } from "../../../control/campaign-worker/worker.js";
 import { createLogger } from "../../../control/log.js";
 import { ManualClock } from "../../../control/manual-clock.js";
@@ -115,7 +116,7 @@ export function world(
       last_seen: clock.now(),
     });
   }
-  const worker = (holder = "w1") =>
+  const worker = (holder = "w1", observer?: WorkerObserver) =>
     createCampaignWorker({
       store,
       gateway,
@@ -126,6 +127,7 @@ export function world(
       publicUrl: () => "http://control",
       offlineAfterMs: OFFLINE_AFTER,
       ...(gateProbe === undefined ? {} : { gateProbe }),
+      ...(observer === undefined ? {} : { observer }),
     });
   const start = async (id: string, ids: string[], spec: Partial<CampaignSpecInput> = {}) => {
     const resolved = resolveSpec({

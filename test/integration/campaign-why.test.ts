@@ -1,0 +1,107 @@
+/**
+ * `agentctl campaign why ID` against a real Control: the real binary over the admin API, a
+ * real PostgreSQL, and simulated agents on real streams. The sentences are those an operator
+ * reads: a minimum duration counting down, a pause with its actor and reason, a closed window
+ * with its next opening; and `campaign plan`'s duration estimate.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { agentctl } from "../helpers/agentctl.js";
+import { type CampaignFixture, campaignFixture, NEW, waitForCampaign } from "./campaign-fixture.js";
+
+const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+
+describe("agentctl campaign why", { timeout: 180_000 }, () => {
+  let f: CampaignFixture;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    f = await campaignFixture();
+    env = { AGENTCTL_SERVER: f.tc.adminUrl, AGENTCTL_TOKEN: f.tc.operatorToken };
+    await f.register(NEW);
+    await f.fleet({ count: 2, idPrefix: "soak", labels: { group: "soak" } });
+    await f.fleet({ count: 2, idPrefix: "win", labels: { group: "win" } });
+  });
+  afterAll(async () => {
+    await f?.stop();
+  });
+
+  const start = async (...flags: string[]): Promise<string> => {
+    const r = await agentctl(["campaign", "start", "--version", NEW, "--yes", ...flags], env);
+    expect(r.stderr).not.toMatch(/error|failed/i);
+    expect(r.code).toBe(0);
+    return r.stdout.trim();
+  };
+
+  it("names the minimum duration left once the canary settled, then who paused it and why", async () => {
+    const id = await start("--selector", "group=soak", "--batches", "5:30m,100:30m");
+    await waitForCampaign(f.campaigns, id, (c) =>
+      c.counts.some((n) => n.state === NodeState.VERIFYING && n.count === 1),
+    );
+    const why = await agentctl(["campaign", "why", id], {
+      ...env,
+      AGENTCTL_TOKEN: f.tc.viewerToken,
+    });
+    expect(why).toMatchObject({ code: 0, stderr: "" });
+    expect(why.stdout).toBe(
+      `campaign ${id} running, batch 1 of 2 waits for:\n  - minimum duration: 30 min left\n`,
+    );
+
+    const paused = await agentctl(
+      ["campaign", "pause", id, "--reason", "change freeze", "--yes"],
+      env,
+    );
+    expect(paused.code).toBe(0);
+    await waitForCampaign(f.campaigns, id, (c) => c.phase === CampaignPhase.PAUSED);
+    const after = await agentctl(["campaign", "why", id], env);
+    expect(after.code).toBe(0);
+    expect(after.stdout).toMatch(
+      new RegExp(
+        `^campaign ${id} paused, batch 1 of 2 waits for:\\n  - paused by \\S+ at (${DAYS.join("|")}) \\d\\d:\\d\\d UTC: change freeze\\n  - minimum duration: 30 min left\\n$`,
+      ),
+    );
+
+    const json = await agentctl(["campaign", "why", id, "--json"], env);
+    const body = JSON.parse(json.stdout) as { waits: { kind: string; left?: string }[] };
+    expect(body.waits.map((w) => w.kind)).toEqual(["paused", "min_duration"]);
+    expect(body.waits[1]?.left).toMatch(/^1[78]\d\d(\.\d+)?s$/);
+  });
+
+  it("says a campaign started outside its window waits for it, and when it opens", async () => {
+    // A window on the day after tomorrow (UTC) is closed now, whatever the time of day.
+    const day = DAYS[(new Date().getUTCDay() + 2) % 7] as string;
+    const id = await start(
+      "--selector",
+      "group=win",
+      "--batches",
+      "5:1m,100:1m",
+      "--window",
+      `${day} 02:00-03:00 UTC`,
+    );
+    const why = await agentctl(["campaign", "why", id], env);
+    expect(why.code).toBe(0);
+    expect(why.stdout).toBe(
+      `campaign ${id} running, batch 1 of 2 waits for:\n  - window closed: opens ${day} 02:00 UTC\n  - minimum duration: 60 s left\n`,
+    );
+  });
+
+  it("campaign plan estimates the duration from the batches, slots and reconnect timeout", async () => {
+    // The window group: 2 nodes still on the old version (their campaign offers nothing), one
+    // per batch; no minimum duration; a 10 s reconnect timeout, no config grace: 0 s to 2 × 10 s.
+    const r = await agentctl(
+      ["campaign", "plan", "--version", NEW, "--selector", "group=win", "--batches", "5:0s,100:0s"],
+      env,
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(
+      /\nEstimated duration: 0 s to 20 s if started now, ending \d{4}-\d\d-\d\d \d\d:\d\d UTC to \d{4}-\d\d-\d\d \d\d:\d\d UTC \(from nodes back at once to each taking its whole reconnect timeout; failures, gates and other campaigns' load not counted\)\n$/,
+    );
+  });
+
+  it("refuses an unknown campaign with one line naming it", async () => {
+    const r = await agentctl(["campaign", "why", "c-none"], env);
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/no campaign with id "c-none"/);
+  });
+});
