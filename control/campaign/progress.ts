@@ -20,11 +20,8 @@ import { closedMsBetween } from "./windows.js";
  * with gates, their grace. 10-minute reconnects and 30-minute batches give 50 minutes.
  */
 export function defaultProgressDeadlineMs(spec: CampaignSpec): number {
-  const batchWait = Math.max(
-    0,
-    spec.ramp?.stepMs ?? 0,
-    ...spec.batches.map((b) => b.minDurationMs),
-  );
+  let batchWait = Math.max(0, spec.ramp?.stepMs ?? 0);
+  for (const b of spec.batches) batchWait = Math.max(batchWait, b.minDurationMs);
   const gateWait = (spec.gates?.length ?? 0) > 0 ? (spec.gateGraceMs ?? 0) : 0;
   return batchWait + spec.soakMs + gateWait + 2 * spec.reconnectTimeoutMs;
 }

@@ -140,7 +140,7 @@ export function waitsFor(input: WaitsInput): Wait[] {
     });
   }
   const batch = input.nodes.filter((n) => n.batch === b.index);
-  out.push(...nodeWaits(input, batch, c.phase === "running" && open));
+  for (const w of nodeWaits(input, batch, c.phase === "running" && open)) out.push(w);
   const allSettled = batch.every((n) => isSettled(n, now));
   const counted = countedMs(b, c.pausedAt, now, windows);
   if (counted < b.minDurationMs)
@@ -149,9 +149,16 @@ export function waitsFor(input: WaitsInput): Wait[] {
     const soaked = soakedMs(b.settledAt, now, windows);
     if (soaked < c.spec.soakMs) out.push({ kind: "soak", leftMs: c.spec.soakMs - soaked });
   }
-  if (allSettled) out.push(...gateWaits(input));
+  if (allSettled) for (const w of gateWaits(input)) out.push(w);
   if (out.length === 0) out.push({ kind: "next_decision" });
   return out;
+}
+
+/** The latest of `at` over `nodes` (a loop: the batch may be any size). */
+function latest(nodes: readonly CampaignNode[], at: (n: CampaignNode) => number): number {
+  let last = Number.NEGATIVE_INFINITY;
+  for (const n of nodes) last = Math.max(last, at(n));
+  return last;
 }
 
 function nodeWaits(input: WaitsInput, batch: readonly CampaignNode[], offering: boolean): Wait[] {
@@ -159,12 +166,12 @@ function nodeWaits(input: WaitsInput, batch: readonly CampaignNode[], offering: 
   const out: Wait[] = [];
   const upgrading = batch.filter((n) => inFlight(n, now) && n.state !== "verifying");
   if (upgrading.length > 0) {
-    const last = Math.max(...upgrading.map((n) => n.reconnectDeadline ?? now));
+    const last = latest(upgrading, (n) => n.reconnectDeadline ?? now);
     out.push({ kind: "upgrading", count: upgrading.length, deadlineLeftMs: positive(last - now) });
   }
   const verifying = batch.filter((n) => n.state === "verifying" && inFlight(n, now));
   if (verifying.length > 0) {
-    const last = Math.max(...verifying.map((n) => n.graceEndsAt ?? now));
+    const last = latest(verifying, (n) => n.graceEndsAt ?? now);
     out.push({ kind: "verifying", count: verifying.length, graceLeftMs: positive(last - now) });
   }
   const waiting = batch.filter((n) => n.state === "waiting");
