@@ -223,6 +223,40 @@ describe("every agentctl command the operator guide and the demo print", {
     await quietly(["release", "sign", "--key", "bob.key", "--in", "r24.json", "--out", "r24.json"]);
     await quietly(["release", "register", "r24.json", "--artifacts", "dist/"]);
 
+    // The release channel as a TUF repository: the reader's keys and `tuf init` out of sight.
+    const keygen = async (file: string) =>
+      (JSON.parse(await quietly(["release", "keygen", "--out", file, "--json"])) as { pin: string })
+        .pin;
+    const rootPin = await keygen("alice-root.key");
+    const targetsPin = await keygen("alice-targets.key");
+    const snapshotPin = await keygen("snapshot.key");
+    const timestampPin = await keygen("timestamp.key");
+    const newTargetsPin = await keygen("carol-targets.key");
+    await mkdir(join(work, "tuf"));
+    await quietly([
+      "tuf",
+      "init",
+      "--repo",
+      "tuf",
+      "--root-key",
+      rootPin,
+      "--targets-key",
+      targetsPin,
+      "--snapshot-key",
+      snapshotPin,
+      "--timestamp-key",
+      timestampPin,
+    ]);
+    await quietly(["tuf", "sign", "--repo", "tuf", "--role", "root", "--key", "alice-root.key"]);
+    await guide(
+      "npx agentctl tuf add-target --repo tuf --version 1.4.0 --sequence 14 --artifact linux-amd64=dist/agent-linux-amd64",
+    );
+    await guide("npx agentctl tuf sign --repo tuf --role targets --key alice-targets.key");
+    await guide("npx agentctl tuf rotate-root --repo tuf --targets-key <new targets pin>", {
+      "<new targets pin>": newTargetsPin,
+    });
+    await guide("npx agentctl tuf sign --repo tuf --role root --key alice-root.key");
+
     // Join tokens and nodes.
     await guide('npx agentctl token create --ttl 24h --description "rack 12"');
     await guide("npx agentctl token list");
@@ -237,6 +271,18 @@ describe("every agentctl command the operator guide and the demo print", {
     expect(reset.output).toMatch(/Reset node spare-00001 .*\? \[y\/N\]/);
     // The reset node's stream stays open; it is kept out of the campaigns that follow.
     await tc.client(NodeService).disableNode({ nodeId: "spare-00001", reason: "reset" });
+    await guide(
+      "npx agentctl token create --ttl 24h --max-uses 40 --label pool=web --label rack=12",
+    );
+    await guide("npx agentctl node label web-17 canary=true", { "web-17": "spare-00001" });
+    await guide("npx agentctl node label web-17 canary-", { "web-17": "spare-00001" });
+    const revoked = await guide(
+      'npx agentctl node revoke web-17 --reason "host compromised" --yes',
+      {
+        "web-17": "spare-00001",
+      },
+    );
+    expect(revoked.output).toContain("node spare-00001 revoked");
     await guide("npx agentctl token create --ttl 1h --node web-17 --node web-18");
     await guide("npx agentctl token create --ttl 1h --allow-reenroll");
     const online = await guide("npx agentctl node list --online");
