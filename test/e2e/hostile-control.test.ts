@@ -10,23 +10,13 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, readlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  buildManifest,
-  createEnvelope,
-  type Envelope,
-  generateKeyPair,
-  type ReleaseKeyPair,
-  sha256Hex,
-  signEnvelope,
-} from "../../control/shared/release/index.js";
+import { generateKeyPair, type ReleaseKeyPair } from "../../control/shared/release/index.js";
 import { tufSigner } from "../../control/shared/tuf/keys.js";
 import { buildRoot, metadataBytes } from "../../control/shared/tuf/repository.js";
 import {
   type Operation,
   OperationPhase,
-  OperationSchema,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { TestTufRepo } from "../helpers/tuf-repo.js";
 import {
@@ -37,8 +27,9 @@ import {
   startAgent,
 } from "./agent-fixture.js";
 import { HostileArtifacts, HostileControl } from "./hostile-control.js";
+import { FORGED_PLATFORM, type Forged, Forger } from "./hostile-forge.js";
 
-const PLATFORM = "linux-amd64";
+const PLATFORM = FORGED_PLATFORM;
 const JOIN = "hostile-join";
 const U64_MAX = 2n ** 64n - 1n;
 
@@ -52,7 +43,7 @@ describe("a hostile Control cannot harm a real Agent", () => {
   let keys: ReleaseKeyPair[];
   let agent: RunningAgent | undefined;
   let v110: Uint8Array = new Uint8Array();
-  let opCount = 0;
+  let forger: Forger;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "hostile-control-"));
@@ -67,6 +58,7 @@ describe("a hostile Control cannot harm a real Agent", () => {
     artifacts = await new HostileArtifacts().start();
     elsewhere = await new HostileArtifacts().start();
     repo = await TestTufRepo.create();
+    forger = new Forger({ artifacts, elsewhere, repo, keys });
     const root = join(dir, "root.json");
     await writeFile(root, repo.initialRoot);
     await writeFile(join(dir, "install.keep"), "");
@@ -117,75 +109,6 @@ describe("a hostile Control cannot harm a real Agent", () => {
     };
   }
 
-  interface Forged {
-    version: string;
-    sequence: number;
-    bytes?: Uint8Array;
-    platform?: string;
-    expires?: Date;
-    signers?: ReleaseKeyPair[];
-    /** Serve other bytes than the signed ones. */
-    served?: Uint8Array;
-    /** Artifact URL base (default the configured download origin). */
-    base?: string;
-    /** List the release in TUF (default true), optionally with another sha256. */
-    listed?: boolean | { sha256: string };
-    tamper?: (envelope: Envelope) => Envelope;
-  }
-
-  /** Signs, lists and serves a release as told, and builds its upgrade operation. */
-  async function forge(f: Forged): Promise<Operation> {
-    const bytes = f.bytes ?? new Uint8Array(randomBytes(4096));
-    const platform = f.platform ?? PLATFORM;
-    const path = `/a/${f.version}/${platform}/${opCount}`;
-    const url = `${f.base ?? artifacts.base}${path}`;
-    const served = f.served ?? bytes;
-    for (const server of [artifacts, elsewhere]) {
-      server.routes.set(path, { kind: "bytes", body: served });
-    }
-    const sha256 = sha256Hex(bytes);
-    const manifest = buildManifest({
-      version: f.version,
-      sequence: f.sequence,
-      expires: f.expires ?? new Date(Date.now() + 3_600_000),
-      artifacts: { [platform]: { url, sha256, size: bytes.byteLength } },
-    });
-    let envelope = createEnvelope(manifest);
-    for (const key of f.signers ?? keys) envelope = await signEnvelope(envelope, key.privateKey);
-    if (f.tamper) envelope = f.tamper(envelope);
-    const listed = f.listed ?? true;
-    if (listed !== false) {
-      await repo.publishTargets(
-        [
-          {
-            version: f.version,
-            sequence: f.sequence,
-            platform,
-            length: bytes.byteLength,
-            sha256: listed === true ? sha256 : listed.sha256,
-          },
-        ],
-        repo.keys.targets,
-      );
-    }
-    return create(OperationSchema, {
-      id: `op-${++opCount}`,
-      kind: {
-        case: "agentUpgrade",
-        value: {
-          version: f.version,
-          sequence: BigInt(f.sequence),
-          artifact: { platform, url, sha256, size: BigInt(bytes.byteLength) },
-          envelope: {
-            payloadType: envelope.payloadType,
-            payload: envelope.payload,
-            signatures: envelope.signatures.map((s) => ({ keyid: s.keyid, sig: s.sig })),
-          },
-        },
-      },
-    });
-  }
-
   /** Sends `op` and resolves with its final report (REFUSED, FAILED, RESTARTING, CONFIRMED). */
   async function attack(op: Operation) {
     control.send(op);
@@ -202,12 +125,8 @@ describe("a hostile Control cannot harm a real Agent", () => {
     );
   }
 
-  function confirmOp(version: string, sequence: bigint): Operation {
-    return create(OperationSchema, {
-      id: `op-${++opCount}`,
-      kind: { case: "agentConfirm", value: { version, sequence } },
-    });
-  }
+  const forge = (f: Forged) => forger.upgrade(f);
+  const confirmOp = (version: string, sequence: bigint) => forger.confirm(version, sequence);
 
   const untouched = { current: "versions/1.0.0", versions: ["1.0.0"], confirmedSequence: "0" };
 
