@@ -2,7 +2,7 @@
  * `npm run bench [-- --quick] [--out DIR] [--keep]`: starts a real Control (embedded
  * PostgreSQL) and the bare grpc-js baseline, each measured with simulated fleets in
  * separate processes, runs every scenario, and writes `docs/BENCHMARKS.md` plus
- * `docs/benchmarks.json` (quick mode: `docs/benchmarks-quick.json` only).
+ * `docs/benchmarks.json` (quick mode: `reports/bench/benchmarks-quick.json` only, ignored by git).
  *
  * `--quick` (CI): N = 1,000, about two minutes; exits 1 when a ratio is beyond its bound.
  * Full mode (N = 1k/5k/10k) is run by hand and its results committed.
@@ -101,7 +101,8 @@ async function main(): Promise<number> {
     options: {
       quick: { type: "boolean", default: false },
       keep: { type: "boolean", default: false },
-      out: { type: "string", default: join(ROOT, "docs") },
+      // Default: docs/ for the full run (its record), reports/bench/ (ignored by git) for --quick.
+      out: { type: "string" },
       // For trying the full scenarios on a smaller fleet, e.g. --levels 1000,2000.
       levels: { type: "string" },
       // Stream-holding processes of the --workers scenario (full mode).
@@ -298,7 +299,7 @@ async function main(): Promise<number> {
         workers: workers?.raw,
       },
     };
-    await writeReport(report, values.out);
+    await writeReport(report, values.out ?? join(ROOT, values.quick ? "reports/bench" : "docs"));
     const failed = rows.filter(
       (r) =>
         (r.maxRatio !== undefined && !(r.ratio <= r.maxRatio)) ||
