@@ -74,7 +74,7 @@ export const BEHIND_SAMPLE = 10;
 export function behindText(code: BehindCode, d: DesiredVersion): string {
   switch (code) {
     case "halted":
-      return `convergence halted: ${d.haltedReason ?? "set the desired version again to resume"}`;
+      return "convergence halted: not offered until the desired version is set again";
     case "failed":
       return `failed a convergence campaign to ${d.target.version} (not offered again until it is set again)`;
     case "in_campaign":

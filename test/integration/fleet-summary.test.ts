@@ -80,8 +80,11 @@ describe("the fleet summary, and a campaign's windows and gates", { timeout: 150
     expect(d?.behind).toBe(1);
     expect(d?.failedNodeIds).toEqual([failing]);
     expect(d?.reasons.map((r) => [r.code, r.nodes, r.nodeIds])).toEqual([["halted", 1, [failing]]]);
-    expect(d?.reasons[0]?.text).toMatch(
-      /^convergence halted: convergence to 2\.0\.0 halted: 1 node\(s\) failed/,
+    expect(d?.reasons[0]?.text).toBe(
+      "convergence halted: not offered until the desired version is set again",
+    );
+    expect(d?.desired?.haltedReason).toMatch(
+      /^convergence to 2\.0\.0 halted: 1 node\(s\) failed \(conv-00003\), the limit is 1$/,
     );
     expect(halted.versions.map((v) => [v.version, v.nodes])).toEqual([
       [OLD, 5],

@@ -152,7 +152,7 @@ describe("the fleet summary", () => {
     expect(c?.reasons).toEqual([
       {
         code: "halted",
-        text: "convergence halted: 3 node(s) failed",
+        text: "convergence halted: not offered until the desired version is set again",
         nodes: 2,
         nodeIds: ["a", "b"],
       },
