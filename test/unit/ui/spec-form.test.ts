@@ -1,5 +1,11 @@
+import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { OnBreach } from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { parseFlags } from "../../../cli/args.js";
+import { SPEC_FLAGS, specFromFlags } from "../../../cli/commands/campaign-spec.js";
+import {
+  CampaignSpecSchema,
+  OnBreach,
+} from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { EMPTY_FIELDS, type SpecFields, specFromFields } from "../../../ui/spec-form.js";
 
 const form = (over: Partial<SpecFields>): SpecFields => ({ ...EMPTY_FIELDS, ...over });
@@ -85,4 +91,66 @@ describe("the start form's spec", () => {
       message,
     });
   });
+
+  it.each([
+    [
+      {
+        version: "2.0.0",
+        reason: "r",
+        selector: "zone=a",
+        pools: "edge db",
+        nodes: "n1",
+        excludeNodes: "n9",
+        excludeTags: "hold=true",
+        batches: "5:1m,25,100:2m",
+        threshold: "10",
+        concurrency: "3",
+        onBreach: "stop",
+        disruptionBudget: "20",
+        windows: "Mon-Fri 02:00-04:00 Europe/Berlin",
+        gates: "prometheus http://p:9090 up == 1\nwebhook https://hooks.example/x",
+        gateGrace: "2m",
+        reconnectTimeout: "5m",
+        configGrace: "30s",
+        soak: "1h",
+        progressDeadline: "2h",
+      },
+      [
+        "--version=2.0.0",
+        "--reason=r",
+        "--selector=zone=a",
+        "--pool=edge",
+        "--pool=db",
+        "--node=n1",
+        "--exclude-node=n9",
+        "--exclude-tag=hold=true",
+        "--batches=5:1m,25,100:2m",
+        "--threshold=10",
+        "--concurrency=3",
+        "--on-breach=stop",
+        "--disruption-budget=20",
+        "--window=Mon-Fri 02:00-04:00 Europe/Berlin",
+        "--gate=prometheus http://p:9090 up == 1",
+        "--gate=webhook https://hooks.example/x",
+        "--gate-grace=2m",
+        "--reconnect-timeout=5m",
+        "--config-grace=30s",
+        "--soak=1h",
+        "--progress-deadline=2h",
+      ],
+    ],
+    [
+      { version: "2.0.0", ramp: "10/min×3", rampMax: "200/min", rampStep: "5m" },
+      ["--version=2.0.0", "--ramp=10/min×3", "--ramp-max=200/min", "--ramp-step=5m"],
+    ],
+    [{ version: "2.0.0" }, ["--version=2.0.0"]],
+  ] as const)(
+    "builds the spec agentctl campaign start builds from the same flags (%#)",
+    (over, argv) => {
+      const parsed = specFromFields(form(over));
+      if (!parsed.ok) throw new Error(parsed.message);
+      const cli = specFromFlags(parseFlags(argv, SPEC_FLAGS).values);
+      expect(create(CampaignSpecSchema, parsed.spec)).toEqual(cli);
+    },
+  );
 });
