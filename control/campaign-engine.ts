@@ -7,6 +7,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { CampaignWaitsService } from "../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
+import { FleetService } from "../proto/gen/agentcontrol/admin/v1/fleet_pb.js";
 import {
   DesiredVersionService,
   PlanService,
@@ -16,6 +17,7 @@ import type { TokenEntry } from "./admin/auth.js";
 import { createCampaignService } from "./admin/campaign-service.js";
 import { createCampaignWaitsService } from "./admin/campaign-waits-service.js";
 import { createDesiredService } from "./admin/desired-service.js";
+import { createFleetService } from "./admin/fleet-service.js";
 import { createPlanService } from "./admin/plan-service.js";
 import type { Policy } from "./campaign/index.js";
 import { busyNodes, createSqlCampaignStore, createSqlFleetStore } from "./campaign-store/index.js";
@@ -57,7 +59,7 @@ export interface CampaignEngineOptions {
 /** The campaign engine of one Control. */
 export interface CampaignEngine {
   readonly worker: CampaignWorker;
-  /** Registers CampaignService, CampaignWaitsService, AuditService and the rollout services. */
+  /** Registers CampaignService, CampaignWaitsService, AuditService, FleetService and the rollout services. */
   routes(router: ConnectRouter): void;
   /** The unfinished campaign each of `nodeIds` belongs to. */
   activeCampaignOf(nodeIds: readonly string[]): Promise<Map<string, string>>;
@@ -117,6 +119,7 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
       };
       router.service(DesiredVersionService, createDesiredService(fleetDeps));
       router.service(PlanService, createPlanService(fleetDeps));
+      router.service(FleetService, createFleetService({ db: o.db, clock: o.clock }));
     },
     activeCampaignOf: (nodeIds) => busyNodes(o.db.pool, nodeIds),
     start() {

@@ -13,7 +13,12 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { CampaignWaitsService } from "../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
+import { FleetService } from "../proto/gen/agentcontrol/admin/v1/fleet_pb.js";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
+import {
+  DesiredVersionService,
+  PlanService,
+} from "../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 
 /** Clients of the admin services, bound to one token. */
 export interface Api {
@@ -21,6 +26,9 @@ export interface Api {
   readonly campaignWaits: Client<typeof CampaignWaitsService>;
   readonly nodes: Client<typeof NodeService>;
   readonly audit: Client<typeof AuditService>;
+  readonly fleet: Client<typeof FleetService>;
+  readonly desired: Client<typeof DesiredVersionService>;
+  readonly plans: Client<typeof PlanService>;
 }
 
 /** Clients that send `token` on every call to the admin API at `baseUrl`. */
@@ -39,6 +47,9 @@ export function createApi(token: string, baseUrl: string = window.location.origi
     campaignWaits: createClient(CampaignWaitsService, transport),
     nodes: createClient(NodeService, transport),
     audit: createClient(AuditService, transport),
+    fleet: createClient(FleetService, transport),
+    desired: createClient(DesiredVersionService, transport),
+    plans: createClient(PlanService, transport),
   };
 }
 

@@ -64,6 +64,7 @@ export const METHOD_ROLES: Readonly<Record<string, AdminRole>> = {
   "agentcontrol.admin.v1.PlanService/GetPlan": "viewer",
   "agentcontrol.admin.v1.PlanService/ListPlans": "viewer",
   "agentcontrol.admin.v1.PlanService/AbortPlan": "operator",
+  "agentcontrol.admin.v1.FleetService/GetFleetSummary": "viewer",
 };
 
 /** A known admin token: its hash, the principal it stands for, and when it stops working. */

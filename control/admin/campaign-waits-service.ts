@@ -18,6 +18,7 @@ import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { ControlError } from "../errors.js";
 import { phaseToProto } from "./campaign-convert.js";
+import { gateStatesOf, windowStateOf } from "./campaign-windows-gates.js";
 
 /** Dependencies of the waits service. */
 export interface CampaignWaitsServiceDeps {
@@ -147,6 +148,8 @@ export function createCampaignWaitsService(
         batchCount: campaign.batches.length,
         waits: waits.map((w) => waitToProto(w, now)),
         at: at(now),
+        window: windowStateOf(campaign.spec.windows, now),
+        gates: gateStatesOf(campaign.spec, facts.gates, now),
       };
     },
   };

@@ -37,7 +37,11 @@ export interface DesiredServiceDeps {
 
 const actorOf = (ctx: HandlerContext): Principal => ctx.values.get(principalKey) as Principal;
 
-function messageOf(
+/**
+ * The API message of desired version `d`, its node counts over `fleet` (the nodes `all`, the
+ * desired versions there are, let it govern).
+ */
+export function desiredMessageOf(
   d: DesiredVersion,
   fleet: readonly FleetRow[],
   all: readonly DesiredVersion[],
@@ -96,7 +100,7 @@ export function createDesiredService(
         const all = await tx.readDesired();
         const fleet = await tx.readFleet();
         const newest = [...all].sort((a, b) => b.setAt - a.setAt || (a.id < b.id ? -1 : 1));
-        return { desiredVersions: newest.map((d) => messageOf(d, fleet, all)) };
+        return { desiredVersions: newest.map((d) => desiredMessageOf(d, fleet, all)) };
       });
     },
 
@@ -175,7 +179,7 @@ export function createDesiredService(
           now,
         );
         const all = [...(await tx.readDesired()).filter((x) => x.id !== d.id), d];
-        return messageOf(d, await tx.readFleet(), all);
+        return desiredMessageOf(d, await tx.readFleet(), all);
       });
       deps.wake();
       return { desired: message };

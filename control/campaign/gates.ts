@@ -204,11 +204,14 @@ export function gateFails(r: GateResult, graceMs: number, now: number): boolean 
   return r.status === "unreachable" && now - (r.unreachableSince ?? r.at) >= graceMs;
 }
 
-/** A label for a gate in messages: "gate 2 (prometheus up)". */
+/**
+ * A label for a gate in messages, audit rows and waits: "gate 2 (prometheus up)", a webhook by
+ * its origin only ("gate 1 (webhook https://hooks.example/…)", as {@link redactedGateText}).
+ */
 export function gateLabel(gates: readonly Gate[], index: number): string {
   const g = gates[index];
   if (g === undefined) return `gate ${index + 1}`;
-  return `gate ${index + 1} (${g.kind === "prometheus" ? `prometheus ${g.query}` : `webhook ${g.url}`})`;
+  return `gate ${index + 1} (${g.kind === "prometheus" ? `prometheus ${g.query}` : redactedGateText(g)})`;
 }
 
 export { OPS as GATE_OPS };

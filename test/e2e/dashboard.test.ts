@@ -6,16 +6,14 @@
  * are taken here (docs/img/).
  */
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeIdOf } from "../../agent-sim/index.js";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { type AgentctlResult, agentctl } from "../helpers/agentctl.js";
+import { type Browser, launchChromium, SCREENSHOTS } from "../helpers/chromium.js";
 import {
   type CampaignFixture,
   campaignFixture,
@@ -24,19 +22,6 @@ import {
   waitForCampaign,
 } from "../integration/campaign-fixture.js";
 
-/** Debian's Chromium, which .ci/run installs. */
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-const SCREENSHOTS = resolve(dirname(fileURLToPath(import.meta.url)), "../../docs/img");
 const FLEET = 20;
 const BATCH_SECONDS = 3;
 
@@ -50,8 +35,8 @@ function inCanaryOrder(prefix: string, n: number): string[] {
 
 describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
   let fx: CampaignFixture;
+  let browser: Browser;
   let context: BrowserContext;
-  let profile: string;
   let ui: string;
   /** Fails in the last batch, where one of ten is under the threshold. */
   const failing = inCanaryOrder("web", FLEET).at(-1) ?? "";
@@ -62,16 +47,10 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
   let printedLink: AgentctlResult;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)`,
-      );
-    }
     fx = await campaignFixture();
     ui = `${fx.tc.adminUrl}/ui/`;
-    profile = await mkdtemp(join(tmpdir(), "agent-control-chromium-"));
     // What takes seconds runs side by side: the agents, the browser, the real agentctl.
-    [, , context, printedLink] = await Promise.all([
+    [, , browser, printedLink] = await Promise.all([
       fx.register(NEW),
       fx.fleet({
         count: FLEET,
@@ -80,23 +59,18 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
         restartMs: [150, 400],
         behaviours: { [failing]: { upgrade: "fail" } },
       }),
-      chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        args: CHROMIUM_ARGS,
-        headless: true,
-        viewport: { width: 1280, height: 900 },
-      }),
+      launchChromium(),
       agentctl(["ui", "--no-open"], {
         AGENTCTL_SERVER: fx.tc.adminUrl,
         AGENTCTL_TOKEN: fx.tc.viewerToken,
       }),
     ]);
+    context = browser.context;
     await mkdir(SCREENSHOTS, { recursive: true });
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
+    await browser?.close();
     await fx?.stop();
   });
 

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { METHOD_ROLES } from "../../control/admin/auth.js";
 import { AuditService } from "../../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { CampaignWaitsService } from "../../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
+import { FleetService } from "../../proto/gen/agentcontrol/admin/v1/fleet_pb.js";
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import {
@@ -17,9 +19,11 @@ const SERVICES: DescService[] = [
   NodeService,
   ReleaseService,
   CampaignService,
+  CampaignWaitsService,
   AuditService,
   DesiredVersionService,
   PlanService,
+  FleetService,
 ];
 const METHODS: Array<[DescService, DescMethod]> = SERVICES.flatMap((s) =>
   s.methods.map((m): [DescService, DescMethod] => [s, m]),

@@ -10,7 +10,7 @@ import { ProgressBar } from "./progress-bar.js";
 
 /** The campaigns page. */
 export function CampaignList() {
-  const { api } = useSession();
+  const { api, role } = useSession();
   const { data, error } = usePoll(
     (signal) => api.campaigns.listCampaigns({ pageSize: 100 }, { signal }),
     [api],
@@ -18,8 +18,9 @@ export function CampaignList() {
   const campaigns = data?.campaigns ?? [];
   return html`<section>
     <h2>Campaigns</h2>
+    ${role === "operator" && html`<p><a class="button" href=${hrefOf({ page: "start" })}>Start a campaign</a></p>`}
     <${ErrorLine} error=${error} />
-    ${data && campaigns.length === 0 && html`<p class="muted">No campaign yet: <code>agentctl campaign start</code> starts one.</p>`}
+    ${data && campaigns.length === 0 && html`<p class="muted">No campaign yet: <code>agentctl campaign start</code> or the start form starts one.</p>`}
     ${
       campaigns.length > 0 &&
       html`<table class="campaigns">

@@ -1,17 +1,22 @@
 /**
- * One campaign, live: what it does and where it stands, a row per batch, an operator's
- * buttons, the failing nodes and the campaign's audit trail. Follows the WatchCampaign stream
+ * One campaign, live: what it does and where it stands, the plan it belongs to, what it waits
+ * for, its windows, ramp, settings and gates, a row per batch, an operator's buttons, the
+ * failing nodes and the campaign's audit trail. Follows the WatchCampaign stream
  * until the campaign is finished, so nothing needs a reload.
  */
 import { html } from "htm/preact";
 import type { Campaign } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { formatCounts, formatTime, isFinished, thresholdOf } from "../format.js";
 import { useSession } from "../session.js";
+import { useCampaignWaits } from "../use-campaign-waits.js";
 import { useCampaignWatch } from "../use-campaign-watch.js";
 import { useNow } from "../use-now.js";
 import { AuditTable } from "./audit-table.js";
 import { BatchRow } from "./batch-row.js";
 import { CampaignActions } from "./campaign-actions.js";
+import { CampaignGates } from "./campaign-gates.js";
+import { CampaignPlanLink } from "./campaign-plan-link.js";
+import { CampaignSchedule } from "./campaign-schedule.js";
 import { CampaignWaits } from "./campaign-waits.js";
 import { ErrorLine } from "./error-line.js";
 import { FailingNodes } from "./failing-nodes.js";
@@ -29,6 +34,15 @@ function stopLine(c: Campaign) {
  */
 function milestone(c: Campaign): string {
   return `${c.phase}/${c.currentBatch}/${c.batches.map((b) => b.state).join(",")}`;
+}
+
+/** The parts that read what the campaign waits for, with its windows and gates. */
+function Judged({ campaign }: { campaign: Campaign }) {
+  const { api } = useSession();
+  const waits = useCampaignWaits(api, campaign);
+  return html`<${CampaignWaits} data=${waits.data} error=${waits.error} finished=${isFinished(campaign)} />
+    <${CampaignSchedule} campaign=${campaign} window=${waits.data?.window} />
+    <${CampaignGates} campaign=${campaign} gates=${waits.data?.gates} />`;
 }
 
 /** The page of campaign `id`. */
@@ -61,10 +75,11 @@ export function CampaignPage({ id }: { id: string }) {
       ${c.retryOf && html`<dt>Retry of</dt><dd><a href=${`#/campaigns/${c.retryOf}`}>${c.retryOf}</a></dd>`}
       <dt>Nodes by state</dt><dd>${formatCounts(c.counts)}</dd>
     </dl>
+    <${CampaignPlanLink} id=${c.id} />
     ${stopLine(c)}
     <${CampaignActions} campaign=${c} />
     <${ErrorLine} error=${watch.error} />
-    <${CampaignWaits} campaign=${c} />
+    <${Judged} campaign=${c} />
     <h3>Batches</h3>
     <ol class="batches">
       ${c.batches.map(

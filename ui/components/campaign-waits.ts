@@ -1,27 +1,21 @@
 /**
  * What the campaign's current batch waits for, as Control judges it (the same sentences as
- * `agentctl campaign why`): read again every few seconds and whenever the campaign's phase or
- * batch changes, until the campaign is finished.
+ * `agentctl campaign why`), from the page's GetCampaignWaits reads.
  */
 import { html } from "htm/preact";
-import type { Campaign } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-import { isFinished } from "../format.js";
-import { useSession } from "../session.js";
-import { usePoll } from "../use-poll.js";
+import type { GetCampaignWaitsResponse } from "../../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
 import { ErrorLine } from "./error-line.js";
 
-/** The "Waits for" list of `campaign` (nothing once it is finished). */
-export function CampaignWaits({ campaign }: { campaign: Campaign }) {
-  const { api } = useSession();
-  const finished = isFinished(campaign);
-  const { data, error } = usePoll(
-    (signal) =>
-      finished
-        ? Promise.resolve(undefined)
-        : api.campaignWaits.getCampaignWaits({ id: campaign.id }, { signal }),
-    [api, campaign.id, finished, campaign.phase, campaign.currentBatch],
-    3000,
-  );
+/** Props of {@link CampaignWaits}. */
+export interface CampaignWaitsProps {
+  /** The latest answer; undefined while loading and once the campaign is finished. */
+  readonly data: GetCampaignWaitsResponse | undefined;
+  readonly error: unknown;
+  readonly finished: boolean;
+}
+
+/** The "Waits for" list (nothing once the campaign is finished). */
+export function CampaignWaits({ data, error, finished }: CampaignWaitsProps) {
   if (finished) return null;
   return html`<section class="waits">
     <h3>Waits for</h3>

@@ -8,7 +8,9 @@ import { useSession } from "../session.js";
 import { AuditLog } from "./audit-log.js";
 import { CampaignList } from "./campaign-list.js";
 import { CampaignPage } from "./campaign-page.js";
+import { FleetPage } from "./fleet-page.js";
 import { NodeList } from "./node-list.js";
+import { StartCampaignPage } from "./start-campaign-page.js";
 
 function Page({ route }: { route: Route }) {
   switch (route.page) {
@@ -16,6 +18,10 @@ function Page({ route }: { route: Route }) {
       return html`<${CampaignList} />`;
     case "campaign":
       return html`<${CampaignPage} id=${route.id} />`;
+    case "start":
+      return html`<${StartCampaignPage} />`;
+    case "fleet":
+      return html`<${FleetPage} />`;
     case "nodes":
       return html`<${NodeList} />`;
     case "audit":
@@ -27,12 +33,12 @@ function Page({ route }: { route: Route }) {
 export function Layout() {
   const route = useRoute();
   const { role, signOut } = useSession();
-  const section = route.page === "campaign" ? "campaigns" : route.page;
-  const link = (page: "campaigns" | "nodes" | "audit", label: string) =>
+  const section = route.page === "campaign" || route.page === "start" ? "campaigns" : route.page;
+  const link = (page: "fleet" | "campaigns" | "nodes" | "audit", label: string) =>
     html`<a href=${hrefOf({ page })} class=${section === page ? "active" : ""}>${label}</a>`;
   return html`<header class="top">
       <span class="brand">Agent Control</span>
-      <nav>${link("campaigns", "Campaigns")}${link("nodes", "Nodes")}${link("audit", "Audit log")}</nav>
+      <nav>${link("fleet", "Fleet")}${link("campaigns", "Campaigns")}${link("nodes", "Nodes")}${link("audit", "Audit log")}</nav>
       <span class="who">
         <span class="badge" data-role=${role}>${role}</span>
         <button class="link" onClick=${() => signOut()}>Sign out</button>

@@ -139,7 +139,7 @@ describe("decide with windows, ramps and gates", () => {
     h.now = 12_000;
     const d = decideWith(h, [result("fail", 12_000)]);
     expect(h.campaign.phase).toBe("rolling_back");
-    expect(h.campaign.message).toContain("gate 1 (webhook http://hook) of batch 1 failed");
+    expect(h.campaign.message).toContain("gate 1 (webhook http://hook/…) of batch 1 failed");
     expect(d.events).toContainEqual(
       expect.objectContaining({ kind: "gate", status: "fail", value: "HTTP 503" }),
     );

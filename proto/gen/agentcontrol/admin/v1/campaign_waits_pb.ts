@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcontrol/admin/v1/campaign_waits.proto.
  */
 export const file_agentcontrol_admin_v1_campaign_waits: GenFile = /*@__PURE__*/
-  fileDesc("CiphZ2VudGNvbnRyb2wvYWRtaW4vdjEvY2FtcGFpZ25fd2FpdHMucHJvdG8SFWFnZW50Y29udHJvbC5hZG1pbi52MSIlChdHZXRDYW1wYWlnbldhaXRzUmVxdWVzdBIKCgJpZBgBIAEoCSLsAQoYR2V0Q2FtcGFpZ25XYWl0c1Jlc3BvbnNlEhMKC2NhbXBhaWduX2lkGAEgASgJEjMKBXBoYXNlGAIgASgOMiQuYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduUGhhc2USFQoNY3VycmVudF9iYXRjaBgDIAEoBRIyCgV3YWl0cxgEIAMoCzIjLmFnZW50Y29udHJvbC5hZG1pbi52MS5DYW1wYWlnbldhaXQSJgoCYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2JhdGNoX2NvdW50GAYgASgFIrwBCgxDYW1wYWlnbldhaXQSDAoEa2luZBgBIAEoCRIMCgR0ZXh0GAIgASgJEicKBGxlZnQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SKQoFdW50aWwYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWNvdW50GAUgASgFEg0KBWxpbWl0GAYgASgFEg8KB3N1YmplY3QYByABKAkSDQoFdmFsdWUYCCABKAkyiwEKFENhbXBhaWduV2FpdHNTZXJ2aWNlEnMKEEdldENhbXBhaWduV2FpdHMSLi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0Q2FtcGFpZ25XYWl0c1JlcXVlc3QaLy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0Q2FtcGFpZ25XYWl0c1Jlc3BvbnNlYgZwcm90bzM", [file_agentcontrol_admin_v1_campaign, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiphZ2VudGNvbnRyb2wvYWRtaW4vdjEvY2FtcGFpZ25fd2FpdHMucHJvdG8SFWFnZW50Y29udHJvbC5hZG1pbi52MSIlChdHZXRDYW1wYWlnbldhaXRzUmVxdWVzdBIKCgJpZBgBIAEoCSLRAgoYR2V0Q2FtcGFpZ25XYWl0c1Jlc3BvbnNlEhMKC2NhbXBhaWduX2lkGAEgASgJEjMKBXBoYXNlGAIgASgOMiQuYWdlbnRjb250cm9sLmFkbWluLnYxLkNhbXBhaWduUGhhc2USFQoNY3VycmVudF9iYXRjaBgDIAEoBRIyCgV3YWl0cxgEIAMoCzIjLmFnZW50Y29udHJvbC5hZG1pbi52MS5DYW1wYWlnbldhaXQSJgoCYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2JhdGNoX2NvdW50GAYgASgFEjIKBndpbmRvdxgHIAEoCzIiLmFnZW50Y29udHJvbC5hZG1pbi52MS5XaW5kb3dTdGF0ZRIvCgVnYXRlcxgIIAMoCzIgLmFnZW50Y29udHJvbC5hZG1pbi52MS5HYXRlU3RhdGUifQoLV2luZG93U3RhdGUSDAoEb3BlbhgBIAEoCBItCgljbG9zZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDW5leHRfb3BlbnNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIvIBCglHYXRlU3RhdGUSDQoFaW5kZXgYASABKAUSDAoEdGV4dBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSDQoFdmFsdWUYBCABKAkSDwoHbWVzc2FnZRgFIAEoCRImCgJhdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNQoRdW5yZWFjaGFibGVfc2luY2UYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEigKBWdyYWNlGAggASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg8KB2ZhaWxpbmcYCSABKAgivAEKDENhbXBhaWduV2FpdBIMCgRraW5kGAEgASgJEgwKBHRleHQYAiABKAkSJwoEbGVmdBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIpCgV1bnRpbBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFY291bnQYBSABKAUSDQoFbGltaXQYBiABKAUSDwoHc3ViamVjdBgHIAEoCRINCgV2YWx1ZRgIIAEoCTKLAQoUQ2FtcGFpZ25XYWl0c1NlcnZpY2UScwoQR2V0Q2FtcGFpZ25XYWl0cxIuLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXRDYW1wYWlnbldhaXRzUmVxdWVzdBovLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXRDYW1wYWlnbldhaXRzUmVzcG9uc2ViBnByb3RvMw", [file_agentcontrol_admin_v1_campaign, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message agentcontrol.admin.v1.GetCampaignWaitsRequest
@@ -74,6 +74,20 @@ export type GetCampaignWaitsResponse = Message<"agentcontrol.admin.v1.GetCampaig
    * @generated from field: int32 batch_count = 6;
    */
   batchCount: number;
+
+  /**
+   * The campaign's maintenance windows at `at` (unset when it has none).
+   *
+   * @generated from field: agentcontrol.admin.v1.WindowState window = 7;
+   */
+  window?: WindowState | undefined;
+
+  /**
+   * Every gate of the campaign, in spec order, with its latest result for the current batch.
+   *
+   * @generated from field: repeated agentcontrol.admin.v1.GateState gates = 8;
+   */
+  gates: GateState[];
 };
 
 /**
@@ -82,6 +96,117 @@ export type GetCampaignWaitsResponse = Message<"agentcontrol.admin.v1.GetCampaig
  */
 export const GetCampaignWaitsResponseSchema: GenMessage<GetCampaignWaitsResponse> = /*@__PURE__*/
   messageDesc(file_agentcontrol_admin_v1_campaign_waits, 1);
+
+/**
+ * WindowState is whether a campaign's maintenance windows are open, and when that changes.
+ *
+ * @generated from message agentcontrol.admin.v1.WindowState
+ */
+export type WindowState = Message<"agentcontrol.admin.v1.WindowState"> & {
+  /**
+   * True while at least one window is open.
+   *
+   * @generated from field: bool open = 1;
+   */
+  open: boolean;
+
+  /**
+   * While open: when the windows close (unset when they never do).
+   *
+   * @generated from field: google.protobuf.Timestamp closes_at = 2;
+   */
+  closesAt?: Timestamp | undefined;
+
+  /**
+   * When the windows next open: while closed, the coming opening; while open, the first
+   * opening after the coming close (unset when none within a week).
+   *
+   * @generated from field: google.protobuf.Timestamp next_opens_at = 3;
+   */
+  nextOpensAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.WindowState.
+ * Use `create(WindowStateSchema)` to create a new message.
+ */
+export const WindowStateSchema: GenMessage<WindowState> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_campaign_waits, 2);
+
+/**
+ * GateState is one outside health gate of a campaign and its latest result.
+ *
+ * @generated from message agentcontrol.admin.v1.GateState
+ */
+export type GateState = Message<"agentcontrol.admin.v1.GateState"> & {
+  /**
+   * Its index in the spec (counted from 0, as in CampaignSpec.gates).
+   *
+   * @generated from field: int32 index = 1;
+   */
+  index: number;
+
+  /**
+   * The gate as the admin API shows it (a webhook shows only its origin).
+   *
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * pass, fail or unreachable; empty while the current batch has no result yet.
+   *
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * What was measured ("0.12", "HTTP 503", "no samples").
+   *
+   * @generated from field: string value = 4;
+   */
+  value: string;
+
+  /**
+   * @generated from field: string message = 5;
+   */
+  message: string;
+
+  /**
+   * When the latest evaluation finished.
+   *
+   * @generated from field: google.protobuf.Timestamp at = 6;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * While unreachable: since when, without a reachable result in between.
+   *
+   * @generated from field: google.protobuf.Timestamp unreachable_since = 7;
+   */
+  unreachableSince?: Timestamp | undefined;
+
+  /**
+   * How long it may stay unreachable before it counts as failing.
+   *
+   * @generated from field: google.protobuf.Duration grace = 8;
+   */
+  grace?: Duration | undefined;
+
+  /**
+   * True when it counts as failing now (fail, or unreachable for its whole grace).
+   *
+   * @generated from field: bool failing = 9;
+   */
+  failing: boolean;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.GateState.
+ * Use `create(GateStateSchema)` to create a new message.
+ */
+export const GateStateSchema: GenMessage<GateState> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_campaign_waits, 3);
 
 /**
  * CampaignWait is one thing the current batch waits for.
@@ -154,7 +279,7 @@ export type CampaignWait = Message<"agentcontrol.admin.v1.CampaignWait"> & {
  * Use `create(CampaignWaitSchema)` to create a new message.
  */
 export const CampaignWaitSchema: GenMessage<CampaignWait> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_admin_v1_campaign_waits, 2);
+  messageDesc(file_agentcontrol_admin_v1_campaign_waits, 4);
 
 /**
  * CampaignWaitsService says what a campaign's current batch waits for, from the same records

@@ -1,0 +1,45 @@
+/**
+ * A campaign's outside health gates: each as the admin API shows it (a webhook only by its
+ * origin), with its latest result for the current batch (status, value, when), its grace,
+ * and whether it counts as failing now.
+ */
+import { html } from "htm/preact";
+import type { Campaign } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import type { GateState } from "../../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
+import { formatMs, formatTime, msOf } from "../format.js";
+
+/** Props of {@link CampaignGates}. */
+export interface CampaignGatesProps {
+  readonly campaign: Campaign;
+  /** The gates' latest results (undefined once the campaign is finished). */
+  readonly gates: readonly GateState[] | undefined;
+}
+
+/** The gates table; nothing for a campaign without gates. */
+export function CampaignGates({ campaign, gates }: CampaignGatesProps) {
+  const texts = campaign.spec?.gates ?? [];
+  if (texts.length === 0) return null;
+  const grace = msOf(campaign.spec?.gateGrace) || 60_000;
+  const rows =
+    gates ??
+    texts.map((_, index) => ({ index, text: "", status: "", value: "", at: undefined }) as const);
+  return html`<section class="gates">
+    <h3>Gates</h3>
+    <table class="gates">
+      <thead><tr><th>#</th><th>Gate</th><th>Last result</th><th>Value</th><th>At</th><th>Grace</th></tr></thead>
+      <tbody>
+        ${rows.map((g) => {
+          const failing = "failing" in g && g.failing;
+          return html`<tr key=${g.index} data-gate=${g.index} data-status=${g.status || "none"} data-failing=${String(failing)}>
+            <td>${g.index + 1}</td>
+            <td><code>${g.text || texts[g.index]}</code></td>
+            <td class=${`gate-status ${g.status}${failing ? " failing" : ""}`}>${g.status || (gates ? "not judged yet" : "-")}${failing ? " (failing)" : ""}</td>
+            <td>${g.value || "-"}</td>
+            <td>${formatTime(g.at)}</td>
+            <td>${formatMs(grace)}</td>
+          </tr>`;
+        })}
+      </tbody>
+    </table>
+  </section>`;
+}

@@ -1,0 +1,21 @@
+/** Nodes per pool: how many, how many online and offline, how many disabled. */
+import { html } from "htm/preact";
+import type { PoolCount } from "../../proto/gen/agentcontrol/admin/v1/fleet_pb.js";
+
+/** The table of `pools`. */
+export function PoolTable({ pools }: { pools: readonly PoolCount[] }) {
+  return html`<table class="pools">
+    <thead><tr><th>Pool</th><th>Nodes</th><th>Online</th><th>Offline</th><th>Disabled</th></tr></thead>
+    <tbody>
+      ${pools.map(
+        (p) => html`<tr key=${p.pool} data-pool=${p.pool}>
+          <td>${p.pool}</td>
+          <td>${p.nodes}</td>
+          <td class="online-count">${p.online}</td>
+          <td class=${p.nodes - p.online > 0 ? "offline-count warn" : "offline-count"}>${p.nodes - p.online}</td>
+          <td>${p.disabled}</td>
+        </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
