@@ -204,11 +204,26 @@ export function gateFails(r: GateResult, graceMs: number, now: number): boolean 
   return r.status === "unreachable" && now - (r.unreachableSince ?? r.at) >= graceMs;
 }
 
-/** A label for a gate in messages: "gate 2 (prometheus up)". */
+/**
+ * A label for a gate in messages: "gate 2 (prometheus up)", "gate 1 (webhook
+ * https://hooks.example/…)". Messages reach viewers (the campaign's message, its waits, the
+ * audit log), so a webhook is named by its origin only, as {@link redactedGateText} does; a
+ * URL that is nothing but its origin is shown as it is.
+ */
 export function gateLabel(gates: readonly Gate[], index: number): string {
   const g = gates[index];
   if (g === undefined) return `gate ${index + 1}`;
-  return `gate ${index + 1} (${g.kind === "prometheus" ? `prometheus ${g.query}` : `webhook ${g.url}`})`;
+  return `gate ${index + 1} (${g.kind === "prometheus" ? `prometheus ${g.query}` : webhookOrigin(g.url)})`;
+}
+
+function webhookOrigin(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const bare = parsed.pathname === "/" && parsed.search === "" && parsed.hash === "";
+    return `webhook ${parsed.origin}${bare && parsed.username === "" ? "" : "/…"}`;
+  } catch {
+    return "webhook …";
+  }
 }
 
 export { OPS as GATE_OPS };
