@@ -232,7 +232,7 @@ function toRunOptions(
     labels: labels(str("labels")),
     tls,
     clearText: tls === undefined && (insecure || isLoopbackHost(address.host)),
-    downloadOrigins: downloadOrigins(str("download-origins")),
+    downloadOrigins: downloadOrigins(str("download-origins"), insecure),
     downloadGraceMs:
       integer(str("download-grace-ms"), "download-grace-ms", 0, MAX_TIMER_MS) ?? 30_000,
     downloadMinBytesPerSecond:

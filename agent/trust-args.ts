@@ -44,8 +44,12 @@ export function isLoopbackHost(host: string): boolean {
   return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
 }
 
-/** `--download-origins`: scheme://host[:port] origins, normalised as `URL.origin` writes them. */
-export function downloadOrigins(text: string | undefined): string[] {
+/**
+ * `--download-origins`: scheme://host[:port] origins, normalised as `URL.origin` writes them.
+ * The node token goes to each of them, so an `http://` origin off loopback is clear text on
+ * the path and needs `insecure` (`--insecure`), as the stream does.
+ */
+export function downloadOrigins(text: string | undefined, insecure = false): string[] {
   if (text === undefined) return [];
   return text
     .split(",")
@@ -67,6 +71,11 @@ export function downloadOrigins(text: string | undefined): string[] {
       ) {
         throw new Error(
           `--download-origins takes scheme://host[:port] origins, got ${JSON.stringify(item)}`,
+        );
+      }
+      if (url.protocol === "http:" && !insecure && !isLoopbackHost(url.hostname)) {
+        throw new Error(
+          `--download-origins ${JSON.stringify(item)} is clear text off loopback and would carry the node token: use https:// or --insecure`,
         );
       }
       return url.origin;

@@ -186,7 +186,15 @@ export async function startControl(options: StartControlOptions): Promise<Contro
             peerCertificate,
           ),
         recordCertifiedHello: (hello, sessionId, now, certificate) =>
-          recordCertifiedHello(db.pool, hello, sessionId, now, instanceId, certificate),
+          recordCertifiedHello(
+            db.pool,
+            hello,
+            sessionId,
+            now,
+            instanceId,
+            certificate,
+            config.enrollment.requireApproval,
+          ),
         capabilities: CONTROL_CAPABILITIES,
         agentReportedLabels: config.enrollment.agentReportedLabels,
         heartbeatIntervalMs: config.timeouts.heartbeatSeconds * 1000,

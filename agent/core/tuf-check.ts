@@ -99,7 +99,11 @@ export function tufClient(options: TufClientOptions): TufCheck {
         }
         return { ok: true };
       } catch (error) {
-        return classify(error);
+        const verdict = classify(error);
+        if (!verdict.ok && verdict.code === "metadata_unavailable") {
+          return (await expiredTimestamp(options.metadataDir, verdict.message)) ?? verdict;
+        }
+        return verdict;
       } finally {
         await keepRoot(options.metadataDir).catch(() => {});
       }
@@ -135,6 +139,25 @@ async function keepRoot(dir: string): Promise<void> {
   const kept = await readFile(join(dir, KEPT_ROOT)).catch(() => undefined);
   if (kept === undefined || !kept.equals(current)) {
     await writeFileDurably(join(dir, KEPT_ROOT), current);
+  }
+}
+
+/**
+ * A freeze by withholding: no newer metadata could be fetched and the newest timestamp this
+ * agent trusts has expired, so it is frozen exactly as when it is served a stale one.
+ */
+async function expiredTimestamp(dir: string, why: string): Promise<TufVerdict | undefined> {
+  const bytes = await readFile(join(dir, "timestamp.json")).catch(() => undefined);
+  if (bytes === undefined) return undefined;
+  try {
+    const trusted = parseMetadata(MetadataKind.Timestamp, bytes);
+    if (!trusted.signed.isExpired(new Date())) return undefined;
+    return refuse(
+      "metadata_expired",
+      `TUF metadata expired (a freeze): the newest trusted timestamp expired at ${trusted.signed.expires} and no newer one could be fetched (${why})`,
+    );
+  } catch {
+    return undefined;
   }
 }
 

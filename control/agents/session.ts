@@ -56,7 +56,7 @@ export interface SessionDeps {
     sessionId: string,
     now: Date,
     certificate: CertificateFacts,
-  ) => Promise<{ created: boolean }>;
+  ) => Promise<{ created: boolean; refused?: true }>;
   /** Capabilities this Control offers. */
   readonly capabilities: readonly string[];
   /** Hello label keys believed (`enrollment.agentReportedLabels`; "*": all): see reported-labels.ts. */
@@ -294,12 +294,18 @@ class AgentSession implements HubSession {
         outcome === "created" ? "node enrolled" : "node re-enrolled",
       );
     } else if (identity.kind === "certificate" && this.deps.recordCertifiedHello) {
-      const { created } = await this.deps.recordCertifiedHello(
+      const { created, refused } = await this.deps.recordCertifiedHello(
         nodeHello,
         this.sessionId,
         now,
         identity.certificate,
       );
+      if (refused) {
+        throw new ControlError(
+          "permission_denied",
+          `node "${facts.nodeId}" was revoked by an administrator: it enrolls again only after agentctl node reset ${facts.nodeId}`,
+        );
+      }
       if (created) {
         this.logLine("info", { nodeId: facts.nodeId }, "node enrolled by its certificate");
       }

@@ -33,6 +33,9 @@ export async function certificateDenied(
 /**
  * Creates or updates the row of a certificate-authenticated node in one statement;
  * `holder` is this Control's instance id (null: none), `certificate` the one it presented.
+ * A new node is `pending` when `requireApproval` is set (as one enrolled by a join token). A
+ * revoked node is not written and `refused` is returned, whatever certificate names it, until
+ * an operator's `node reset` lets it enroll again.
  */
 export async function recordCertifiedHello(
   pool: pg.Pool,
@@ -41,14 +44,15 @@ export async function recordCertifiedHello(
   now: Date,
   holder: string | null = null,
   certificate?: { readonly fingerprint: string; readonly expiresAt: Date },
-): Promise<{ created: boolean }> {
+  requireApproval = false,
+): Promise<{ created: boolean; refused?: true }> {
   const result = await pool.query<{ created: boolean }>(
     `with written as (
      insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
         capabilities, confirmed_sequence, first_seen, last_seen, online, session_id,
-        created_at, updated_at, held_by, cert_fingerprint, cert_expires_at)
+        created_at, updated_at, held_by, cert_fingerprint, cert_expires_at, pending)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $10, $12::text,
-        $13::text, $14::timestamptz)
+        $13::text, $14::timestamptz, $15::boolean)
      on conflict (id) do update set
         labels = excluded.labels || nodes.assigned_labels,
         pool = ${poolOf("excluded.labels || nodes.assigned_labels")}, platform = excluded.platform,
@@ -62,6 +66,7 @@ export async function recordCertifiedHello(
         cert_fingerprint = coalesce(excluded.cert_fingerprint, nodes.cert_fingerprint),
         cert_expires_at = coalesce(excluded.cert_expires_at, nodes.cert_expires_at),
         revoked_at = null
+     where nodes.revoked_at is null or nodes.reset_at is not null
      returning id, (xmax = 0) as created
      ), notified as (select pg_notify('${NODES_CHANNEL}', id) from written)
      select created, (select count(*) from notified) as notified from written`,
@@ -72,7 +77,9 @@ export async function recordCertifiedHello(
       holder,
       certificate?.fingerprint ?? null,
       certificate?.expiresAt ?? null,
+      requireApproval,
     ],
   );
-  return { created: result.rows[0]?.created ?? false };
+  const row = result.rows[0];
+  return row === undefined ? { created: false, refused: true } : { created: row.created };
 }
