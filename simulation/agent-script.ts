@@ -38,6 +38,10 @@ export interface AgentScript {
   readonly configCapable: boolean;
   /** When it first connects (virtual ms). */
   readonly onlineAt: number;
+  /** Its platform when not the fleet's (one the release may lack). */
+  readonly platform?: string;
+  /** The version it runs at first when not the fleet's (one no release registers), confirmed sequence 0. */
+  readonly initialVersion?: string;
 }
 
 /** The capabilities an agent negotiates. */

@@ -87,17 +87,18 @@ export class SimFleet implements WorkerGateway, AgentHost {
     });
     this.streams.hub.subscribe((event) => this.emit(event));
     for (const s of scripts) {
-      const version = s.behaviour === "current" ? target : ctx.oldVersion;
+      const version = s.initialVersion ?? (s.behaviour === "current" ? target : ctx.oldVersion);
+      const confirmed = s.initialVersion === undefined ? 1 : 0;
       this.agents.set(s.id, {
         script: s,
         version,
         previousVersion: "",
-        confirmedSequence: 1,
+        confirmedSequence: confirmed,
         boot: 0,
         session: 0,
         handled: new Map(),
         applied: new Map(),
-        confirmedHistory: [1],
+        confirmedHistory: [confirmed],
         restarting: false,
         crashedOnce: false,
         pendingReinstate: undefined,
@@ -112,11 +113,11 @@ export class SimFleet implements WorkerGateway, AgentHost {
         boot_id: `${s.id}:boot-0`,
         agent_version: version,
         capabilities: capabilitiesOf(s),
-        platform: ctx.platform,
+        platform: s.platform ?? ctx.platform,
         enabled: true,
         last_seen: null,
         labels: { ...s.labels },
-        confirmed_sequence: 1,
+        confirmed_sequence: confirmed,
       });
       ctx.queue.at(s.onlineAt, () => this.connect(s.id));
       if (s.behaviour === "flap") this.scheduleFlap(s.id, s.onlineAt + 5000);
@@ -169,7 +170,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
       bootId: `${a.script.id}:boot-${a.boot}`,
       agentVersion: a.version,
       previousVersion: a.previousVersion,
-      platform: this.ctx.platform,
+      platform: a.script.platform ?? this.ctx.platform,
       labels: a.script.pool ? { ...a.script.labels, pool: a.script.pool } : a.script.labels,
       capabilities: capabilitiesOf(a.script),
       confirmedSequence: a.confirmedSequence,

@@ -84,6 +84,7 @@ export function scheduleOperator(world: SimWorld): void {
       }
       if (!store.tables.campaigns.has(action.campaignId)) return;
       const submit = async (): Promise<void> => {
+        const phaseBefore = store.tables.campaigns.get(action.campaignId)?.campaign.phase;
         try {
           await submitCommand(
             fleetStore,
@@ -105,6 +106,8 @@ export function scheduleOperator(world: SimWorld): void {
           campaignId: action.campaignId,
           kind: action.command.kind,
           at: clock.ms,
+          rollback: action.command.kind === "abort" && action.command.rollback,
+          phase: phaseBefore,
         });
         say(`operator: ${action.command.kind} ${action.campaignId}`);
         controls.wake(action.campaignId);

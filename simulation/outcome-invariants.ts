@@ -40,6 +40,10 @@ export interface IssuedCommand {
   readonly campaignId: string;
   readonly kind: "pause" | "resume" | "abort";
   readonly at: number;
+  /** An abort's rollback flag. */
+  readonly rollback?: boolean;
+  /** The campaign's phase when the command was issued. */
+  readonly phase?: string | undefined;
 }
 
 /** What the outcome checks remember between steps. */

@@ -55,7 +55,13 @@ export function pauseAnswerer(world: SimWorld): () => void {
         actor_ip: "",
       });
       pausedSince.delete(id);
-      world.outcomeChecks.commands.push({ campaignId: id, kind: command.kind, at: clock.ms });
+      world.outcomeChecks.commands.push({
+        campaignId: id,
+        kind: command.kind,
+        at: clock.ms,
+        rollback: command.kind === "abort" && command.rollback,
+        phase: "paused",
+      });
       say(
         `operator answers the pause of ${id}: ${command.kind}${command.kind === "abort" && command.rollback ? " with rollback" : ""}`,
       );

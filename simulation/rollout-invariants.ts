@@ -22,7 +22,12 @@
 import { CONVERGENCE_CREATOR, PLAN_CREATOR } from "../control/campaign/index.js";
 import type { MemoryCampaignStore, MemoryFleetStore } from "../control/campaign-store/index.js";
 import type { SimFleet } from "./agents.js";
-import { type RefNode, refGoverning, refSelects } from "./reference/selector.js";
+import {
+  type RefNode,
+  refCompareVersions,
+  refGoverning,
+  refSelects,
+} from "./reference/selector.js";
 
 /** What the checks remember between steps. */
 export interface RolloutCheckState {
@@ -174,6 +179,10 @@ export function rolloutEndViolations(
     if (d === undefined || d.haltedAt !== undefined) continue;
     if (agent.version === d.target.version || agent.confirmedSequence >= d.target.sequence)
       continue;
+    // Never backwards, and never a release without the agent's platform: such agents stay.
+    if (refCompareVersions(agent.version, d.target.version) > 0) continue;
+    const platforms = t.releases.get(d.target.version)?.artifacts.map((a) => a.platform) ?? [];
+    if (agent.script.platform !== undefined && !platforms.includes(agent.script.platform)) continue;
     const failedConverging = [...t.campaigns.values()].some(
       (c) =>
         c.createdBy === `${CONVERGENCE_CREATOR}${d.id}` &&

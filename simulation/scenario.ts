@@ -45,6 +45,8 @@ export interface Scenario {
   readonly calm: boolean;
   /** The simulated gates' scripts of the campaigns with gates (`schedules.ts`), by campaign id. */
   readonly gateScripts: ReadonlyMap<string, readonly GateScript[]>;
+  /** A scenario on a breach's edge ({@link edgeOf}): its fleet must stay as drawn. */
+  readonly edge?: boolean;
 }
 
 const MIN = 60_000;
@@ -115,7 +117,7 @@ function edgeOf(
   agents: AgentScript[],
   base: CampaignPlan,
   budget: number,
-): Pick<Scenario, "agents" | "campaigns" | "operator" | "calm"> {
+): Pick<Scenario, "agents" | "campaigns" | "operator" | "calm" | "edge"> {
   const threshold = pick(prng, [5, 10, 20, 25]);
   const size = Math.max(agents.length, Math.ceil(100 / threshold) + 2);
   const failures = Math.floor((threshold * size) / 100);
@@ -157,6 +159,7 @@ function edgeOf(
     ],
     operator: [],
     calm: true,
+    edge: true,
   };
 }
 

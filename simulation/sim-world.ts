@@ -11,9 +11,11 @@ import { createCampaignWorker } from "../control/campaign-worker/worker.js";
 import { createLogger } from "../control/log.js";
 import { ManualClock } from "../control/manual-clock.js";
 import { SimFleet } from "./agents.js";
+import { type ClaimCheckState, newClaimCheckState } from "./claim-invariants.js";
 import { withDisablePairs } from "./disable-pairs.js";
 import { EventQueue } from "./events.js";
 import { type CheckState, newCheckState } from "./fleet-invariants.js";
+import { withFleetVariants } from "./fleet-variants.js";
 import { newOutcomeCheckState, type OutcomeCheckState } from "./outcome-invariants.js";
 import { newRolloutCheckState, type RolloutCheckState } from "./rollout-invariants.js";
 import { type FleetScenario, withRollout } from "./rollout-scenario.js";
@@ -34,7 +36,8 @@ export const SIM_RULES: AdmissionRules = {
   policy: { ...DEFAULT_POLICY, minBatchDurationMs: 0, firstBatchMaxPercent: 100 },
   maxVersion: undefined,
 };
-const PLATFORM = "linux-amd64";
+/** The fleet's platform, the only one the target release carries an artifact for. */
+export const PLATFORM = "linux-amd64";
 /** How many trace lines a run keeps without `fullTrace`. */
 const TRACE_LINES = 40;
 
@@ -59,6 +62,8 @@ export interface SimWorld {
   readonly rolloutChecks: RolloutCheckState;
   /** The outcome checks' state, the operator's issued commands included. */
   readonly outcomeChecks: OutcomeCheckState;
+  /** The claim checks' state (`claim-invariants.ts`). */
+  readonly claimChecks: ClaimCheckState;
   /** Campaign starts due, run in order before the Controls step (each may await the store). */
   readonly pending: (() => Promise<void>)[];
   /** How many of the scenario's campaigns were started, or found nothing to start over. */
@@ -70,7 +75,9 @@ export function buildWorld(
   seed: number,
   options: { readonly faults: boolean; readonly fullTrace?: boolean },
 ): SimWorld {
-  const scenario = withRollout(withDisablePairs(scenarioOf(seed, options.faults)));
+  const scenario = withFleetVariants(
+    withRollout(withDisablePairs(scenarioOf(seed, options.faults))),
+  );
   const clock = new ManualClock(0);
   const store = new MemoryCampaignStore(clock);
   const fleetStore = new MemoryFleetStore(store);
@@ -157,6 +164,7 @@ export function buildWorld(
     checks: newCheckState(),
     rolloutChecks: newRolloutCheckState(),
     outcomeChecks: newOutcomeCheckState(),
+    claimChecks: newClaimCheckState(),
     pending: [],
     campaignsStarted: 0,
   };

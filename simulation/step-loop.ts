@@ -5,6 +5,8 @@
  * nothing is left to happen, the virtual time runs past {@link MAX_VIRTUAL_MS}, or an invariant
  * broke.
  */
+
+import { type ClaimWorld, claimEndViolations, claimViolations } from "./claim-invariants.js";
 import { checkStep } from "./fleet-invariants.js";
 import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
 import {
@@ -15,7 +17,7 @@ import {
 import { rolloutEndViolations, rolloutViolations } from "./rollout-invariants.js";
 import { DEBOUNCE_MS } from "./sim-controls.js";
 import { gateViolations } from "./sim-gates.js";
-import type { SimWorld } from "./sim-world.js";
+import { PLATFORM, SIM_RULES, type SimWorld } from "./sim-world.js";
 
 /** Lets every promise continuation queued so far run (no I/O is pending in a run). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -57,6 +59,15 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     fleet,
     disabledAt: checks.disabledAt,
     state: world.outcomeChecks,
+  };
+  const claims: ClaimWorld = {
+    store,
+    fleetStore,
+    fleet,
+    commands: world.outcomeChecks.commands,
+    maxBatches: SIM_RULES.policy.maxBatches,
+    platform: PLATFORM,
+    state: world.claimChecks,
   };
   const allDone = () =>
     world.campaignsStarted === scenario.campaigns.length &&
@@ -101,6 +112,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
       if (!checks.members.has(id)) checks.members.set(id, new Set(nodes.map((n) => n.nodeId)));
     const found = checkStep(store, fleet, checks, now);
     found.push(...outcomeViolations(truth, now));
+    found.push(...claimViolations(claims, now));
     found.push(...rolloutViolations(store, fleetStore, fleet, world.rolloutChecks));
     found.push(
       ...gateViolations(
@@ -123,6 +135,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
   if (violation === undefined) {
     const end = [
       ...outcomeEndViolations(truth, clock.ms),
+      ...claimEndViolations(claims),
       ...rolloutEndViolations(store, fleetStore, fleet),
     ];
     if (end.length > 0) violation = { step: steps, at: clock.ms, message: end.join("\n") };
