@@ -1,15 +1,19 @@
 /**
  * Maintenance windows: when a campaign may offer upgrades. A window is a set of weekdays and a
  * span of wall-clock time in one IANA time zone (`Mon-Fri 02:00-04:00 Europe/Berlin`). Pure
- * functions of the windows and an instant; time zones come from `Intl` (the runtime's tz data),
- * so a window follows its zone's daylight-saving changes. An edge whose wall-clock time the zone
- * skips happens at the first instant after the gap; one whose time the zone repeats, at its
- * first occurrence; the open state is derived from the edges.
+ * functions of the windows and an instant; time zones come from `Intl` (the runtime's tz data,
+ * `zone-clock.ts`), so a window follows its zone's daylight-saving changes. The wall clock
+ * decides: a window is open while its zone's clock shows a day and time inside its span. An
+ * edge whose time the zone skips (clocks set forward) takes effect when the clock jumps past it;
+ * where the zone repeats an hour (clocks set back), the window is open each time the clock shows
+ * a time inside its span and closed while it shows one outside.
  *
  * A campaign without windows is always open. Outside every window of its campaign nothing new
  * is offered, nodes in flight are still judged, and closed time does not count toward a
  * batch's minimum duration or soak ({@link closedMsBetween}).
  */
+
+import { DAY_MS, instantsShowing, localMs, offsetChangeNear } from "./zone-clock.js";
 
 /** One maintenance window, as stored. */
 export interface MaintenanceWindow {
@@ -42,7 +46,6 @@ const LONG_DAY_NAMES = [
   "saturday",
 ];
 const MINUTE_MS = 60_000;
-const DAY_MS = 86_400_000;
 
 function dayOf(name: string): number | undefined {
   const lower = name.toLowerCase();
@@ -159,113 +162,25 @@ export function formatWindow(w: MaintenanceWindow): string {
   return `${days} ${hhmm(w.startMinute)}-${hhmm(w.endMinute)} ${w.timeZone}`;
 }
 
-const formats = new Map<string, Intl.DateTimeFormat>();
-/** Per zone: quarter hour (`t / OFFSET_BUCKET_MS`) → offset. */
-const offsets = new Map<string, Map<number, number>>();
-const OFFSET_BUCKET_MS = 15 * MINUTE_MS;
+const weekday = (dayStart: number): number => new Date(dayStart).getUTCDay();
 
-function isUtc(timeZone: string): boolean {
-  return timeZone === "UTC" || timeZone === "Etc/UTC";
-}
-
-/**
- * The zone's offset from UTC at instant `t` (local = t + offset), in ms. Zone offsets change
- * only on quarter hours, so one lookup per zone and quarter hour is kept.
- */
-function offsetAt(timeZone: string, t: number): number {
-  if (isUtc(timeZone)) return 0;
-  const bucket = Math.floor(t / OFFSET_BUCKET_MS);
-  let zone = offsets.get(timeZone);
-  if (zone === undefined) {
-    zone = new Map();
-    offsets.set(timeZone, zone);
-  }
-  const known = zone.get(bucket);
-  if (known !== undefined) return known;
-  let format = formats.get(timeZone);
-  if (format === undefined) {
-    format = new Intl.DateTimeFormat("en-US", {
-      timeZone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric",
-    });
-    formats.set(timeZone, format);
-  }
-  const at = bucket * OFFSET_BUCKET_MS;
-  const p: Record<string, number> = {};
-  for (const part of format.formatToParts(new Date(at))) {
-    if (part.type !== "literal") p[part.type] = Number(part.value);
-  }
-  const local = Date.UTC(
-    p.year as number,
-    (p.month as number) - 1,
-    p.day as number,
-    (p.hour as number) % 24,
-    p.minute as number,
-    p.second as number,
-  );
-  const offset = local - at;
-  if (zone.size > 50_000) zone.clear();
-  zone.set(bucket, offset);
-  return offset;
-}
-
-/** Local wall-clock time of `t` in the zone, as a UTC-based ms count (for day and minute). */
-function localMs(timeZone: string, t: number): number {
-  return t + offsetAt(timeZone, t);
-}
-
-/**
- * The instant at which the zone's wall clock first reaches `local` (a UTC-based ms count): the
- * one instant showing it on an ordinary day; the first of the two where the zone repeats it
- * (clocks set back); the first instant after the gap where the zone skips it (clocks set
- * forward). Assumes at most one offset change within a day of `local`, as every zone has.
- */
-function instantOf(timeZone: string, local: number): number {
-  const before = local - offsetAt(timeZone, local - DAY_MS);
-  const after = local - offsetAt(timeZone, local + DAY_MS);
-  if (before === after) return before;
-  const first = Math.min(before, after);
-  if (localMs(timeZone, first) === local) return first;
-  const last = Math.max(before, after);
-  if (localMs(timeZone, last) === local) return last;
-  // Skipped: the gap ends at the offset change, on a quarter hour between the two candidates.
-  let t = Math.ceil(first / OFFSET_BUCKET_MS) * OFFSET_BUCKET_MS;
-  while (t < last && localMs(timeZone, t) < local) t += OFFSET_BUCKET_MS;
-  return t;
-}
-
-/** The instants at which window `w` opens and closes on the local day starting at `dayStart`. */
+/** The local times at which `w` opens and closes on the local day starting at `dayStart`. */
 function spanOn(w: MaintenanceWindow, dayStart: number): readonly [number, number] {
   const end = w.endMinute > w.startMinute ? w.endMinute : w.endMinute + 1440;
-  return [
-    instantOf(w.timeZone, dayStart + w.startMinute * MINUTE_MS),
-    instantOf(w.timeZone, dayStart + end * MINUTE_MS),
-  ];
-}
-
-/** The local midnight (UTC-based ms count) of the local day of `t` in `w`'s zone. */
-function localToday(w: MaintenanceWindow, t: number): number {
-  return Math.floor(localMs(w.timeZone, t) / DAY_MS) * DAY_MS;
+  return [dayStart + w.startMinute * MINUTE_MS, dayStart + end * MINUTE_MS];
 }
 
 /**
- * True when `t` lies between an opening of `w` and the closing that follows it: the spans of
- * yesterday (a span past midnight), today and tomorrow (a day whose clocks were set back over
- * midnight) by `t`'s local calendar.
+ * True when the zone's wall clock at `t` shows a time inside a span of `w`: today's, or
+ * yesterday's where it runs past midnight.
  */
 function openIn(w: MaintenanceWindow, t: number): boolean {
-  const today = localToday(w, t);
-  for (let k = -1; k <= 1; k++) {
-    const dayStart = today + k * DAY_MS;
-    if (!w.days.includes(new Date(dayStart).getUTCDay())) continue;
+  const local = localMs(w.timeZone, t);
+  const today = Math.floor(local / DAY_MS) * DAY_MS;
+  for (const dayStart of [today - DAY_MS, today]) {
+    if (!w.days.includes(weekday(dayStart))) continue;
     const [opens, closes] = spanOn(w, dayStart);
-    if (opens <= t && t < closes) return true;
+    if (opens <= local && local < closes) return true;
   }
   return false;
 }
@@ -276,22 +191,34 @@ export function windowOpen(windows: readonly MaintenanceWindow[] | undefined, t:
   return windows.some((w) => openIn(w, t));
 }
 
-/** Openings and closings of one window on local days `from`…`to` around `t`, as instants. */
-function edges(w: MaintenanceWindow, t: number, from: number, to: number): number[] {
-  const today = localToday(w, t);
+/** Local days around `t` whose spans {@link nextWindowChange} reads: yesterday to a week on. */
+const FIRST_DAY = -1;
+const LAST_DAY = 8;
+
+/**
+ * Every instant near `t` at which `w`'s open state can change: each instant the wall clock
+ * shows an opening or a closing of its spans on local days {@link FIRST_DAY}…{@link LAST_DAY},
+ * and each change of the zone's offset near one (the clock jumps into or out of a span there).
+ */
+function edges(w: MaintenanceWindow, t: number): number[] {
+  const today = Math.floor(localMs(w.timeZone, t) / DAY_MS) * DAY_MS;
   const out: number[] = [];
-  for (let k = from; k <= to; k++) {
+  for (let k = FIRST_DAY; k <= LAST_DAY; k++) {
     const dayStart = today + k * DAY_MS;
-    if (!w.days.includes(new Date(dayStart).getUTCDay())) continue;
-    const [opens, closes] = spanOn(w, dayStart);
-    out.push(opens, closes);
+    if (!w.days.includes(weekday(dayStart))) continue;
+    for (const local of spanOn(w, dayStart)) {
+      out.push(...instantsShowing(w.timeZone, local));
+      const change = offsetChangeNear(w.timeZone, local);
+      if (change !== undefined) out.push(change);
+    }
   }
   return out;
 }
 
 /**
  * The first instant after `t` at which the campaign's windows open or close (the open state
- * differs from the one at `t`); undefined without windows.
+ * differs from the one at `t`), over the edges of every window together, within a week of
+ * `t`; undefined without windows or without a change in that week.
  */
 export function nextWindowChange(
   windows: readonly MaintenanceWindow[] | undefined,
@@ -299,17 +226,11 @@ export function nextWindowChange(
 ): number | undefined {
   if (windows === undefined || windows.length === 0) return undefined;
   const open = windowOpen(windows, t);
-  for (const [from, to] of [
-    [-1, 1],
-    [2, 8],
-  ] as const) {
-    const candidates = windows
-      .flatMap((w) => edges(w, t, from, to))
-      .filter((c) => c > t)
-      .sort((a, b) => a - b);
-    for (const c of candidates) if (windowOpen(windows, c) !== open) return c;
-  }
-  return undefined;
+  const candidates = windows
+    .flatMap((w) => edges(w, t))
+    .filter((c) => c > t)
+    .sort((x, y) => x - y);
+  return candidates.find((c) => windowOpen(windows, c) !== open);
 }
 
 /** Time within [a, b) that lies outside every window (0 without windows). */

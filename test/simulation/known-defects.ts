@@ -17,20 +17,7 @@ export interface KnownDefect {
 }
 
 /** The known defects, by number. */
-export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {
-  6: {
-    title:
-      "in a repeated hour (clocks set back) the engine keeps a window open from its first opening to its last closing, while the wall clock leaves and re-enters it (the gap of clocks set forward is fixed)",
-    seeds: [],
-    cases: ["daily 01:30-02:30 America/New_York on 2026-11-01 (the repeated hour)"],
-  },
-  16: {
-    title:
-      "found by the window reference: with windows in two zones, nextWindowChange returns a later edge of one window and misses an earlier edge of the other (its day ranges are each window's local days), so closed time can count as open",
-    seeds: [],
-    cases: ["Tue,Sat 00:00-00:01 UTC with Mon,Tue 20:01-20:02 America/New_York from 2026-03-08"],
-  },
-};
+export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {};
 
 /** The defect a seed is known to fail by, if any. */
 export function knownSeedDefect(seed: number): { defect: number; invariant: string } | undefined {

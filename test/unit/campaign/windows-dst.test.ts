@@ -1,8 +1,9 @@
 /**
  * Maintenance windows on the days a zone changes its clocks, minute by minute against
  * expectations written by hand: an edge whose wall-clock time the zone skips happens at the
- * first instant after the gap; an edge whose wall-clock time the zone repeats happens at its
- * first occurrence (docs/decisions.md, "Window edges on daylight-saving days").
+ * first instant after the gap; a window whose span the zone's clock shows twice (clocks set
+ * back) is open each time the clock shows it, and closed while the clock shows a time outside
+ * it again (docs/decisions.md, "A window reads the wall clock, on daylight-saving days too").
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -67,7 +68,9 @@ const cases: Record<string, DstCase> = {
     to: utc(2026, 11, 3, 5),
     open: [
       [utc(2026, 10, 31, 5, 30), utc(2026, 10, 31, 6, 30)], // 01:30-02:30 EDT
-      [utc(2026, 11, 1, 5, 30), utc(2026, 11, 1, 7, 30)], // the first 01:30 (EDT) to 02:30 EST
+      // 01:30-02:00 EDT; the repeated 01:00-01:30 (EST) is outside the span; 01:30-02:30 EST.
+      [utc(2026, 11, 1, 5, 30), utc(2026, 11, 1, 6)],
+      [utc(2026, 11, 1, 6, 30), utc(2026, 11, 1, 7, 30)],
       [utc(2026, 11, 2, 6, 30), utc(2026, 11, 2, 7, 30)], // 01:30-02:30 EST
     ],
   },
@@ -77,8 +80,9 @@ const cases: Record<string, DstCase> = {
     to: utc(2026, 11, 3, 5),
     open: [
       [utc(2026, 10, 31, 4, 30), utc(2026, 10, 31, 5, 30)], // 00:30-01:30 EDT
-      // 00:30 EDT to the first 01:30 (EDT); the second 01:00-01:30 (EST) stays closed.
+      // 00:30-01:30 EDT, then again while the clock shows 01:00-01:30 a second time (EST).
       [utc(2026, 11, 1, 4, 30), utc(2026, 11, 1, 5, 30)],
+      [utc(2026, 11, 1, 6), utc(2026, 11, 1, 6, 30)],
       [utc(2026, 11, 2, 5, 30), utc(2026, 11, 2, 6, 30)], // 00:30-01:30 EST
     ],
   },
@@ -108,7 +112,9 @@ const cases: Record<string, DstCase> = {
     to: utc(2026, 10, 26, 23),
     open: [
       [utc(2026, 10, 24, 0, 30), utc(2026, 10, 24, 1, 30)], // 02:30-03:30 CEST
-      [utc(2026, 10, 25, 0, 30), utc(2026, 10, 25, 2, 30)], // the first 02:30 (CEST) to 03:30 CET
+      // 02:30-03:00 CEST; the repeated 02:00-02:30 (CET) is outside the span; 02:30-03:30 CET.
+      [utc(2026, 10, 25, 0, 30), utc(2026, 10, 25, 1)],
+      [utc(2026, 10, 25, 1, 30), utc(2026, 10, 25, 2, 30)],
       [utc(2026, 10, 26, 1, 30), utc(2026, 10, 26, 2, 30)], // 02:30-03:30 CET
     ],
   },
@@ -116,8 +122,12 @@ const cases: Record<string, DstCase> = {
     window: "Sat 23:00-02:30 Europe/Berlin",
     from: utc(2026, 10, 23, 22),
     to: utc(2026, 10, 26, 23),
-    // Sat 23:00 CEST to the first 02:30 (CEST) on Sunday; the second 02:00-02:30 stays closed.
-    open: [[utc(2026, 10, 24, 21), utc(2026, 10, 25, 0, 30)]],
+    // Sat 23:00 CEST to Sunday 02:30 CEST, then again while the clock shows 02:00-02:30 a
+    // second time (CET).
+    open: [
+      [utc(2026, 10, 24, 21), utc(2026, 10, 25, 0, 30)],
+      [utc(2026, 10, 25, 1), utc(2026, 10, 25, 1, 30)],
+    ],
   },
   // Goose Bay (2009) set its clocks back at 00:01 ADT to 23:01 AST, so Sunday began, then
   // Saturday's last hour came round again.
@@ -125,8 +135,12 @@ const cases: Record<string, DstCase> = {
     window: "Sun 00:00-00:30 America/Goose_Bay",
     from: utc(2009, 10, 31, 12),
     to: utc(2009, 11, 1, 12),
-    // The first Sunday 00:00 (ADT) to Sunday 00:30 (AST): open through the repeated Saturday.
-    open: [[utc(2009, 11, 1, 3), utc(2009, 11, 1, 4, 30)]],
+    // Sunday 00:00-00:01 ADT; closed while the clock shows Saturday 23:01-23:59 again (AST);
+    // Sunday 00:00-00:30 AST. The change falls at 03:01Z, off the quarter hour.
+    open: [
+      [utc(2009, 11, 1, 3), utc(2009, 11, 1, 3, 1)],
+      [utc(2009, 11, 1, 4), utc(2009, 11, 1, 4, 30)],
+    ],
   },
 };
 
