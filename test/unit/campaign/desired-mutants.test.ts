@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  CONVERGENCE_CREATOR,
   type DesiredVersion,
   defaultConvergenceSettings,
   desiredIdOf,
@@ -57,6 +58,10 @@ describe("a desired version's id", () => {
   it("is d- and the first 10 hex digits of the SHA-256 of the canonical selector (stored ids stay valid)", () => {
     // sha256('{"labels":{},"pools":["prod"],"nodeIds":[],"excludeNodeIds":[],"excludeTags":{}}')
     expect(desiredIdOf(PROD, NONE)).toBe("d-361b3c4f54");
+  });
+
+  it("a convergence campaign's stored creator is convergence: and the desired id", () => {
+    expect(`${CONVERGENCE_CREATOR}${desiredIdOf(PROD, NONE)}`).toBe("convergence:d-361b3c4f54");
   });
 
   it("writes the canonical selector with sorted keys and sorted, de-duplicated lists", () => {

@@ -194,6 +194,22 @@ describe("what moves an offered node forward", () => {
     expect(nodeOf(h, ID)).toMatchObject({ state: "applying", offerBootId: `boot-${ID}-1` });
   });
 
+  it("a boot on its old version while applying is a revert, even with a report from that boot", () => {
+    const h = offered();
+    report(h, ID, "APPLYING");
+    tick(h);
+    reboot(h, ID, OLD);
+    report(h, ID, "APPLYING");
+    tick(h);
+    expect(nodeOf(h, ID)).toMatchObject({ state: "failed", code: "reverted", version: OLD });
+  });
+
+  it("refuses a report phase it does not know", () => {
+    const h = offered();
+    report(h, ID, "BOGUS" as never);
+    expect(() => tick(h)).toThrow(/observed phase/);
+  });
+
   it("a progress report moves it to applying, saying which", () => {
     const h = offered();
     report(h, ID, "DOWNLOADING");
@@ -311,6 +327,25 @@ describe("a node back on the target", () => {
       version: undefined,
       message: `restarted on an unknown version after reaching ${NEW}`,
     });
+  });
+
+  it("only a new boot is a revert: facts naming the boot it came back on or its boot before the upgrade are not, nor facts without a boot", () => {
+    const h = back();
+    const f = h.facts.get(ID)!;
+    for (const bootId of [f.bootId, "boot-0-0", undefined]) {
+      h.facts.set(ID, { ...f, bootId, agentVersion: OLD });
+      const d = tick(h);
+      expect(nodeOf(h, ID).state).toBe("verifying");
+      expect(d.changes.nodes).toEqual([]);
+    }
+  });
+
+  it("a node of which nothing is known any more stays verifying while its batch runs", () => {
+    const h = back();
+    h.facts.delete(ID);
+    const d = advance(h, 5 * MIN);
+    expect(nodeOf(h, ID).state).toBe("verifying");
+    expect(d.changes.nodes).toEqual([]);
   });
 
   it("a new boot on the target again is not a revert", () => {

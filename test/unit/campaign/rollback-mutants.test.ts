@@ -15,6 +15,7 @@ import {
   MIN,
   nodeOf,
   OLD,
+  reboot,
   report,
   start,
   tick,
@@ -29,13 +30,20 @@ const oneBatch: Partial<CampaignSpecInput> = {
 
 const WHY = "2 of 20 nodes of batch 1 failed (threshold 5 %)";
 
-/** The batch of {@link oneBatch} breached at 1 minute by its first two nodes refusing. */
-function breached(): { h: Harness; failed: string[]; rolling: string[] } {
+/**
+ * The batch of {@link oneBatch} breached at 1 minute by its first two nodes refusing (or
+ * reporting `phase`, e.g. REINSTATED: reverted by the agent on the same boot).
+ */
+function breached(phase: "REFUSED" | "REINSTATED" = "REFUSED"): {
+  h: Harness;
+  failed: string[];
+  rolling: string[];
+} {
   const h = start(fleet(20), oneBatch);
   tick(h);
   const ids = batchIds(h, 0);
   h.now = MIN;
-  for (const id of ids.slice(0, 2)) report(h, id, "REFUSED");
+  for (const id of ids.slice(0, 2)) report(h, id, phase);
   tick(h);
   expect(h.campaign).toMatchObject({ phase: "rolling_back", message: WHY });
   return { h, failed: ids.slice(0, 2), rolling: ids.slice(2) };
@@ -63,6 +71,41 @@ describe("starting a rollback", () => {
     expect(h.last?.reasons).toContain(`campaign: rolling back batch 1: ${WHY}`);
     expect(h.last?.events).toContainEqual({ kind: "rollback_started", batch: 0, cause: "breach" });
     expect(h.campaign.rollbackCause).toBe("breach");
+    expect(h.campaign.batches[0]?.pausedMs).toBe(0);
+  });
+
+  it("a node of which nothing is known when its rollback starts is still told, its boot unknown", () => {
+    const h = start(fleet(20), oneBatch);
+    tick(h);
+    const [gone, a, b] = batchIds(h, 0) as [string, string, string];
+    h.facts.delete(gone);
+    h.now = MIN;
+    report(h, a, "REFUSED");
+    report(h, b, "REFUSED");
+    tick(h);
+    expect(nodeOf(h, gone)).toMatchObject({ state: "rolling_back", rollbackBootId: undefined });
+    expect(h.last?.actions).toContainEqual(
+      expect.objectContaining({ kind: "rollback", nodeId: gone }),
+    );
+  });
+
+  it("a final node of which nothing is known any more is still sent the rollback, its boot unknown", () => {
+    const h = start(fleet(20), { ...oneBatch, failureThresholdPercent: 10 });
+    tick(h);
+    const [gone, refuse, refuse2] = batchIds(h, 0) as [string, string, string];
+    report(h, gone, "DOWNLOADING");
+    h.facts.delete(gone);
+    bringBack(h, batchIds(h, 0).slice(3));
+    h.now = 10 * MIN;
+    report(h, refuse, "REFUSED");
+    report(h, refuse2, "REFUSED");
+    tick(h);
+    expect(h.campaign.phase).toBe("rolling_back");
+    expect(nodeOf(h, gone)).toMatchObject({
+      state: "timed_out",
+      rollbackOperationId: `c1/${gone}/rollback`,
+      rollbackBootId: undefined,
+    });
   });
 
   it("a final node that may run the target is sent the rollback, recorded on it and in the log", () => {
@@ -118,6 +161,7 @@ describe("starting a rollback", () => {
         code: "batch_failed",
         message: `canceled: ${h.campaign.message}`,
       });
+      expect(h.last?.reasons).toContain(`node ${id}: waiting → canceled: canceled`);
     }
     expect(h.campaign.batches[1]?.state).toBe("canceled");
     for (const id of batchIds(h, 1)) expect(nodeOf(h, id).state).toBe("canceled");
@@ -162,6 +206,26 @@ describe("ending a rollback", () => {
     advance(h, MIN);
     expect(h.campaign.batches[0]).toMatchObject({ state: "rolled_back", endedAt: 2 * MIN });
     expect(h.last?.reasons).toContain("campaign: batch 1 rolled back");
+  });
+
+  it("a node the agent reverted on the same boot, sent no rollback, does not hold the end", () => {
+    const { h, failed, rolling } = breached("REINSTATED");
+    expect(nodeOf(h, failed[0]!)).toMatchObject({ state: "failed", code: "reverted" });
+    for (const id of rolling) report(h, id, "REINSTATED", "rollback");
+    advance(h, MIN);
+    expect(h.campaign).toMatchObject({ phase: "rolled_back", code: "batch_failed" });
+  });
+
+  it("a node judged rolled back is not judged again when the rollback ends", () => {
+    const { h, rolling } = breached();
+    const [first, ...others] = rolling as [string, ...string[]];
+    reboot(h, first, OLD);
+    advance(h, MIN);
+    expect(nodeOf(h, first).state).toBe("rolled_back");
+    h.facts.delete(first);
+    for (const id of others) report(h, id, "REINSTATED", "rollback");
+    advance(h, MIN);
+    expect(h.campaign).toMatchObject({ phase: "rolled_back", code: "batch_failed" });
   });
 
   it("an operator's abort: the log says aborted and which batch rolled back", () => {
