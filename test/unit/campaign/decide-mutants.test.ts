@@ -258,4 +258,26 @@ describe("when a decision with an outside gate wakes", () => {
     expect(d.changes.campaign?.phase).toBe("rolling_back");
     expect(d.wakeAt).toBe(30_000 + 10 * MIN);
   });
+
+  it("not at that grace's end while the batch is breached and the campaign paused on it", () => {
+    const h = start(fleet(2, { capabilities: () => ["upgrade.v1", "config.v1"] }), {
+      disruptionBudgetPercent: 100,
+      configGraceMs: 0,
+      gates: [{ kind: "webhook", url: "http://hook" }],
+      gateGraceMs: MIN,
+      onBreach: "pause",
+      failureThresholdPercent: 0,
+      batches: [{ percent: 100, minDurationMs: 0 }],
+    });
+    decideWith(h, []);
+    h.now = 10_000;
+    bringBack(h, batchIds(h, 0));
+    decideWith(h, []);
+    h.now = 30_000;
+    configFails(h, batchIds(h, 0)[0]!);
+    const d = decideWith(h, [unreachable]);
+    expect(h.campaign.phase).toBe("paused");
+    expect(h.campaign.batches[0]?.state).toBe("breached");
+    expect(d.wakeAt).toBeUndefined();
+  });
 });

@@ -4,7 +4,7 @@
  * writes, and how its end names the nodes that could not be confirmed back.
  */
 import { describe, expect, it } from "vitest";
-import type { CampaignSpecInput } from "../../../control/campaign/index.js";
+import { awaitsRollback, type CampaignSpecInput } from "../../../control/campaign/index.js";
 import type { Harness } from "./harness.js";
 import {
   advance,
@@ -286,5 +286,17 @@ describe("ending a rollback", () => {
     expect(h.campaign.batches[0]?.endedAt).toBeUndefined();
     expect(d.wakeAt).toBe(11 * MIN);
     expect(nodeOf(h, rolling[0]!).state).toBe("rolling_back");
+  });
+});
+
+describe("which final nodes a rollback's end waits for (the worker reads their facts)", () => {
+  it("one that may run the target once it was sent the rollback, not before, and never one that may not", () => {
+    const h = start(fleet(1), oneBatch);
+    const n = h.nodes[0]!;
+    const timedOut = { ...n, state: "timed_out" as const, code: "reconnect_timeout" as const };
+    expect(awaitsRollback(timedOut)).toBe(false);
+    expect(awaitsRollback({ ...timedOut, rollbackOperationId: "c1/x/rollback" })).toBe(true);
+    const rejected = { ...n, state: "failed" as const, code: "rejected" as const };
+    expect(awaitsRollback({ ...rejected, rollbackOperationId: "c1/x/rollback" })).toBe(false);
   });
 });
