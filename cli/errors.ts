@@ -33,6 +33,7 @@ const ACTIONS: Readonly<Record<string, string>> = {
   AbortCampaign: "abort campaigns",
   RetryCampaign: "retry campaigns",
   WatchCampaign: "watch campaigns",
+  SkipGate: "skip gates",
   ListAuditEvents: "read the audit log",
 };
 

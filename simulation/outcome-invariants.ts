@@ -38,7 +38,7 @@ import { refBreached } from "./reference/threshold.js";
 /** An operator's command, as the simulated operator issued it. */
 export interface IssuedCommand {
   readonly campaignId: string;
-  readonly kind: "pause" | "resume" | "abort";
+  readonly kind: "pause" | "resume" | "abort" | "skip_gate";
   readonly at: number;
   /** An abort's rollback flag. */
   readonly rollback?: boolean;

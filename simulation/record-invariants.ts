@@ -18,7 +18,7 @@
  *   time excluded (the same scan, integrated).
  * - R1: no step of a ramp holds more nodes than its rate allows (exact rational arithmetic).
  * - G1: every non-empty batch that passed with gates passed on a holding result of each gate
- *   taken at or after the batch settled.
+ *   taken at or after the batch settled (or on an operator's skip of it, recorded when it passed).
  */
 import type { CampaignNode, CampaignState, MaintenanceWindow } from "../control/campaign/index.js";
 import { refRampOf, refStepLimit } from "./reference/ramp.js";

@@ -38,6 +38,7 @@ import {
   formatPlan,
   phaseName,
 } from "./campaign-format.js";
+import { skipGateCommand } from "./campaign-skip-gate.js";
 import { SPEC_FLAGS, specFromFlags } from "./campaign-spec.js";
 import { watchCommand } from "./campaign-watch.js";
 import { whyCommand } from "./campaign-why.js";
@@ -378,5 +379,6 @@ export const campaignGroup: CommandGroup = {
       convergenceAbortNote,
     ),
     retry,
+    "skip-gate": skipGateCommand,
   },
 };

@@ -54,6 +54,7 @@ export const METHOD_ROLES: Readonly<Record<string, AdminRole>> = {
   "agentcontrol.admin.v1.CampaignService/AbortCampaign": "operator",
   "agentcontrol.admin.v1.CampaignService/RetryCampaign": "operator",
   "agentcontrol.admin.v1.CampaignService/WatchCampaign": "viewer",
+  "agentcontrol.admin.v1.CampaignService/SkipGate": "operator",
   "agentcontrol.admin.v1.CampaignWaitsService/GetCampaignWaits": "viewer",
   "agentcontrol.admin.v1.AuditService/ListAuditEvents": "viewer",
   "agentcontrol.admin.v1.VersionService/GetVersion": "viewer",

@@ -33,6 +33,7 @@ export async function submitCommand(
         campaignId,
         kind: command.kind,
         rollback: command.kind === "abort" ? command.rollback : false,
+        ...(command.kind === "skip_gate" ? { gate: command.gate } : {}),
         reason: command.reason ?? "",
         actor: actor.name,
         actorIp: actor.ip,

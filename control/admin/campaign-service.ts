@@ -1,6 +1,6 @@
 /**
  * `agentcontrol.admin.v1.CampaignService`. Plan has no side effects; Start and Retry write a
- * new campaign and wake the worker; Pause/Resume/Abort record a command that the leader's
+ * new campaign and wake the worker; Pause/Resume/Abort/SkipGate record a command that the leader's
  * worker applies through `decide` (the answer waits briefly for it); Watch streams the
  * campaign on every change until its phase has ended and it has finished.
  */
@@ -64,7 +64,7 @@ export interface CampaignServiceDeps {
   /** The release channel's TUF repository directory, when configured. */
   readonly tufDir?: string | undefined;
   readonly worker: CampaignWorkerPort;
-  /** How long Pause/Resume/Abort wait for the leader to apply them (default 5 s). */
+  /** How long Pause/Resume/Abort/SkipGate wait for the leader to apply them (default 5 s). */
   readonly commandWaitMs?: number;
   /** How often Watch re-reads the campaign when no local decision signals a change (default 400 ms). */
   readonly watchPollMs?: number;
@@ -235,6 +235,24 @@ export function createCampaignService(
       return await command(
         req.id,
         { kind: "abort", rollback: req.rollback, reason: req.reason },
+        ctx,
+      );
+    },
+
+    async skipGate(req, ctx) {
+      if (req.gate < 1) {
+        throw new ControlError("invalid_argument", "gate is a gate's number, counted from 1", {
+          field: "gate",
+        });
+      }
+      if (req.reason.trim() === "") {
+        throw new ControlError("invalid_argument", "a reason is required to skip a gate", {
+          field: "reason",
+        });
+      }
+      return await command(
+        req.id,
+        { kind: "skip_gate", gate: req.gate - 1, reason: req.reason },
         ctx,
       );
     },

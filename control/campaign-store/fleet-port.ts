@@ -109,6 +109,8 @@ export interface NewCommand {
   readonly campaignId: string;
   readonly kind: string;
   readonly rollback: boolean;
+  /** The gate a `skip_gate` command names (its index); absent for other kinds. */
+  readonly gate?: number | undefined;
   readonly reason: string;
   readonly actor: string;
   readonly actorIp: string;

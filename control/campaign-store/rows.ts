@@ -156,6 +156,8 @@ export interface CommandRow {
   id: string;
   kind: string;
   rollback: boolean;
+  /** The gate index of a `skip_gate` command; null (or absent) for other kinds. */
+  gate?: number | null;
   reason: string;
   actor: string;
   actor_ip: string;
@@ -169,6 +171,10 @@ export function commandOf(row: CommandRow): AdminCommand | undefined {
       return { kind: row.kind, reason: row.reason };
     case "abort":
       return { kind: "abort", rollback: row.rollback, reason: row.reason };
+    case "skip_gate":
+      return row.gate === null || row.gate === undefined
+        ? undefined
+        : { kind: "skip_gate", gate: row.gate, reason: row.reason };
     default:
       return undefined;
   }

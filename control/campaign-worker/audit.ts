@@ -89,7 +89,12 @@ function describe(event: CampaignEvent, campaignId: string): Omit<AuditRow, "act
     case "command_ignored": {
       const c = event.command;
       const ignored = event.kind === "command_ignored" ? event.why : undefined;
-      const what = c.kind === "abort" && c.rollback ? "abort with rollback" : c.kind;
+      const what =
+        c.kind === "abort" && c.rollback
+          ? "abort with rollback"
+          : c.kind === "skip_gate"
+            ? `skip gate ${c.gate + 1}`
+            : c.kind;
       return {
         ...base,
         action: c.kind,
@@ -98,6 +103,7 @@ function describe(event: CampaignEvent, campaignId: string): Omit<AuditRow, "act
           : `campaign ${campaignId}: ${what}${c.reason ? `: ${c.reason}` : ""}`,
         detail: {
           ...(c.kind === "abort" ? { rollback: c.rollback } : {}),
+          ...(c.kind === "skip_gate" ? { gate: c.gate } : {}),
           reason: c.reason ?? "",
           ...(ignored ? { ignored } : {}),
         },

@@ -1,5 +1,5 @@
 /**
- * Administrator commands (pause, resume, abort) as inputs of a decision. The API handler checks
+ * Administrator commands (pause, resume, abort, skip a gate) as inputs of a decision. The API handler checks
  * a command with {@link commandError} (to answer FAILED_PRECONDITION), then runs `decide` with
  * it in the same transaction; decide ignores a command that no longer applies, so re-running a
  * decision with an already-applied command changes nothing.
@@ -27,9 +27,33 @@ export function commandError(campaign: CampaignState, command: AdminCommand): st
       return phase === "running" || phase === "paused"
         ? undefined
         : `campaign ${campaign.id} is ${phase}; only a running or paused campaign can be aborted`;
+    case "skip_gate":
+      return skipGateError(campaign, command.gate);
     default:
       return assertNever(command, "command");
   }
+}
+
+/**
+ * Why gate `gate` (an index) cannot be skipped now: the campaign must be running or paused with
+ * its current batch running, or breached under on_breach=pause (the skip then holds once the
+ * operator resumes), and the gate must exist and not be skipped for that batch already.
+ */
+function skipGateError(campaign: CampaignState, gate: number): string | undefined {
+  const { id, phase } = campaign;
+  if (phase !== "running" && phase !== "paused")
+    return `campaign ${id} is ${phase}; a gate can be skipped only in a running or paused campaign`;
+  const gates = campaign.spec.gates ?? [];
+  if (!Number.isInteger(gate) || gate < 0 || gate >= gates.length)
+    return gates.length === 0
+      ? `campaign ${id} has no gates`
+      : `campaign ${id} has gates 1 to ${gates.length}; there is no gate ${gate + 1}`;
+  const b = campaign.batches[campaign.currentBatch];
+  if (b === undefined || (b.state !== "running" && b.state !== "breached"))
+    return `batch ${campaign.currentBatch + 1} of campaign ${id} is ${b?.state ?? "missing"}; a gate can be skipped only for a running batch`;
+  if (b.skippedGates?.includes(gate))
+    return `gate ${gate + 1} is already skipped for batch ${b.index + 1} of campaign ${id}`;
+  return undefined;
 }
 
 /**
@@ -37,7 +61,9 @@ export function commandError(campaign: CampaignState, command: AdminCommand): st
  * judged). Resume: the pause's time goes to the batch's paused time; a batch breached under
  * on_breach=pause runs again with its current failures and gate results accepted (a further
  * failure, or a gate failing after the resume, breaches it again). Abort: waiting nodes canceled; without rollback phase aborted at once; with rollback
- * the current batch is rolled back first (as on a breach, cause "abort").
+ * the current batch is rolled back first (as on a breach, cause "abort"). Skip gate: the gate
+ * counts as holding for the current batch only (`skippedGates`); nothing else changes, so a
+ * batch paused by that gate's breach still waits for a resume.
  */
 export function applyCommand(d: Draft, command: AdminCommand): void {
   const why = commandError(d.campaign, command);
@@ -90,6 +116,13 @@ export function applyCommand(d: Draft, command: AdminCommand): void {
         endedAt: d.now,
       });
       updateCampaign(d, { phase: "aborted" }, message);
+      return;
+    }
+    case "skip_gate": {
+      const b = currentBatch(d);
+      const skippedGates = [...(b.skippedGates ?? []), command.gate].sort((x, y) => x - y);
+      updateBatch(d, b.index, { skippedGates });
+      d.reasons.push(`gate ${command.gate + 1} skipped for batch ${b.index + 1} by an operator`);
       return;
     }
     default:

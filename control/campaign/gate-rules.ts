@@ -7,7 +7,8 @@
  * previous leader stored still counts (the gate really failed; the store keeps it until a
  * decision acts on it). An unreachable gate's grace runs from the latest of its streak's start,
  * the accepting resume and `readyAt`: neither a pause nor Control's own downtime counts as time
- * the gate was unreachable.
+ * the gate was unreachable. A gate an operator skipped for the batch (`skippedGates`) has no
+ * counting result: it neither breaches nor holds the batch back, and counts as holding.
  */
 import { type GateResult, gateFails } from "./gates.js";
 import type { BatchRecord, CampaignState } from "./model.js";
@@ -38,8 +39,10 @@ export function countingResults(
   if (b.settledAt === undefined) return out;
   const from = Math.max(b.settledAt, b.startedAt ?? Number.NEGATIVE_INFINITY);
   const accepted = b.gatesAcceptedAt ?? Number.NEGATIVE_INFINITY;
+  const skipped = b.skippedGates ?? [];
   for (const r of results) {
     if (r.batch !== b.index || r.at < from || r.at <= accepted) continue;
+    if (skipped.includes(r.gate)) continue;
     if (r.status !== "fail" && r.at < readyAt) continue;
     const seen = out.get(r.gate);
     if (seen !== undefined && r.at < seen.at) continue;
@@ -73,8 +76,9 @@ export function failingGate(
 }
 
 /**
- * The passing result of every gate, when each gate's counting result holds; undefined while any
- * gate has none yet, or one that does not hold (unreachable within its grace: the batch waits).
+ * The passing result of every gate not skipped for the batch, when each such gate's counting
+ * result holds; undefined while any has none yet, or one that does not hold (unreachable within
+ * its grace: the batch waits).
  */
 export function passingResults(
   c: CampaignState,
@@ -86,6 +90,7 @@ export function passingResults(
   const counting = countingResults(b, results, readyAt);
   const out: GateResult[] = [];
   for (let i = 0; i < gates.length; i++) {
+    if (b.skippedGates?.includes(i)) continue;
     const r = counting.get(i);
     if (r === undefined || r.status !== "pass") return undefined;
     out.push(r);

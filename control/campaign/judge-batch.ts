@@ -166,6 +166,9 @@ export function judgePass(d: Draft): void {
     const held = passingResults(c, batch, d.gateResults, d.readyAt);
     if (held === undefined) return;
     evidence = held.map((r) => ({ gate: r.gate, at: r.at, value: r.value }));
+    for (const gate of batch.skippedGates ?? [])
+      evidence.push({ gate, at: d.now, value: "skipped by an operator", skipped: true });
+    evidence.sort((x, y) => x.gate - y.gate);
     for (const r of held) {
       d.events.push({
         kind: "gate",

@@ -157,6 +157,12 @@ export interface BatchRecord {
   readonly gatesAcceptedAt?: number | undefined;
   /** The passing result of each gate the batch passed on (with gates; set when it passed). */
   readonly gateEvidence?: readonly GateEvidence[] | undefined;
+  /**
+   * Gates (indexes, ascending) an operator skipped for this batch only: they count as holding
+   * for it, and their results neither breach it nor hold it back. The next batch evaluates
+   * every gate again.
+   */
+  readonly skippedGates?: readonly number[] | undefined;
 }
 
 /** One gate's passing result a batch passed on (invariant G1). */
@@ -164,6 +170,8 @@ export interface GateEvidence {
   readonly gate: number;
   readonly at: number;
   readonly value: string;
+  /** True when an operator skipped the gate for the batch: `at` is then when the batch passed. */
+  readonly skipped?: true | undefined;
 }
 
 /** Why the campaign is rolling back (or rolled back). */
@@ -272,7 +280,13 @@ export type ActionKind = Action["kind"];
 export type AdminCommand =
   | { readonly kind: "pause"; readonly reason?: string | undefined }
   | { readonly kind: "resume"; readonly reason?: string | undefined }
-  | { readonly kind: "abort"; readonly rollback: boolean; readonly reason?: string | undefined };
+  | { readonly kind: "abort"; readonly rollback: boolean; readonly reason?: string | undefined }
+  | {
+      readonly kind: "skip_gate";
+      /** The gate's index in the spec (the CLI and audit log count from 1). */
+      readonly gate: number;
+      readonly reason?: string | undefined;
+    };
 
 /** Campaign-level happenings of one decision, for the audit log and watchers. */
 export type CampaignEvent =

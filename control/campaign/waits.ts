@@ -212,6 +212,7 @@ function gateWaits(input: WaitsInput): Wait[] {
   const graceMs = c.spec.gateGraceMs ?? 0;
   const out: Wait[] = [];
   gates.forEach((_, i) => {
+    if (b.skippedGates?.includes(i)) return;
     const label = gateLabel(gates, i);
     const r = counting.get(i);
     if (r === undefined) out.push({ kind: "gate_pending", label });

@@ -108,8 +108,9 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
     const ids = await fx.fleet.transaction(async (tx) => [
       await tx.insertCommand(command("pause"), at(1000)),
       await tx.insertCommand(command("abort", true), at(2000)),
+      await tx.insertCommand({ ...command("skip_gate"), gate: 2 }, at(2500)),
     ]);
-    expect(new Set(ids).size).toBe(2);
+    expect(new Set(ids).size).toBe(3);
     await expect(
       fx.fleet.transaction(async (tx) => {
         await tx.insertCommand(command("resume"), at(3000));
@@ -122,6 +123,7 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
         id: ids[0],
         kind: "pause",
         rollback: false,
+        gate: null,
         reason: "pause please",
         actor: "alice",
         actor_ip: "10.0.0.1",
@@ -130,7 +132,17 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
         id: ids[1],
         kind: "abort",
         rollback: true,
+        gate: null,
         reason: "abort please",
+        actor: "alice",
+        actor_ip: "10.0.0.1",
+      },
+      {
+        id: ids[2],
+        kind: "skip_gate",
+        rollback: false,
+        gate: 2,
+        reason: "skip_gate please",
         actor: "alice",
         actor_ip: "10.0.0.1",
       },
@@ -303,7 +315,14 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
     );
     const pending = await fx.campaigns.transaction((tx) => tx.pendingCommands("c1"));
     expect(pending.map(({ id: _id, ...row }) => row)).toEqual([
-      { kind: "abort", rollback: false, reason: "halted", actor: "control", actor_ip: "" },
+      {
+        kind: "abort",
+        rollback: false,
+        gate: null,
+        reason: "halted",
+        actor: "control",
+        actor_ip: "",
+      },
     ]);
   });
 });

@@ -195,6 +195,7 @@ export class MemoryFleetStore implements FleetStore {
             campaignId: c.campaignId,
             kind: c.kind,
             rollback: c.rollback,
+            gate: c.gate ?? null,
             reason: c.reason,
             actor: c.actor,
             actor_ip: c.actorIp,

@@ -95,10 +95,11 @@ export class MemoryTransaction implements CampaignTransaction {
     this.check();
     return this.t.commands
       .filter((c) => c.campaignId === campaignId && c.appliedAt === null)
-      .map(({ id, kind, rollback, reason, actor, actor_ip }) => ({
+      .map(({ id, kind, rollback, gate, reason, actor, actor_ip }) => ({
         id,
         kind,
         rollback,
+        gate: gate ?? null,
         reason,
         actor,
         actor_ip,

@@ -241,9 +241,9 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
     insertAudits: (rows, now) => insertAudits(q, rows, now),
     async insertCommand(c, now) {
       const inserted = await q.query<{ id: string }>(
-        `insert into campaign_commands (campaign_id, kind, rollback, reason, actor, actor_ip, created_at)
-         values ($1, $2, $3, $4, $5, $6, $7) returning id::text as id`,
-        [c.campaignId, c.kind, c.rollback, c.reason, c.actor, c.actorIp, now],
+        `insert into campaign_commands (campaign_id, kind, rollback, gate, reason, actor, actor_ip, created_at)
+         values ($1, $2, $3, $4, $5, $6, $7, $8) returning id::text as id`,
+        [c.campaignId, c.kind, c.rollback, c.gate ?? null, c.reason, c.actor, c.actorIp, now],
       );
       return inserted.rows[0]?.id ?? "";
     },

@@ -213,7 +213,7 @@ export async function readConfigFailures(
 /** The commands of a campaign not applied yet, oldest first. */
 export async function pendingCommands(q: Queryable, campaignId: string): Promise<CommandRow[]> {
   const result = await q.query<CommandRow & { id: string }>(
-    `select id::text as id, kind, rollback, reason, actor, actor_ip from campaign_commands
+    `select id::text as id, kind, rollback, gate, reason, actor, actor_ip from campaign_commands
       where campaign_id = $1 and applied_at is null order by id`,
     [campaignId],
   );

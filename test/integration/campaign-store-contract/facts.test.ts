@@ -327,6 +327,7 @@ describeStoreContract("facts", ({ fx, store, insert, addOperations, unackedIds }
         id,
         kind,
         rollback,
+        gate: null,
         reason: `${kind} please`,
         actor: "operator",
         actor_ip: "10.0.0.1",

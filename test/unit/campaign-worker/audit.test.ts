@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CampaignEvent } from "../../../control/campaign/index.js";
-import type { CommandRow } from "../../../control/campaign-store/index.js";
+import { type CommandRow, commandOf } from "../../../control/campaign-store/index.js";
 import { auditRowsOf, commandOutcomes } from "../../../control/campaign-worker/audit.js";
 
 const cmd = (id: string, kind: string, rollback = false): CommandRow => ({
@@ -24,6 +24,30 @@ describe("audit rows of a decision", () => {
       "phase:alice:10.0.0.1",
     ]);
     expect(rows[0]?.message).toMatch(/pause: why/);
+  });
+
+  it("records a skipped gate with its operator, its number from 1 and the reason; the batch's pass is the engine's", () => {
+    const events: CampaignEvent[] = [
+      { kind: "command_applied", command: { kind: "skip_gate", gate: 1, reason: "why" } },
+      { kind: "batch_passed", batch: 0 },
+    ];
+    const rows = auditRowsOf("c1", events, [{ ...cmd("1", "skip_gate"), gate: 1 }]);
+    expect(rows.map((r) => `${r.action}:${r.actor}`)).toEqual([
+      "skip_gate:alice",
+      "batch.pass:control",
+    ]);
+    expect(rows[0]?.message).toBe("campaign c1: skip gate 2: why");
+    expect(rows[0]?.detail).toEqual({ gate: 1, reason: "why" });
+  });
+
+  it("reads a stored skip_gate command with its gate, and none without one", () => {
+    expect(commandOf({ ...cmd("1", "skip_gate"), gate: 0 })).toEqual({
+      kind: "skip_gate",
+      gate: 0,
+      reason: "why",
+    });
+    expect(commandOf({ ...cmd("1", "skip_gate"), gate: null })).toBeUndefined();
+    expect(commandOf(cmd("1", "skip_gate"))).toBeUndefined();
   });
 
   it("attributes what the engine did after a resume to control", () => {

@@ -37,6 +37,12 @@ const CASES: readonly Case[] = [
   },
   { argv: ["campaign", "pause", "c1"], rpc: "PauseCampaign", refused: "not paused", verb: "pause" },
   {
+    argv: ["campaign", "skip-gate", "c1", "1", "--reason", "prometheus is down"],
+    rpc: "SkipGate",
+    refused: "not skipped",
+    verb: "skip it",
+  },
+  {
     argv: ["campaign", "resume", "c1"],
     rpc: "ResumeCampaign",
     refused: "not resumed",
