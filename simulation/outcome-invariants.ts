@@ -88,7 +88,12 @@ const opId = (campaignId: string, nodeId: string, kind: string) =>
 
 /** Whether the campaign names the node as not rolled back (its state, or its message). */
 function names(message: string | undefined, n: CampaignNode): boolean {
-  return n.state === "rollback_failed" || (message ?? "").includes(n.nodeId);
+  return (
+    n.state === "rollback_failed" ||
+    n.rollbackResult === "rollback_failed" ||
+    n.rollbackResult === "rollback_unconfirmed" ||
+    (message ?? "").includes(n.nodeId)
+  );
 }
 
 /** The boot the agent ran when `t` came (that of its last stream opened at or before it). */

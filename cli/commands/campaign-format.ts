@@ -214,7 +214,8 @@ export function formatCampaignNodes(
       const row = [
         n.nodeId,
         position(n.batch),
-        stateName(n.state),
+        // A final node sent the rollback keeps its state; its rollback's outcome is beside it.
+        n.rollbackResult ? `${stateName(n.state)} (${n.rollbackResult})` : stateName(n.state),
         n.version || "-",
         n.code || "-",
         n.message || "-",

@@ -369,5 +369,6 @@ export function campaignNodeToProto(n: CampaignNode): CampaignNodeMessage {
     offeredAt: ts(n.offeredAt),
     finishedAt: ts(n.finishedAt),
     updatedAt: timestampFromDate(new Date(n.stateChangedAt)),
+    rollbackResult: n.rollbackResult ?? "",
   });
 }

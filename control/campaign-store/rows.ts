@@ -35,6 +35,7 @@ const NODE_KEYS: readonly (keyof CampaignNode)[] = [
   "rollbackAt",
   "rollbackBootId",
   "rollbackDeadline",
+  "rollbackResult",
   "stateChangedAt",
   "finishedAt",
 ];

@@ -72,6 +72,9 @@ export function isFinal(state: NodeState): boolean {
   }
 }
 
+/** The outcome of a final node's rollback: back on its previous version, or why not. */
+export type RollbackResult = "rolled_back" | "rollback_failed" | "rollback_unconfirmed";
+
 /** True while the node holds or held the upgrade: offered up to verifying (not yet final). */
 export function isUpgrading(state: NodeState): boolean {
   return (
@@ -232,6 +235,12 @@ export interface CampaignNode {
   readonly rollbackBootId: string | undefined;
   /** rollbackAt + reconnect timeout. */
   readonly rollbackDeadline: number | undefined;
+  /**
+   * A FINAL node sent its batch's rollback (its state kept): the rollback's outcome, recorded once
+   * the rollback ends, so the node itself says whether it may still run the target. Absent on
+   * every other node (a node rolling back says it by its own state).
+   */
+  readonly rollbackResult?: RollbackResult | undefined;
   readonly stateChangedAt: number;
   /** When it reached a final state. */
   readonly finishedAt: number | undefined;

@@ -156,7 +156,8 @@ function named(ids: readonly string[]): string {
  * or failed by {@link rollbackVerdict} (its state kept). Until then the campaign stays
  * rolling_back, so its nodes stay busy. Every node back: rolled_back (code batch_failed) after a
  * breach, aborted (code aborted, the message saying the batch rolled back) after an operator's
- * abort. Otherwise failed whatever the cause, code rollback_failed when any rollback failed, else
+ * abort. Each such final node records its own outcome (`rollbackResult`), since the message
+ * names at most five. Otherwise failed whatever the cause, code rollback_failed when any rollback failed, else
  * rollback_unconfirmed, the message naming them.
  */
 export function judgeRollbackEnd(d: Draft): void {
@@ -164,6 +165,7 @@ export function judgeRollbackEnd(d: Draft): void {
   const b = currentBatch(d);
   if (activeNodes(d, b.index).some((n) => n.state === "rolling_back")) return;
   const failed: { readonly nodeId: string; readonly code: string }[] = [];
+  const finals: { readonly node: CampaignNode; readonly verdict: RollbackVerdict }[] = [];
   for (const n of batchNodes(d, b.index)) {
     if (n.state === "rollback_failed") {
       failed.push({ nodeId: n.nodeId, code: n.code ?? "rollback_failed" });
@@ -172,7 +174,13 @@ export function judgeRollbackEnd(d: Draft): void {
     if (!awaitsRollback(n)) continue;
     const v: RollbackVerdict | undefined = rollbackVerdict(d, n);
     if (v === undefined) return;
+    finals.push({ node: n, verdict: v });
     if (v.kind === "failed") failed.push({ nodeId: n.nodeId, code: v.code });
+  }
+  // Each final node says its own outcome: the message names only the first few.
+  for (const { node, verdict } of finals) {
+    const result = verdict.kind === "back" ? "rolled_back" : verdict.code;
+    annotateFinal(d, node, { rollbackResult: result }, `rollback ${result}: ${verdict.message}`);
   }
   const cause = d.campaign.rollbackCause ?? "breach";
   if (failed.length === 0) {
