@@ -16,6 +16,7 @@ import { type AdminServer, startAdminServer } from "./admin/server.js";
 import { createTokenReloader, type TokenReload } from "./admin/token-reload.js";
 import { createVersionService } from "./admin/version-service.js";
 import { authenticateStream } from "./agents/authenticate.js";
+import { CredentialSlots } from "./agents/credential-slots.js";
 import { HANDSHAKE_ADMISSION, HandshakeAdmission } from "./agents/handshake-admission.js";
 import { AgentHub } from "./agents/hub.js";
 import { type AgentServer, startAgentServer } from "./agents/server.js";
@@ -193,7 +194,12 @@ export async function startControl(options: StartControlOptions): Promise<Contro
         helloTimeoutMs: 10_000,
         sendQueueLength: config.limits.sendQueueLength,
         messagesPerSecond: config.limits.agentMessagesPerSecond,
+        byteBudget: {
+          bytesPerSecond: config.limits.agentStreamBytesPerSecond,
+          burstBytes: config.limits.agentStreamBurstBytes,
+        },
         handshakes,
+        credentialHandshakes: new CredentialSlots(config.limits.handshakesPerCredential),
         streams,
         refused: agentCounters.refused,
         handshaken: agentCounters.handshake,
