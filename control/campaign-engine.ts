@@ -20,6 +20,7 @@ import { createPlanService } from "./admin/plan-service.js";
 import type { Policy } from "./campaign/index.js";
 import { busyNodes, createSqlCampaignStore, createSqlFleetStore } from "./campaign-store/index.js";
 import type { WorkerGateway } from "./campaign-worker/facts.js";
+import { createHttpGateProbe } from "./campaign-worker/gate-http.js";
 import type { WorkerObserver } from "./campaign-worker/observer.js";
 import { type CampaignWorker, createCampaignWorker } from "./campaign-worker/worker.js";
 import type { Clock } from "./clock.js";
@@ -77,6 +78,7 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
     holder: o.instanceId,
     intervalMs: o.config.worker.intervalMs,
     publicUrl: o.publicUrl,
+    gateProbe: createHttpGateProbe({ allowedHosts: o.config.gates.allowedHosts }),
     offlineAfterMs: o.config.timeouts.offlineAfterSeconds * 1000,
     fleet: {
       store: createSqlFleetStore(o.db.pool),
@@ -99,6 +101,7 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
           policy: policyOf(o.config),
           maxVersion: o.config.agent.maxVersion,
           tufDir: o.config.tuf?.dir,
+          gateHosts: o.config.gates.allowedHosts,
           worker,
           ...(o.adminTokens ? { adminTokens: o.adminTokens } : {}),
         }),
@@ -113,6 +116,8 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
         clock: o.clock,
         policy: policyOf(o.config),
         maxVersion: o.config.agent.maxVersion,
+        tufDir: o.config.tuf?.dir,
+        gateHosts: o.config.gates.allowedHosts,
         wake: (campaignId?: string) => worker.wake(campaignId),
       };
       router.service(DesiredVersionService, createDesiredService(fleetDeps));

@@ -25,6 +25,7 @@ import {
   type ListenerFacts,
 } from "./config-clear-text.js";
 import { type EnrollmentConfig, readEnrollment } from "./config-enrollment.js";
+import { type GatesConfig, readGatesConfig } from "./config-gates.js";
 import { type ConfigInput, type ConfiguredAdminToken, isRecord, Reader } from "./config-reader.js";
 import type { ListenAddress } from "./shared/listen-address.js";
 import { readTlsConfig, TLS_ENV, type TlsConfig, tlsEnvInput } from "./tls/config.js";
@@ -121,6 +122,8 @@ export interface ControlConfig {
   readonly tls: TlsConfig;
   /** The release channel's TUF repository, served at `/tuf/` beside the downloads. */
   readonly tuf: TufConfig | undefined;
+  /** Which hosts a campaign's gates may name (`gates.allowedHosts`). */
+  readonly gates: GatesConfig;
   /**
    * Allow clear text on a non-loopback agent, admin or downloads listener
    * (`AGENT_CONTROL_ALLOW_INSECURE`); Control then warns at start. Default false: it refuses.
@@ -251,6 +254,7 @@ const KNOWN_KEYS = new Set([
   "log",
   "tls",
   "tuf",
+  "gates",
   "enrollment",
   "allowInsecure",
 ]);
@@ -339,6 +343,7 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
     },
     log: { level: v.oneOf(log, "log.level", "info", LOG_LEVELS) },
     tuf: readTufConfig(input.tuf, problems),
+    gates: readGatesConfig(input.gates, problems),
     tls,
     enrollment: readEnrollment(input, problems),
     allowInsecure: v.boolean(input, "allowInsecure", false),

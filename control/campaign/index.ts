@@ -129,6 +129,7 @@ export * from "./desired.js";
 export * from "./desired-record.js";
 export { type FactsLookup, isActive } from "./draft.js";
 export * from "./estimate.js";
+export * from "./gate-hosts.js";
 export { gatesWanted } from "./gate-rules.js";
 export * from "./gates.js";
 export * from "./model.js";

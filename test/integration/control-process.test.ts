@@ -52,6 +52,7 @@ const BAD_FILES: Record<string, unknown> = {
   "bytes-rate": { limits: { agentStreamBytesPerSecond: 0 } },
   "bytes-burst": { limits: { agentStreamBurstBytes: 2048 } },
   "per-credential": { limits: { handshakesPerCredential: 0 } },
+  "gate-hosts": { gates: { allowedHosts: ["https://prometheus.internal:9090"] } },
 };
 
 describe("Control as a child process on its embedded PostgreSQL", { timeout: 150_000 }, () => {
@@ -227,6 +228,12 @@ describe("Control refuses bad flags and settings before anything starts", {
       ["--config", "FILE:per-credential"],
       {},
       "control: limits.handshakesPerCredential: ",
+    ],
+    [
+      "a gate host given as a URL",
+      ["--config", "FILE:gate-hosts"],
+      {},
+      'control: gates.allowedHosts[0]: "https://prometheus.internal:9090" must be HOST or HOST:PORT',
     ],
     [
       "a missing admin tokens file",
