@@ -27,6 +27,7 @@ import type { Clock } from "./clock.js";
 import type { ControlConfig } from "./config.js";
 import type { Database } from "./db/database.js";
 import type { Logger } from "./log.js";
+import { unlistedReason } from "./tuf/listed.js";
 
 /** The campaign policy of a Control configuration (`policy.*`, `timeouts.*`). */
 export function policyOf(config: ControlConfig): Policy {
@@ -70,6 +71,7 @@ export interface CampaignEngine {
 
 /** Builds the engine; the worker runs from {@link CampaignEngine.start}. */
 export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
+  const tufDir = o.config.tuf?.dir;
   const worker = createCampaignWorker({
     store: createSqlCampaignStore(o.db, o.log, o.clock),
     gateway: o.gateway,
@@ -85,6 +87,7 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
       intervalMs: o.config.worker.convergenceIntervalMs,
       onHalted: (desiredId) => o.observer?.convergenceHalted?.(desiredId),
       rules: { policy: policyOf(o.config), maxVersion: o.config.agent.maxVersion },
+      unlisted: tufDir === undefined ? undefined : (v, s) => unlistedReason(tufDir, v, s),
     },
     ...(o.observer ? { observer: o.observer } : {}),
   });
