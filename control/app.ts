@@ -9,7 +9,7 @@ import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { VersionService } from "../proto/gen/agentcontrol/admin/v1/version_pb.js";
 import { resolveOperatorToken } from "./admin/auth.js";
-import { authFailureAuditor } from "./admin/auth-failures.js";
+import { authFailureSink } from "./admin/auth-failures.js";
 import { createNodeService } from "./admin/node-service.js";
 import { createReleaseService } from "./admin/release-service.js";
 import { type AdminServer, startAdminServer } from "./admin/server.js";
@@ -326,7 +326,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       limits: adminServerLimits(config),
       tokens: adminTokens.table.entries,
       metrics,
-      onAuthFailure: authFailureAuditor({ pool: db.pool, clock, log }),
+      onAuthFailure: authFailureSink({ pool: db.pool, clock, log, metrics }),
       ready: () => db.ping(),
       log,
       extraRoutes: [dashboardRoute({ log }), ...(downloadsServer ? [] : [agentRoute])],
