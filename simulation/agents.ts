@@ -98,6 +98,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
         handled: new Map(),
         applied: new Map(),
         confirmedHistory: [1],
+        sequences: new Map(),
         restarting: false,
         crashedOnce: false,
         pendingReinstate: undefined,
