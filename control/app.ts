@@ -9,13 +9,14 @@ import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { VersionService } from "../proto/gen/agentcontrol/admin/v1/version_pb.js";
 import { resolveOperatorToken } from "./admin/auth.js";
-import { authFailureAuditor } from "./admin/auth-failures.js";
+import { authFailureSink } from "./admin/auth-failures.js";
 import { createNodeService } from "./admin/node-service.js";
 import { createReleaseService } from "./admin/release-service.js";
 import { type AdminServer, startAdminServer } from "./admin/server.js";
 import { createTokenReloader, type TokenReload } from "./admin/token-reload.js";
 import { createVersionService } from "./admin/version-service.js";
 import { authenticateStream } from "./agents/authenticate.js";
+import { CredentialSlots } from "./agents/credential-slots.js";
 import { HANDSHAKE_ADMISSION, HandshakeAdmission } from "./agents/handshake-admission.js";
 import { AgentHub } from "./agents/hub.js";
 import { type AgentServer, startAgentServer } from "./agents/server.js";
@@ -201,7 +202,12 @@ export async function startControl(options: StartControlOptions): Promise<Contro
         helloTimeoutMs: 10_000,
         sendQueueLength: config.limits.sendQueueLength,
         messagesPerSecond: config.limits.agentMessagesPerSecond,
+        byteBudget: {
+          bytesPerSecond: config.limits.agentStreamBytesPerSecond,
+          burstBytes: config.limits.agentStreamBurstBytes,
+        },
         handshakes,
+        credentialHandshakes: new CredentialSlots(config.limits.handshakesPerCredential),
         streams,
         refused: agentCounters.refused,
         handshaken: agentCounters.handshake,
@@ -328,7 +334,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       limits: adminServerLimits(config),
       tokens: adminTokens.table.entries,
       metrics,
-      onAuthFailure: authFailureAuditor({ pool: db.pool, clock, log }),
+      onAuthFailure: authFailureSink({ pool: db.pool, clock, log, metrics }),
       ready: () => db.ping(),
       log,
       extraRoutes: [dashboardRoute({ log }), ...(downloadsServer ? [] : [agentRoute])],

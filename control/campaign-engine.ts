@@ -22,12 +22,14 @@ import { createPlanService } from "./admin/plan-service.js";
 import type { Policy } from "./campaign/index.js";
 import { busyNodes, createSqlCampaignStore, createSqlFleetStore } from "./campaign-store/index.js";
 import type { WorkerGateway } from "./campaign-worker/facts.js";
+import { createHttpGateProbe } from "./campaign-worker/gate-http.js";
 import type { WorkerObserver } from "./campaign-worker/observer.js";
 import { type CampaignWorker, createCampaignWorker } from "./campaign-worker/worker.js";
 import type { Clock } from "./clock.js";
 import type { ControlConfig } from "./config.js";
 import type { Database } from "./db/database.js";
 import type { Logger } from "./log.js";
+import { unlistedReason } from "./tuf/listed.js";
 
 /** The campaign policy of a Control configuration (`policy.*`, `timeouts.*`). */
 export function policyOf(config: ControlConfig): Policy {
@@ -71,6 +73,7 @@ export interface CampaignEngine {
 
 /** Builds the engine; the worker runs from {@link CampaignEngine.start}. */
 export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
+  const tufDir = o.config.tuf?.dir;
   const worker = createCampaignWorker({
     store: createSqlCampaignStore(o.db, o.log, o.clock),
     gateway: o.gateway,
@@ -79,12 +82,14 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
     holder: o.instanceId,
     intervalMs: o.config.worker.intervalMs,
     publicUrl: o.publicUrl,
+    gateProbe: createHttpGateProbe({ allowedHosts: o.config.gates.allowedHosts }),
     offlineAfterMs: o.config.timeouts.offlineAfterSeconds * 1000,
     fleet: {
       store: createSqlFleetStore(o.db.pool),
       intervalMs: o.config.worker.convergenceIntervalMs,
       onHalted: (desiredId) => o.observer?.convergenceHalted?.(desiredId),
       rules: { policy: policyOf(o.config), maxVersion: o.config.agent.maxVersion },
+      unlisted: tufDir === undefined ? undefined : (v, s) => unlistedReason(tufDir, v, s),
     },
     ...(o.observer ? { observer: o.observer } : {}),
   });
@@ -101,6 +106,7 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
           policy: policyOf(o.config),
           maxVersion: o.config.agent.maxVersion,
           tufDir: o.config.tuf?.dir,
+          gateHosts: o.config.gates.allowedHosts,
           worker,
           ...(o.adminTokens ? { adminTokens: o.adminTokens } : {}),
         }),
@@ -115,6 +121,8 @@ export function createCampaignEngine(o: CampaignEngineOptions): CampaignEngine {
         clock: o.clock,
         policy: policyOf(o.config),
         maxVersion: o.config.agent.maxVersion,
+        tufDir: o.config.tuf?.dir,
+        gateHosts: o.config.gates.allowedHosts,
         wake: (campaignId?: string) => worker.wake(campaignId),
       };
       router.service(DesiredVersionService, createDesiredService(fleetDeps));

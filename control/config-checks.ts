@@ -148,3 +148,18 @@ function escapeControl(c: string): string {
   const code = c.charCodeAt(0);
   return code < 0x20 || code === 0x7f ? `\\u${code.toString(16).padStart(4, "0")}` : c;
 }
+
+/**
+ * A stream's byte burst must hold the largest message an Agent may send, or a message that
+ * size could never be accepted.
+ */
+export function checkStreamBurst(
+  limits: { readonly agentStreamBurstBytes: number; readonly maxAgentMessageBytes: number },
+  problems: string[],
+): void {
+  if (limits.agentStreamBurstBytes < limits.maxAgentMessageBytes) {
+    problems.push(
+      `limits.agentStreamBurstBytes (${limits.agentStreamBurstBytes}) must be at least limits.maxAgentMessageBytes (${limits.maxAgentMessageBytes}): a message of the largest size allowed could never be accepted`,
+    );
+  }
+}

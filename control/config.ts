@@ -14,6 +14,7 @@ import {
   type AdminTokensFile,
   checkDataDir,
   checkReleasePins,
+  checkStreamBurst,
   readAdminAccess,
   withSources,
 } from "./config-checks.js";
@@ -24,6 +25,7 @@ import {
   type ListenerFacts,
 } from "./config-clear-text.js";
 import { type EnrollmentConfig, readEnrollment } from "./config-enrollment.js";
+import { type GatesConfig, readGatesConfig } from "./config-gates.js";
 import { type ConfigInput, type ConfiguredAdminToken, isRecord, Reader } from "./config-reader.js";
 import type { ListenAddress } from "./shared/listen-address.js";
 import { readTlsConfig, TLS_ENV, type TlsConfig, tlsEnvInput } from "./tls/config.js";
@@ -90,8 +92,20 @@ export interface ControlConfig {
     readonly sendQueueLength: number;
     /** Messages per second one agent stream may send, averaged over a burst. */
     readonly agentMessagesPerSecond: number;
+    /**
+     * Bytes per second one agent stream may send (default 16384), in bursts of up to
+     * `agentStreamBurstBytes` (default 262144, at least `maxAgentMessageBytes`); a stream over
+     * it ends with RESOURCE_EXHAUSTED.
+     */
+    readonly agentStreamBytesPerSecond: number;
+    readonly agentStreamBurstBytes: number;
     /** Streams allowed to be between connect and Welcome at once. */
     readonly maxConcurrentHandshakes: number;
+    /**
+     * Handshakes one credential (join token, node token, client certificate; every stream
+     * without a credential counts as one) may have in progress at once (default 4).
+     */
+    readonly handshakesPerCredential: number;
     /**
      * Agent streams this process holds at once (`AGENT_CONTROL_MAX_STREAMS`); beyond it a
      * new stream is refused with RESOURCE_EXHAUSTED. Undefined: derived at start from the
@@ -108,6 +122,8 @@ export interface ControlConfig {
   readonly tls: TlsConfig;
   /** The release channel's TUF repository, served at `/tuf/` beside the downloads. */
   readonly tuf: TufConfig | undefined;
+  /** Which hosts a campaign's gates may name (`gates.allowedHosts`). */
+  readonly gates: GatesConfig;
   /**
    * Allow clear text on a non-loopback agent, admin or downloads listener
    * (`AGENT_CONTROL_ALLOW_INSECURE`); Control then warns at start. Default false: it refuses.
@@ -238,6 +254,7 @@ const KNOWN_KEYS = new Set([
   "log",
   "tls",
   "tuf",
+  "gates",
   "enrollment",
   "allowInsecure",
 ]);
@@ -301,7 +318,22 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
       maxAgentMessageBytes: v.integer(limits, "limits.maxAgentMessageBytes", 65536, 1024, 64 << 20),
       sendQueueLength: v.integer(limits, "limits.sendQueueLength", 256, 1, 100_000),
       agentMessagesPerSecond: v.number(limits, "limits.agentMessagesPerSecond", 50, 0.1, 1e6),
+      agentStreamBytesPerSecond: v.integer(
+        limits,
+        "limits.agentStreamBytesPerSecond",
+        16384,
+        1024,
+        1 << 30,
+      ),
+      agentStreamBurstBytes: v.integer(
+        limits,
+        "limits.agentStreamBurstBytes",
+        262144,
+        1024,
+        1 << 30,
+      ),
       maxConcurrentHandshakes: v.integer(limits, "limits.maxConcurrentHandshakes", 512, 1, 1e6),
+      handshakesPerCredential: v.integer(limits, "limits.handshakesPerCredential", 4, 1, 1e6),
       maxStreams:
         limits.maxStreams === undefined
           ? undefined
@@ -311,11 +343,13 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
     },
     log: { level: v.oneOf(log, "log.level", "info", LOG_LEVELS) },
     tuf: readTufConfig(input.tuf, problems),
+    gates: readGatesConfig(input.gates, problems),
     tls,
     enrollment: readEnrollment(input, problems),
     allowInsecure: v.boolean(input, "allowInsecure", false),
   };
   checkDownloads(config, downloads, problems);
+  checkStreamBurst(config.limits, problems);
   if (!config.allowInsecure) {
     const problem = clearTextProblem(clearTextExposed(listenerFacts(config)));
     if (problem) problems.push(problem);

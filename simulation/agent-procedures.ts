@@ -2,7 +2,9 @@
  * How a simulated agent handles operations, as `agent-sim/operations.ts` does for a real
  * stream: an id already handled is not handled again (its last report is re-sent); one
  * operation at a time; an upgrade below the confirmed sequence is refused; a rollback
- * reinstates the previous release; a confirm raises the confirmed sequence. Each behaviour of
+ * reinstates the previous release; a confirm raises the confirmed sequence to exactly the
+ * sequence of the release the agent verified and runs, and one naming another sequence is
+ * refused `confirm_mismatch` (as `agent/core/confirm.ts`). Each behaviour of
  * {@link AgentScript} bends this where the script says.
  */
 import { type Operation, OperationPhase } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
@@ -48,10 +50,13 @@ export function wireOf(a: SimAgent, op: Operation, at: number): WireOperation {
   };
 }
 
-/** The agent starts to run `version` (installed; it boots on it at its next start). */
-function runVersion(host: AgentHost, a: SimAgent, version: string): void {
+/**
+ * The agent starts to run `version` (installed; it boots on it at its next start), whose
+ * verified sequence is `sequence` (undefined: the release it was installed with).
+ */
+function runVersion(host: AgentHost, a: SimAgent, version: string, sequence?: number): void {
   a.version = version;
-  a.record.runs.push({ version, at: host.now() });
+  a.record.runs.push({ version, at: host.now(), sequence });
 }
 
 /** An operation reaches the agent: handled once per id, one at a time, like a real Agent. */
@@ -100,9 +105,16 @@ function handle(host: AgentHost, a: SimAgent, op: Operation): void {
         done(host, a);
         return;
       }
+      const verified = a.sequences.get(a.version);
+      if (verified !== undefined && verified !== Number(sequence)) {
+        host.report(a, op.id, fail(a.version, "confirm_mismatch"));
+        done(host, a);
+        return;
+      }
       apply(host, a, op.id);
-      if (Number(sequence) > a.confirmedSequence) {
-        a.confirmedSequence = Number(sequence);
+      // The release it was installed with was never verified by it: the floor stays.
+      if (verified !== undefined && verified > a.confirmedSequence) {
+        a.confirmedSequence = verified;
         a.confirmedHistory.push(a.confirmedSequence);
       }
       const h = a.confirmedHistory;
@@ -188,7 +200,8 @@ function upgrade(
     }
     if (s.behaviour !== "revert") {
       a.previousVersion = from;
-      runVersion(host, a, version);
+      a.sequences.set(version, sequence);
+      runVersion(host, a, version, sequence);
       a.configBroken = s.behaviour === "config_fail";
     }
     host.report(a, opId, phase(OperationPhase.RESTARTING));
@@ -248,7 +261,7 @@ function rollback(host: AgentHost, a: SimAgent, opId: string, version: string): 
     message: "",
   });
   apply(host, a, opId);
-  runVersion(host, a, previous);
+  runVersion(host, a, previous, a.sequences.get(previous));
   a.previousVersion = current;
   a.configBroken = false;
   a.pendingReinstate = opId;

@@ -73,6 +73,11 @@ export interface SimAgent {
   readonly applied: Map<string, number>;
   /** Confirmed sequences over time (never decreasing: invariant I8). */
   readonly confirmedHistory: number[];
+  /**
+   * The sequence of each release it verified and installed, by version (as the real Agent's
+   * `state.sequences`): a confirm raises the floor only to the running one's.
+   */
+  readonly sequences: Map<string, number>;
   restarting: boolean;
   crashedOnce: boolean;
   /** A rollback whose REINSTATED is due once back. */

@@ -99,6 +99,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
         handled: new Map(),
         applied: new Map(),
         confirmedHistory: [confirmed],
+        sequences: new Map(),
         restarting: false,
         crashedOnce: false,
         pendingReinstate: undefined,

@@ -10,10 +10,13 @@
  *   stay within the pool's budget.
  * - I7: operation ids are unique per node, kind and campaign, and no agent applies one twice.
  * - I8: no agent's confirmed sequence ever goes back.
+ * - C1: an agent's confirmed floor is the sequence of a release it ran and was confirmed on
+ *   (`confirm-invariants.ts`).
  */
 import type { CampaignNode, CampaignState } from "../control/campaign/index.js";
 import type { MemoryCampaignStore } from "../control/campaign-store/index.js";
 import type { SimFleet } from "./agents.js";
+import { confirmFloorViolations } from "./confirm-invariants.js";
 import { recordViolations, transitionViolations } from "./record-invariants.js";
 import { refInFlight, refPoolLimit } from "./reference/pools.js";
 
@@ -25,6 +28,8 @@ export interface CheckState {
   readonly members: Map<string, Set<string>>;
   /** Nodes disabled so far, with when. */
   readonly disabledAt: Map<string, number>;
+  /** Each agent's confirmed floor as C1 last judged it. */
+  readonly floors: Map<string, number>;
 }
 
 /** A fresh check state. */
@@ -34,6 +39,7 @@ export function newCheckState(): CheckState {
     seenOperations: new Set(),
     members: new Map(),
     disabledAt: new Map(),
+    floors: new Map(),
   };
 }
 
@@ -87,6 +93,7 @@ export function checkStep(
       out.push(`I4: ${o.nodeId} offered by ${o.campaignId}, which did not select it`);
   }
   if (offeredPools.size > 0) out.push(...poolBudgetViolations(store, offeredPools, now));
+  out.push(...confirmFloorViolations(fleet.agents, state.floors));
   out.push(...fleet.violations.splice(0));
   return out;
 }

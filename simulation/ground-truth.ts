@@ -27,6 +27,8 @@ export interface WireOperation {
 export interface VersionRun {
   readonly version: string;
   readonly at: number;
+  /** The sequence of the release as the agent verified it; undefined: the one it was installed with. */
+  readonly sequence?: number | undefined;
 }
 
 /** One stream the agent opened. */

@@ -1,12 +1,52 @@
 /**
  * Failed admin authentications are audited, at most one event per client address per
- * window, so someone guessing tokens leaves a trace without being able to flood the audit log.
- * (Every failure is also counted: `agent_control_admin_requests_refused_total{reason=
- * "unauthenticated"}`.)
+ * window, so someone guessing tokens leaves a trace without being able to flood the audit log,
+ * and every one is counted by why it failed: `agent_control_admin_auth_failures_total{reason}`
+ * (also in `agent_control_admin_requests_refused_total{reason="unauthenticated"}`).
  */
 import type pg from "pg";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
+import type { ControlMetrics } from "../metrics/registry.js";
+
+/** Why an admin authentication failed, as the metric labels it. */
+export type AuthFailureReason = "missing_token" | "unknown_token" | "expired_token" | "other";
+
+/** Every {@link AuthFailureReason}, each exported at 0 from the start. */
+export const AUTH_FAILURE_REASONS: readonly AuthFailureReason[] = [
+  "missing_token",
+  "unknown_token",
+  "expired_token",
+  "other",
+];
+
+/** The reason of a refusal, from the message `authenticate` (auth.ts) gave it. */
+export function authFailureReason(message: string): AuthFailureReason {
+  if (message.startsWith("missing bearer token")) return "missing_token";
+  if (message.startsWith("unknown admin token")) return "unknown_token";
+  if (message.startsWith("token expired at")) return "expired_token";
+  return "other";
+}
+
+/**
+ * The sink Control gives the admin server: counts each failure in
+ * `agent_control_admin_auth_failures_total{reason}`, then audits it ({@link authFailureAuditor}).
+ */
+export function authFailureSink(
+  o: AuthFailureAuditorOptions & { readonly metrics: ControlMetrics },
+): (failure: AuthFailure) => void {
+  const failures = o.metrics.counter(
+    "agent_control_admin_auth_failures_total",
+    "Admin calls refused as unauthenticated, by reason: missing_token, unknown_token, expired_token.",
+    ["reason"],
+    AUTH_FAILURE_REASONS.map((reason) => ({ reason })),
+  );
+  const audit = authFailureAuditor(o);
+  return (failure) => {
+    failures.inc({ reason: authFailureReason(failure.message) });
+    audit(failure);
+  };
+}
 
 /** One refused call: its method, client address and the refusal's message. */
 export interface AuthFailure {

@@ -63,6 +63,8 @@ export interface CampaignServiceDeps {
   readonly maxVersion: string | undefined;
   /** The release channel's TUF repository directory, when configured. */
   readonly tufDir?: string | undefined;
+  /** `gates.allowedHosts`: a campaign's gates must be on one of them. */
+  readonly gateHosts?: readonly string[] | undefined;
   readonly worker: CampaignWorkerPort;
   /** How long Pause/Resume/Abort/SkipGate wait for the leader to apply them (default 5 s). */
   readonly commandWaitMs?: number;
@@ -91,6 +93,7 @@ export function createCampaignService(
     policy: deps.policy,
     maxVersion: deps.maxVersion,
     tufDir: deps.tufDir,
+    gateHosts: deps.gateHosts,
   };
   const message = async (id: string): Promise<Campaign> => {
     const found = await campaignWithCounts(deps.db.pool, id);

@@ -16,6 +16,7 @@ import {
   type CampaignSpecInput,
   type CampaignState,
   createCampaign,
+  gateHostRefusal,
   type Plan,
   type Policy,
   planRetry,
@@ -40,6 +41,8 @@ export interface StartDeps {
   readonly maxVersion: string | undefined;
   /** The release channel's TUF repository (config `tuf.dir`): a target must be listed there. */
   readonly tufDir?: string | undefined;
+  /** `gates.allowedHosts`: a gate on another host is refused (undefined: any host). */
+  readonly gateHosts?: readonly string[] | undefined;
 }
 
 /** A registry row as an admission candidate. */
@@ -82,12 +85,24 @@ async function assertListed(deps: StartDeps, release: AdmissionRelease | undefin
   }
 }
 
+/**
+ * Refuses a spec with a gate outside `gates.allowedHosts` (when configured), INVALID_ARGUMENT
+ * naming the host and the key, before anything is read or written.
+ */
+function assertGatesAllowed(deps: StartDeps, spec: CampaignSpec): void {
+  for (const gate of spec.gates ?? []) {
+    const refusal = gateHostRefusal(gate.url, deps.gateHosts);
+    if (refusal !== undefined) throw new ControlError("invalid_argument", refusal);
+  }
+}
+
 /** Plans a campaign without starting anything (the admission of a start, minus busy nodes). */
 export async function planOnly(
   deps: StartDeps,
   input: CampaignSpecInput,
 ): Promise<{ spec: CampaignSpec; plan: Plan }> {
   const spec = resolveSpec(input, deps.policy);
+  assertGatesAllowed(deps, spec);
   const release = await deps.release(spec.targetVersion);
   await assertListed(deps, release);
   const rows = await deps.fleet.transaction((tx) => tx.readFleet());
@@ -119,6 +134,7 @@ export async function admitEach(
   const candidates = (await deps.fleet.transaction((tx) => tx.readFleet())).map(candidateOf);
   const releases = new Map<string, AdmissionRelease | undefined>();
   for (const [i, spec] of specs.entries()) {
+    assertGatesAllowed(deps, spec);
     if (!releases.has(spec.targetVersion)) {
       const release = await deps.release(spec.targetVersion);
       await assertListed(deps, release);
@@ -162,6 +178,7 @@ export interface StartRequest {
  */
 export async function startCampaign(deps: StartDeps, req: StartRequest): Promise<CampaignState> {
   const { spec } = req;
+  assertGatesAllowed(deps, spec);
   const release = await deps.release(spec.targetVersion);
   await assertListed(deps, release);
   return await deps.fleet.transaction(async (tx) => {

@@ -24,6 +24,7 @@ import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { ReleaseEntity } from "../db/entities/index.js";
 import { ControlError } from "../errors.js";
+import { unlistedReason } from "../tuf/listed.js";
 import { type Principal, principalKey } from "./auth.js";
 
 /** What the service needs. */
@@ -31,6 +32,8 @@ export interface DesiredServiceDeps {
   readonly db: Database;
   readonly clock: Clock;
   readonly policy: Policy;
+  /** The release channel's TUF repository (`tuf.dir`): the target must be listed there. */
+  readonly tufDir?: string | undefined;
   /** Asks the leader's worker to run its fleet passes soon. */
   readonly wake: () => void;
 }
@@ -129,6 +132,11 @@ export function createDesiredService(
           "release_not_found",
           `release ${version} is not registered (agentctl release register)`,
         );
+      }
+      if (deps.tufDir !== undefined) {
+        const unlisted = await unlistedReason(deps.tufDir, release.version, release.sequence);
+        if (unlisted !== undefined)
+          throw new ControlError("release_unusable", unlisted, { version });
       }
       const selector = {
         labels: { ...(req.selector?.labels ?? {}) },

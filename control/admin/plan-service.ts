@@ -40,6 +40,10 @@ export interface PlanServiceDeps {
   readonly policy: Policy;
   /** The newest Agent version this Control supports (config `agent.maxVersion`). */
   readonly maxVersion?: string | undefined;
+  /** The release channel's TUF repository (`tuf.dir`): every group's target must be listed. */
+  readonly tufDir?: string | undefined;
+  /** `gates.allowedHosts`: every gate of the template must be on one of them. */
+  readonly gateHosts?: readonly string[] | undefined;
   /** Asks the leader's worker to run its fleet passes (and decide campaigns) soon. */
   readonly wake: (campaignId?: string) => void;
 }
@@ -130,6 +134,8 @@ export function createPlanService(deps: PlanServiceDeps): ServiceImpl<typeof Pla
           clock: deps.clock,
           policy: deps.policy,
           maxVersion: deps.maxVersion,
+          tufDir: deps.tufDir,
+          gateHosts: deps.gateHosts,
         },
         groups.map((_, i) => groupCampaignSpec(plan, i)),
         (i) => `group ${i + 1} (${groups[i]?.name})`,

@@ -12,13 +12,17 @@ export class TokenBucket {
     this.lastMs = nowMs;
   }
 
-  /** Takes one token; false when the bucket is empty. */
-  take(nowMs: number): boolean {
+  /**
+   * Takes `cost` tokens (default one); false, and nothing taken, when fewer are left. A cost
+   * above `burst` is never granted.
+   */
+  take(nowMs: number, cost = 1): boolean {
     const elapsed = Math.max(0, nowMs - this.lastMs) / 1000;
     this.lastMs = nowMs;
     this.tokens = Math.min(this.burst, this.tokens + elapsed * this.ratePerSecond);
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
+    const need = Math.max(1, cost);
+    if (this.tokens < need) return false;
+    this.tokens -= cost;
     return true;
   }
 }

@@ -17,6 +17,7 @@ import { grpcServiceDefinition } from "../shared/grpc-service.js";
 import type { ListenAddress } from "../shared/listen-address.js";
 import { nulTextPath } from "../shared/nul-text.js";
 import { listenCapped } from "./connection-cap.js";
+import { withWireBytes } from "./inbound-budget.js";
 import { type IncomingMessage, MALFORMED, type SessionDeps, serveAgentStream } from "./session.js";
 
 /** Options of {@link startAgentServer}. */
@@ -80,9 +81,14 @@ export function agentServerOptions(
 /**
  * Decodes one AgentMessage frame as the server does. Never throws: bytes that do not decode,
  * or a message with U+0000 in a string (which no database column can hold), become the
- * {@link MALFORMED} marker, which ends the stream with INVALID_ARGUMENT.
+ * {@link MALFORMED} marker, which ends the stream with INVALID_ARGUMENT. Either is marked
+ * with its size on the wire, which the stream's byte budget is charged.
  */
 export function decodeAgentMessage(bytes: Uint8Array): IncomingMessage {
+  return withWireBytes(decodeFrame(bytes), bytes.byteLength);
+}
+
+function decodeFrame(bytes: Uint8Array): IncomingMessage {
   try {
     const message = fromBinary(AgentMessageSchema, bytes);
     const nul = nulTextPath(message.body.value);

@@ -23,11 +23,12 @@ import type { NodeHello, NodeStore } from "../db/node-store.js";
 import { ControlError, type ErrorCode, toGrpcStatus } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { CertificateFacts, StreamIdentity } from "./authenticate.js";
+import { type CredentialSlots, credentialKey } from "./credential-slots.js";
 import { enrollWithJoinToken } from "./enrollment.js";
 import type { ConnectedNode } from "./events.js";
 import type { AgentHub, HubSession } from "./hub.js";
+import { type ByteBudget, InboundBudget } from "./inbound-budget.js";
 import { type EncodedOperation, operationFrame } from "./operation-frame.js";
-import { TokenBucket } from "./rate-limit.js";
 import { reportedLabels } from "./reported-labels.js";
 import { StreamWriter } from "./stream-writer.js";
 import { checkHello, checkObserved } from "./validate.js";
@@ -65,9 +66,12 @@ export interface SessionDeps {
   readonly helloTimeoutMs: number;
   readonly sendQueueLength: number;
   readonly messagesPerSecond: number;
-  /** Limits streams between connect and Welcome; false = refuse this one. */
+  /** Bytes one stream may send (see inbound-budget.ts); undefined: not limited. */
+  readonly byteBudget?: ByteBudget;
   /** Handshakes in progress: released with whether the stream was welcomed. */
   readonly handshakes: { tryAcquire(): boolean; release(welcomed: boolean): void };
+  /** Handshakes in progress per credential (`limits.handshakesPerCredential`); unset: no cap. */
+  readonly credentialHandshakes?: CredentialSlots;
   /**
    * Limits the streams held, from their first byte to their end (`limits.maxStreams`);
    * false = refuse this one with RESOURCE_EXHAUSTED before any other work.
@@ -86,7 +90,7 @@ export interface SessionDeps {
 export type HandshakeResult = "welcomed" | "abandoned" | ErrorCode;
 
 /** Why a stream was refused before its handshake: which limit was full. */
-export type StreamRefusal = "max_streams" | "max_handshakes";
+export type StreamRefusal = "max_streams" | "max_handshakes" | "max_handshakes_per_credential";
 
 type Stage = "handshake" | "live" | "closed";
 
@@ -120,7 +124,7 @@ class AgentSession implements HubSession {
   private readonly peer: string;
   private firstMessage: ((message: IncomingMessage | Error) => void) | undefined;
   private readonly writer: StreamWriter;
-  private readonly bucket: TokenBucket;
+  private readonly inbound: InboundBudget;
 
   constructor(
     private readonly call: ServerDuplexStream<IncomingMessage, ControlMessage>,
@@ -128,8 +132,7 @@ class AgentSession implements HubSession {
   ) {
     this.lastSeenMs = deps.clock.now().getTime();
     this.peer = call.getPeer();
-    const rate = deps.messagesPerSecond;
-    this.bucket = new TokenBucket(rate, Math.max(20, rate * 2), this.lastSeenMs);
+    this.inbound = new InboundBudget(deps.messagesPerSecond, deps.byteBudget, this.lastSeenMs);
     this.writer = new StreamWriter(call, deps.sendQueueLength, deps.clock, () =>
       this.close(status.RESOURCE_EXHAUSTED, "agent is not reading its stream: send queue full"),
     );
@@ -210,7 +213,20 @@ class AgentSession implements HubSession {
   }
 
   private async handshake(): Promise<void> {
+    const header = this.call.metadata.get("authorization")[0];
+    const authorization = typeof header === "string" ? header : undefined;
+    const certificate = this.call.getAuthContext()?.sslPeerCertificate;
+    const perCredential = this.deps.credentialHandshakes;
+    const key = perCredential && credentialKey(authorization, certificate);
+    if (perCredential && key !== undefined && !perCredential.tryAcquire(key)) {
+      this.deps.refused("max_handshakes_per_credential");
+      throw new ControlError(
+        "resource_exhausted",
+        `this credential already has ${perCredential.limit} handshakes in progress (limits.handshakesPerCredential): retry with backoff`,
+      );
+    }
     if (!this.deps.handshakes.tryAcquire()) {
+      if (key !== undefined) perCredential?.release(key);
       this.deps.refused("max_handshakes");
       throw new ControlError(
         "resource_exhausted",
@@ -222,11 +238,7 @@ class AgentSession implements HubSession {
       const first = this.awaitFirstMessage();
       // Observed below once authentication succeeds; never left to reject unobserved.
       first.catch(() => undefined);
-      const authorization = this.call.metadata.get("authorization")[0];
-      const identity = await this.deps.authenticate(
-        typeof authorization === "string" ? authorization : undefined,
-        this.call.getAuthContext()?.sslPeerCertificate,
-      );
+      const identity = await this.deps.authenticate(authorization, certificate);
       const message = await first;
       if (this.stage === "closed") return;
       if (MALFORMED in message) throw malformed(message[MALFORMED]);
@@ -237,6 +249,7 @@ class AgentSession implements HubSession {
       welcomed = true;
     } finally {
       this.deps.handshakes.release(welcomed);
+      if (key !== undefined) perCredential?.release(key);
     }
   }
 
@@ -336,8 +349,9 @@ class AgentSession implements HubSession {
   private onMessage(message: IncomingMessage): void {
     if (this.stage === "closed") return;
     const nowMs = this.deps.clock.now().getTime();
-    if (!this.bucket.take(nowMs)) {
-      this.close(status.RESOURCE_EXHAUSTED, "message rate limit exceeded");
+    const overBudget = this.inbound.admit(message, nowMs);
+    if (overBudget !== undefined) {
+      this.close(status.RESOURCE_EXHAUSTED, overBudget);
       return;
     }
     if (this.stage === "handshake") {

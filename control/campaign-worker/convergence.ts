@@ -34,6 +34,13 @@ export interface ConvergenceDeps {
   readonly release: (version: string) => Promise<OfferRelease | undefined>;
   /** The policy and `agent.maxVersion` every convergence start is admitted under. */
   readonly rules: AdmissionRules;
+  /**
+   * Why the release channel's TUF targets (config `tuf.dir`) do not list `version` at
+   * `sequence`, or undefined when they do; absent: no channel is configured.
+   */
+  readonly unlisted?:
+    | ((version: string, sequence: number) => Promise<string | undefined>)
+    | undefined;
 }
 
 /** What a convergence pass did. */
@@ -133,6 +140,28 @@ export async function convergencePass(
   const halted: { desiredId: string; message: string }[] = [];
   for (const step of steps) {
     const d = desired.get(step.desiredId) as DesiredVersion;
+    const unlisted =
+      step.kind === "halt" ? undefined : await deps.unlisted?.(d.target.version, d.target.sequence);
+    if (unlisted !== undefined) {
+      // Every Agent on the channel would refuse it: halted, as a burst of failures halts.
+      const message = `convergence to ${d.target.version} halted: ${unlisted}`;
+      await tx.writeDesired({ ...d, haltedAt: now.getTime(), haltedReason: message });
+      await tx.insertAudits(
+        [
+          {
+            actor: ENGINE_ACTOR,
+            actorIp: "",
+            action: "convergence.halt",
+            campaignId: d.id,
+            message: `desired version ${d.id}: ${message}`,
+            detail: { desiredId: d.id, reason: "release_unlisted", version: d.target.version },
+          },
+        ],
+        now,
+      );
+      halted.push({ desiredId: d.id, message });
+      continue;
+    }
     if (step.kind === "halt") {
       await tx.writeDesired({ ...d, haltedAt: now.getTime(), haltedReason: step.message });
       await tx.insertAudits(

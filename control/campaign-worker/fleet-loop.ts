@@ -26,6 +26,13 @@ export interface FleetOptions {
    * administrator's start is (default: the policy's defaults, no maximum version).
    */
   readonly rules?: AdmissionRules;
+  /**
+   * Why the release channel's TUF targets (config `tuf.dir`) do not list `version` at
+   * `sequence`, or undefined when they do; absent: no channel is configured.
+   */
+  readonly unlisted?:
+    | ((version: string, sequence: number) => Promise<string | undefined>)
+    | undefined;
 }
 
 /** What the loop needs of the worker. */
@@ -82,6 +89,7 @@ export class FleetLoop {
       self: this.d.self,
       release: this.d.release,
       rules: this.d.options.rules ?? DEFAULT_RULES,
+      unlisted: this.d.options.unlisted,
     };
     try {
       const conv = await this.d.options.store.transaction((tx) => convergencePass(deps, tx, at));

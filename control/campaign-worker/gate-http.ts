@@ -8,9 +8,17 @@
  * A gate endpoint is trusted with a verdict, not with Control's memory or its requests: an
  * answer is read to at most {@link MAX_GATE_ANSWER_BYTES} (then `unreachable`), and redirects
  * are never followed (a 3xx is judged as the answer it is: unreachable for Prometheus, fail for
- * a webhook), so a gate URL cannot send Control's requests to another host.
+ * a webhook), so a gate URL cannot send Control's requests to another host. With a host
+ * allow-list (`gates.allowedHosts`), a gate on another host is not contacted at all: it is
+ * `unreachable`, saying why, although admission already refuses such a campaign (a list
+ * tightened after the campaign started).
  */
-import { judgePrometheusAnswer } from "../campaign/index.js";
+import {
+  type Gate,
+  type GateOutcome,
+  gateHostRefusal,
+  judgePrometheusAnswer,
+} from "../campaign/index.js";
 import type { GateContext, GateProbe } from "./gate-runner.js";
 
 /** The most bytes of a gate's answer Control reads. */
@@ -37,67 +45,90 @@ async function boundedText(res: Response, limit: number): Promise<string | undef
 
 const isRedirect = (status: number) => status >= 300 && status < 400;
 
-/** Evaluates gates over HTTP. */
-export const httpGateProbe: GateProbe = {
-  async evaluate(gate, context, signal) {
-    switch (gate.kind) {
-      case "prometheus": {
-        const url = new URL("api/v1/query", gate.url.endsWith("/") ? gate.url : `${gate.url}/`);
-        url.searchParams.set("query", gate.query);
-        const res = await fetch(url, { signal, redirect: "manual" });
-        if (isRedirect(res.status)) {
-          await res.body?.cancel().catch(() => undefined);
-          return {
-            status: "unreachable",
-            value: `HTTP ${res.status}`,
-            message: `Prometheus answered a redirect (HTTP ${res.status}), which is not followed: give the gate its final URL`,
-          };
-        }
-        const text = await boundedText(res, MAX_GATE_ANSWER_BYTES);
-        if (text === undefined) {
-          return {
-            status: "unreachable",
-            value: `HTTP ${res.status}`,
-            message: "Prometheus answered more than 1 MiB: larger than 1 MiB is not read",
-          };
-        }
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          return {
-            status: "unreachable",
-            value: `HTTP ${res.status}`,
-            message: `Prometheus answered HTTP ${res.status} without JSON`,
-          };
-        }
-        return judgePrometheusAnswer(gate, body);
+/** Options of {@link createHttpGateProbe}. */
+export interface HttpGateProbeOptions {
+  /** `gates.allowedHosts`; undefined: any host. */
+  readonly allowedHosts?: readonly string[] | undefined;
+}
+
+/** Evaluates gates over HTTP, only on the allowed hosts. */
+export function createHttpGateProbe(options: HttpGateProbeOptions): GateProbe {
+  return {
+    async evaluate(gate, context, signal) {
+      const refusal = gateHostRefusal(gate.url, options.allowedHosts);
+      if (refusal !== undefined) {
+        return { status: "unreachable", value: "host not allowed", message: refusal };
       }
-      case "webhook": {
-        const res = await fetch(gate.url, {
-          method: "POST",
-          signal,
-          redirect: "manual",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(webhookBody(context)),
-        });
-        // Only the status counts: the body is not read.
+      return await evaluateOverHttp(gate, context, signal);
+    },
+  };
+}
+
+/** Evaluates gates over HTTP, on any host (no allow-list). */
+export const httpGateProbe: GateProbe = createHttpGateProbe({});
+
+async function evaluateOverHttp(
+  gate: Gate,
+  context: GateContext,
+  signal: AbortSignal,
+): Promise<GateOutcome> {
+  switch (gate.kind) {
+    case "prometheus": {
+      const url = new URL("api/v1/query", gate.url.endsWith("/") ? gate.url : `${gate.url}/`);
+      url.searchParams.set("query", gate.query);
+      const res = await fetch(url, { signal, redirect: "manual" });
+      if (isRedirect(res.status)) {
         await res.body?.cancel().catch(() => undefined);
-        const value = `HTTP ${res.status}`;
-        if (isRedirect(res.status)) {
-          return {
-            status: "fail",
-            value,
-            message: `the webhook answered HTTP ${res.status}, a redirect, which is not followed`,
-          };
-        }
-        return res.ok
-          ? { status: "pass", value, message: "the webhook answered success" }
-          : { status: "fail", value, message: `the webhook answered HTTP ${res.status}` };
+        return {
+          status: "unreachable",
+          value: `HTTP ${res.status}`,
+          message: `Prometheus answered a redirect (HTTP ${res.status}), which is not followed: give the gate its final URL`,
+        };
       }
+      const text = await boundedText(res, MAX_GATE_ANSWER_BYTES);
+      if (text === undefined) {
+        return {
+          status: "unreachable",
+          value: `HTTP ${res.status}`,
+          message: "Prometheus answered more than 1 MiB: larger than 1 MiB is not read",
+        };
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return {
+          status: "unreachable",
+          value: `HTTP ${res.status}`,
+          message: `Prometheus answered HTTP ${res.status} without JSON`,
+        };
+      }
+      return judgePrometheusAnswer(gate, body);
     }
-  },
-};
+    case "webhook": {
+      const res = await fetch(gate.url, {
+        method: "POST",
+        signal,
+        redirect: "manual",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(webhookBody(context)),
+      });
+      // Only the status counts: the body is not read.
+      await res.body?.cancel().catch(() => undefined);
+      const value = `HTTP ${res.status}`;
+      if (isRedirect(res.status)) {
+        return {
+          status: "fail",
+          value,
+          message: `the webhook answered HTTP ${res.status}, a redirect, which is not followed`,
+        };
+      }
+      return res.ok
+        ? { status: "pass", value, message: "the webhook answered success" }
+        : { status: "fail", value, message: `the webhook answered HTTP ${res.status}` };
+    }
+  }
+}
 
 /**
  * The JSON a webhook gate is sent: the campaign, its batch and the gate, both numbered from 1

@@ -37,6 +37,13 @@ export interface PlanPassDeps {
   readonly release: (version: string) => Promise<OfferRelease | undefined>;
   /** The policy and `agent.maxVersion` every group's start is admitted under. */
   readonly rules: AdmissionRules;
+  /**
+   * Why the release channel's TUF targets (config `tuf.dir`) do not list `version` at
+   * `sequence`, or undefined when they do; absent: no channel is configured.
+   */
+  readonly unlisted?:
+    | ((version: string, sequence: number) => Promise<string | undefined>)
+    | undefined;
 }
 
 /** What a plan pass did. */
@@ -107,11 +114,16 @@ export async function planPass(
       const spec = groupCampaignSpec(plan, step.group);
       const group = plan.groups[step.group];
       const release = await deps.release(spec.targetVersion);
-      if (release === undefined) {
+      // Every Agent on the channel would refuse an unlisted release: the plan halts instead.
+      const unlisted =
+        release === undefined
+          ? undefined
+          : await deps.unlisted?.(release.version, release.sequence);
+      if (release === undefined || unlisted !== undefined) {
         const halt: PlanStep = {
           kind: "halt",
           group: step.group,
-          message: `release ${spec.targetVersion} is not registered`,
+          message: unlisted ?? `release ${spec.targetVersion} is not registered`,
         };
         const after = applyPlanStep(plan, halt, now.getTime());
         for (const a of stepAudit(plan, halt, after)) audits.push(a);

@@ -130,6 +130,7 @@ export * from "./desired-record.js";
 export { type FactsLookup, isActive } from "./draft.js";
 export * from "./estimate.js";
 export * from "./fleet-summary.js";
+export * from "./gate-hosts.js";
 export { gatesWanted } from "./gate-rules.js";
 export * from "./gates.js";
 export * from "./model.js";

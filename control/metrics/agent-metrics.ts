@@ -30,7 +30,11 @@ export function agentMetrics(metrics: ControlMetrics): AgentMetrics {
     "agent_control_streams_refused_total",
     "Agent streams refused with RESOURCE_EXHAUSTED before any other work, by the limit that was full.",
     ["reason"],
-    [{ reason: "max_streams" }, { reason: "max_handshakes" }],
+    [
+      { reason: "max_streams" },
+      { reason: "max_handshakes" },
+      { reason: "max_handshakes_per_credential" },
+    ],
   );
   const handshakes = metrics.counter(
     "agent_control_handshakes_total",

@@ -1,6 +1,7 @@
 /**
  * Failed admin authentications leave a trace: each is counted in
- * `agent_control_admin_requests_refused_total{reason="unauthenticated"}`, and they are audited
+ * `agent_control_admin_requests_refused_total{reason="unauthenticated"}` and, by reason, in
+ * `agent_control_admin_auth_failures_total{reason}`, and they are audited
  * as `admin.auth_failed`, at most one event per client address per minute.
  */
 import { createClient, type Interceptor } from "@connectrpc/connect";
@@ -32,9 +33,24 @@ describe("failed admin authentications", { timeout: 60_000 }, () => {
     for (let i = 0; i < 5; i++) {
       await expect(guesser.listNodes({})).rejects.toThrow(/unknown admin token/);
     }
+    const anonymous = createClient(
+      NodeService,
+      createConnectTransport({ baseUrl: tc.adminUrl, httpVersion: "1.1" }),
+    );
+    await expect(anonymous.listNodes({})).rejects.toThrow(/missing bearer token/);
     const metrics = await (await fetch(`${tc.adminUrl}/metrics`)).text();
     expect(metrics).toMatch(
-      /agent_control_admin_requests_refused_total\{reason="unauthenticated"\} 5\b/,
+      /agent_control_admin_requests_refused_total\{reason="unauthenticated"\} 6\b/,
+    );
+    expect(metrics).toMatch(/^# TYPE agent_control_admin_auth_failures_total counter$/m);
+    expect(metrics).toMatch(
+      /^agent_control_admin_auth_failures_total\{reason="unknown_token"\} 5$/m,
+    );
+    expect(metrics).toMatch(
+      /^agent_control_admin_auth_failures_total\{reason="missing_token"\} 1$/m,
+    );
+    expect(metrics).toMatch(
+      /^agent_control_admin_auth_failures_total\{reason="expired_token"\} 0$/m,
     );
     await eventually(async () => {
       const { events } = await tc

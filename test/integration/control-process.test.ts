@@ -47,6 +47,14 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Config files with one bad value each, written as `NAME.json` and named `FILE:NAME` below. */
+const BAD_FILES: Record<string, unknown> = {
+  "bytes-rate": { limits: { agentStreamBytesPerSecond: 0 } },
+  "bytes-burst": { limits: { agentStreamBurstBytes: 2048 } },
+  "per-credential": { limits: { handshakesPerCredential: 0 } },
+  "gate-hosts": { gates: { allowedHosts: ["https://prometheus.internal:9090"] } },
+};
+
 describe("Control as a child process on its embedded PostgreSQL", { timeout: 150_000 }, () => {
   let dataDir = "";
   let agentAddr = "";
@@ -148,6 +156,9 @@ describe("Control refuses bad flags and settings before anything starts", {
       join(dir, "bad-timeouts.json"),
       JSON.stringify({ timeouts: { heartbeatSeconds: "soon" } }),
     );
+    for (const [name, content] of Object.entries(BAD_FILES)) {
+      await writeFile(join(dir, `${name}.json`), JSON.stringify(content));
+    }
     await writeFile(
       join(dir, "bad-tokens.json"),
       JSON.stringify([
@@ -201,6 +212,30 @@ describe("Control refuses bad flags and settings before anything starts", {
     ],
     ["a data dir that is a file", [], { AGENT_CONTROL_DATA_DIR: "A_FILE" }, "control: dataDir: "],
     [
+      "a stream byte rate of 0",
+      ["--config", "FILE:bytes-rate"],
+      {},
+      "control: limits.agentStreamBytesPerSecond: ",
+    ],
+    [
+      "a stream byte burst below the largest agent message",
+      ["--config", "FILE:bytes-burst"],
+      {},
+      "control: limits.agentStreamBurstBytes (2048) must be at least limits.maxAgentMessageBytes (65536)",
+    ],
+    [
+      "no handshake per credential",
+      ["--config", "FILE:per-credential"],
+      {},
+      "control: limits.handshakesPerCredential: ",
+    ],
+    [
+      "a gate host given as a URL",
+      ["--config", "FILE:gate-hosts"],
+      {},
+      'control: gates.allowedHosts[0]: "https://prometheus.internal:9090" must be HOST or HOST:PORT',
+    ],
+    [
       "a missing admin tokens file",
       [],
       { AGENT_CONTROL_ADMIN_TOKENS_FILE: "/nonexistent/tokens.json" },
@@ -223,7 +258,8 @@ describe("Control refuses bad flags and settings before anything starts", {
       text
         .replace("BAD_TIMEOUTS", join(dir, "bad-timeouts.json"))
         .replace("BAD_TOKENS", join(dir, "bad-tokens.json"))
-        .replace("A_FILE", join(dir, "a-file"));
+        .replace("A_FILE", join(dir, "a-file"))
+        .replace(/^FILE:(.+)$/, (_, name: string) => join(dir, `${name}.json`));
     const result = await runControl(args.map(fill), {
       AGENT_CONTROL_DATA_DIR: dataDir,
       AGENT_CONTROL_AGENT_ADDR: "127.0.0.1:0",

@@ -5,7 +5,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { httpGateProbe } from "../../control/campaign-worker/gate-http.js";
+import { createHttpGateProbe, httpGateProbe } from "../../control/campaign-worker/gate-http.js";
 
 const context = { campaignId: "c-1", batch: 0, gate: 0, targetVersion: "2.0.0" };
 const passing = JSON.stringify({
@@ -81,5 +81,27 @@ describe("hostile gate endpoints", { timeout: 60_000 }, () => {
     expect(outcome.status).toBe("fail");
     expect(outcome.message).toMatch(/HTTP 302.*not followed/);
     expect(followed).toBe(0);
+  });
+
+  it("contacts no gate outside gates.allowedHosts, and judges one inside it", async () => {
+    const port = new URL(base).port;
+    const outside = createHttpGateProbe({ allowedHosts: ["prometheus.internal:9090"] });
+    for (const gate of [
+      { kind: "prometheus" as const, url: `${base}/target`, query: "up" },
+      { kind: "webhook" as const, url: `${base}/target` },
+    ]) {
+      const outcome = await outside.evaluate(gate, context, AbortSignal.timeout(10_000));
+      expect(outcome.status).toBe("unreachable");
+      expect(outcome.message).toContain(`gate host 127.0.0.1:${port} is not in gates.allowedHosts`);
+    }
+    expect(followed).toBe(0);
+    const inside = createHttpGateProbe({ allowedHosts: [`127.0.0.1:${port}`] });
+    const outcome = await inside.evaluate(
+      { kind: "prometheus", url: `${base}/target`, query: "up" },
+      context,
+      AbortSignal.timeout(10_000),
+    );
+    expect(outcome.status).toBe("pass");
+    expect(followed).toBe(1);
   });
 });

@@ -48,6 +48,7 @@ function agent(id: string): SimAgent {
     handled: new Map(),
     applied: new Map(),
     confirmedHistory: [1],
+    sequences: new Map(),
     restarting: false,
     crashedOnce: false,
     pendingReinstate: undefined,

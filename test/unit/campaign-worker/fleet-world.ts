@@ -15,6 +15,7 @@ import {
 } from "../../../control/campaign/index.js";
 import { MemoryCampaignStore, MemoryFleetStore } from "../../../control/campaign-store/index.js";
 import type { WorkerGateway } from "../../../control/campaign-worker/facts.js";
+import type { FleetOptions } from "../../../control/campaign-worker/fleet-loop.js";
 import { createCampaignWorker } from "../../../control/campaign-worker/worker.js";
 import { createLogger } from "../../../control/log.js";
 import { ManualClock } from "../../../control/manual-clock.js";
@@ -70,8 +71,11 @@ export class Gateway implements WorkerGateway {
   }
 }
 
-/** A world over `nodeIds` (registry rows on 1.0.0 in pool p, none connected). */
-export function world(nodeIds: readonly string[]) {
+/**
+ * A world over `nodeIds` (registry rows on 1.0.0 in pool p, none connected), with fleet
+ * options besides the defaults (`unlisted`: a release channel).
+ */
+export function world(nodeIds: readonly string[], fleet: Partial<FleetOptions> = {}) {
   const clock = new ManualClock(T0);
   const store = new MemoryCampaignStore(clock);
   const fleetStore = new MemoryFleetStore(store);
@@ -107,7 +111,12 @@ export function world(nodeIds: readonly string[]) {
     publicUrl: () => "http://control",
     offlineAfterMs: 60_000,
     debounceMs: 20,
-    fleet: { store: fleetStore, intervalMs: INTERVAL, onHalted: (id) => halted.push(id) },
+    fleet: {
+      store: fleetStore,
+      intervalMs: INTERVAL,
+      onHalted: (id) => halted.push(id),
+      ...fleet,
+    },
   });
   const unlisten = worker.listen();
   /** Steps the worker until `ms` of virtual time passed, as its loop would. */
