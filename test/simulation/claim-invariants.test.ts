@@ -49,6 +49,7 @@ function agent(id: string, platform?: string): SimAgent {
     handled: new Map(),
     applied: new Map(),
     confirmedHistory: [1],
+    sequences: new Map(),
     restarting: false,
     crashedOnce: false,
     pendingReinstate: undefined,
