@@ -3,7 +3,7 @@
  * Control, memory in the simulation), each with its audit row. A start checks every group's
  * campaign as the admission of an administrator's plan would and records the plan; the
  * leader's worker starts its groups' campaigns one after the other (`plan-runner`). An abort
- * ends the plan and records an abort command for the running group's campaign.
+ * ends the plan and records an abort command for the running group's campaign, in one commit.
  */
 import {
   abortPlan,
@@ -17,7 +17,7 @@ import {
 import { type FleetStore, PlanVersionConflict } from "../campaign-store/index.js";
 import type { Actor } from "../db/audit-log.js";
 import { ControlError } from "../errors.js";
-import { submitCommand } from "./campaign-commands.js";
+import { recordCommand } from "./campaign-commands.js";
 import { admitEach, type StartDeps } from "./campaign-start.js";
 
 /** A plan to start, as an administrator asks for it. */
@@ -105,9 +105,9 @@ export interface AbortPlanResult {
 const ABORT_ATTEMPTS = 4;
 
 /**
- * Aborts a running plan with its `plan.abort` audit row (no group starts after it), then
- * records an abort command (with `rollback`) for the running group's campaign when that is
- * running or paused.
+ * Aborts a running plan with its `plan.abort` audit row (no group starts after it) and, in the
+ * same transaction, an abort command (with `rollback`) for the running group's campaign when
+ * that is running or paused: the plan never ends with its campaign left running.
  * @throws ControlError `plan_not_found`, or `campaign_state` when the plan is not running.
  */
 export async function abortRolloutPlan(
@@ -125,8 +125,9 @@ export async function abortRolloutPlan(
       );
     }
     const after = abortPlan(row.plan, req.reason, req.now.getTime());
+    const running = row.plan.groups[row.plan.currentGroup]?.campaignId;
     try {
-      await fleet.transaction(async (tx) => {
+      const aborted = await fleet.transaction(async (tx) => {
         await tx.writePlan(after, row.version, req.now);
         await tx.insertAudits(
           [
@@ -140,26 +141,21 @@ export async function abortRolloutPlan(
           ],
           req.now,
         );
+        if (running === undefined) return undefined;
+        const c = await tx.campaigns.readCampaign(running);
+        const live =
+          c !== undefined &&
+          c.finishedAt === undefined &&
+          (c.campaign.phase === "running" || c.campaign.phase === "paused");
+        if (!live) return undefined;
+        const abort = { kind: "abort", rollback: req.rollback, reason } as const;
+        await recordCommand(tx, running, abort, req.actor, req.now);
+        return running;
       });
+      return { plan: after, abortedCampaign: aborted };
     } catch (error) {
       if (error instanceof PlanVersionConflict && attempt < ABORT_ATTEMPTS) continue;
       throw error;
     }
-    const running = row.plan.groups[row.plan.currentGroup]?.campaignId;
-    if (running === undefined) return { plan: after, abortedCampaign: undefined };
-    const c = await fleet.transaction((tx) => tx.campaigns.readCampaign(running));
-    const live =
-      c !== undefined &&
-      c.finishedAt === undefined &&
-      (c.campaign.phase === "running" || c.campaign.phase === "paused");
-    if (!live) return { plan: after, abortedCampaign: undefined };
-    await submitCommand(
-      fleet,
-      running,
-      { kind: "abort", rollback: req.rollback, reason },
-      req.actor,
-      req.now,
-    );
-    return { plan: after, abortedCampaign: running };
   }
 }
