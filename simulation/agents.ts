@@ -141,6 +141,11 @@ export class SimFleet implements WorkerGateway, AgentHost {
     return this.ctx.clock.ms;
   }
 
+  /** Closes the node's stream on the hub (an administrator reset it); it reconnects with backoff. */
+  cutOff(nodeId: string, message: string): void {
+    this.streams.hub.cutOff(nodeId, message);
+  }
+
   connected(nodeId: string): ConnectedNode | undefined {
     return this.streams.hub.connected(nodeId);
   }

@@ -5,12 +5,14 @@
  */
 import { submitCommand } from "../control/admin/campaign-commands.js";
 import { type StartDeps, startCampaign } from "../control/admin/campaign-start.js";
-import { type CampaignState, createPlan, resolveSpec } from "../control/campaign/index.js";
-import type { MemoryFleetStore } from "../control/campaign-store/index.js";
+import { setDesired } from "../control/admin/desired-commands.js";
+import { disableNode } from "../control/admin/node-commands.js";
+import { startRolloutPlan } from "../control/admin/plan-commands.js";
+import { type CampaignState, resolveSpec } from "../control/campaign/index.js";
 import { admissionRelease } from "../control/campaign-worker/system-start.js";
 import { ControlError } from "../control/errors.js";
 import { backwardsDesired, type FleetScenario } from "./rollout-scenario.js";
-import { OLD, SIM_RULES, type SimWorld } from "./sim-world.js";
+import { OLD, SIM_RULES, type SimWorld, TARGET } from "./sim-world.js";
 
 /**
  * Schedules the scenario's plan start, backwards desired version, campaign starts and operator
@@ -24,16 +26,9 @@ import { OLD, SIM_RULES, type SimWorld } from "./sim-world.js";
 export function scheduleOperator(world: SimWorld): void {
   const { scenario, clock, store, fleetStore, queue, controls, checks, say } = world;
   const plan = scenario.rollout.plan;
-  if (plan !== undefined) {
-    queue.at(plan.at, () => startPlan(fleetStore, plan, clock.ms, say));
-  }
   const back = scenario.rollout.backwards;
   if (back !== undefined) {
-    queue.at(back.at, () => {
-      const d = backwardsDesired(back, { version: OLD, sequence: 1 }, clock.ms);
-      fleetStore.tables.desired.set(d.id, d);
-      say(`operator sets ${OLD} as the desired version of pool "${back.pool}" (${d.id})`);
-    });
+    queue.at(back.at, () => world.pending.push(() => setBackwards(world, back)));
   }
   const admin: StartDeps = {
     fleet: fleetStore,
@@ -45,6 +40,9 @@ export function scheduleOperator(world: SimWorld): void {
     policy: SIM_RULES.policy,
     maxVersion: SIM_RULES.maxVersion,
   };
+  if (plan !== undefined) {
+    queue.at(plan.at, () => world.pending.push(() => startPlan(world, admin, plan)));
+  }
   for (const plan of scenario.campaigns) {
     const start = async (): Promise<void> => {
       let campaign: CampaignState;
@@ -75,11 +73,21 @@ export function scheduleOperator(world: SimWorld): void {
   for (const action of scenario.operator) {
     queue.at(action.at, () => {
       if (action.kind === "disable") {
-        const row = store.tables.registry.get(action.nodeId);
-        if (row === undefined || !row.enabled) return;
-        store.putNode({ ...row, enabled: false });
-        checks.disabledAt.set(action.nodeId, clock.ms);
-        say(`operator disables ${action.nodeId}`);
+        const disable = async (): Promise<void> => {
+          const command = { nodeId: action.nodeId, reason: "simulated operator", actor: OPERATOR };
+          const changed = await disableNode(fleetStore, { ...command, now: clock.now() }).catch(
+            (error: unknown) => {
+              if (error instanceof ControlError) return false;
+              // The store failed: the operator tries again a second later.
+              queue.at(clock.ms + 1000, () => world.pending.push(disable));
+              return false;
+            },
+          );
+          if (!changed) return;
+          checks.disabledAt.set(action.nodeId, clock.ms);
+          say(`operator disables ${action.nodeId}`);
+        };
+        world.pending.push(disable);
         return;
       }
       if (!store.tables.campaigns.has(action.campaignId)) return;
@@ -117,24 +125,86 @@ export function scheduleOperator(world: SimWorld): void {
   }
 }
 
-/** Starts the scenario's plan as the admin API would. */
-function startPlan(
-  fleetStore: MemoryFleetStore,
+/** The simulated operator, as the audit log names it. */
+const OPERATOR = { name: "operator", ip: "" };
+
+/**
+ * Starts the scenario's plan through the administrator's plan start (its admission included);
+ * retries a second later while the store fails.
+ */
+async function startPlan(
+  world: SimWorld,
+  admin: StartDeps,
   p: NonNullable<FleetScenario["rollout"]["plan"]>,
-  now: number,
-  say: (line: string) => void,
-): void {
-  const plan = createPlan({
-    id: p.id,
-    template: resolveSpec(p.template),
-    groups: p.pools.map((pool) => ({
-      name: pool,
-      selector: { labels: {}, pools: [pool], nodeIds: [] },
-    })),
-    waitMs: p.waitMs,
-    now,
-    createdBy: "operator",
-  });
-  fleetStore.tables.plans.set(plan.id, { plan, version: 1 });
-  say(`${plan.id} starts over ${p.pools.join(" → ")}, ${p.waitMs / 1000} s between groups`);
+): Promise<void> {
+  try {
+    await startRolloutPlan(admin, {
+      id: p.id,
+      template: resolveSpec(p.template, SIM_RULES.policy),
+      groups: p.pools.map((pool) => ({
+        name: pool,
+        selector: { labels: {}, pools: [pool], nodeIds: [] },
+      })),
+      waitMs: p.waitMs,
+      actor: OPERATOR,
+      now: world.clock.now(),
+    });
+  } catch (error) {
+    if (error instanceof ControlError) {
+      world.say(`${p.id} not started: ${error.message}`);
+      return;
+    }
+    world.queue.at(world.clock.ms + 1000, () =>
+      world.pending.push(() => startPlan(world, admin, p)),
+    );
+    return;
+  }
+  world.say(`${p.id} starts over ${p.pools.join(" → ")}, ${p.waitMs / 1000} s between groups`);
+}
+
+/**
+ * Registers the old release when it is not yet (as an operator would before pointing a desired
+ * version at it) and sets it as one pool's desired version through the administrator's
+ * desired set; retries a second later while the store fails.
+ */
+async function setBackwards(
+  world: SimWorld,
+  back: NonNullable<FleetScenario["rollout"]["backwards"]>,
+): Promise<void> {
+  const { store, fleetStore, clock, say } = world;
+  const releases = store.tables.releases;
+  const target = releases.get(TARGET.version);
+  if (!releases.has(OLD) && target !== undefined) {
+    releases.set(OLD, { ...target, version: OLD, sequence: 1 });
+  }
+  const wanted = backwardsDesired(back, { version: OLD, sequence: 1 }, clock.ms);
+  try {
+    const set = await setDesired(
+      {
+        fleet: fleetStore,
+        release: async (version) => {
+          const r = releases.get(version);
+          return r === undefined ? undefined : admissionRelease(r);
+        },
+        policy: wanted.settings,
+      },
+      {
+        targetVersion: OLD,
+        selector: wanted.selector,
+        exclude: wanted.exclude,
+        maxFailures: wanted.settings.maxFailures,
+        disruptionBudgetPercent: wanted.settings.disruptionBudgetPercent,
+        reason: "simulated operator",
+        actor: OPERATOR,
+        now: clock.now(),
+      },
+    );
+    say(`operator sets ${OLD} as the desired version of pool "${back.pool}" (${set.desired.id})`);
+  } catch (error) {
+    if (error instanceof ControlError) {
+      say(`operator: desired set refused: ${error.message}`);
+      return;
+    }
+    world.queue.at(clock.ms + 1000, () => world.pending.push(() => setBackwards(world, back)));
+  }
 }

@@ -9,6 +9,8 @@
  * asynchronous call resolves on the microtask queue (the memory store does no I/O), so a seed
  * replays exactly.
  */
+
+import { scheduleAdminActions } from "./admin-events.js";
 import { convergenceAborter } from "./convergence-aborts.js";
 import { scheduleFaults } from "./fault-events.js";
 import { scheduleOperator } from "./operator-events.js";
@@ -46,6 +48,7 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
   world.startControl();
   if (options.faults) world.startControl();
   scheduleOperator(world);
+  scheduleAdminActions(world);
   scheduleFaults(world);
   const answerPauses = pauseAnswerer(world);
   const abortConvergence = convergenceAborter(world);

@@ -7,7 +7,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { type AdminCommand, commandError } from "../campaign/index.js";
-import type { FleetStore, Queryable } from "../campaign-store/index.js";
+import type { FleetStore, FleetTransaction, Queryable } from "../campaign-store/index.js";
 import type { Actor } from "../db/audit-log.js";
 import { ControlError } from "../errors.js";
 
@@ -23,24 +23,38 @@ export async function submitCommand(
   actor: Actor,
   now: Date,
 ): Promise<string> {
-  return await fleet.transaction(async (tx) => {
-    const row = await tx.campaigns.readCampaign(campaignId);
-    if (!row) throw new ControlError("campaign_not_found", `no campaign with id "${campaignId}"`);
-    const why = commandError(row.campaign, command);
-    if (why !== undefined) throw new ControlError("campaign_state", why);
-    return await tx.insertCommand(
-      {
-        campaignId,
-        kind: command.kind,
-        rollback: command.kind === "abort" ? command.rollback : false,
-        ...(command.kind === "skip_gate" ? { gate: command.gate } : {}),
-        reason: command.reason ?? "",
-        actor: actor.name,
-        actorIp: actor.ip,
-      },
-      now,
-    );
-  });
+  return await fleet.transaction((tx) => recordCommand(tx, campaignId, command, actor, now));
+}
+
+/**
+ * {@link submitCommand} inside the caller's fleet transaction `tx`, so the command commits with
+ * the caller's other writes.
+ * @throws campaign_not_found, or campaign_state when the command cannot apply now.
+ * @returns the command row's id.
+ */
+export async function recordCommand(
+  tx: FleetTransaction,
+  campaignId: string,
+  command: AdminCommand,
+  actor: Actor,
+  now: Date,
+): Promise<string> {
+  const row = await tx.campaigns.readCampaign(campaignId);
+  if (!row) throw new ControlError("campaign_not_found", `no campaign with id "${campaignId}"`);
+  const why = commandError(row.campaign, command);
+  if (why !== undefined) throw new ControlError("campaign_state", why);
+  return await tx.insertCommand(
+    {
+      campaignId,
+      kind: command.kind,
+      rollback: command.kind === "abort" ? command.rollback : false,
+      ...(command.kind === "skip_gate" ? { gate: command.gate } : {}),
+      reason: command.reason ?? "",
+      actor: actor.name,
+      actorIp: actor.ip,
+    },
+    now,
+  );
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * `agentcontrol.admin.v1.DesiredVersionService`: list, set and clear the desired version of a
- * selector. Setting one replaces the selector's desired version (whatever set it) and clears a
- * halt; the leader's worker converges the nodes it governs at its next fleet pass.
+ * selector, a thin shell over `desired-commands.ts` (which the simulated operator runs too)
+ * that presents each desired version with how many nodes it governs and how many converged.
  */
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
@@ -11,21 +11,14 @@ import {
   DesiredVersionSchema,
   type DesiredVersionService,
 } from "../../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
-import {
-  DEFAULT_CONVERGENCE_MAX_FAILURES,
-  DEFAULT_DISRUPTION_BUDGET_PERCENT,
-  type DesiredVersion,
-  desiredIdOf,
-  governingDesired,
-  type Policy,
-} from "../campaign/index.js";
+import { type DesiredVersion, governingDesired, type Policy } from "../campaign/index.js";
 import { createSqlFleetStore, type FleetRow } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { ReleaseEntity } from "../db/entities/index.js";
-import { ControlError } from "../errors.js";
 import { unlistedReason } from "../tuf/listed.js";
 import { type Principal, principalKey } from "./auth.js";
+import { clearDesired, type DesiredDeps, setDesired } from "./desired-commands.js";
+import { sqlReleaseLookup } from "./release-lookup.js";
 
 /** What the service needs. */
 export interface DesiredServiceDeps {
@@ -39,6 +32,12 @@ export interface DesiredServiceDeps {
 }
 
 const actorOf = (ctx: HandlerContext): Principal => ctx.values.get(principalKey) as Principal;
+
+/** With a TUF repository, why its targets do not list a release (see `unlistedReason`). */
+function tufUnlisted(tufDir: string | undefined): DesiredDeps["unusable"] {
+  if (tufDir === undefined) return undefined;
+  return (r) => unlistedReason(tufDir, r.version, r.sequence);
+}
 
 /**
  * The API message of desired version `d`, its node counts over `fleet` (the nodes `all`, the
@@ -78,20 +77,6 @@ export function desiredMessageOf(
   });
 }
 
-function percent(field: string, value: number | undefined, fallback: number, min: number): number {
-  const v = value ?? fallback;
-  if (!Number.isSafeInteger(v) || v < min || v > 100) {
-    throw new ControlError(
-      "invalid_argument",
-      `${field} must be an integer from ${min} to 100, not ${v}`,
-      {
-        field,
-      },
-    );
-  }
-  return v;
-}
-
 /** Builds the DesiredVersionService implementation. */
 export function createDesiredService(
   deps: DesiredServiceDeps,
@@ -108,111 +93,36 @@ export function createDesiredService(
     },
 
     async setDesiredVersion(req, ctx) {
-      const version = req.targetVersion.trim();
-      if (version === "") {
-        throw new ControlError("invalid_argument", "target_version is required", {
-          field: "target_version",
-        });
-      }
-      const maxFailures = percent(
-        "max_failures",
-        req.maxFailures,
-        DEFAULT_CONVERGENCE_MAX_FAILURES,
-        1,
-      );
-      const budget = percent(
-        "disruption_budget_percent",
-        req.disruptionBudgetPercent,
-        DEFAULT_DISRUPTION_BUDGET_PERCENT,
-        0,
-      );
-      const release = await deps.db.em().findOne(ReleaseEntity, { version });
-      if (!release) {
-        throw new ControlError(
-          "release_not_found",
-          `release ${version} is not registered (agentctl release register)`,
-        );
-      }
-      if (deps.tufDir !== undefined) {
-        const unlisted = await unlistedReason(deps.tufDir, release.version, release.sequence);
-        if (unlisted !== undefined)
-          throw new ControlError("release_unusable", unlisted, { version });
-      }
-      const selector = {
-        labels: { ...(req.selector?.labels ?? {}) },
-        pools: [...(req.selector?.pools ?? [])],
-        nodeIds: [...(req.selector?.nodeIds ?? [])],
-      };
-      const exclude = {
-        nodeIds: [...(req.exclude?.nodeIds ?? [])],
-        tags: { ...(req.exclude?.tags ?? {}) },
-      };
-      const now = deps.clock.now();
       const actor = actorOf(ctx);
-      const d: DesiredVersion = {
-        id: desiredIdOf(selector, exclude),
-        selector,
-        exclude,
-        target: { version: release.version, sequence: release.sequence },
-        setAt: now.getTime(),
-        setBy: actor.name,
-        settings: {
-          reconnectTimeoutMs: deps.policy.reconnectTimeoutMs,
-          configGraceMs: deps.policy.configGraceMs,
-          disruptionBudgetPercent: budget,
-          maxFailures,
+      const set = await setDesired(
+        {
+          fleet: store,
+          release: sqlReleaseLookup(deps.db),
+          policy: deps.policy,
+          unusable: tufUnlisted(deps.tufDir),
         },
-        haltedAt: undefined,
-        haltedReason: undefined,
-      };
-      const message = await store.transaction(async (tx) => {
-        await tx.writeDesired(d);
-        await tx.insertAudits(
-          [
-            {
-              actor: actor.name,
-              actorIp: actor.ip,
-              action: "desired.set",
-              campaignId: d.id,
-              message: `desired version ${d.id} set to ${d.target.version}${req.reason ? `: ${req.reason}` : ""}`,
-              detail: {
-                desiredId: d.id,
-                version: d.target.version,
-                selector,
-                exclude,
-                reason: req.reason,
-              },
-            },
-          ],
-          now,
-        );
-        const all = [...(await tx.readDesired()).filter((x) => x.id !== d.id), d];
-        return desiredMessageOf(d, await tx.readFleet(), all);
-      });
+        {
+          targetVersion: req.targetVersion,
+          selector: {
+            labels: req.selector?.labels ?? {},
+            pools: req.selector?.pools ?? [],
+            nodeIds: req.selector?.nodeIds ?? [],
+          },
+          exclude: { nodeIds: req.exclude?.nodeIds ?? [], tags: req.exclude?.tags ?? {} },
+          maxFailures: req.maxFailures,
+          disruptionBudgetPercent: req.disruptionBudgetPercent,
+          reason: req.reason,
+          actor: { name: actor.name, ip: actor.ip },
+          now: deps.clock.now(),
+        },
+      );
       deps.wake();
-      return { desired: message };
+      return { desired: desiredMessageOf(set.desired, set.fleet, set.all) };
     },
 
     async clearDesiredVersion(req, ctx) {
       const actor = actorOf(ctx);
-      const now = deps.clock.now();
-      await store.transaction(async (tx) => {
-        if (!(await tx.deleteDesired(req.id))) {
-          throw new ControlError("desired_not_found", `no desired version with id "${req.id}"`);
-        }
-        await tx.insertAudits(
-          [
-            {
-              actor: actor.name,
-              actorIp: actor.ip,
-              action: "desired.clear",
-              campaignId: req.id,
-              message: `desired version ${req.id} cleared: its nodes no longer converge`,
-            },
-          ],
-          now,
-        );
-      });
+      await clearDesired(store, req.id, { name: actor.name, ip: actor.ip }, deps.clock.now());
       return {};
     },
   };

@@ -1,11 +1,12 @@
 /** `agentcontrol.admin.v1.NodeService`: the node registry and enrollment credentials. */
 
 import { durationMs } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { type FilterQuery, raw } from "@mikro-orm/core";
 import type { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import type { AgentHub } from "../agents/hub.js";
 import { isLabelKey } from "../agents/validate.js";
+import { createSqlFleetStore } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import { stageAudit } from "../db/audit-log.js";
 import type { Database } from "../db/database.js";
@@ -13,9 +14,9 @@ import { NodeEntity, type NodeRecord } from "../db/entities/index.js";
 import { issueJoinToken, listJoinTokens, revokeJoinToken } from "../db/join-token-store.js";
 import { ControlError } from "../errors.js";
 import { isNodeId } from "../shared/node-id.js";
-import { CUTOFF_CHANNEL } from "../shared/notify-channels.js";
 import { type Principal, principalKey } from "./auth.js";
 import { joinTokenMessage, nodeMessage } from "./convert.js";
+import { disableNode, enableNode, type NodeCommand, resetNode } from "./node-commands.js";
 import {
   assignedLabels,
   joinTokenMaxUses,
@@ -114,6 +115,16 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
     return { em, record };
   };
 
+  const fleet = createSqlFleetStore(deps.db.pool);
+  const command = (req: { nodeId: string; reason?: string }, ctx: HandlerContext): NodeCommand => {
+    const principal = ctx.values.get(principalKey) as Principal;
+    return {
+      nodeId: req.nodeId,
+      reason: req.reason ?? "",
+      actor: { name: principal.name, ip: principal.ip },
+      now: deps.clock.now(),
+    };
+  };
   const reload = async (nodeId: string) => {
     const { record } = await load(nodeId);
     return (await present([record]))[0];
@@ -168,76 +179,19 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
     },
 
     async disableNode(req, ctx) {
-      const { em, record } = await load(req.nodeId);
-      const principal = ctx.values.get(principalKey) as Principal;
-      if (record.enabled) {
-        record.enabled = false;
-        record.disabledReason = req.reason;
-        record.updatedAt = deps.clock.now();
-        stageAudit(em, {
-          actor: principal,
-          action: "node.disable",
-          time: deps.clock.now(),
-          nodeId: record.id,
-          message: `node ${record.id} disabled${req.reason ? `: ${req.reason}` : ""}`,
-        });
-        await em.flush();
-      }
-      const [node] = await present([record]);
-      return { node };
+      await disableNode(fleet, command(req, ctx));
+      return { node: await reload(req.nodeId) };
     },
 
     async enableNode(req, ctx) {
-      const { em, record } = await load(req.nodeId);
-      const principal = ctx.values.get(principalKey) as Principal;
-      if (!record.enabled) {
-        record.enabled = true;
-        record.disabledReason = "";
-        record.updatedAt = deps.clock.now();
-        stageAudit(em, {
-          actor: principal,
-          action: "node.enable",
-          time: deps.clock.now(),
-          nodeId: record.id,
-          message: `node ${record.id} enabled`,
-        });
-        await em.flush();
-      }
-      const [node] = await present([record]);
-      return { node };
+      await enableNode(fleet, command(req, ctx));
+      return { node: await reload(req.nodeId) };
     },
 
     async resetNode(req, ctx) {
-      const principal = ctx.values.get(principalKey) as Principal;
-      const now = deps.clock.now();
-      await deps.db.em().transactional(async (em) => {
-        // One statement, not a managed entity: the agent server writes this row in plain SQL
-        // (Hellos, liveness), and a version check here would only fail on a heartbeat.
-        const rows = await em.execute<{ id: string }[]>(
-          `update nodes set token_hash = null, token_issued_at = null, reset_at = ?,
-             version = version + 1, updated_at = ?
-           where id = ? returning id`,
-          [now, now, req.nodeId],
-        );
-        if (rows.length === 0) {
-          throw new ControlError("node_not_found", `no node with id "${req.nodeId}"`);
-        }
-        const reason = req.reason.slice(0, 1024);
-        stageAudit(em, {
-          actor: principal,
-          action: "node.reset",
-          time: now,
-          nodeId: req.nodeId,
-          message: `node ${req.nodeId} reset: its node token no longer works and its next join-token enrollment is accepted once${reason ? `: ${reason}` : ""}`,
-          detail: reason ? { reason } : {},
-        });
-        await em.execute(`select pg_notify('${CUTOFF_CHANNEL}', ?)`, [req.nodeId]);
-        await em.flush();
-      });
+      await resetNode(fleet, command(req, ctx));
       deps.hub.cutOff(req.nodeId, "node reset by an administrator: enroll again");
-      const { record } = await load(req.nodeId);
-      const [node] = await present([record]);
-      return { node };
+      return { node: await reload(req.nodeId) };
     },
 
     async createJoinToken(req, ctx) {

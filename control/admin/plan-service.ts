@@ -1,8 +1,7 @@
 /**
- * `agentcontrol.admin.v1.PlanService`: start, read and abort rollout plans. A start checks the
- * template as a campaign of every group would be checked (policy, release) and records the
- * plan; the leader's worker starts its groups' campaigns one after the other (`plan-runner`).
- * An abort ends the plan and aborts the running group's campaign.
+ * `agentcontrol.admin.v1.PlanService`: start, read and abort rollout plans, a thin shell over
+ * `plan-commands.ts` (which the simulated operator runs too): it converts the request, names
+ * the new plan, presents the result and wakes the leader's worker.
  */
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
@@ -13,24 +12,14 @@ import {
   type PlanService,
   RolloutPlanSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
-import {
-  abortPlan,
-  createPlan,
-  groupCampaignSpec,
-  type PlanGroup,
-  type Policy,
-  planViolations,
-  type RolloutPlan,
-  resolveSpec,
-} from "../campaign/index.js";
-import { createSqlFleetStore, PlanVersionConflict, readCampaign } from "../campaign-store/index.js";
+import { type PlanGroup, type Policy, type RolloutPlan, resolveSpec } from "../campaign/index.js";
+import { createSqlFleetStore } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { ControlError } from "../errors.js";
 import { type Principal, principalKey } from "./auth.js";
-import { submitCommand } from "./campaign-commands.js";
 import { specInputFromProto, specToProto } from "./campaign-convert.js";
-import { admitEach } from "./campaign-start.js";
+import { abortRolloutPlan, startRolloutPlan } from "./plan-commands.js";
 import { sqlReleaseLookup } from "./release-lookup.js";
 
 /** What the service needs. */
@@ -109,25 +98,9 @@ export function createPlanService(deps: PlanServiceDeps): ServiceImpl<typeof Pla
           nodeIds: [...(g.selector?.nodeIds ?? [])],
         },
       }));
-      const waitMs = req.wait ? durationMs(req.wait) : 0;
-      const problems = planViolations(groups, waitMs);
-      if (problems.length > 0) {
-        throw new ControlError("invalid_plan", `the plan is not valid: ${problems.join("; ")}`, {
-          violations: problems.join("; "),
-        });
-      }
       const now = deps.clock.now();
       const actor = actorOf(ctx);
-      const plan = createPlan({
-        id: planId(now),
-        template,
-        groups,
-        waitMs,
-        now: now.getTime(),
-        createdBy: actor.name,
-      });
-      // Every group's campaign must pass the admission of an administrator's plan.
-      await admitEach(
+      const plan = await startRolloutPlan(
         {
           fleet: store,
           release: sqlReleaseLookup(deps.db),
@@ -137,29 +110,15 @@ export function createPlanService(deps: PlanServiceDeps): ServiceImpl<typeof Pla
           tufDir: deps.tufDir,
           gateHosts: deps.gateHosts,
         },
-        groups.map((_, i) => groupCampaignSpec(plan, i)),
-        (i) => `group ${i + 1} (${groups[i]?.name})`,
-      );
-      await store.transaction(async (tx) => {
-        await tx.insertPlan(plan, now);
-        await tx.insertAudits(
-          [
-            {
-              actor: actor.name,
-              actorIp: actor.ip,
-              action: "plan.start",
-              campaignId: plan.id,
-              message: `plan ${plan.id} started: ${template.targetVersion} over ${groups.map((g) => g.name).join(" → ")}, ${Math.round(waitMs / 1000)} s between groups${template.reason ? `: ${template.reason}` : ""}`,
-              detail: {
-                groups: groups.map((g) => g.name),
-                waitMs,
-                targetVersion: template.targetVersion,
-              },
-            },
-          ],
+        {
+          id: planId(now),
+          template,
+          groups,
+          waitMs: req.wait ? durationMs(req.wait) : 0,
+          actor: { name: actor.name, ip: actor.ip },
           now,
-        );
-      });
+        },
+      );
       deps.wake();
       return { plan: planToMessage(plan) };
     },
@@ -175,60 +134,15 @@ export function createPlanService(deps: PlanServiceDeps): ServiceImpl<typeof Pla
 
     async abortPlan(req, ctx) {
       const actor = actorOf(ctx);
-      for (let attempt = 0; ; attempt++) {
-        const row = await read(req.id);
-        if (row.plan.phase !== "running") {
-          throw new ControlError(
-            "campaign_state",
-            `plan ${req.id} is ${row.plan.phase}; only a running plan can be aborted`,
-          );
-        }
-        const now = deps.clock.now();
-        const after = abortPlan(row.plan, req.reason, now.getTime());
-        try {
-          await store.transaction(async (tx) => {
-            await tx.writePlan(after, row.version, now);
-            await tx.insertAudits(
-              [
-                {
-                  actor: actor.name,
-                  actorIp: actor.ip,
-                  action: "plan.abort",
-                  campaignId: req.id,
-                  message: `plan ${req.id} aborted${req.reason ? `: ${req.reason}` : ""}`,
-                },
-              ],
-              now,
-            );
-          });
-        } catch (error) {
-          if (error instanceof PlanVersionConflict && attempt < 3) continue;
-          throw error;
-        }
-        const running = row.plan.groups[row.plan.currentGroup]?.campaignId;
-        if (running !== undefined) {
-          const c = await readCampaign(deps.db.pool, running);
-          if (
-            c &&
-            c.finishedAt === undefined &&
-            (c.campaign.phase === "running" || c.campaign.phase === "paused")
-          ) {
-            await submitCommand(
-              store,
-              running,
-              {
-                kind: "abort",
-                rollback: req.rollback,
-                reason: `plan ${req.id} aborted${req.reason ? `: ${req.reason}` : ""}`,
-              },
-              { name: actor.name, ip: actor.ip },
-              now,
-            );
-            deps.wake(running);
-          }
-        }
-        return { plan: planToMessage(after) };
-      }
+      const aborted = await abortRolloutPlan(store, {
+        id: req.id,
+        reason: req.reason,
+        rollback: req.rollback,
+        actor: { name: actor.name, ip: actor.ip },
+        now: deps.clock.now(),
+      });
+      if (aborted.abortedCampaign !== undefined) deps.wake(aborted.abortedCampaign);
+      return { plan: planToMessage(aborted.plan) };
     },
   };
 }

@@ -4,9 +4,12 @@
  * leader's worker — with a PostgreSQL adapter (`sql/fleet.ts`) and a memory adapter
  * (`memory/memory-fleet.ts`) held to the same contract tests. A fleet transaction wraps a
  * campaign transaction ({@link FleetTransaction.campaigns}), so a lease fence, a campaign
- * insert and the fleet rows commit together.
+ * insert and the fleet rows commit together. With its node writes ({@link FleetTransaction.nodes})
+ * it is the admin store: every administrator's command runs over it, in Control and in the
+ * simulation alike.
  */
 import type { CampaignPhase, DesiredVersion, NodeState, RolloutPlan } from "../campaign/index.js";
+import type { AdminNodes } from "./admin-port.js";
 import type { AuditRow, CampaignTransaction } from "./port.js";
 
 /** A node's registry row as the fleet rules read it. */
@@ -67,6 +70,8 @@ export class PlanVersionConflict extends Error {
 export interface FleetTransaction {
   /** The campaign transaction it runs in (fence, campaign reads, `insertCampaign`). */
   readonly campaigns: CampaignTransaction;
+  /** The registry writes of the administrators' node commands (`admin-port.ts`). */
+  readonly nodes: AdminNodes;
   /** Serialises campaign starts (the admin API's and the worker's) until the transaction ends. */
   lockStarts(): Promise<void>;
   /** Every node of the registry, with its running sequence and whether it is busy. */

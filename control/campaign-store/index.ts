@@ -3,6 +3,7 @@
  * and its memory adapter (unit tests and the deterministic simulation), the row conversions
  * both share, and the admin API's SQL reads of campaigns.
  */
+export type * from "./admin-port.js";
 export * from "./fleet-port.js";
 export * from "./memory/memory-fleet.js";
 export * from "./memory/memory-store.js";

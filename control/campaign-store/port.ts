@@ -59,7 +59,8 @@ export interface AuditRow {
   readonly actor: string;
   readonly actorIp: string;
   readonly action: string;
-  readonly campaignId: string;
+  /** The campaign, desired version or plan it concerns; absent for a node's own command. */
+  readonly campaignId?: string | undefined;
   readonly nodeId?: string | undefined;
   readonly message: string;
   readonly detail?: Record<string, unknown>;

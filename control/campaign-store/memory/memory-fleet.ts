@@ -18,6 +18,7 @@ import {
   type PlanRow,
   PlanVersionConflict,
 } from "../fleet-port.js";
+import { memoryAdminNodes } from "./memory-admin-nodes.js";
 import type { MemoryCampaignStore } from "./memory-store.js";
 import type { MemoryCampaign } from "./memory-tables.js";
 import type { MemoryTransaction } from "./memory-transaction.js";
@@ -88,6 +89,7 @@ export class MemoryFleetStore implements FleetStore {
     const ct = this.store.tables;
     return {
       campaigns: ctx,
+      nodes: memoryAdminNodes(this.store, ctx),
       async lockStarts() {
         // Transactions of the memory store run one at a time.
       },

@@ -76,6 +76,12 @@ export type MemoryRegistryRow = NodeRegistryRow & {
   pool: string;
   labels?: Record<string, string>;
   confirmed_sequence?: number;
+  /** Why an administrator disabled it (absent: ""). */
+  disabled_reason?: string;
+  /** When an administrator last reset it, until it enrolls again (absent: never). */
+  reset_at?: Date | null;
+  /** When an administrator command last changed it (absent: never). */
+  updated_at?: Date;
 };
 
 /** Every table of the memory store. */

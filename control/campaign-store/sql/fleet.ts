@@ -20,6 +20,7 @@ import {
   type PlanRow,
   PlanVersionConflict,
 } from "../fleet-port.js";
+import { sqlAdminNodes } from "./admin-nodes.js";
 import { inTransaction, type Queryable } from "./reads.js";
 import { sqlTransaction } from "./sql-store.js";
 import { insertAudits } from "./writes.js";
@@ -92,6 +93,7 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
   const q = client as Queryable;
   return {
     campaigns: sqlTransaction(q),
+    nodes: sqlAdminNodes(q),
     async lockStarts() {
       await q.query("select pg_advisory_xact_lock($1)", [START_LOCK_KEY]);
     },

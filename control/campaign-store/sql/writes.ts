@@ -34,7 +34,7 @@ export async function insertAudits(
           actor: r.actor,
           actor_ip: r.actorIp,
           action: r.action,
-          campaign_id: r.campaignId,
+          campaign_id: r.campaignId ?? null,
           node_id: r.nodeId ?? null,
           message: r.message,
           detail: r.detail ?? {},

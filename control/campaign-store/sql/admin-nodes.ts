@@ -1,0 +1,51 @@
+/**
+ * The PostgreSQL adapter of {@link AdminNodes}: plain statements on `nodes` in the caller's
+ * transaction (the agent server writes the same rows in plain SQL, so no managed entity and no
+ * version check that a heartbeat would fail), and the cut-off notification sent by the
+ * transaction that invalidated the credential (PostgreSQL delivers it on commit).
+ */
+import { CUTOFF_CHANNEL } from "../../shared/notify-channels.js";
+import type { AdminNodeRow, AdminNodes } from "../admin-port.js";
+import type { Queryable } from "./reads.js";
+
+/** The admin node writes over `q`, a client inside `begin … commit`. */
+export function sqlAdminNodes(q: Queryable): AdminNodes {
+  return {
+    async readNode(id): Promise<AdminNodeRow | undefined> {
+      const result = await q.query<{
+        id: string;
+        enabled: boolean;
+        disabled_reason: string;
+        reset_at: Date | null;
+      }>("select id, enabled, disabled_reason, reset_at from nodes where id = $1", [id]);
+      const r = result.rows[0];
+      if (r === undefined) return undefined;
+      return {
+        id: r.id,
+        enabled: r.enabled,
+        disabledReason: r.disabled_reason,
+        resetAt: r.reset_at?.getTime(),
+      };
+    },
+    async setEnabled(id, enabled, reason, now) {
+      const result = await q.query(
+        `update nodes set enabled = $2, disabled_reason = $3, updated_at = $4,
+           version = version + 1
+         where id = $1`,
+        [id, enabled, enabled ? "" : reason, now],
+      );
+      return (result.rowCount ?? 0) > 0;
+    },
+    async resetCredential(id, now) {
+      const result = await q.query(
+        `update nodes set token_hash = null, token_issued_at = null, reset_at = $2,
+           version = version + 1, updated_at = $2
+         where id = $1`,
+        [id, now],
+      );
+      if ((result.rowCount ?? 0) === 0) return false;
+      await q.query("select pg_notify($1, $2)", [CUTOFF_CHANNEL, id]);
+      return true;
+    },
+  };
+}
