@@ -126,6 +126,13 @@ export function createDesiredService(
           `release ${version} is not registered (agentctl release register)`,
         );
       }
+      if (release.yankedAt) {
+        throw new ControlError(
+          "release_yanked",
+          `release ${version} was yanked (${release.yankReason ?? ""}): it is never offered again; set a newer release as the desired version`,
+          { version },
+        );
+      }
       const selector = {
         labels: { ...(req.selector?.labels ?? {}) },
         pools: [...(req.selector?.pools ?? [])],

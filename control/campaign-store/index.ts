@@ -6,7 +6,7 @@
 export * from "./fleet-port.js";
 export * from "./memory/memory-fleet.js";
 export * from "./memory/memory-store.js";
-export type { OfferRelease } from "./offer-release.js";
+export type { OfferRelease, ReleaseYank } from "./offer-release.js";
 export * from "./port.js";
 export * from "./rows.js";
 export { createSqlFleetStore, START_LOCK_KEY, sqlFleetTransaction } from "./sql/fleet.js";
