@@ -11,6 +11,7 @@ import { createCampaignWorker } from "../control/campaign-worker/worker.js";
 import { createLogger } from "../control/log.js";
 import { ManualClock } from "../control/manual-clock.js";
 import { SimFleet } from "./agents.js";
+import { type BudgetCheckState, newBudgetCheckState } from "./budget-invariants.js";
 import { withDisablePairs } from "./disable-pairs.js";
 import { EventQueue } from "./events.js";
 import { type CheckState, newCheckState } from "./fleet-invariants.js";
@@ -59,6 +60,8 @@ export interface SimWorld {
   readonly rolloutChecks: RolloutCheckState;
   /** The outcome checks' state, the operator's issued commands included. */
   readonly outcomeChecks: OutcomeCheckState;
+  /** The budget checks' state (`budget-invariants.ts`), the yanks included. */
+  readonly budgetChecks: BudgetCheckState;
   /** Campaign starts due, run in order before the Controls step (each may await the store). */
   readonly pending: (() => Promise<void>)[];
   /** How many of the scenario's campaigns were started, or found nothing to start over. */
@@ -157,6 +160,7 @@ export function buildWorld(
     checks: newCheckState(),
     rolloutChecks: newRolloutCheckState(),
     outcomeChecks: newOutcomeCheckState(),
+    budgetChecks: newBudgetCheckState(),
     pending: [],
     campaignsStarted: 0,
   };

@@ -5,6 +5,7 @@
  * nothing is left to happen, the virtual time runs past {@link MAX_VIRTUAL_MS}, or an invariant
  * broke.
  */
+import { budgetViolations } from "./budget-invariants.js";
 import { checkStep } from "./fleet-invariants.js";
 import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
 import {
@@ -102,6 +103,12 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     const found = checkStep(store, fleet, checks, now);
     found.push(...outcomeViolations(truth, now));
     found.push(...rolloutViolations(store, fleetStore, fleet, world.rolloutChecks));
+    found.push(
+      ...budgetViolations(
+        { store, fleet, commands: world.outcomeChecks.commands, state: world.budgetChecks },
+        now,
+      ),
+    );
     found.push(
       ...gateViolations(
         gates,
