@@ -54,7 +54,7 @@ export const GROUPS: readonly GroupEntry[] = [
   },
   {
     name: "release",
-    summary: "Sign releases offline, register them with Control, list them",
+    summary: "Sign releases offline, register them with Control, list and yank them",
     load: async () => (await import("./commands/release.js")).releaseGroup,
   },
   {

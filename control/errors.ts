@@ -23,6 +23,7 @@ export type ErrorCode =
   | "release_rejected"
   | "release_conflict"
   | "release_unusable"
+  | "release_yanked"
   | "node_busy"
   | "no_eligible_nodes"
   | "invalid_plan"
@@ -52,6 +53,8 @@ export const ERROR_MAPPING: Readonly<Record<ErrorCode, Mapping>> = {
   release_conflict: { connect: Code.AlreadyExists, grpc: GrpcStatus.ALREADY_EXISTS },
   /** A registered release the agents would refuse now (expired, or below a confirmed sequence). */
   release_unusable: { connect: Code.FailedPrecondition, grpc: GrpcStatus.FAILED_PRECONDITION },
+  /** A release an operator yanked: never offered again, refused as a target. */
+  release_yanked: { connect: Code.FailedPrecondition, grpc: GrpcStatus.FAILED_PRECONDITION },
   /** Not a conflict of names but of state: the node becomes free when its campaign ends. */
   node_busy: { connect: Code.FailedPrecondition, grpc: GrpcStatus.FAILED_PRECONDITION },
   no_eligible_nodes: { connect: Code.FailedPrecondition, grpc: GrpcStatus.FAILED_PRECONDITION },

@@ -1,7 +1,7 @@
 /**
  * What the simulated operator does at the scenario's times, as the admin API would: start the
- * rollout plan, set an old release as a pool's desired version, start the campaigns, disable
- * nodes and send campaign commands. Each is an event on the world's queue.
+ * rollout plan, set an old release as a pool's desired version, start the campaigns, yank the
+ * target release, disable nodes and send campaign commands. Each is an event on the world's queue.
  */
 import { submitCommand } from "../control/admin/campaign-commands.js";
 import { type StartDeps, startCampaign } from "../control/admin/campaign-start.js";
@@ -34,7 +34,9 @@ export function scheduleOperator(world: SimWorld): void {
     fleet: fleetStore,
     release: async (version) => {
       const r = store.tables.releases.get(version);
-      return r === undefined ? undefined : admissionRelease(r);
+      const yank = store.tables.yanks.get(version);
+      if (r === undefined) return undefined;
+      return yank === undefined ? admissionRelease(r) : { ...admissionRelease(r), yanked: yank };
     },
     clock,
     policy: SIM_RULES.policy,
@@ -69,6 +71,14 @@ export function scheduleOperator(world: SimWorld): void {
       controls.wake(plan.id);
     };
     queue.at(plan.at, () => world.pending.push(start));
+  }
+  for (const y of scenario.yanks ?? []) {
+    queue.at(y.at, () => {
+      store.yankRelease({ version: y.version, at: clock.ms, by: "operator", reason: y.reason });
+      world.budgetChecks.yankedAt.set(y.version, clock.ms);
+      say(`operator yanks ${y.version}: ${y.reason}`);
+      for (const id of store.tables.campaigns.keys()) controls.wake(id);
+    });
   }
   for (const action of scenario.operator) {
     queue.at(action.at, () => {

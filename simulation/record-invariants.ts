@@ -16,7 +16,8 @@
  *   time through `Intl`).
  * - W2: no batch with windows passed before its minimum duration of time inside them, paused
  *   time excluded (the same scan, integrated).
- * - R1: no step of a ramp holds more nodes than its rate allows (exact rational arithmetic).
+ * - R1: no step of a ramp holds more nodes than its rate allows (exact rational arithmetic);
+ *   with `minCanaries N` the first step may hold N nodes to upgrade and those needing no offer.
  * - G1: every non-empty batch that passed with gates passed on a holding result of each gate
  *   taken at or after the batch settled (or on an operator's skip of it, recorded when it passed).
  */
@@ -69,6 +70,17 @@ function closedMs(windows: readonly MaintenanceWindow[], a: number, b: number): 
   return closed;
 }
 
+/**
+ * With `--min-canaries N` the first step may hold more than its rate: N nodes to upgrade and
+ * those before them in canary order that need no offer. Bounded by N plus its nodes never
+ * offered (every node it offers is one to upgrade). 0 for other steps or without it.
+ */
+function widenedFirstStep(c: CampaignState, nodes: readonly CampaignNode[], index: number) {
+  const min = c.spec.minCanaries;
+  if (index !== 0 || min === undefined) return 0;
+  return min + nodes.filter((n) => n.batch === 0 && n.offeredAt === undefined).length;
+}
+
 /** W1, W2, R1 and G1 over one campaign's records. */
 export function scheduleViolations(c: CampaignState, nodes: readonly CampaignNode[]): string[] {
   const out: string[] = [];
@@ -95,7 +107,7 @@ export function scheduleViolations(c: CampaignState, nodes: readonly CampaignNod
   const exact = ramp === undefined ? undefined : refRampOf(ramp);
   if (exact !== undefined) {
     for (const b of c.batches) {
-      const limit = refStepLimit(exact, b.index);
+      const limit = Math.max(refStepLimit(exact, b.index), widenedFirstStep(c, nodes, b.index));
       if (b.nodeCount > limit)
         out.push(`R1: ramp step ${b.index + 1} holds ${b.nodeCount} nodes, more than its ${limit}`);
     }

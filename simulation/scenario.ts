@@ -7,6 +7,7 @@
 import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
 import type { AdminCommand, CampaignSpecInput } from "../control/campaign/index.js";
 import type { AgentScript, Behaviour, RollbackBehaviour } from "./agent-script.js";
+import { withLimits, type YankPlan, yanksOf } from "./budget-scenario.js";
 import { type GateScript, scheduleOf } from "./schedules.js";
 
 /** One campaign to start. */
@@ -47,6 +48,8 @@ export interface Scenario {
   readonly gateScripts: ReadonlyMap<string, readonly GateScript[]>;
   /** A scenario on a breach's edge ({@link edgeOf}): its fleet must stay as drawn. */
   readonly edge?: boolean;
+  /** Yanks of the target release by the operator (`budget-scenario.ts`); absent: none. */
+  readonly yanks?: readonly YankPlan[] | undefined;
 }
 
 const MIN = 60_000;
@@ -274,7 +277,7 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
   const scheduled = campaigns.map((c, i) => {
     const s = scheduleOf(seed, i, c.spec);
     if (s.gateScripts.length > 0) gateScripts.set(c.id, s.gateScripts);
-    return { ...c, spec: s.spec };
+    return { ...c, spec: withLimits(seed, i, s.spec) };
   });
   return {
     seed,
@@ -286,5 +289,6 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
     calm,
     offlineAfterMs: pick(prng, [30_000, 120_000]),
     intervalMs: 5000,
+    yanks: yanksOf(seed, calm, "2.0.0"),
   };
 }

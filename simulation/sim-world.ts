@@ -11,6 +11,7 @@ import { createCampaignWorker } from "../control/campaign-worker/worker.js";
 import { createLogger } from "../control/log.js";
 import { ManualClock } from "../control/manual-clock.js";
 import { SimFleet } from "./agents.js";
+import { type BudgetCheckState, newBudgetCheckState } from "./budget-invariants.js";
 import { type ClaimCheckState, newClaimCheckState } from "./claim-invariants.js";
 import { withDisablePairs } from "./disable-pairs.js";
 import { EventQueue } from "./events.js";
@@ -64,6 +65,8 @@ export interface SimWorld {
   readonly outcomeChecks: OutcomeCheckState;
   /** The claim checks' state (`claim-invariants.ts`). */
   readonly claimChecks: ClaimCheckState;
+  /** The budget checks' state (`budget-invariants.ts`), the yanks included. */
+  readonly budgetChecks: BudgetCheckState;
   /** Campaign starts due, run in order before the Controls step (each may await the store). */
   readonly pending: (() => Promise<void>)[];
   /** How many of the scenario's campaigns were started, or found nothing to start over. */
@@ -165,6 +168,7 @@ export function buildWorld(
     rolloutChecks: newRolloutCheckState(),
     outcomeChecks: newOutcomeCheckState(),
     claimChecks: newClaimCheckState(),
+    budgetChecks: newBudgetCheckState(),
     pending: [],
     campaignsStarted: 0,
   };

@@ -6,6 +6,7 @@
  * broke.
  */
 
+import { budgetViolations } from "./budget-invariants.js";
 import { type ClaimWorld, claimEndViolations, claimViolations } from "./claim-invariants.js";
 import { checkStep } from "./fleet-invariants.js";
 import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
@@ -114,6 +115,12 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     found.push(...outcomeViolations(truth, now));
     found.push(...claimViolations(claims, now));
     found.push(...rolloutViolations(store, fleetStore, fleet, world.rolloutChecks));
+    found.push(
+      ...budgetViolations(
+        { store, fleet, commands: world.outcomeChecks.commands, state: world.budgetChecks },
+        now,
+      ),
+    );
     found.push(
       ...gateViolations(
         gates,

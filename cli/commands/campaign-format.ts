@@ -287,7 +287,10 @@ function paceFields(spec: Campaign["spec"]): [string, string][] {
   ];
 }
 
-/** The windows, ramp and gates of a spec, as `campaign show` rows (none when unset). */
+/**
+ * The windows, ramp, failure budget, minimum sample and gates of a spec, as `campaign show`
+ * rows (none when unset).
+ */
 function scheduleFields(spec: Campaign["spec"]): [string, string][] {
   if (spec === undefined) return [];
   const rows: [string, string][] = [];
@@ -299,6 +302,16 @@ function scheduleFields(spec: Campaign["spec"]): [string, string][] {
     const max = r.maxPerMinute > 0 ? `, max ${rate(r.maxPerMinute)}` : "";
     rows.push(["Ramp", `${rate(r.startPerMinute)} ×${r.factor}${max}${step}`]);
   }
+  const budget = spec.maxFailures;
+  if (budget.case !== undefined) {
+    const text =
+      budget.case === "maxFailuresCount"
+        ? `${budget.value} failed nodes over every batch`
+        : `${budget.value}% of the campaign's nodes over every batch`;
+    rows.push(["Max failures", text]);
+  }
+  if (spec.minCanaries > 0)
+    rows.push(["Min canaries", `${spec.minCanaries} nodes settled per batch before it passes`]);
   if (spec.gates.length > 0) {
     const grace = spec.gateGrace
       ? ` (unreachable fails after ${Number(spec.gateGrace.seconds)} s)`

@@ -5,8 +5,10 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { parseFailureBudget } from "../../control/campaign/failure-budget.js";
 import { formatGate, parseGate } from "../../control/campaign/gates.js";
 import { parseRamp, parseRate } from "../../control/campaign/ramp.js";
+import { MAX_MIN_CANARIES } from "../../control/campaign/spec.js";
 import { formatWindow, parseWindow } from "../../control/campaign/windows.js";
 import { isSemver } from "../../control/shared/release/semver.js";
 import {
@@ -109,6 +111,18 @@ export const SPEC_FLAGS: FlagSpecs = {
     value: "DURATION",
     description:
       "report the campaign stalled (audit row, metric) after this long without a node or batch change; it changes nothing else (default: twice the reconnect timeout past its longest wait)",
+  },
+  "max-failures": {
+    type: "string",
+    value: "N|P%",
+    description:
+      "the whole campaign takes --on-breach once more than N nodes (or P% of its nodes not skipped) failed, over every batch, even while each batch is under its threshold",
+  },
+  "min-canaries": {
+    type: "string",
+    value: "N",
+    description:
+      "the first batch holds at least N nodes that can be upgraded (refused when the fleet has fewer), and no batch passes before N of its offered nodes (all it has, when fewer) succeeded or failed",
   },
   reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
   window: {
@@ -217,6 +231,18 @@ export function specFromFlags(values: FlagValues): CampaignSpec {
       throw new UsageError("invalid --progress-deadline: it must be longer than 0s");
     spec.progressDeadline = deadline;
   }
+  const maxFailures = stringFlag(values, "max-failures");
+  if (maxFailures !== undefined) {
+    const parsed = parseFailureBudget(maxFailures);
+    if (!parsed.ok) throw new UsageError(`invalid --max-failures: ${parsed.message}`);
+    spec.maxFailures =
+      parsed.value.kind === "count"
+        ? { case: "maxFailuresCount", value: parsed.value.count }
+        : { case: "maxFailuresPercent", value: parsed.value.percent };
+  }
+  const minCanaries = stringFlag(values, "min-canaries");
+  if (minCanaries !== undefined)
+    spec.minCanaries = parseInteger(minCanaries, "min-canaries", 1, MAX_MIN_CANARIES);
   scheduleFromFlags(values, spec);
   return spec;
 }

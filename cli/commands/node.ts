@@ -16,6 +16,7 @@ import {
 import {
   boolFlag,
   expectPositionals,
+  type FlagValues,
   listFlag,
   parseInteger,
   parseKeyValues,
@@ -33,6 +34,15 @@ import {
   messageJson,
 } from "../output.js";
 import { nodeIdentityCommands } from "./node-identity.js";
+
+/** The version `node list` filters on: `--version` or `--agent-version` (the same if both). */
+function versionFilter(values: FlagValues): string {
+  const a = stringFlag(values, "agent-version");
+  const b = stringFlag(values, "version");
+  if (a !== undefined && b !== undefined && a !== b)
+    throw new UsageError(`--version ${b} and --agent-version ${a} differ: give one`);
+  return a ?? b ?? "";
+}
 
 /** Column headers of `node list`; `wide` adds the rest. */
 export const NODE_COLUMNS = [
@@ -160,6 +170,12 @@ export const nodeGroup: CommandGroup = {
           value: "V",
           description: "only nodes running this agent version",
         },
+        version: {
+          type: "string",
+          value: "V",
+          description:
+            "the same as --agent-version: e.g. the nodes still on a yanked release, to roll forward",
+        },
         "page-size": {
           type: "string",
           value: "N",
@@ -183,7 +199,7 @@ export const nodeGroup: CommandGroup = {
         const request = create(ListNodesRequestSchema, {
           labels: parseKeyValues(listFlag(values, "label"), "label"),
           pool: stringFlag(values, "pool") ?? "",
-          agentVersion: stringFlag(values, "agent-version") ?? "",
+          agentVersion: versionFilter(values),
           pageSize: pageSize === undefined ? 0 : parseInteger(pageSize, "page-size", 1, 1000),
           pageToken: stringFlag(values, "page-token") ?? "",
         });

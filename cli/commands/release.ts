@@ -1,5 +1,5 @@
 /**
- * `agentctl release …`: the offline signing commands plus `register`, `list` and `show`,
+ * `agentctl release …`: the offline signing commands plus `register`, `list`, `show` and `yank`,
  * which talk to Control's ReleaseService.
  */
 import { readFile } from "node:fs/promises";
@@ -13,9 +13,11 @@ import {
   ListReleasesResponseSchema,
   RegisterReleaseResponseSchema,
   type Release,
+  YankReleaseResponseSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { checkReadable, expectPositionals, stringFlag, UsageError } from "../args.js";
 import type { CommandGroup } from "../command.js";
+import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import { formatFields, formatTable, formatTime, messageJson } from "../output.js";
 import { offlineReleaseCommands } from "./release-offline.js";
 
@@ -55,7 +57,7 @@ export function formatReleaseTable(releases: readonly Release[]): string {
   return formatTable(
     ["VERSION", "SEQUENCE", "EXPIRES", "REGISTERED", "PLATFORMS", "SIGNERS"],
     releases.map((r) => [
-      r.version,
+      r.yankedAt ? `${r.version} (yanked)` : r.version,
       r.sequence.toString(),
       formatTime(r.expiresAt),
       formatTime(r.registeredAt),
@@ -73,6 +75,14 @@ function releaseDetails(release: Release): string {
     ["Registered", `${formatTime(release.registeredAt)} by ${release.registeredBy || "-"}`],
     ["Signers", release.signerKeyIds.join(", ")],
     ["Envelope sha256", release.envelopeSha256],
+    ...(release.yankedAt
+      ? ([
+          [
+            "Yanked",
+            `${formatTime(release.yankedAt)} by ${release.yankedBy || "-"}: ${release.yankReason}`,
+          ],
+        ] as [string, string][])
+      : []),
   ]);
   const artifacts = formatTable(
     ["PLATFORM", "SIZE", "SHA256", "SERVED BY", "URL"],
@@ -90,7 +100,7 @@ function releaseDetails(release: Release): string {
 /** The `release` command group: offline signing and the ReleaseService calls. */
 export const releaseGroup: CommandGroup = {
   name: "release",
-  summary: "Sign releases offline, register them with Control, list them",
+  summary: "Sign releases offline, register them with Control, list and yank them",
   commands: {
     ...offlineReleaseCommands,
     register: {
@@ -155,6 +165,55 @@ export const releaseGroup: CommandGroup = {
         } else {
           ctx.stdout.write(formatReleaseTable(first.releases));
         }
+        return 0;
+      },
+    },
+    yank: {
+      summary: "Yank a release: never offered again, its running campaigns take on_breach",
+      args: "VERSION",
+      flags: {
+        reason: {
+          type: "string",
+          value: "TEXT",
+          description:
+            "why it is yanked, for the audit log, its campaigns and desired list (required)",
+        },
+        ...YES_FLAG,
+      },
+      details:
+        "A yanked release is never offered again: its running campaigns stop offering and take\n" +
+        "their on_breach, a campaign start, plan or desired version naming it is refused\n" +
+        "(release_yanked) and a desired version naming it is halted. Nodes already on it stay;\n" +
+        "list them with `agentctl node list --version VERSION` to roll them forward. Yanking a\n" +
+        "yanked release again changes nothing. With --json the output is a YankReleaseResponse.\n" +
+        CONFIRM_DETAILS,
+      async run(ctx, { values, positionals }) {
+        const [version = ""] = expectPositionals(positionals, ["VERSION"]);
+        const reason = (stringFlag(values, "reason") ?? "").trim();
+        if (reason === "")
+          throw new UsageError("--reason is required: say why the release is yanked");
+        await confirmChange(ctx, values, {
+          verb: "yank",
+          refused: "not yanked",
+          question: `Yank release ${version} (never offered again; its running campaigns take on_breach)?`,
+        });
+        const response = await (await ctx.clients()).releases.yankRelease(
+          { version, reason },
+          { signal: ctx.signal },
+        );
+        if (ctx.output === "json") {
+          ctx.stdout.write(messageJson(YankReleaseResponseSchema, response));
+          return 0;
+        }
+        const running =
+          response.campaignIds.length === 0
+            ? ""
+            : `; running campaign(s) taking on_breach: ${response.campaignIds.join(", ")}`;
+        ctx.stdout.write(
+          response.yanked
+            ? `release ${version} yanked${running}\n`
+            : `release ${version} was already yanked (${response.release?.yankReason ?? ""}); nothing changed\n`,
+        );
         return 0;
       },
     },

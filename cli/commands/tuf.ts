@@ -1,5 +1,5 @@
 /**
- * `agentctl tuf init|sign|rotate-root|add-target`: the release channel's TUF repository,
+ * `agentctl tuf init|sign|rotate-root|add-target|remove-target`: the release channel's TUF repository,
  * worked on offline. Root and targets metadata live in one directory (`--repo DIR`:
  * `N.root.json`, `root.json`, `targets.json`); their keys are release keys
  * (`agentctl release keygen`), k-of-n as today's release pins. Control signs snapshot and
@@ -24,6 +24,7 @@ import {
   type ReleaseTarget,
   type RoleKeys,
   rootSpecOf,
+  withoutRelease,
   withTargets,
 } from "../../control/shared/tuf/repository.js";
 import {
@@ -287,9 +288,53 @@ const addTarget: Command = {
   },
 };
 
+const removeTarget: Command = {
+  summary: "Take a release's artifacts out of the next targets version (unsigned)",
+  args: "VERSION",
+  flags: {
+    ...repoFlag,
+    expires: {
+      type: "string",
+      value: "DURATION",
+      description: `targets validity (default ${DEFAULT_TARGETS_EXPIRY})`,
+    },
+  },
+  details:
+    "What a yank means for Agents that trust the TUF repository: once targets.json is signed\n" +
+    "again (tuf sign) and Control serves it, an Agent refuses the release even from a Control\n" +
+    "that still offers it. Yank it on Control too: agentctl release yank VERSION --reason TEXT.",
+  async run(ctx, { values, positionals }) {
+    const [version = ""] = expectPositionals(positionals, ["VERSION"]);
+    if (!isSemver(version)) throw new UsageError(`invalid VERSION "${version}": expected semver`);
+    const repo = checkReadable(requiredFlag(values, "repo"), "--repo", "dir");
+    const file = join(repo, "targets.json");
+    const current = parseMetadata(MetadataKind.Targets, await readFile(file), file);
+    const { next, removed } = withoutRelease(
+      current,
+      version,
+      expiry(ctx, values, "expires", DEFAULT_TARGETS_EXPIRY),
+    );
+    if (removed.length === 0)
+      throw new UsageError(`${file} lists no artifact of ${version}; nothing changed`);
+    await writeFile(file, metadataBytes(next));
+    ctx.stdout.write(
+      ctx.output === "json"
+        ? plainJson({ repo, targets: next.signed.version, removed })
+        : `targets version ${next.signed.version} no longer lists ${version} (${removed.length} artifact(s); unsigned): sign it with tuf sign\n`,
+    );
+    return 0;
+  },
+};
+
 /** The `tuf` command group. */
 export const tufGroup: CommandGroup = {
   name: "tuf",
   summary: "Work offline on the release channel's TUF root and targets metadata",
-  commands: { init, sign, "rotate-root": rotateRoot, "add-target": addTarget },
+  commands: {
+    init,
+    sign,
+    "rotate-root": rotateRoot,
+    "add-target": addTarget,
+    "remove-target": removeTarget,
+  },
 };

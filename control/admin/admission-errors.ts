@@ -12,9 +12,9 @@ import { ControlError } from "../errors.js";
 
 /**
  * The error an administrator gets for an admission refusal: invalid_plan (spec or ramp),
- * release_not_found, invalid_argument (above agent.maxVersion), release_unusable (expired, or
+ * release_not_found, release_yanked, invalid_argument (above agent.maxVersion), release_unusable (expired, or
  * below a sequence a node confirmed, naming the nodes), node_busy (naming the nodes and their
- * campaigns) or no_eligible_nodes; the message is {@link refusalMessage}'s.
+ * campaigns) or no_eligible_nodes (none, or fewer than min canaries); the message is {@link refusalMessage}'s.
  */
 export function refusalError(r: AdmissionRefusal): ControlError {
   const message = refusalMessage(r);
@@ -25,6 +25,14 @@ export function refusalError(r: AdmissionRefusal): ControlError {
       });
     case "release_not_found":
       return new ControlError("release_not_found", message);
+    case "release_yanked":
+      return new ControlError("release_yanked", message, { version: r.version, reason: r.reason });
+    case "too_few_canaries":
+      return new ControlError("no_eligible_nodes", message, {
+        field: "spec.min_canaries",
+        minCanaries: String(r.minCanaries),
+        upgradable: String(r.upgradable),
+      });
     case "release_too_new":
       return new ControlError("invalid_argument", message, { field: "spec.target_version" });
     case "release_expired":

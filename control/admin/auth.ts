@@ -44,6 +44,7 @@ export const METHOD_ROLES: Readonly<Record<string, AdminRole>> = {
   "agentcontrol.admin.v1.ReleaseService/RegisterRelease": "operator",
   "agentcontrol.admin.v1.ReleaseService/ListReleases": "viewer",
   "agentcontrol.admin.v1.ReleaseService/GetRelease": "viewer",
+  "agentcontrol.admin.v1.ReleaseService/YankRelease": "operator",
   "agentcontrol.admin.v1.CampaignService/PlanCampaign": "viewer",
   "agentcontrol.admin.v1.CampaignService/StartCampaign": "operator",
   "agentcontrol.admin.v1.CampaignService/ListCampaigns": "viewer",

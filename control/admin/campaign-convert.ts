@@ -36,6 +36,7 @@ import {
   type CampaignSpecInput,
   type CampaignState,
   closedMsBetween,
+  type FailureBudget,
   formatWindow,
   isFailure,
   NODE_STATES,
@@ -159,7 +160,21 @@ export function specInputFromProto(
     }),
     gateGraceMs: ms(spec.gateGrace),
     progressDeadlineMs: ms(spec.progressDeadline),
+    maxFailures: failureBudgetFromProto(spec.maxFailures),
+    minCanaries: spec.minCanaries,
   };
+}
+
+/** The spec's failure budget of the request's `max_failures` oneof; unset: none. */
+function failureBudgetFromProto(b: CampaignSpecMessage["maxFailures"]): FailureBudget | undefined {
+  switch (b.case) {
+    case "maxFailuresCount":
+      return { kind: "count", count: b.value };
+    case "maxFailuresPercent":
+      return { kind: "percent", percent: b.value };
+    default:
+      return undefined;
+  }
 }
 
 const ON_BREACH: Record<OnBreach, OnBreachEnum> = {
@@ -206,6 +221,15 @@ export function specToProto(spec: CampaignSpec): CampaignSpecMessage {
     ...(spec.gateGraceMs === undefined ? {} : { gateGrace: durationFromMs(spec.gateGraceMs) }),
     // The deadline in force: the campaign's own, or the default it gets.
     progressDeadline: durationFromMs(progressDeadlineMs(spec)),
+    ...(spec.maxFailures === undefined
+      ? {}
+      : {
+          maxFailures:
+            spec.maxFailures.kind === "count"
+              ? { case: "maxFailuresCount" as const, value: spec.maxFailures.count }
+              : { case: "maxFailuresPercent" as const, value: spec.maxFailures.percent },
+        }),
+    minCanaries: spec.minCanaries ?? 0,
   });
 }
 

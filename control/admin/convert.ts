@@ -78,5 +78,12 @@ export function releaseMessage(record: ReleaseRecord, publicUrl: string): Releas
     signerKeyIds: record.signerKeyIds,
     envelopeSha256: record.envelopeSha256,
     registeredBy: record.registeredBy,
+    ...(record.yankedAt
+      ? {
+          yankedAt: timestampFromDate(record.yankedAt),
+          yankedBy: record.yankedBy ?? "",
+          yankReason: record.yankReason ?? "",
+        }
+      : {}),
   });
 }

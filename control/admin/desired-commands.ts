@@ -69,7 +69,7 @@ function percent(field: string, value: number | undefined, fallback: number, min
  * Sets the desired version of `req.selector` (minus `req.exclude`), with its `desired.set` audit
  * row.
  * @throws ControlError `invalid_argument` (no target version, a percentage out of range) or
- *   `release_not_found` (the target is not registered) or `release_unusable` ({@link
+ *   `release_not_found` (the target is not registered), `release_yanked`, or `release_unusable` ({@link
  *   DesiredDeps.unusable}); nothing is written then.
  */
 export async function setDesired(
@@ -94,6 +94,13 @@ export async function setDesired(
     throw new ControlError(
       "release_not_found",
       `release ${version} is not registered (agentctl release register)`,
+    );
+  }
+  if (release.yanked !== undefined) {
+    throw new ControlError(
+      "release_yanked",
+      `release ${version} was yanked (${release.yanked.reason}): it is never offered again; set a newer release as the desired version`,
+      { version },
     );
   }
   const unusable = await deps.unusable?.(release);

@@ -3,7 +3,10 @@ import type { AdmissionRelease } from "../campaign/index.js";
 import type { Database } from "../db/database.js";
 import { ReleaseEntity } from "../db/entities/index.js";
 
-/** Looks a release up by version: its sequence, expiry and platforms; undefined when unknown. */
+/**
+ * Looks a release up by version: its sequence, expiry, platforms and yank; undefined when
+ * unknown.
+ */
 export type ReleaseLookup = (version: string) => Promise<AdmissionRelease | undefined>;
 
 /** A {@link ReleaseLookup} over the `releases` table. */
@@ -16,6 +19,7 @@ export function sqlReleaseLookup(db: Database): ReleaseLookup {
       sequence: release.sequence,
       expiresAt: release.expiresAt.getTime(),
       platforms: release.artifacts.map((a) => a.platform),
+      ...(release.yankedAt ? { yanked: { reason: release.yankReason ?? "" } } : {}),
     };
   };
 }

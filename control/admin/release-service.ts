@@ -1,9 +1,10 @@
-/** `agentcontrol.admin.v1.ReleaseService`: register, list and read signed releases. */
+/** `agentcontrol.admin.v1.ReleaseService`: register, list, read and yank signed releases. */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { ReleaseEntity } from "../db/entities/index.js";
 import { ControlError } from "../errors.js";
 import { type ReleaseRegistryDeps, registerRelease } from "../releases/registry.js";
+import { yankRelease } from "../releases/yank.js";
 import { type Principal, principalKey } from "./auth.js";
 import { releaseMessage } from "./convert.js";
 import { decodePageToken, encodePageToken, pageSize } from "./paging.js";
@@ -50,6 +51,20 @@ export function createReleaseService(deps: ReleaseServiceDeps): ServiceImpl<type
       return {
         releases: page.map((r) => releaseMessage(r, deps.publicUrl())),
         nextPageToken: rows.length > limit && last ? encodePageToken(String(last.sequence)) : "",
+      };
+    },
+
+    async yankRelease(req, ctx) {
+      const principal = ctx.values.get(principalKey) as Principal;
+      const outcome = await yankRelease(deps, {
+        version: req.version,
+        reason: req.reason,
+        actor: principal,
+      });
+      return {
+        release: releaseMessage(outcome.record, deps.publicUrl()),
+        yanked: outcome.yanked,
+        campaignIds: [...outcome.campaignIds],
       };
     },
 

@@ -7,7 +7,7 @@ export type * from "./admin-port.js";
 export * from "./fleet-port.js";
 export * from "./memory/memory-fleet.js";
 export * from "./memory/memory-store.js";
-export type { OfferRelease } from "./offer-release.js";
+export type { OfferRelease, ReleaseYank } from "./offer-release.js";
 export * from "./port.js";
 export * from "./rows.js";
 export { createSqlFleetStore, START_LOCK_KEY, sqlFleetTransaction } from "./sql/fleet.js";

@@ -11,3 +11,12 @@ export interface OfferRelease {
   /** When it expires (epoch ms); absent: not known to this store (never judged expired). */
   readonly expiresAt?: number | undefined;
 }
+
+/** An operator's yank of a registered release: it is never offered again. */
+export interface ReleaseYank {
+  readonly version: string;
+  /** Epoch ms. */
+  readonly at: number;
+  readonly by: string;
+  readonly reason: string;
+}

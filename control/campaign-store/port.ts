@@ -19,7 +19,7 @@ import type {
   NodeState,
   PoolLoad,
 } from "../campaign/index.js";
-import type { OfferRelease } from "./offer-release.js";
+import type { OfferRelease, ReleaseYank } from "./offer-release.js";
 import type { CommandRow, ConfigFailureRow, OperationFactRow } from "./rows.js";
 
 /** A campaign row with its engine record. */
@@ -201,6 +201,8 @@ export interface CampaignTransaction {
   insertCampaign(input: NewCampaign): Promise<void>;
   /** The latest result of each gate of a campaign's batch (see `recordGateResult`). */
   readGateResults(campaignId: string, batch: number): Promise<GateResult[]>;
+  /** The yanks of those of `versions` that were yanked, by version (none: an empty map). */
+  readYanks(versions: readonly string[]): Promise<Map<string, ReleaseYank>>;
 }
 
 /**

@@ -4,7 +4,8 @@
  * desired versions (those whose nodes succeeded within their threshold, at least one), read the desired versions, the fleet and the convergence campaigns, and
  * start what `planConvergence` says (a system-owned campaign per desired version, created by
  * `convergence:<desired id>`) or halt a desired version's convergence after a burst of
- * failures or an operator's abort of one of its campaigns (audit `convergence.halt`), aborting
+ * failures, an operator's abort of one of its campaigns or a yank of its target (audit
+ * `convergence.halt`), aborting
  * its running convergence campaign in the same transaction (a command its next decision
  * applies before anything else, so nothing more is offered). The campaigns it starts are ordinary campaigns: the
  * worker decides them like any other, under the same pool budget and rules.
@@ -114,6 +115,45 @@ async function recordCompletions(
   return set;
 }
 
+/**
+ * Halts every desired version not halted yet whose target was yanked (audit
+ * `convergence.halt`), so no convergence campaign to it starts again; its running convergence
+ * campaigns stop on their own (their decisions see the yank). Returns the halts.
+ */
+async function haltYanked(
+  tx: FleetTransaction,
+  desired: Map<string, DesiredVersion>,
+  now: Date,
+): Promise<{ desiredId: string; message: string }[]> {
+  const live = [...desired.values()].filter((d) => d.haltedAt === undefined);
+  if (live.length === 0) return [];
+  const yanks = await tx.campaigns.readYanks([...new Set(live.map((d) => d.target.version))]);
+  const halted: { desiredId: string; message: string }[] = [];
+  for (const d of live) {
+    const yank = yanks.get(d.target.version);
+    if (yank === undefined) continue;
+    const message = `release ${d.target.version} was yanked: ${yank.reason}`;
+    const next = { ...d, haltedAt: now.getTime(), haltedReason: message };
+    desired.set(d.id, next);
+    await tx.writeDesired(next);
+    await tx.insertAudits(
+      [
+        {
+          actor: ENGINE_ACTOR,
+          actorIp: "",
+          action: "convergence.halt",
+          campaignId: d.id,
+          message: `desired version ${d.id}: ${message}`,
+          detail: { desiredId: d.id, version: d.target.version, yanked: true },
+        },
+      ],
+      now,
+    );
+    halted.push({ desiredId: d.id, message });
+  }
+  return halted;
+}
+
 /** One convergence pass in the caller's transaction (see the file's TSDoc). */
 export async function convergencePass(
   deps: ConvergenceDeps,
@@ -125,6 +165,7 @@ export async function convergencePass(
   const desired = new Map((await tx.readDesired()).map((d) => [d.id, d]));
   const recorded = await recordCompletions(tx, desired, now);
   if (desired.size === 0) return { started: [], aborted: [], halted: [], recorded };
+  const halted = await haltYanked(tx, desired, now);
   const fleet = fleetNodesOf(await tx.readFleet(), deps.gateway, deps.self);
   const runs = (await tx.campaignsCreatedBy(CONVERGENCE_CREATOR)).map((c) => ({
     campaignId: c.id,
@@ -137,7 +178,6 @@ export async function convergencePass(
   const steps = planConvergence({ desired: [...desired.values()], fleet, runs });
   const started: string[] = [];
   const aborted: string[] = [];
-  const halted: { desiredId: string; message: string }[] = [];
   for (const step of steps) {
     const d = desired.get(step.desiredId) as DesiredVersion;
     const unlisted =

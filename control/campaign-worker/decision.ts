@@ -142,6 +142,8 @@ export async function runDecision(
         (row.campaign.spec.gates?.length ?? 0) > 0
           ? await tx.readGateResults(campaignId, row.campaign.currentBatch)
           : undefined,
+      // Read in the transaction, never cached: a yank stops the very next decision's offers.
+      yanked: (await tx.readYanks([row.targetVersion])).get(row.targetVersion),
     };
     let decision = decide(input);
     // Each round takes at least one more disabled node out of the offers (it is skipped, and a

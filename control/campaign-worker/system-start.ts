@@ -1,7 +1,7 @@
 /**
  * Starting a campaign from the leader's worker (a convergence campaign, a plan's group), in
  * the caller's fleet transaction under the start lock: the one admission of every start
- * (`admit`: the policy, the release's version, expiry and platforms, a ramp's step limit,
+ * (`admit`: the policy, the release's version, yank, expiry and platforms, a ramp's step limit,
  * confirmed sequences, busy nodes), the campaign's nodes and its "start" audit row written
  * with whatever else the transaction writes.
  */
@@ -84,12 +84,13 @@ export async function startSystemCampaign(
 ): Promise<SystemStart> {
   const busy = new Map<string, string>();
   for (const n of input.fleet) if (n.busy) busy.set(n.id, "");
+  const yank = (await tx.campaigns.readYanks([input.target.version])).get(input.target.version);
   const admission = admit({
     intent: "start",
     origin: input.origin,
     spec: input.spec,
     rules: input.rules,
-    release: input.target,
+    release: yank === undefined ? input.target : { ...input.target, yanked: yank },
     candidates: input.fleet,
     busy,
     now: input.now.getTime(),

@@ -17,6 +17,10 @@ export function refusalMessage(r: AdmissionRefusal): string {
       return `the campaign is not valid: ${r.violations.map((v) => `${v.field}: ${v.message}`).join("; ")}`;
     case "release_not_found":
       return `release ${r.version} is not registered (agentctl release register)`;
+    case "release_yanked":
+      return `release ${r.version} was yanked (${r.reason}): it is never offered again; register and target a newer one`;
+    case "too_few_canaries":
+      return `min canaries asks for ${r.minCanaries} node(s) the first batch can upgrade, and the campaign has ${r.upgradable} (of ${r.totalNodes} selected; the others are already on the target, lack upgrade.v1 or run a platform the release lacks)`;
     case "release_too_new":
       return `release ${r.version} is newer than ${r.maxVersion}, the newest Agent this Control supports (agent.maxVersion)`;
     case "release_expired":

@@ -8,13 +8,14 @@
  *
  * The checks, in this order (the first that fails is the answer):
  * 1. the spec against the policy (`validateSpec`), for specs an administrator wrote;
- * 2. the release: registered, not newer than `agent.maxVersion`, not expired;
+ * 2. the release: registered, not yanked, not newer than `agent.maxVersion`, not expired;
  * 3. a ramp's steps: at most the policy's batch limit (`maxBatches`), counted for the nodes
  *    the spec selects with the policy's canary share;
  * 4. the plan (`planCampaign`, canary share from the policy, platforms from the release):
  *    nodes already on the target, without upgrade.v1 or of a platform the release lacks are
  *    settled without an offer;
  * 5. no node the release would be offered to has confirmed a higher sequence;
+ * 5a. with `--min-canaries N`, at least N planned nodes would be offered the upgrade;
  * 6. (a start) no planned node is busy in another campaign, and some node can be upgraded.
  */
 import { compareSemver } from "../shared/release/semver.js";
@@ -36,6 +37,8 @@ export interface AdmissionRelease extends Target {
   readonly expiresAt: number | undefined;
   /** The platforms it carries an artifact for; undefined: not known here (not judged). */
   readonly platforms: readonly string[] | undefined;
+  /** Set when an operator yanked it (`agentctl release yank`); absent: not yanked. */
+  readonly yanked?: { readonly reason: string } | undefined;
 }
 
 /** A candidate with the highest release sequence its agent confirmed. */
@@ -74,6 +77,14 @@ export interface ConfirmedAbove {
 export type AdmissionRefusal =
   | { readonly kind: "invalid_spec"; readonly violations: readonly Violation[] }
   | { readonly kind: "release_not_found"; readonly version: string }
+  | { readonly kind: "release_yanked"; readonly version: string; readonly reason: string }
+  | {
+      readonly kind: "too_few_canaries";
+      readonly minCanaries: number;
+      /** The planned nodes that would be offered the upgrade. */
+      readonly upgradable: number;
+      readonly totalNodes: number;
+    }
   | { readonly kind: "release_too_new"; readonly version: string; readonly maxVersion: string }
   | { readonly kind: "release_expired"; readonly version: string; readonly expiresAt: number }
   | {
@@ -119,6 +130,13 @@ export function admit(input: AdmissionInput): Admission {
   if (release === undefined) {
     return refuse({ kind: "release_not_found", version: spec.targetVersion });
   }
+  if (release.yanked !== undefined) {
+    return refuse({
+      kind: "release_yanked",
+      version: release.version,
+      reason: release.yanked.reason,
+    });
+  }
   if (rules.maxVersion !== undefined && compareSemver(release.version, rules.maxVersion) > 0) {
     return refuse({
       kind: "release_too_new",
@@ -150,6 +168,15 @@ export function admit(input: AdmissionInput): Admission {
       version: release.version,
       sequence: release.sequence,
       nodes: above,
+    });
+  }
+  const min = spec.minCanaries;
+  if (min !== undefined && plan.upgradableCount < min) {
+    return refuse({
+      kind: "too_few_canaries",
+      minCanaries: min,
+      upgradable: plan.upgradableCount,
+      totalNodes: plan.totalNodes,
     });
   }
   const target = { version: release.version, sequence: release.sequence };

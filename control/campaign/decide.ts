@@ -80,6 +80,12 @@ export interface DecideInput {
    * with gates passes only on results that hold, and breaches on one that fails.
    */
   readonly gates?: readonly GateResult[] | undefined;
+  /**
+   * Set when the target release was yanked (`agentctl release yank`): the campaign offers
+   * nothing more and its running batch takes on_breach (code release_yanked) with this reason;
+   * no batch passes. Absent: not yanked.
+   */
+  readonly yanked?: { readonly reason: string } | undefined;
 }
 
 /** What changed: the new campaign record if it changed, and the new records of changed nodes. */
@@ -207,6 +213,7 @@ export function decide(input: DecideInput): Decision {
   );
   if (input.readyAt !== undefined) d.readyAt = input.readyAt;
   if (input.gates !== undefined) d.gateResults = input.gates;
+  if (input.yanked !== undefined) d.yanked = input.yanked;
   if (input.changedFacts !== undefined) {
     d.changedFacts = { batch: input.campaign.currentBatch, nodeIds: input.changedFacts };
   }

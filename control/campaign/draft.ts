@@ -42,6 +42,8 @@ export interface Draft {
    */
   readyAt: number;
   readonly target: Target;
+  /** Set when the target release was yanked (`DecideInput.yanked`): nothing more is offered. */
+  yanked?: { readonly reason: string } | undefined;
   /** The current batch's gate results (`DecideInput.gates`); empty when none were given. */
   gateResults: readonly GateResult[];
   campaign: CampaignState;

@@ -116,6 +116,11 @@
  *   latest of the streak's start, the accepting resume and `readyAt`), breaches it.
  * - A batch does not pass while one of its verifying nodes is reconnecting (no stream, not
  *   offline yet): it passes on what its nodes run now, not on what they ran before an outage.
+ * - Campaign-level breaches (`campaign-limits.ts`), judged after a batch's threshold: the target
+ *   yanked (`DecideInput.yanked`, code release_yanked), failures over `maxFailures` across every
+ *   batch (max_failures_exceeded), a settled batch short of `minCanaries` nodes settled after an
+ *   offer (min_canaries_unmet). Each takes on_breach; a resume accepts the failures and sample
+ *   it has, as for a batch.
  */
 export * from "./admit.js";
 export { NAMED_IN_MESSAGE, refusalMessage } from "./admit-refusal.js";
@@ -129,6 +134,7 @@ export * from "./desired.js";
 export * from "./desired-record.js";
 export { type FactsLookup, isActive } from "./draft.js";
 export * from "./estimate.js";
+export * from "./failure-budget.js";
 export * from "./fleet-summary.js";
 export * from "./gate-hosts.js";
 export { gatesWanted } from "./gate-rules.js";

@@ -13,6 +13,7 @@ import {
   settledAt,
   soakedMs,
 } from "./batch-rules.js";
+import { limitBreach } from "./campaign-limits.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
@@ -27,9 +28,10 @@ import {
   updateCampaign,
   updateNode,
 } from "./draft.js";
+import { sampleOf } from "./failure-budget.js";
 import { failingGate, passingResults } from "./gate-rules.js";
 import { gateLabel } from "./gates.js";
-import { type GateEvidence, isEndedPhase } from "./model.js";
+import { type BatchRecord, type CampaignCode, type GateEvidence, isEndedPhase } from "./model.js";
 import { operationId } from "./operation-id.js";
 import { cancelWaiting, closePause, startRollback } from "./rollback.js";
 
@@ -45,8 +47,9 @@ function countsOf(d: Draft, batch: number): BatchCounts {
 
 /**
  * Acts on a breach of the running current batch (running or paused campaign) per on_breach:
- * more failed nodes than its threshold, or — once it settled — a gate whose counting result
- * fails (`gate-rules.ts`). Runs after every rule that can add a failure or shrink the offerable
+ * more failed nodes than its threshold; a campaign-level limit (`campaign-limits.ts`: the
+ * target yanked, the failure budget over every batch, the minimum sample), each with its own
+ * campaign code; or — once it settled — a gate whose counting result fails (`gate-rules.ts`). Runs after every rule that can add a failure or shrink the offerable
  * nodes (judging nodes, settling without an offer, skipping offline nodes), before a batch may
  * pass.
  */
@@ -60,9 +63,15 @@ export function judgeBreach(d: Draft): void {
   let why: string;
   let stopper: string | undefined;
   let gate: number | undefined;
-  if (isBreached(counts, threshold, b.acceptedFailures)) {
+  let code: CampaignCode = "batch_failed";
+  const overThreshold = isBreached(counts, threshold, b.acceptedFailures);
+  const limit = overThreshold ? undefined : limitBreach(d);
+  if (overThreshold) {
     stopper = breachingNode(batchNodes(d, b.index), threshold, b.acceptedFailures)?.nodeId;
     why = `${counts.failed} of ${counts.offerable} nodes of batch ${b.index + 1} failed (threshold ${threshold} %)`;
+  } else if (limit !== undefined) {
+    ({ code, why } = limit);
+    stopper = limit.stoppedByNodeId;
   } else {
     const failing = failingGate(c, b, d.gateResults, d.now, d.readyAt);
     if (failing === undefined) return;
@@ -84,7 +93,7 @@ export function judgeBreach(d: Draft): void {
     });
   }
   updateBatch(d, b.index, { state: "breached" });
-  updateCampaign(d, { code: "batch_failed", message: why, stoppedByNodeId: stopper });
+  updateCampaign(d, { code, message: why, stoppedByNodeId: stopper });
   d.events.push({
     kind: "breached",
     batch: b.index,
@@ -92,6 +101,7 @@ export function judgeBreach(d: Draft): void {
     offerable: counts.offerable,
     stoppedByNodeId: stopper,
     ...(gate === undefined ? {} : { gate }),
+    ...(code === "batch_failed" ? {} : { code }),
   });
   switch (c.spec.onBreach) {
     case "rollback":
@@ -124,10 +134,22 @@ function reconnecting(d: Draft, nodeId: string): boolean {
 }
 
 /**
+ * True when the batch has fewer nodes settled after an offer than `--min-canaries` asks
+ * (`failure-budget.ts`) and no operator accepted that by resuming it after a pause.
+ */
+function shortOfSample(d: Draft, b: BatchRecord): boolean {
+  const min = d.campaign.spec.minCanaries;
+  if (min === undefined || b.gatesAcceptedAt !== undefined) return false;
+  const sample = sampleOf(batchNodes(d, b.index), min, d.now);
+  return sample.settled < sample.required;
+}
+
+/**
  * Passes the current batch when the campaign runs, the batch is running, every node settled,
  * its minimum duration elapsed (paused time and time outside the maintenance windows excluded),
  * the soak after the last settle is over (time outside the windows excluded), no verifying node
- * is reconnecting (its stream gone, not offline yet), and every gate's counting result holds
+ * is reconnecting (its stream gone, not offline yet), the minimum sample settled (`--min-canaries`),
+ * the target is not yanked, and every gate's counting result holds
  * (results taken since this Control took the lead); an empty batch passes at once. Passing makes
  * its verifying nodes succeeded and confirms them, confirms its nodes that were already on the target (already_current), then starts the
  * next batch (startedAt = now) or completes the campaign.
@@ -150,7 +172,9 @@ export function judgePass(d: Draft): void {
     if (countedMs(b, c.pausedAt, d.now, c.spec.windows) < b.minDurationMs) return;
     if (soakedMs(settled, d.now, c.spec.windows) < c.spec.soakMs) return;
     if (active.some((n) => n.state === "verifying" && reconnecting(d, n.nodeId))) return;
+    if (shortOfSample(d, b)) return;
   }
+  if (d.yanked !== undefined) return;
   const counts = countsOf(d, b.index);
   if (isBreached(counts, c.spec.failureThresholdPercent, b.acceptedFailures)) {
     throw new Error(

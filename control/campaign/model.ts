@@ -135,8 +135,20 @@ export type NodeCode =
   | "rollback_failed"
   | "rollback_unconfirmed";
 
-/** Why a campaign stopped (empty while it runs or after it completed). */
-export type CampaignCode = "batch_failed" | "rollback_failed" | "rollback_unconfirmed" | "aborted";
+/**
+ * Why a campaign stopped (empty while it runs or after it completed): a batch over its
+ * threshold or failing a gate (batch_failed), the campaign over its failure budget
+ * (max_failures_exceeded), a batch short of its minimum sample (min_canaries_unmet), its target
+ * yanked (release_yanked), a rollback that did not come back, or an operator's abort.
+ */
+export type CampaignCode =
+  | "batch_failed"
+  | "max_failures_exceeded"
+  | "min_canaries_unmet"
+  | "release_yanked"
+  | "rollback_failed"
+  | "rollback_unconfirmed"
+  | "aborted";
 
 /** One batch of a campaign as stored. */
 export interface BatchRecord {
@@ -310,6 +322,8 @@ export type CampaignEvent =
       readonly stoppedByNodeId: string | undefined;
       /** The gate whose failure breached it (its index), when a gate did. */
       readonly gate?: number | undefined;
+      /** The campaign-level reason, when it was not the batch's threshold or a gate. */
+      readonly code?: "release_yanked" | "max_failures_exceeded" | "min_canaries_unmet" | undefined;
     }
   | { readonly kind: "rollback_started"; readonly batch: number; readonly cause: RollbackCause }
   | {

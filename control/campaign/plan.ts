@@ -165,7 +165,8 @@ function rampBatches(
  * Plans a campaign over the candidates (the spec must be valid: {@link validateSpec}).
  * Unsupported and up-to-date nodes keep their place in the order and in their batch; they are
  * also listed apart because the engine settles them without an offer. With a ramp, each step is
- * a batch (`ramp.ts`); its first step holds at most `firstBatchMaxPercent` of the nodes.
+ * a batch (`ramp.ts`); its first step holds at most `firstBatchMaxPercent` of the nodes. With
+ * `minCanaries`, the first batch is widened to hold that many nodes that would be offered.
  */
 export function planCampaign(
   spec: CampaignSpec,
@@ -177,7 +178,12 @@ export function planCampaign(
   const ramped =
     spec.ramp === undefined ? undefined : rampBatches(spec, ordered.length, firstBatchMaxPercent);
   const specs = ramped?.specs ?? spec.batches;
-  const bounds = ramped?.bounds ?? batchBounds(ordered.length, spec.batches);
+  const bounds = widenCanaryBatch(
+    ramped?.bounds ?? batchBounds(ordered.length, spec.batches),
+    ordered,
+    spec,
+    release.platforms,
+  );
   const batches: PlannedBatch[] = [];
   const nodes: PlannedNode[] = [];
   let start = 0;
@@ -241,6 +247,38 @@ export function planCampaign(
     skips,
     upgradableCount: ordered.length - upToDate.length - unsupported.length - wrongPlatform.length,
   };
+}
+
+/** True when a selected node would be offered the upgrade (see {@link Plan.upgradableCount}). */
+function upgradable(c: Candidate, version: string, platforms: readonly string[] | undefined) {
+  if (c.agentVersion === version || !c.capabilities.includes(CAP_UPGRADE)) return false;
+  return platforms === undefined || !c.platform || platforms.includes(c.platform);
+}
+
+/**
+ * With `--min-canaries N`, the first batch ends no earlier than just after the N-th node in
+ * canary order that would be offered the upgrade (all of them when fewer), whatever its share;
+ * later batches start no earlier. Without it, the bounds as given.
+ */
+function widenCanaryBatch(
+  bounds: number[],
+  ordered: readonly Candidate[],
+  spec: CampaignSpec,
+  platforms: readonly string[] | undefined,
+): number[] {
+  const min = spec.minCanaries;
+  if (min === undefined || bounds.length === 0) return bounds;
+  let end = 0;
+  let found = 0;
+  while (end < ordered.length && found < min) {
+    if (upgradable(ordered[end] as Candidate, spec.targetVersion, platforms)) found++;
+    end++;
+  }
+  let prev = 0;
+  return bounds.map((b, i) => {
+    prev = Math.max(prev, i === 0 ? Math.max(b, end) : b);
+    return prev;
+  });
 }
 
 /** The reason a node of `platform` is skipped `platform_unsupported` by a campaign to `version`. */

@@ -154,10 +154,11 @@ function named(ids: readonly string[]): string {
  * Ends a rollback once every node of the batch sent one has an outcome: no node is rolling back
  * any more, and each final node that may run the target ({@link awaitsRollback}) is judged back
  * or failed by {@link rollbackVerdict} (its state kept). Until then the campaign stays
- * rolling_back, so its nodes stay busy. Every node back: rolled_back (code batch_failed) after a
- * breach, aborted (code aborted, the message saying the batch rolled back) after an operator's
- * abort. Each such final node records its own outcome (`rollbackResult`), since the message
- * names at most five. Otherwise failed whatever the cause, code rollback_failed when any rollback failed, else
+ * rolling_back, so its nodes stay busy. Every node back: rolled_back (the breach's code, else
+ * batch_failed) after a breach, aborted (code aborted, the message saying the batch rolled back)
+ * after an operator's abort. Each such final node records its own outcome (`rollbackResult`),
+ * since the message names at most five. Otherwise failed whatever the cause, code
+ * rollback_failed when any rollback failed, else
  * rollback_unconfirmed, the message naming them.
  */
 export function judgeRollbackEnd(d: Draft): void {
@@ -186,9 +187,10 @@ export function judgeRollbackEnd(d: Draft): void {
   if (failed.length === 0) {
     updateBatch(d, b.index, { state: "rolled_back", endedAt: d.now });
     if (cause === "breach") {
+      // The breach's own code stays (a batch's threshold, the failure budget, a yank).
       updateCampaign(
         d,
-        { phase: "rolled_back", code: "batch_failed" },
+        { phase: "rolled_back", code: d.campaign.code ?? "batch_failed" },
         `batch ${b.index + 1} rolled back`,
       );
       return;

@@ -8,6 +8,14 @@ import type { MaintenanceWindow } from "./windows.js";
 /** What a campaign does when a batch breaches its failure threshold. */
 export type OnBreach = "rollback" | "pause" | "stop";
 
+/**
+ * The whole campaign's failure budget (`--max-failures N|P%`): at most `count` failed nodes, or
+ * at most `percent` % of the campaign's offerable nodes (every batch's nodes not skipped).
+ */
+export type FailureBudget =
+  | { readonly kind: "count"; readonly count: number }
+  | { readonly kind: "percent"; readonly percent: number };
+
 /** Which nodes a campaign considers. Empty fields match everything; non-empty fields are AND-ed. */
 export interface Selector {
   /** Every pair must be among the node's labels. */
@@ -60,6 +68,17 @@ export interface CampaignSpec {
    * (`progress.ts`); absent: `defaultProgressDeadlineMs`.
    */
   readonly progressDeadlineMs?: number | undefined;
+  /**
+   * The campaign's failure budget over every batch (`failure-budget.ts`): more failed nodes
+   * than it takes `onBreach` even while every batch is under its threshold; absent: none.
+   */
+  readonly maxFailures?: FailureBudget | undefined;
+  /**
+   * The minimum sample (`failure-budget.ts`): the first batch holds at least this many nodes
+   * that can be upgraded, and no batch passes before this many of its offered nodes (or all
+   * it has, when fewer) settled; absent: none.
+   */
+  readonly minCanaries?: number | undefined;
 }
 
 /** A ramp as an administrator gives it: the step length defaults to the policy minimum. */
@@ -90,6 +109,10 @@ export interface CampaignSpecInput {
   readonly gateGraceMs?: number | undefined;
   /** 0 or absent: the default (`defaultProgressDeadlineMs`). */
   readonly progressDeadlineMs?: number | undefined;
+  /** Absent: no campaign-wide failure budget. */
+  readonly maxFailures?: FailureBudget | undefined;
+  /** 0 or absent: no minimum sample. */
+  readonly minCanaries?: number | undefined;
 }
 
 /** Operator policy (config file `policy.*` and `timeouts.*`), bounding and defaulting specs. */
@@ -171,6 +194,8 @@ export function resolveSpec(
         }),
     ...(gates.length > 0 ? { gates, gateGraceMs: input.gateGraceMs ?? DEFAULT_GATE_GRACE_MS } : {}),
     ...(input.progressDeadlineMs ? { progressDeadlineMs: input.progressDeadlineMs } : {}),
+    ...(input.maxFailures === undefined ? {} : { maxFailures: input.maxFailures }),
+    ...(input.minCanaries ? { minCanaries: input.minCanaries } : {}),
   };
 }
 
@@ -223,6 +248,7 @@ export function validateSpec(spec: CampaignSpec, policy: Policy = DEFAULT_POLICY
     add("progress_deadline", "the progress deadline must be positive");
   if (spec.gates !== undefined && spec.gates.length > 0 && !((spec.gateGraceMs ?? 0) >= 0))
     add("gate_grace", "the gate grace must not be negative");
+  validateSample(spec, add);
   return out;
 }
 
@@ -232,6 +258,26 @@ export const MAX_WINDOWS = 32;
 export const MAX_GATES = 8;
 
 type Add = (field: string, message: string) => void;
+
+/** The most nodes `--min-canaries` may ask for. */
+export const MAX_MIN_CANARIES = 100_000;
+
+function validateSample(spec: CampaignSpec, add: Add): void {
+  const budget = spec.maxFailures;
+  if (budget?.kind === "count" && !(isInt(budget.count) && budget.count >= 0))
+    add("max_failures", `max failures must be a whole number ≥ 0, not ${budget.count}`);
+  if (
+    budget?.kind === "percent" &&
+    !(isInt(budget.percent) && budget.percent >= 0 && budget.percent <= 100)
+  )
+    add("max_failures", `max failures must be an integer from 0 to 100 %, not ${budget.percent} %`);
+  const min = spec.minCanaries;
+  if (min !== undefined && !(isInt(min) && min >= 1 && min <= MAX_MIN_CANARIES))
+    add(
+      "min_canaries",
+      `min canaries must be a whole number from 1 to ${MAX_MIN_CANARIES}, not ${min}`,
+    );
+}
 
 function validateRamp(spec: CampaignSpec, policy: Policy, add: Add): void {
   const r = spec.ramp as Ramp;

@@ -320,6 +320,11 @@ describe("every agentctl command the operator guide and the demo print", {
     await guide("npx agentctl campaign start --version 1.4.0 --progress-deadline 45m --yes");
     await abortAndWait(await newest());
 
+    await guide(
+      "agentctl campaign start --version 1.4.0 --batches 5:30m,25:30m,50:30m,100:30m --threshold 5 --max-failures 20 --min-canaries 3",
+    );
+    await abortAndWait(await newest());
+
     await guide('npx agentctl campaign start --version 1.4.0 --reason "CVE-2026-1234"');
     const cve = await newest();
     await guide("npx agentctl campaign watch <id>", { "<id>": cve });
@@ -353,6 +358,14 @@ describe("every agentctl command the operator guide and the demo print", {
 
     const plans = await guide("agentctl plan list");
     expect(plans.output).toMatch(new RegExp(`${plan}\\s+aborted`));
+
+    // Yanking the guide's release last: nothing after it targets 1.4.0.
+    const yank = await guide(
+      'agentctl release yank 1.4.0 --reason "corrupts the cache on ext4" --yes',
+    );
+    expect(yank.output).toContain("release 1.4.0 yanked");
+    const onIt = await guide("agentctl node list --version 1.4.0");
+    expect(onIt.output).toMatch(/1\.4\.0/);
 
     expect(printed.filter((c) => !ran.has(c))).toEqual([]);
 

@@ -59,7 +59,12 @@ describe("handshakes per credential", () => {
 
     // Ended at once, each saying which limit refused it.
     const ends = await Promise.all(
-      storm.map((s) => Promise.race([s.ended, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))])),
+      storm.map((s) =>
+        Promise.race([
+          s.ended,
+          new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000)),
+        ]),
+      ),
     );
     const refused = ends.filter((e) => e !== undefined);
     expect(refused).toHaveLength(STORM - PER_CREDENTIAL);

@@ -196,6 +196,31 @@ describe("agentctl tuf, Control's /tuf/ and the Agent's TUF client", () => {
     expect(await client.check(upgrade("2.1.0", 21), PLATFORM)).toEqual({ ok: true });
   });
 
+  it("refuses a release taken out of the signed targets (a yank), even while Control offers it", async () => {
+    const client = await agent();
+    expect(await client.check(upgrade("2.0.0", 20), PLATFORM)).toEqual({ ok: true });
+    const removed = await cli("tuf", "remove-target", "2.0.0", "--repo", repo);
+    expect(removed.stdout).toMatch(/no longer lists 2\.0\.0 \(1 artifact\(s\); unsigned\)/);
+    await cli(
+      "tuf",
+      "sign",
+      "--repo",
+      repo,
+      "--role",
+      "targets",
+      "--key",
+      join(dir, "targets1.key"),
+    );
+    expect(await client.check(upgrade("2.0.0", 20), PLATFORM)).toMatchObject({
+      ok: false,
+      code: "untrusted_release",
+    });
+    expect(await client.check(upgrade("2.1.0", 21), PLATFORM)).toEqual({ ok: true });
+    const again = await runCli(["tuf", "remove-target", "2.0.0", "--repo", repo]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/lists no artifact of 2\.0\.0; nothing changed/);
+  });
+
   it("follows a root rotation that replaces a root key and the targets key", async () => {
     const client = await agent();
     expect(await client.check(upgrade("2.1.0", 21), PLATFORM)).toEqual({ ok: true });

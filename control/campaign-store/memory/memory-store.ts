@@ -17,6 +17,7 @@
  */
 import type { Clock } from "../../clock.js";
 import { packLines, unpackLines } from "../../shared/notify-channels.js";
+import type { ReleaseYank } from "../offer-release.js";
 import {
   type CampaignStore,
   type CampaignTransaction,
@@ -112,6 +113,15 @@ export class MemoryCampaignStore implements CampaignStore {
   async markSent(operationIds: readonly string[], at: Date): Promise<void> {
     this.check();
     this.tables.markSent(operationIds, at);
+  }
+
+  /**
+   * Yanks a registered release, as `agentctl release yank` does on the database: its upgrades
+   * are never sent again and decisions see it yanked. The first yank of a version stays.
+   */
+  yankRelease(yank: ReleaseYank): void {
+    this.check();
+    if (!this.tables.yanks.has(yank.version)) this.tables.yanks.set(yank.version, { ...yank });
   }
 
   async offerRelease(version: string): ReturnType<CampaignStore["offerRelease"]> {

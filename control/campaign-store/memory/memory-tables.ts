@@ -9,7 +9,7 @@ import {
   isFinal,
   type PoolLoad,
 } from "../../campaign/index.js";
-import type { OfferRelease } from "../offer-release.js";
+import type { OfferRelease, ReleaseYank } from "../offer-release.js";
 import type {
   AuditRow,
   ConfigFailureWrite,
@@ -95,6 +95,8 @@ export class MemoryTables {
   readonly audits: (AuditRow & { time: Date })[] = [];
   readonly registry = new Map<string, MemoryRegistryRow>();
   readonly releases = new Map<string, OfferRelease>();
+  /** Yanked releases by version (`releases.yanked_at` in SQL). */
+  readonly yanks = new Map<string, ReleaseYank>();
   readonly leases = new Map<string, MemoryLease>();
   /** Outside health gate results (see `memory-gates.ts`). */
   readonly gateResults = new MemoryGateResults();
@@ -250,6 +252,7 @@ export class MemoryTables {
       const state = this.nodes.get(o.campaignId)?.find((n) => n.nodeId === o.nodeId)?.state;
       if (state === undefined || !worthResending(o.kind, state)) continue;
       if (o.kind === "rollback" && this.inLaterCampaign(o.nodeId, o.campaignId)) continue;
+      if (o.kind === "upgrade" && this.targetYanked(o.campaignId)) continue;
       out.push(o);
     }
     out.sort((a, b) => a.createdAt - b.createdAt || cmp(a.id, b.id));
@@ -257,6 +260,12 @@ export class MemoryTables {
       nodeId: o.nodeId,
       operation: { id: o.id, bytes: o.payload as Uint8Array },
     }));
+  }
+
+  /** True when the campaign's target release was yanked: its upgrades are never sent again. */
+  private targetYanked(campaignId: string): boolean {
+    const c = this.campaigns.get(campaignId);
+    return c !== undefined && this.yanks.has(c.campaign.spec.targetVersion);
   }
 
   /** True when `nodeId` belongs to a campaign created after `campaignId`. */

@@ -5,6 +5,7 @@
  * nothing.
  */
 import type { CampaignNode } from "../../campaign/index.js";
+import type { ReleaseYank } from "../offer-release.js";
 import {
   type CampaignRow,
   type CampaignTransaction,
@@ -165,6 +166,16 @@ export class MemoryTransaction implements CampaignTransaction {
   async readGateResults(campaignId: string, batch: number) {
     this.check();
     return this.t.gateResults.read(campaignId, batch);
+  }
+
+  async readYanks(versions: readonly string[]) {
+    this.check();
+    const out = new Map<string, ReleaseYank>();
+    for (const v of versions) {
+      const yank = this.t.yanks.get(v);
+      if (yank !== undefined) out.set(v, copy(yank));
+    }
+    return out;
   }
 
   async insertCampaign(input: NewCampaign): Promise<void> {

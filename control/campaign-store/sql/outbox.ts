@@ -23,7 +23,10 @@ export async function unackedOperations(db: Queryable, filter: ResendFilter): Pr
        join campaign_nodes cn on cn.campaign_id = o.campaign_id and cn.node_id = o.node_id
       where o.acked_at is null and o.failed_at is null and o.payload is not null
         and (o.kind = 'confirm'
-             or (o.kind = 'upgrade' and cn.state in ('offered', 'applying', 'restarting'))
+             or (o.kind = 'upgrade' and cn.state in ('offered', 'applying', 'restarting')
+                 and not exists (
+                   select 1 from campaigns yc join releases yr on yr.version = yc.target_version
+                    where yc.id = o.campaign_id and yr.yanked_at is not null))
              or (o.kind = 'rollback' and not exists (
                    select 1 from campaign_nodes later
                      join campaigns lc on lc.id = later.campaign_id

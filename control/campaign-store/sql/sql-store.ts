@@ -30,6 +30,7 @@ import {
   readRegistry,
 } from "./reads.js";
 import { insertCampaign, writeDecision } from "./writes.js";
+import { readYanks } from "./yanks.js";
 
 /** The port's transaction over one client inside `begin … commit`. */
 export function sqlTransaction(client: pg.ClientBase | Queryable): CampaignTransaction {
@@ -46,6 +47,7 @@ export function sqlTransaction(client: pg.ClientBase | Queryable): CampaignTrans
     writeDecision: (w) => writeDecision(q, w),
     insertCampaign: (input) => insertCampaign(q, input),
     readGateResults: (id, batch) => readGateResults(q, id, batch),
+    readYanks: (versions) => readYanks(q, versions),
   };
 }
 

@@ -25,6 +25,10 @@ export interface ReleaseRecord {
   registeredBy: string;
   signerKeyIds: string[];
   artifacts: StoredArtifact[];
+  /** When an operator yanked it (`agentctl release yank`); null: not yanked. */
+  yankedAt?: Date | null;
+  yankedBy?: string | null;
+  yankReason?: string | null;
 }
 
 /** MikroORM schema of {@link ReleaseRecord} (table `releases`). */
@@ -41,5 +45,8 @@ export const ReleaseEntity = new EntitySchema<ReleaseRecord>({
     registeredBy: { type: "string", columnType: "text" },
     signerKeyIds: { type: "json" },
     artifacts: { type: "json" },
+    yankedAt: { type: "Date", columnType: "timestamptz", nullable: true },
+    yankedBy: { type: "string", columnType: "text", nullable: true },
+    yankReason: { type: "string", columnType: "text", nullable: true },
   },
 });

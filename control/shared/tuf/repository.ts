@@ -144,6 +144,34 @@ export function withTargets(
   );
 }
 
+/**
+ * The next targets version without any artifact of release `version` (what a yank takes out of
+ * the signed channel), unsigned, expiring at `expires`; with the paths it removed (none: the
+ * release was not listed, and the caller should write nothing).
+ */
+export function withoutRelease(
+  current: Metadata<Targets>,
+  version: string,
+  expires: Date,
+): { readonly next: Metadata<Targets>; readonly removed: readonly string[] } {
+  const prefix = releaseTargetPath(version, "");
+  const targets: Record<string, TargetFile> = {};
+  const removed: string[] = [];
+  for (const [path, file] of Object.entries(current.signed.targets)) {
+    if (path.startsWith(prefix)) removed.push(path);
+    else targets[path] = file;
+  }
+  const next = new Metadata(
+    new Targets({
+      version: current.signed.version + 1,
+      specVersion: current.signed.specVersion,
+      expires: tufTime(expires),
+      targets,
+    }),
+  );
+  return { next, removed: removed.sort() };
+}
+
 /** Snapshot metadata pinning `targetsVersion`, unsigned. */
 export function buildSnapshot(targetsVersion: number, version: number, expires: Date) {
   return new Metadata(

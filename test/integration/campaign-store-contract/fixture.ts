@@ -33,6 +33,8 @@ export interface Fixture {
   readonly store: CampaignStore;
   putNode(row: RegistryInput): Promise<void>;
   putRelease(release: ReleaseInput): Promise<void>;
+  /** Yanks a registered release as `agentctl release yank` does (the first yank stays). */
+  yankRelease(version: string, reason: string, at: Date, by: string): Promise<void>;
   /** Records an administrator command as the admin API does; returns its id. */
   addCommand(campaignId: string, kind: string, rollback: boolean): Promise<string>;
   /** Ends the database session of the lease's holder, as when its process is killed. */

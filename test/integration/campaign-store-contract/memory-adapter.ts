@@ -35,6 +35,9 @@ export function memoryAdapter(): Adapter {
             expiresAt: r.expiresAt,
           });
         },
+        async yankRelease(version, reason, when, by) {
+          store.yankRelease({ version, reason, at: when.getTime(), by });
+        },
         async addCommand(campaignId, kind, rollback) {
           return t.addCommand({
             campaignId,

@@ -64,6 +64,13 @@ export function sqlAdapter(): Adapter {
           const value = result.rows[0]?.confirmed_sequence;
           return value === undefined ? undefined : Number(value);
         },
+        async yankRelease(version, reason, when, by) {
+          await pool.query(
+            `update releases set yanked_at = $2, yanked_by = $3, yank_reason = $4
+              where version = $1 and yanked_at is null`,
+            [version, when, by, reason],
+          );
+        },
         async putRelease(r) {
           await pool.query(
             `insert into releases (version, sequence, envelope, envelope_sha256, expires_at,

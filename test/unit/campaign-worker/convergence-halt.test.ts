@@ -13,6 +13,35 @@ const upgradesSent = (sent: readonly { id: string }[]) =>
   new Set(sent.filter((s) => s.id.endsWith("/upgrade")).map((s) => s.id)).size;
 
 describe("stopping convergence", () => {
+  it("a yank of its target halts the desired version, saying why, and its running campaign offers nothing more", async () => {
+    const nodes = ids(10);
+    const w = world(nodes);
+    const d = desired({
+      settings: {
+        reconnectTimeoutMs: 60_000,
+        configGraceMs: 0,
+        disruptionBudgetPercent: 20,
+        maxFailures: 3,
+      },
+    });
+    w.fleetStore.tables.desired.set(d.id, d);
+    for (const id of nodes) w.gateway.connect(id);
+    await w.runFor(2000);
+    const campaignId = `${d.id}-1`;
+    expect(upgradesSent(w.gateway.sent)).toBe(2);
+    w.store.yankRelease({ version: "2.0.0", at: w.clock.ms, by: "alice", reason: "bad build" });
+    await w.runFor(INTERVAL + 1000);
+    expect(w.fleetStore.tables.desired.get(d.id)?.haltedReason).toBe(
+      "release 2.0.0 was yanked: bad build",
+    );
+    const c = w.store.tables.campaigns.get(campaignId)?.campaign;
+    expect(c?.code).toBe("release_yanked");
+    await w.runFor(5 * INTERVAL);
+    expect(upgradesSent(w.gateway.sent)).toBe(2);
+    expect(w.store.tables.campaigns.size).toBe(1);
+    w.unlisten();
+  });
+
   it("a halt after a burst of failures aborts the running convergence campaign: nothing more is offered", async () => {
     const nodes = ids(10);
     const w = world(nodes);

@@ -91,7 +91,7 @@ export function start(
 export function tick(
   h: Harness,
   commands: readonly AdminCommand[] = [],
-  extra: Pick<DecideInput, "changedFacts" | "positions" | "pools" | "readyAt"> = {},
+  extra: Pick<DecideInput, "changedFacts" | "positions" | "pools" | "readyAt" | "yanked"> = {},
 ): Decision {
   const decision = decide({
     campaign: h.campaign,

@@ -70,6 +70,12 @@ const CASES: readonly Case[] = [
   { argv: ["node", "disable", "n1"], rpc: "DisableNode", refused: "not disabled", verb: "disable" },
   { argv: ["node", "reset", "n1"], rpc: "ResetNode", refused: "not reset", verb: "reset" },
   { argv: ["node", "revoke", "n1"], rpc: "RevokeNode", refused: "not revoked", verb: "revoke" },
+  {
+    argv: ["release", "yank", "1.2.0", "--reason", "corrupts the cache"],
+    rpc: "YankRelease",
+    refused: "not yanked",
+    verb: "yank",
+  },
 ];
 
 let fake: FakeControl;

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcontrol/admin/v1/release.proto.
  */
 export const file_agentcontrol_admin_v1_release: GenFile = /*@__PURE__*/
-  fileDesc("CiNhZ2VudGNvbnRyb2wvYWRtaW4vdjEvcmVsZWFzZS5wcm90bxIVYWdlbnRjb250cm9sLmFkbWluLnYxImkKD1JlbGVhc2VBcnRpZmFjdBIQCghwbGF0Zm9ybRgBIAEoCRILCgN1cmwYAiABKAkSDgoGc2hhMjU2GAMgASgJEgwKBHNpemUYBCABKAQSGQoRc2VydmVkX2J5X2NvbnRyb2wYBSABKAgikgIKB1JlbGVhc2USDwoHdmVyc2lvbhgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg1yZWdpc3RlcmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI5CglhcnRpZmFjdHMYBSADKAsyJi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVsZWFzZUFydGlmYWN0EhYKDnNpZ25lcl9rZXlfaWRzGAYgAygJEhcKD2VudmVsb3BlX3NoYTI1NhgHIAEoCRIVCg1yZWdpc3RlcmVkX2J5GAggASgJIjEKDEFydGlmYWN0RmlsZRIQCghwbGF0Zm9ybRgBIAEoCRIPCgdjb250ZW50GAIgASgMImIKFlJlZ2lzdGVyUmVsZWFzZVJlcXVlc3QSEAoIZW52ZWxvcGUYASABKAwSNgoJYXJ0aWZhY3RzGAIgAygLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLkFydGlmYWN0RmlsZSJbChdSZWdpc3RlclJlbGVhc2VSZXNwb25zZRIvCgdyZWxlYXNlGAEgASgLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlbGVhc2USDwoHY3JlYXRlZBgCIAEoCCI8ChNMaXN0UmVsZWFzZXNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImEKFExpc3RSZWxlYXNlc1Jlc3BvbnNlEjAKCHJlbGVhc2VzGAEgAygLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlbGVhc2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiQKEUdldFJlbGVhc2VSZXF1ZXN0Eg8KB3ZlcnNpb24YASABKAkiVwoSR2V0UmVsZWFzZVJlc3BvbnNlEi8KB3JlbGVhc2UYASABKAsyHi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVsZWFzZRIQCghlbnZlbG9wZRgCIAEoDDLOAgoOUmVsZWFzZVNlcnZpY2UScAoPUmVnaXN0ZXJSZWxlYXNlEi0uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlZ2lzdGVyUmVsZWFzZVJlcXVlc3QaLi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVnaXN0ZXJSZWxlYXNlUmVzcG9uc2USZwoMTGlzdFJlbGVhc2VzEiouYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3RSZWxlYXNlc1JlcXVlc3QaKy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdFJlbGVhc2VzUmVzcG9uc2USYQoKR2V0UmVsZWFzZRIoLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXRSZWxlYXNlUmVxdWVzdBopLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXRSZWxlYXNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiNhZ2VudGNvbnRyb2wvYWRtaW4vdjEvcmVsZWFzZS5wcm90bxIVYWdlbnRjb250cm9sLmFkbWluLnYxImkKD1JlbGVhc2VBcnRpZmFjdBIQCghwbGF0Zm9ybRgBIAEoCRILCgN1cmwYAiABKAkSDgoGc2hhMjU2GAMgASgJEgwKBHNpemUYBCABKAQSGQoRc2VydmVkX2J5X2NvbnRyb2wYBSABKAgi6QIKB1JlbGVhc2USDwoHdmVyc2lvbhgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg1yZWdpc3RlcmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI5CglhcnRpZmFjdHMYBSADKAsyJi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVsZWFzZUFydGlmYWN0EhYKDnNpZ25lcl9rZXlfaWRzGAYgAygJEhcKD2VudmVsb3BlX3NoYTI1NhgHIAEoCRIVCg1yZWdpc3RlcmVkX2J5GAggASgJEi0KCXlhbmtlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJeWFua2VkX2J5GAogASgJEhMKC3lhbmtfcmVhc29uGAsgASgJIjEKDEFydGlmYWN0RmlsZRIQCghwbGF0Zm9ybRgBIAEoCRIPCgdjb250ZW50GAIgASgMImIKFlJlZ2lzdGVyUmVsZWFzZVJlcXVlc3QSEAoIZW52ZWxvcGUYASABKAwSNgoJYXJ0aWZhY3RzGAIgAygLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLkFydGlmYWN0RmlsZSJbChdSZWdpc3RlclJlbGVhc2VSZXNwb25zZRIvCgdyZWxlYXNlGAEgASgLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlbGVhc2USDwoHY3JlYXRlZBgCIAEoCCI8ChNMaXN0UmVsZWFzZXNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImEKFExpc3RSZWxlYXNlc1Jlc3BvbnNlEjAKCHJlbGVhc2VzGAEgAygLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlbGVhc2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiQKEUdldFJlbGVhc2VSZXF1ZXN0Eg8KB3ZlcnNpb24YASABKAkiVwoSR2V0UmVsZWFzZVJlc3BvbnNlEi8KB3JlbGVhc2UYASABKAsyHi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVsZWFzZRIQCghlbnZlbG9wZRgCIAEoDCI1ChJZYW5rUmVsZWFzZVJlcXVlc3QSDwoHdmVyc2lvbhgBIAEoCRIOCgZyZWFzb24YAiABKAkibAoTWWFua1JlbGVhc2VSZXNwb25zZRIvCgdyZWxlYXNlGAEgASgLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlbGVhc2USDgoGeWFua2VkGAIgASgIEhQKDGNhbXBhaWduX2lkcxgDIAMoCTK0AwoOUmVsZWFzZVNlcnZpY2UScAoPUmVnaXN0ZXJSZWxlYXNlEi0uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlZ2lzdGVyUmVsZWFzZVJlcXVlc3QaLi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVnaXN0ZXJSZWxlYXNlUmVzcG9uc2USZwoMTGlzdFJlbGVhc2VzEiouYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3RSZWxlYXNlc1JlcXVlc3QaKy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdFJlbGVhc2VzUmVzcG9uc2USYQoKR2V0UmVsZWFzZRIoLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXRSZWxlYXNlUmVxdWVzdBopLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXRSZWxlYXNlUmVzcG9uc2USZAoLWWFua1JlbGVhc2USKS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuWWFua1JlbGVhc2VSZXF1ZXN0GiouYWdlbnRjb250cm9sLmFkbWluLnYxLllhbmtSZWxlYXNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * ReleaseArtifact is one platform's artifact of a release.
@@ -106,6 +106,23 @@ export type Release = Message<"agentcontrol.admin.v1.Release"> & {
    * @generated from field: string registered_by = 8;
    */
   registeredBy: string;
+
+  /**
+   * Set once an operator yanked it (never offered again), with who and why.
+   *
+   * @generated from field: google.protobuf.Timestamp yanked_at = 9;
+   */
+  yankedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string yanked_by = 10;
+   */
+  yankedBy: string;
+
+  /**
+   * @generated from field: string yank_reason = 11;
+   */
+  yankReason: string;
 };
 
 /**
@@ -275,6 +292,61 @@ export const GetReleaseResponseSchema: GenMessage<GetReleaseResponse> = /*@__PUR
   messageDesc(file_agentcontrol_admin_v1_release, 8);
 
 /**
+ * @generated from message agentcontrol.admin.v1.YankReleaseRequest
+ */
+export type YankReleaseRequest = Message<"agentcontrol.admin.v1.YankReleaseRequest"> & {
+  /**
+   * @generated from field: string version = 1;
+   */
+  version: string;
+
+  /**
+   * Why, for the audit log, the campaigns it stops and `desired list` (required).
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.YankReleaseRequest.
+ * Use `create(YankReleaseRequestSchema)` to create a new message.
+ */
+export const YankReleaseRequestSchema: GenMessage<YankReleaseRequest> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_release, 9);
+
+/**
+ * @generated from message agentcontrol.admin.v1.YankReleaseResponse
+ */
+export type YankReleaseResponse = Message<"agentcontrol.admin.v1.YankReleaseResponse"> & {
+  /**
+   * @generated from field: agentcontrol.admin.v1.Release release = 1;
+   */
+  release?: Release | undefined;
+
+  /**
+   * False when it was already yanked (the first yank's time and reason stay).
+   *
+   * @generated from field: bool yanked = 2;
+   */
+  yanked: boolean;
+
+  /**
+   * The running campaigns to it, which take on_breach at their next decision.
+   *
+   * @generated from field: repeated string campaign_ids = 3;
+   */
+  campaignIds: string[];
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.YankReleaseResponse.
+ * Use `create(YankReleaseResponseSchema)` to create a new message.
+ */
+export const YankReleaseResponseSchema: GenMessage<YankReleaseResponse> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_release, 10);
+
+/**
  * ReleaseService registers offline-signed Agent releases.
  *
  * @generated from service agentcontrol.admin.v1.ReleaseService
@@ -310,6 +382,19 @@ export const ReleaseService: GenService<{
     methodKind: "unary";
     input: typeof GetReleaseRequestSchema;
     output: typeof GetReleaseResponseSchema;
+  },
+  /**
+   * YankRelease marks a release bad for good (operator only, audited): it is never offered
+   * again, running campaigns to it take on_breach, a start, plan or desired version naming it
+   * is refused (release_yanked) and a desired version naming it is halted. Yanking a yanked
+   * release again changes nothing (yanked = false). NOT_FOUND for an unknown version.
+   *
+   * @generated from rpc agentcontrol.admin.v1.ReleaseService.YankRelease
+   */
+  yankRelease: {
+    methodKind: "unary";
+    input: typeof YankReleaseRequestSchema;
+    output: typeof YankReleaseResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentcontrol_admin_v1_release, 0);
