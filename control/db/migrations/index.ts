@@ -17,6 +17,7 @@ import { Migration0011RolloutPlans } from "./0011-rollout-plans.js";
 import { Migration0012EnrollmentKey } from "./0012-enrollment-key.js";
 import { Migration0013InFlightIndex } from "./0013-in-flight-index.js";
 import { Migration0014EnrollmentTrust } from "./0014-enrollment-trust.js";
+import { Migration0015FleetSettings } from "./0015-fleet-settings.js";
 
 /** The migrations applied at start, oldest first. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -33,4 +34,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: "0012-enrollment-key", class: Migration0012EnrollmentKey },
   { name: "0013-in-flight-index", class: Migration0013InFlightIndex },
   { name: "0014-enrollment-trust", class: Migration0014EnrollmentTrust },
+  { name: "0015-fleet-settings", class: Migration0015FleetSettings },
 ];
