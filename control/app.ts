@@ -24,12 +24,13 @@ import { Slots } from "./agents/slots.js";
 import { currentStreamBudget } from "./agents/stream-budget.js";
 import { createCampaignEngine } from "./campaign-engine.js";
 import { type Clock, systemClock } from "./clock.js";
-import { type ControlConfig, listenerFacts } from "./config.js";
+import { ConfigError, type ControlConfig, listenerFacts } from "./config.js";
 import { adminServerLimits } from "./config-admin.js";
 import { clearTextExposed } from "./config-clear-text.js";
 import { ControlInstances } from "./db/control-instances.js";
 import { type Database, openDatabase } from "./db/database.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
+import { recordFleetSetting } from "./db/fleet-settings.js";
 import { JoinTokenReader } from "./db/join-token-reader.js";
 import { NodeStore } from "./db/node-store.js";
 import type { Logger } from "./log.js";
@@ -42,6 +43,7 @@ import { formatAddress } from "./shared/listen-address.js";
 import { certificateDenied, recordCertifiedHello } from "./tls/certificate-nodes.js";
 import { agentServerCredentials } from "./tls/credentials.js";
 import { tufRoute } from "./tuf/tuf-route.js";
+import { pinTimestampWindow } from "./tuf/window-pin.js";
 import { dashboardRoute } from "./ui/route.js";
 
 /** Capabilities this Control offers Agents. */
@@ -277,6 +279,14 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       "Artifact downloads being served now.",
       downloads.active,
     );
+    if (config.tuf !== undefined) {
+      const problem = await pinTimestampWindow(
+        (name, value) => recordFleetSetting(db.pool, name, value),
+        config.tuf.timestampKey,
+        config.tuf.timestampWindowSeconds,
+      );
+      if (problem !== undefined) throw new ConfigError([problem]);
+    }
     // The release channel's TUF metadata, beside the downloads and ahead of their credential.
     const tufRepository =
       config.tuf === undefined

@@ -65,7 +65,18 @@ async function main(): Promise<number> {
     log.flush();
     return 0;
   }
-  const control = await startControl({ config, log });
+  let control: Awaited<ReturnType<typeof startControl>>;
+  try {
+    control = await startControl({ config, log });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      // A setting the database contradicts (the fleet's recorded TUF timestamp window).
+      process.stderr.write(error.problems.map((problem) => `control: ${problem}\n`).join(""));
+      log.flush();
+      return 2;
+    }
+    throw error;
+  }
   // agentctl on this machine finds this Control's data directory (and so its operator
   // token) by the admin port it is asked to reach.
   await writeAdminEndpoint(config.dataDir, { url: control.adminUrl, pid: process.pid }).catch(

@@ -105,7 +105,9 @@ export async function planOnly(
   assertGatesAllowed(deps, spec);
   const release = await deps.release(spec.targetVersion);
   await assertListed(deps, release);
-  const rows = await deps.fleet.transaction((tx) => tx.readFleet());
+  const [rows, orderSecret] = await deps.fleet.transaction(
+    async (tx) => [await tx.readFleet(), await tx.readOrderSecret()] as const,
+  );
   const plan = admitted(
     admit({
       intent: "plan",
@@ -116,6 +118,7 @@ export async function planOnly(
       candidates: rows.map(candidateOf),
       busy: new Map(),
       now: deps.clock.now().getTime(),
+      orderSecret,
     }),
   );
   return { spec, plan };
@@ -131,7 +134,10 @@ export async function admitEach(
   specs: readonly CampaignSpec[],
   label: (index: number) => string,
 ): Promise<void> {
-  const candidates = (await deps.fleet.transaction((tx) => tx.readFleet())).map(candidateOf);
+  const [rows, orderSecret] = await deps.fleet.transaction(
+    async (tx) => [await tx.readFleet(), await tx.readOrderSecret()] as const,
+  );
+  const candidates = rows.map(candidateOf);
   const releases = new Map<string, AdmissionRelease | undefined>();
   for (const [i, spec] of specs.entries()) {
     assertGatesAllowed(deps, spec);
@@ -149,6 +155,7 @@ export async function admitEach(
       candidates,
       busy: new Map(),
       now: deps.clock.now().getTime(),
+      orderSecret,
     });
     if (!a.ok) {
       const e = refusalError(a.refusal);
@@ -194,6 +201,7 @@ export async function startCampaign(deps: StartDeps, req: StartRequest): Promise
       candidates: rows.map(candidateOf),
       busy: busyOf(rows),
       now: now.getTime(),
+      orderSecret: await tx.readOrderSecret(),
     });
     if (!admission.ok) throw refusalError(admission.refusal);
     const { plan, target } = admission;

@@ -76,6 +76,12 @@ export interface FleetTransaction {
   lockStarts(): Promise<void>;
   /** Every node of the registry, with its running sequence and whether it is busy. */
   readFleet(): Promise<FleetRow[]>;
+  /**
+   * The fleet's canary-order secret: random, created with the database and never changed, so
+   * canary order is the same on every Control and between a plan and its start (the memory
+   * store answers `FIXED_ORDER_SECRET`).
+   */
+  readOrderSecret(): Promise<string>;
   /** Every desired version, oldest first. */
   readDesired(): Promise<DesiredVersion[]>;
   /** Inserts or replaces the desired version with `d.id`. */

@@ -94,6 +94,7 @@ export async function startSystemCampaign(
     candidates: input.fleet,
     busy,
     now: input.now.getTime(),
+    orderSecret: await tx.readOrderSecret(),
   });
   if (!admission.ok) return systemAnswer(admission.refusal);
   const { plan, target } = admission;

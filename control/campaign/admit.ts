@@ -65,6 +65,8 @@ export interface AdmissionInput {
   readonly busy: ReadonlyMap<string, string>;
   /** Epoch ms, for the release's expiry. */
   readonly now: number;
+  /** The fleet's canary-order secret (`FleetTransaction.readOrderSecret`): keys canary order. */
+  readonly orderSecret: string;
 }
 
 /** A node that confirmed a sequence above the release's. */
@@ -158,9 +160,13 @@ export function admit(input: AdmissionInput): Admission {
       return refuse({ kind: "too_many_steps", steps, nodes, limit: policy.maxBatches });
     }
   }
-  const plan = planCampaign(spec, input.candidates, policy.firstBatchMaxPercent, {
-    platforms: release.platforms,
-  });
+  const plan = planCampaign(
+    spec,
+    input.candidates,
+    policy.firstBatchMaxPercent,
+    { platforms: release.platforms },
+    input.orderSecret,
+  );
   const above = confirmedAbove(plan, input.candidates, release.sequence);
   if (above.length > 0) {
     return refuse({

@@ -1,8 +1,10 @@
 /**
  * Planning: which nodes a campaign takes, in which canary order, in which batches.
- * Pure and deterministic (SHA-256 is a function of the node id, nothing else).
+ * Pure and deterministic: canary order is a keyed hash (HMAC-SHA-256) of the node id under the
+ * fleet's canary-order secret, so it is stable across campaigns and Controls of one fleet but
+ * cannot be steered by whoever chooses a node's id without knowing the secret.
  */
-import { createHash } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { CAP_UPGRADE } from "./model.js";
 import { rampSizes } from "./ramp.js";
 import { type BatchSpec, type CampaignSpec, DEFAULT_POLICY } from "./spec.js";
@@ -78,9 +80,21 @@ export interface PlannedNode {
   readonly pool: string;
 }
 
-/** The hex SHA-256 of a node id: its place in canary order, the same in every campaign. */
-export function orderKey(nodeId: string): string {
-  return createHash("sha256").update(nodeId, "utf8").digest("hex");
+/**
+ * The canary-order secret of the memory store, the simulation and tests: public, so it must
+ * never order a real fleet (a fleet on PostgreSQL uses the random secret its database holds,
+ * `FleetTransaction.readOrderSecret`).
+ */
+export const FIXED_ORDER_SECRET =
+  "agent-control fixed canary-order secret (memory store, simulation)";
+
+/**
+ * A node's place in canary order: the hex HMAC-SHA-256 of its id (UTF-8) keyed with the
+ * fleet's canary-order secret (UTF-8). The same in every campaign of the fleet; without the
+ * secret, an id cannot be chosen to come early.
+ */
+export function orderKey(nodeId: string, secret: string): string {
+  return createHmac("sha256", secret).update(nodeId, "utf8").digest("hex");
 }
 
 /** True when the node carries the label pair canary=true. */
@@ -108,13 +122,17 @@ export function selects(
 }
 
 /**
- * Sorts nodes into canary order: `canary=true` first, then by ascending {@link orderKey}
- * (ties, impossible in practice, by id). Returns a new array.
+ * Sorts nodes into canary order: `canary=true` first, then by ascending {@link orderKey} under
+ * `secret` (ties, impossible in practice, by id). Returns a new array.
  */
 export function canaryOrder<
   T extends { readonly id: string; readonly labels: Readonly<Record<string, string>> },
->(nodes: readonly T[]): T[] {
-  const keyed = nodes.map((n) => ({ n, canary: isCanary(n.labels) ? 0 : 1, key: orderKey(n.id) }));
+>(nodes: readonly T[], secret: string): T[] {
+  const keyed = nodes.map((n) => ({
+    n,
+    canary: isCanary(n.labels) ? 0 : 1,
+    key: orderKey(n.id, secret),
+  }));
   keyed.sort(
     (a, b) =>
       a.canary - b.canary ||
@@ -167,14 +185,20 @@ function rampBatches(
  * also listed apart because the engine settles them without an offer. With a ramp, each step is
  * a batch (`ramp.ts`); its first step holds at most `firstBatchMaxPercent` of the nodes. With
  * `minCanaries`, the first batch is widened to hold that many nodes that would be offered.
+ * Canary order is keyed with `orderSecret`: Control passes its fleet's secret (admission
+ * requires it); the default, {@link FIXED_ORDER_SECRET}, is for the memory store and tests.
  */
 export function planCampaign(
   spec: CampaignSpec,
   candidates: readonly Candidate[],
   firstBatchMaxPercent: number = DEFAULT_POLICY.firstBatchMaxPercent,
   release: PlanRelease = { platforms: undefined },
+  orderSecret: string = FIXED_ORDER_SECRET,
 ): Plan {
-  const ordered = canaryOrder(candidates.filter((c) => selects(spec, c)));
+  const ordered = canaryOrder(
+    candidates.filter((c) => selects(spec, c)),
+    orderSecret,
+  );
   const ramped =
     spec.ramp === undefined ? undefined : rampBatches(spec, ordered.length, firstBatchMaxPercent);
   const specs = ramped?.specs ?? spec.batches;

@@ -1,6 +1,7 @@
 /**
  * The agent side's counters: handshakes by result, streams refused by the limit that was
- * full, operations queued on a stream by kind, and Agent reports by phase. The agent server
+ * full, operations queued on a stream by kind, Agent reports by phase, and the releases Agents
+ * refused for want of trusted TUF metadata, by code. The agent server
  * and the hub call these hooks; they never block and never throw.
  */
 import { OperationPhase } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
@@ -8,6 +9,17 @@ import type { AgentEvent } from "../agents/events.js";
 import type { EncodedOperation } from "../agents/operation-frame.js";
 import type { StreamRefusal } from "../agents/session.js";
 import type { ControlMetrics } from "./registry.js";
+
+/**
+ * The codes an Agent refuses a release with when its TUF metadata does not let it trust the
+ * release: not listed (`untrusted_release`), expired (`metadata_expired`, a freeze) or not
+ * fetchable (`metadata_unavailable`).
+ */
+export const TRUST_REFUSAL_CODES = [
+  "untrusted_release",
+  "metadata_expired",
+  "metadata_unavailable",
+] as const;
 
 /** The kinds an operation id ends with (`campaignId/nodeId/kind`, see `operationId`). */
 const OPERATION_KINDS = ["upgrade", "rollback", "confirm"] as const;
@@ -54,12 +66,22 @@ export function agentMetrics(metrics: ControlMetrics): AgentMetrics {
     ["phase"],
     [{ phase: "confirmed" }, { phase: "failed" }],
   );
+  const trust = metrics.counter(
+    "agent_control_agent_trust_refusals_total",
+    "Releases Agents refused because their TUF metadata did not let them trust it, by code (metadata_expired: the Agent is frozen).",
+    ["code"],
+    TRUST_REFUSAL_CODES.map((code) => ({ code })),
+  );
+  const trustCodes: readonly string[] = TRUST_REFUSAL_CODES;
   return {
     refused: (reason) => refusals.inc({ reason }),
     handshake: (result) => handshakes.inc({ result }),
     sent: (operation) => operations.inc({ kind: operationKind(operation.id) }),
     onEvent: (event) => {
-      if (event.kind === "observed") reports.inc({ phase: phaseName(event.observed.phase) });
+      if (event.kind !== "observed") return;
+      const { phase, code } = event.observed;
+      reports.inc({ phase: phaseName(phase) });
+      if (phase === OperationPhase.REFUSED && trustCodes.includes(code)) trust.inc({ code });
     },
   };
 }

@@ -35,7 +35,8 @@ export async function certificateDenied(
  * `holder` is this Control's instance id (null: none), `certificate` the one it presented.
  * A new node is `pending` when `requireApproval` is set (as one enrolled by a join token). A
  * revoked node is not written and `refused` is returned, whatever certificate names it, until
- * an operator's `node reset` lets it enroll again.
+ * an operator's `node reset` lets it enroll again; that return is audited (`node.reenroll`,
+ * once: it clears `revoked_at`).
  */
 export async function recordCertifiedHello(
   pool: pg.Pool,
@@ -47,7 +48,8 @@ export async function recordCertifiedHello(
   requireApproval = false,
 ): Promise<{ created: boolean; refused?: true }> {
   const result = await pool.query<{ created: boolean }>(
-    `with written as (
+    `with prior as (select id, revoked_at from nodes where id = $1),
+     written as (
      insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
         capabilities, confirmed_sequence, first_seen, last_seen, online, session_id,
         created_at, updated_at, held_by, cert_fingerprint, cert_expires_at, pending)
@@ -68,8 +70,17 @@ export async function recordCertifiedHello(
         revoked_at = null
      where nodes.revoked_at is null or nodes.reset_at is not null
      returning id, (xmax = 0) as created
-     ), notified as (select pg_notify('${NODES_CHANNEL}', id) from written)
-     select created, (select count(*) from notified) as notified from written`,
+     ), notified as (select pg_notify('${NODES_CHANNEL}', id) from written
+     ), audited as (
+       insert into audit_events (time, actor, actor_ip, action, node_id, message, detail)
+       select $10, 'certificate:' || coalesce($13::text, 'unknown'), '', 'node.reenroll',
+         written.id, 'node ' || written.id || ' re-enrolled with its client certificate '
+           || coalesce(left($13::text, 16), 'unknown') || ' (after an operator reset)',
+         jsonb_build_object('via', 'certificate', 'fingerprint', $13::text)
+       from written join prior on prior.id = written.id where prior.revoked_at is not null
+       returning 1)
+     select created, (select count(*) from notified) as notified,
+       (select count(*) from audited) as audited from written`,
     [
       ...helloParams(hello),
       now,

@@ -5,7 +5,6 @@
  * no buttons, the node list's filters and the audit log. The screenshots the README shows
  * are taken here (docs/img/).
  */
-import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
@@ -13,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeIdOf } from "../../agent-sim/index.js";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { type AgentctlResult, agentctl } from "../helpers/agentctl.js";
+import { fleetOrderSecret, inReferenceOrder } from "../helpers/canary-order.js";
 import { type Browser, launchChromium, SCREENSHOTS } from "../helpers/chromium.js";
 import {
   type CampaignFixture,
@@ -25,11 +25,12 @@ import {
 const FLEET = 20;
 const BATCH_SECONDS = 3;
 
-/** Node ids `prefix-00001`… in canary order (no canary labels): ascending hex SHA-256. */
-function inCanaryOrder(prefix: string, n: number): string[] {
-  const key = (id: string) => createHash("sha256").update(id, "utf8").digest("hex");
-  return Array.from({ length: n }, (_, i) => nodeIdOf(prefix, i)).sort((a, b) =>
-    key(a) < key(b) ? -1 : 1,
+/** Node ids `prefix-00001`… in the fleet's canary order (no canary labels). */
+async function inCanaryOrder(fx: CampaignFixture, prefix: string, n: number): Promise<string[]> {
+  const secret = await fleetOrderSecret(fx.tc.database.url);
+  return inReferenceOrder(
+    Array.from({ length: n }, (_, i) => nodeIdOf(prefix, i)),
+    secret,
   );
 }
 
@@ -39,7 +40,7 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
   let context: BrowserContext;
   let ui: string;
   /** Fails in the last batch, where one of ten is under the threshold. */
-  const failing = inCanaryOrder("web", FLEET).at(-1) ?? "";
+  let failing = "";
   const pageErrors: string[] = [];
   /** The campaign the live test ran. */
   let campaignId = "";
@@ -48,6 +49,7 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
 
   beforeAll(async () => {
     fx = await campaignFixture();
+    failing = (await inCanaryOrder(fx, "web", FLEET)).at(-1) ?? "";
     ui = `${fx.tc.adminUrl}/ui/`;
     // What takes seconds runs side by side: the agents, the browser, the real agentctl.
     [, , browser, printedLink] = await Promise.all([

@@ -4,7 +4,6 @@
  * back), or it is a node of the current batch of a campaign whose phase is still live
  * (running, paused, rolling_back), which may still roll that batch back.
  */
-import { createHash } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeIdOf } from "../../agent-sim/index.js";
@@ -13,6 +12,7 @@ import {
   CampaignPhase,
   NodeState,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { fleetOrderSecret, inReferenceOrder } from "../helpers/canary-order.js";
 import {
   type CampaignFixture,
   campaignFixture,
@@ -37,11 +37,12 @@ function count(c: Campaign, state: NodeState): number {
   return c.counts.find((n) => n.state === state)?.count ?? 0;
 }
 
-/** Node ids `prefix-00001`… in canary order (no canary labels): ascending hex SHA-256. */
-function inCanaryOrder(prefix: string, n: number): string[] {
-  const key = (id: string) => createHash("sha256").update(id, "utf8").digest("hex");
-  return Array.from({ length: n }, (_, i) => nodeIdOf(prefix, i)).sort((a, b) =>
-    key(a) < key(b) ? -1 : 1,
+/** Node ids `prefix-00001`… in the fleet's canary order (no canary labels). */
+async function inCanaryOrder(fx: CampaignFixture, prefix: string, n: number): Promise<string[]> {
+  const secret = await fleetOrderSecret(fx.tc.database.url);
+  return inReferenceOrder(
+    Array.from({ length: n }, (_, i) => nodeIdOf(prefix, i)),
+    secret,
   );
 }
 
@@ -50,9 +51,9 @@ describe("a node is busy while it is in flight, not while its campaign is unfini
 }, () => {
   let fx: CampaignFixture;
   const HELD = "held-00001";
-  const live = inCanaryOrder("live", 20);
+  let live: string[] = [];
   /** The first node of the second batch (ids 2..10 of 20 at 5 → 50 → 100 %): it fails. */
-  const failing = live[1] ?? "";
+  let failing = "";
 
   beforeAll(async () => {
     fx = await campaignFixture({
@@ -64,6 +65,8 @@ describe("a node is busy while it is in flight, not while its campaign is unfini
         offlineAfterSeconds: 10,
       },
     });
+    live = await inCanaryOrder(fx, "live", 20);
+    failing = live[1] ?? "";
     await fx.register(NEW);
     await fx.register(NEWER);
     // held-00001 is labelled canary=true, so it is the canary; it restarts and never returns.

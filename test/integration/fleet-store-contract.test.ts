@@ -53,6 +53,13 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name fleet store", (adapter
     }
   };
 
+  it("keeps one canary-order secret: non-empty, the same in every transaction", async () => {
+    const first = await fx.fleet.transaction((tx) => tx.readOrderSecret());
+    const again = await fx.fleet.transaction((tx) => tx.readOrderSecret());
+    expect(first.length).toBeGreaterThanOrEqual(32);
+    expect(again).toBe(first);
+  });
+
   it("reads the fleet with labels, platforms, liveness, confirmed and running sequences, and who is busy", async () => {
     await fx.putRelease("2.0.0", 2);
     await fx.putNode({

@@ -4,13 +4,13 @@
  * handshake is under way stops that enrollment, and the nodes it enrolls cannot make
  * themselves canaries or choose their pool by what they claim in Hello.
  */
-import { createHash } from "node:crypto";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../control/manual-clock.js";
 import { AuditService } from "../../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
+import { fleetOrderSecret, inReferenceOrder } from "../helpers/canary-order.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
 import { hello, openRawStream } from "../helpers/raw-agent.js";
 import { makeKeys, registerTestRelease } from "../helpers/releases.js";
@@ -156,12 +156,8 @@ describe("join tokens that cannot be abused", { timeout: 120_000 }, () => {
         batches: [5, 100].map((percent) => ({ percent, minDuration: { seconds: 0n, nanos: 0 } })),
       },
     });
-    // Reference: only the 40 real nodes match, in hash order (no canary label on any).
-    const hashOrder = [...realIds].sort((a, b) =>
-      createHash("sha256").update(a).digest("hex") < createHash("sha256").update(b).digest("hex")
-        ? -1
-        : 1,
-    );
+    // Reference: only the 40 real nodes match, in the fleet's keyed order (no canary label).
+    const hashOrder = inReferenceOrder(realIds, await fleetOrderSecret(tc.database.url));
     expect(plan.totalNodes).toBe(40);
     expect(plan.batches[0]?.nodeIds).toEqual(hashOrder.slice(0, 2));
 

@@ -6,6 +6,7 @@
 import {
   type CampaignState,
   type DesiredVersion,
+  FIXED_ORDER_SECRET,
   isFinal,
   type RolloutPlan,
 } from "../../campaign/index.js";
@@ -113,6 +114,9 @@ export class MemoryFleetStore implements FleetStore {
             busy: busy.has(r.id),
             busyIn: busy.get(r.id),
           }));
+      },
+      async readOrderSecret() {
+        return FIXED_ORDER_SECRET;
       },
       async readDesired() {
         return [...t.desired.values()]

@@ -31,6 +31,9 @@ import { insertAudits } from "./writes.js";
  */
 export const START_LOCK_KEY = 7_443_002;
 
+/** The `fleet_settings` row holding the canary-order secret (created by migration 0015). */
+export const ORDER_SECRET_SETTING = "canary_order_secret";
+
 const FINAL_STATES = NODE_STATES.filter(isFinal)
   .map((s) => `'${s}'`)
   .join(", ");
@@ -141,6 +144,17 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
         busy: r.busy_in !== null,
         busyIn: r.busy_in ?? undefined,
       }));
+    },
+    async readOrderSecret(): Promise<string> {
+      const result = await q.query<{ value: string }>(
+        "select value from fleet_settings where name = $1",
+        [ORDER_SECRET_SETTING],
+      );
+      const value = result.rows[0]?.value;
+      if (value === undefined || value === "") {
+        throw new Error(`fleet_settings has no ${ORDER_SECRET_SETTING} (migration 0015 not run)`);
+      }
+      return value;
     },
     async readDesired() {
       const result = await q.query<DesiredDbRow>(

@@ -19,6 +19,7 @@ import { Migration0013InFlightIndex } from "./0013-in-flight-index.js";
 import { Migration0014EnrollmentTrust } from "./0014-enrollment-trust.js";
 import { Migration0015CommandGate } from "./0015-command-gate.js";
 import { Migration0016ReleaseYank } from "./0016-release-yank.js";
+import { Migration0017FleetSettings } from "./0017-fleet-settings.js";
 
 /** The migrations applied at start, oldest first. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -37,4 +38,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: "0014-enrollment-trust", class: Migration0014EnrollmentTrust },
   { name: "0015-command-gate", class: Migration0015CommandGate },
   { name: "0016-release-yank", class: Migration0016ReleaseYank },
+  { name: "0017-fleet-settings", class: Migration0017FleetSettings },
 ];

@@ -12,6 +12,7 @@ import {
   type CampaignSpecInput,
   createCampaign,
   DEFAULT_POLICY,
+  FIXED_ORDER_SECRET,
   type Policy,
   rampSizes,
   rampStepsNeeded,
@@ -72,6 +73,7 @@ function input(over: {
     candidates: over.candidates ?? fleet(20),
     busy: over.busy ?? new Map(),
     now: NOW,
+    orderSecret: FIXED_ORDER_SECRET,
   };
 }
 

@@ -12,17 +12,20 @@
  * hundred nodes do not make up the 5 % canary batch. Under any order the enrolling party
  * cannot steer, all five landing there has a probability of about 1 in 75 million.
  */
+import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { type Candidate, planCampaign, resolveSpec } from "../../../control/campaign/index.js";
-import { orderKey } from "../../../control/campaign/plan.js";
 import { fleet, NEW } from "./harness.js";
 
-/** Ids an attacker grinds so their SHA-256 starts with "000" (about 4096 tries each). */
+/**
+ * Ids an attacker grinds so their SHA-256 starts with "000" (about 4096 tries each): the
+ * public hash was the order once; the fleet's secret is what it cannot know.
+ */
 function groundIds(count: number): string[] {
   const out: string[] = [];
   for (let i = 0; out.length < count; i++) {
     const id = `web-${i.toString(36)}`;
-    if (orderKey(id).startsWith("000")) out.push(id);
+    if (createHash("sha256").update(id, "utf8").digest("hex").startsWith("000")) out.push(id);
   }
   return out;
 }
@@ -32,7 +35,14 @@ describe("node ids chosen by a join-token holder", () => {
     const honest = fleet(95);
     const template = honest[0] as Candidate;
     const fakes = groundIds(5).map((id) => ({ ...template, id }));
-    const plan = planCampaign(resolveSpec({ targetVersion: NEW }), [...honest, ...fakes]);
+    const secret = randomBytes(32).toString("hex");
+    const plan = planCampaign(
+      resolveSpec({ targetVersion: NEW }),
+      [...honest, ...fakes],
+      undefined,
+      undefined,
+      secret,
+    );
     const canary = plan.batches[0]?.nodeIds ?? [];
     expect(canary).toHaveLength(5);
     const fakeIds = new Set(fakes.map((f) => f.id));

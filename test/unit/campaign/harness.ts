@@ -3,7 +3,6 @@
  * harness that holds facts, steps time and runs `decide` the way the worker does (decide, then
  * persist its changes), recording every action.
  */
-
 import { createCampaign } from "../../../control/campaign/create.js";
 import { applyDecision, type DecideInput, decide } from "../../../control/campaign/decide.js";
 import type {
@@ -23,6 +22,8 @@ import type {
 import { operationId, planCampaign, resolveSpec } from "../../../control/campaign/index.js";
 
 export const MIN = 60_000;
+
+export { referenceOrderKey } from "../../helpers/canary-order.js";
 export const OLD = "1.0.0";
 export const NEW = "2.0.0";
 

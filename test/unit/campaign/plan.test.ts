@@ -5,41 +5,63 @@ import {
   batchBounds,
   canaryOrder,
   DEFAULT_POLICY,
+  FIXED_ORDER_SECRET,
   orderKey,
   planCampaign,
   resolveSpec,
   validateSpec,
 } from "../../../control/campaign/index.js";
-import { fleet, MIN, NEW } from "./harness.js";
+import { fleet, MIN, NEW, referenceOrderKey } from "./harness.js";
 
 const spec = (input: Partial<CampaignSpecInput> = {}) =>
   resolveSpec({ targetVersion: NEW, ...input });
 const b = (percent: number, minutes = 30): BatchSpec => ({ percent, minDurationMs: minutes * MIN });
 
 describe("canary order", () => {
-  it("orders nodes by the hex SHA-256 of their id", () => {
+  it("orders nodes by the HMAC-SHA-256 of their id under the fleet's secret", () => {
     const nodes = fleet(50);
-    const ordered = canaryOrder(nodes).map((n) => n.id);
+    const secret = "a fleet's secret";
+    const ordered = canaryOrder(nodes, secret).map((n) => n.id);
     const expected = [...nodes]
-      .map((n) => ({ id: n.id, h: createHash("sha256").update(n.id).digest("hex") }))
+      .map((n) => ({ id: n.id, h: referenceOrderKey(n.id, secret) }))
       .sort((x, y) => (x.h < y.h ? -1 : 1))
       .map((x) => x.id);
     expect(ordered).toEqual(expected);
-    expect(orderKey("node-000")).toMatch(/^[0-9a-f]{64}$/);
+    expect(orderKey("node-000", secret)).toBe(referenceOrderKey("node-000", secret));
+    expect(orderKey("node-000", FIXED_ORDER_SECRET)).toBe(
+      referenceOrderKey("node-000", FIXED_ORDER_SECRET),
+    );
   });
 
-  it("puts nodes labelled canary=true first, each group in hash order", () => {
+  it("is not the public SHA-256 order, and another secret gives another order", () => {
+    const nodes = fleet(50);
+    const bySha = [...nodes]
+      .sort((x, y) =>
+        createHash("sha256").update(x.id).digest("hex") <
+        createHash("sha256").update(y.id).digest("hex")
+          ? -1
+          : 1,
+      )
+      .map((n) => n.id);
+    const a = canaryOrder(nodes, "secret a").map((n) => n.id);
+    const b = canaryOrder(nodes, "secret b").map((n) => n.id);
+    expect(a).not.toEqual(bySha);
+    expect(a).not.toEqual(b);
+    expect(canaryOrder(nodes, "secret a").map((n) => n.id)).toEqual(a);
+  });
+
+  it("puts nodes labelled canary=true first, each group in keyed order", () => {
     const nodes = fleet(20, { labels: (i) => (i % 7 === 3 ? { canary: "true" } : {}) });
-    const ordered = canaryOrder(nodes);
+    const ordered = canaryOrder(nodes, FIXED_ORDER_SECRET);
     expect(ordered.slice(0, 3).map((n) => n.labels.canary)).toEqual(["true", "true", "true"]);
     expect(ordered.slice(3).every((n) => n.labels.canary === undefined)).toBe(true);
-    const keys = ordered.slice(3).map((n) => orderKey(n.id));
+    const keys = ordered.slice(3).map((n) => referenceOrderKey(n.id, FIXED_ORDER_SECRET));
     expect(keys).toEqual([...keys].sort());
   });
 
   it("gives the same order whatever the input order", () => {
     const nodes = fleet(30);
-    expect(canaryOrder([...nodes].reverse())).toEqual(canaryOrder(nodes));
+    expect(canaryOrder([...nodes].reverse(), "s")).toEqual(canaryOrder(nodes, "s"));
   });
 });
 
@@ -69,7 +91,7 @@ describe("planCampaign", () => {
     const plan = planCampaign(spec(), fleet(100));
     expect(plan.batches.map((x) => x.nodeIds.length)).toEqual([5, 20, 75]);
     expect(plan.batches.flatMap((x) => x.nodeIds)).toEqual(
-      canaryOrder(fleet(100)).map((n) => n.id),
+      canaryOrder(fleet(100), FIXED_ORDER_SECRET).map((n) => n.id),
     );
     expect(plan.batches.map((x) => x.minDurationMs)).toEqual([30 * MIN, 30 * MIN, 30 * MIN]);
     expect(plan.nodes.map((n) => n.order)).toEqual([...Array(100).keys()]);

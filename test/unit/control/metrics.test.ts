@@ -87,6 +87,31 @@ describe("the agent side's counters", () => {
   });
 });
 
+describe("the Agents' trust refusals", () => {
+  it("counts REFUSED reports by TUF trust code, and no other refusal", async () => {
+    const metrics = new ControlMetrics();
+    const hooks = agentMetrics(metrics);
+    const refused = (code: string, phase = OperationPhase.REFUSED) =>
+      hooks.onEvent({
+        kind: "observed",
+        nodeId: "n-1",
+        observed: create(ObservedStateSchema, { operationId: "c-1/n-1/upgrade", phase, code }),
+        at: new Date(0),
+      });
+    refused("metadata_expired");
+    refused("metadata_expired");
+    refused("untrusted_release");
+    refused("sequence_rollback");
+    refused("metadata_expired", OperationPhase.ACCEPTED);
+    const text = await metrics.render();
+    const series = (code: string) => `agent_control_agent_trust_refusals_total{code="${code}"}`;
+    expect(sample(text, series("metadata_expired"))).toBe(2);
+    expect(sample(text, series("untrusted_release"))).toBe(1);
+    expect(sample(text, series("metadata_unavailable"))).toBe(0);
+    expect(sample(text, series("sequence_rollback"))).toBeUndefined();
+  });
+});
+
 describe("the campaign worker's observer", () => {
   it("counts decisions, their duration, breaches, rollbacks, finished campaigns and leadership", async () => {
     const metrics = new ControlMetrics();
