@@ -12,6 +12,7 @@ import {
   DEFAULT_POLICY,
   exceedsBudget,
   type FailureBudget,
+  FIXED_ORDER_SECRET,
   formatFailureBudget,
   parseFailureBudget,
   planCampaign,
@@ -67,6 +68,7 @@ function input(
     candidates,
     busy: new Map(),
     now: NOW,
+    orderSecret: FIXED_ORDER_SECRET,
     ...extra,
   };
 }
