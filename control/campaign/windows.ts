@@ -207,7 +207,7 @@ function edges(w: MaintenanceWindow, t: number): number[] {
     const dayStart = today + k * DAY_MS;
     if (!w.days.includes(weekday(dayStart))) continue;
     for (const local of spanOn(w, dayStart)) {
-      out.push(...instantsShowing(w.timeZone, local));
+      for (const at of instantsShowing(w.timeZone, local)) out.push(at);
       const change = offsetChangeNear(w.timeZone, local);
       if (change !== undefined) out.push(change);
     }

@@ -91,13 +91,14 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
   }
 
   // A final state never changes (I6): only an operation sent to it afterwards (its batch's
-  // rollback or confirm) is recorded on it, once. An ended phase never changes.
+  // rollback or confirm) and that rollback's outcome are recorded on it, once. An ended phase never changes.
   const unannotated = (n: CampaignNode) => ({
     ...n,
     rollbackOperationId: undefined,
     rollbackAt: undefined,
     rollbackBootId: undefined,
     rollbackDeadline: undefined,
+    rollbackResult: undefined,
     confirmOperationId: undefined,
   });
   for (const n of before.nodes) {
@@ -109,6 +110,7 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
       "rollbackAt",
       "rollbackBootId",
       "rollbackDeadline",
+      "rollbackResult",
       "confirmOperationId",
     ] as const) {
       if (n[k] !== undefined) expect(later[k]).toBe(n[k]);

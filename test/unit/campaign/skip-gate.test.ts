@@ -113,7 +113,7 @@ describe("skipping a gate", () => {
     h.now = 60_000;
     decideWith(h, [result(1, 0, "fail", 60_000), result(1, 1, "pass", 60_000)]);
     expect(h.campaign.batches[1]?.state).toBe("breached");
-    expect(h.campaign.message).toContain("gate 1 (webhook http://hook-a) of batch 2 failed");
+    expect(h.campaign.message).toContain("gate 1 (webhook http://hook-a/…) of batch 2 failed");
   });
 
   it("a failing result of a skipped gate does not breach the batch", () => {
