@@ -2,7 +2,7 @@
  * The campaign engine's one decision: a pure, level-based function of the stored campaign, its
  * nodes, the live facts, the pending admin commands and the time.
  */
-import { countedMs, inFlight, soakedMs } from "./batch-rules.js";
+import { countedMs, soakedMs } from "./batch-rules.js";
 import { applyCommand } from "./commands.js";
 import type { Draft } from "./draft.js";
 import {
@@ -13,7 +13,6 @@ import {
   currentBatch,
   type FactsLookup,
   judgedDeadline,
-  tallyOf,
 } from "./draft.js";
 import { gateGraceEnds } from "./gate-rules.js";
 import type { GateResult } from "./gates.js";
@@ -29,7 +28,7 @@ import type {
   Target,
 } from "./model.js";
 import { offerNext, settleWithoutOffer } from "./offer.js";
-import { awaitsRollback, judgeRollbackEnd } from "./rollback.js";
+import { judgeRollbackEnd } from "./rollback.js";
 import { nextWindowChange, windowOpen } from "./windows.js";
 
 /** Everything a decision reads. */
@@ -149,49 +148,56 @@ function step(d: Draft): void {
   judgeFinish(d);
 }
 
+/**
+ * When to decide again though no fact changed: the earliest time after `now` at which a rule
+ * reads a deadline that `now` has not reached. A wake only asks for another decision, so an
+ * extra one is harmless and a missing or late one would leave a deadline unjudged; undefined
+ * when no rule waits on time. The times: each upgrading node's reconnect deadline and each
+ * verifying node's config grace end; while the campaign rolls back, the deadline of each
+ * rollback its batch was sent; while it runs, the next window edge and, inside a window, when
+ * the rest of the batch's minimum duration and soak would be over; while it runs or is paused
+ * on a running batch, an unreachable gate's grace end. Node deadlines are taken as they are
+ * judged ({@link judgedDeadline}). One pass over the active nodes (and the batch's nodes while
+ * rolling back), never a spread: any fleet size.
+ */
 function nextWake(d: Draft): number | undefined {
-  const times: number[] = [];
+  let wake = Number.POSITIVE_INFINITY;
+  /** Keeps `t` if it is after now and before every time kept so far; no time keeps nothing. */
+  const take = (t: number | undefined): void => {
+    if (t !== undefined && t > d.now) wake = Math.min(wake, t);
+  };
+  /** Keeps a node's reconnect or rollback deadline at the time it is judged. */
+  const takeDeadline = (deadline: number | undefined): void => {
+    if (deadline !== undefined) take(judgedDeadline(d, deadline));
+  };
   for (const n of activeNodes(d)) {
-    if (inFlight(n, d.now) && n.state !== "verifying" && n.reconnectDeadline !== undefined)
-      times.push(judgedDeadline(d, n.reconnectDeadline));
-    if (n.state === "verifying" && n.graceEndsAt !== undefined) times.push(n.graceEndsAt);
-    if (n.state === "rolling_back" && n.rollbackDeadline !== undefined)
-      times.push(judgedDeadline(d, n.rollbackDeadline));
+    if (n.state === "verifying") take(n.graceEndsAt);
+    // Offered, applying or restarting; a rolling-back node waits for its rollback (below).
+    else if (n.state !== "rolling_back") takeDeadline(n.reconnectDeadline);
   }
   const c = d.campaign;
   const b = currentBatch(d);
-  if (c.phase === "rolling_back" && tallyOf(d, b.index).failed > 0) {
-    // Final nodes sent the rollback (only in a batch with failures) hold its end until judged.
-    for (const n of batchNodes(d, b.index)) {
-      if (awaitsRollback(n) && n.rollbackDeadline !== undefined)
-        times.push(judgedDeadline(d, n.rollbackDeadline));
-    }
+  if (c.phase === "rolling_back") {
+    // Its batch's rollbacks (to the nodes that were upgrading, and to the final nodes that may
+    // run the target) hold the end until each is judged; only they have a rollback deadline.
+    for (const n of batchNodes(d, b.index)) takeDeadline(n.rollbackDeadline);
   }
-  const windows = c.spec.windows ?? [];
-  if (c.phase === "running" && b.state === "running" && b.startedAt !== undefined) {
-    if (windows.length === 0) {
-      times.push(b.startedAt + b.pausedMs + b.minDurationMs);
-      if (b.settledAt !== undefined) times.push(b.settledAt + c.spec.soakMs);
-    } else {
-      // Closed time does not count: wake at the next opening or closing, and while open when
-      // the rest of the minimum duration or soak would be over if the window stays open.
-      const change = nextWindowChange(windows, d.now);
-      if (change !== undefined) times.push(change);
-      if (windowOpen(windows, d.now)) {
-        times.push(d.now + b.minDurationMs - countedMs(b, c.pausedAt, d.now, windows));
-        if (b.settledAt !== undefined)
-          times.push(d.now + c.spec.soakMs - soakedMs(b.settledAt, d.now, windows));
-      }
+  if (c.phase === "running") {
+    // Closed time does not count: wake at the next opening or closing, and while open when the
+    // rest of the minimum duration or soak would be over if the window stays open. Without
+    // windows it is always open and nothing is closed: the plain ends of minimum and soak.
+    const { windows } = c.spec;
+    take(nextWindowChange(windows, d.now));
+    if (windowOpen(windows, d.now)) {
+      take(d.now + b.minDurationMs - countedMs(b, c.pausedAt, d.now, windows));
+      if (b.settledAt !== undefined)
+        take(d.now + c.spec.soakMs - soakedMs(b.settledAt, d.now, windows));
     }
   }
   if ((c.phase === "running" || c.phase === "paused") && b.state === "running") {
-    const grace = gateGraceEnds(c, b, d.gateResults, d.readyAt);
-    if (grace !== undefined) times.push(grace);
+    take(gateGraceEnds(c, b, d.gateResults, d.readyAt));
   }
-  // A loop, not Math.min(...times): one time per node in flight would overflow the stack.
-  let wake: number | undefined;
-  for (const t of times) if (t > d.now && (wake === undefined || t < wake)) wake = t;
-  return wake;
+  return wake === Number.POSITIVE_INFINITY ? undefined : wake;
 }
 
 /**

@@ -90,4 +90,21 @@ describe("whether a decision looked at the waiting nodes", () => {
     tick(h, [{ kind: "resume" }], { changedFacts: new Set([waiting]) });
     expect(nodeOf(h, waiting)).toMatchObject({ state: "succeeded", code: "already_current" });
   });
+
+  it("says not while the campaign rolls back after an abort, though its batch is still running", () => {
+    const h = start(fleet(20), {
+      batches: [{ percent: 100, minDurationMs: 0 }],
+      concurrency: 2,
+      disruptionBudgetPercent: 100,
+    });
+    expect(tick(h).lookedAtWaiting).toBe(true);
+    const waiting = h.nodes.find((n) => n.state === "waiting")?.nodeId ?? "";
+    becomesCurrent(h, waiting);
+    const d = tick(h, [{ kind: "abort", rollback: true }], { changedFacts: new Set([waiting]) });
+    expect(h.campaign.phase).toBe("rolling_back");
+    expect(h.campaign.batches[0]?.state).toBe("running");
+    expect(nodeOf(h, waiting)).toMatchObject({ state: "canceled", code: "aborted" });
+    expect(d.lookedAtWaiting).toBe(false);
+    expect(tickKnowing(h, new Set([waiting])).lookedAtWaiting).toBe(false);
+  });
 });
