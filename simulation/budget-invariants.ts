@@ -41,6 +41,8 @@ export interface BudgetWorld {
   readonly fleet: SimFleet;
   /** Every command the simulated operator issued. */
   readonly commands: readonly IssuedCommand[];
+  /** The fleet's platform when an agent's script names none. */
+  readonly platform: string;
   readonly state: BudgetCheckState;
 }
 
@@ -97,6 +99,7 @@ function sampleViolations(
   const min = c?.spec.minCanaries;
   if (c === undefined || min === undefined || resumed(w, campaignId)) return [];
   const target = c.spec.targetVersion;
+  const platforms = w.store.tables.releases.get(target)?.artifacts.map((a) => a.platform);
   let counted = 0;
   let sample = 0;
   for (const n of w.store.tables.nodes.get(campaignId) ?? []) {
@@ -107,7 +110,10 @@ function sampleViolations(
     const id = upgradeId(campaignId, n.nodeId);
     const sent = r.sent.find((o) => o.id === id)?.at;
     if (sent === undefined) {
-      if (agent.script.behaviour === "no_cap" || versionAt(r, now) === target) continue;
+      // Agents that cannot take the release (no upgrade.v1, its platform missing) or already
+      // run it lower what the sample asks.
+      const lacking = platforms?.includes(agent.script.platform ?? w.platform) === false;
+      if (agent.script.behaviour === "no_cap" || lacking || versionAt(r, now) === target) continue;
       counted++;
       continue;
     }

@@ -13,7 +13,8 @@
  * - O8: a desired version recorded from a completed campaign has at least one agent of that
  *   campaign that ran the target when Control sent it the campaign's confirm.
  * - O9 (end): every agent that reported CONFIRMED on a campaign's confirm has Control's
- *   confirmed sequence for its node equal to its own.
+ *   confirmed sequence for its node equal to its own where it verified the release it runs,
+ *   and never below it (one that confirms the release it was installed with keeps its floor).
  * - O10: no campaign has more batches than the policy's `maxBatches`.
  * - O11: after an operator's resume, a campaign does not pause on an unreachable gate before
  *   the gate grace has passed.
@@ -138,7 +139,11 @@ export function claimEndViolations(w: ClaimWorld): string[] {
     if (!confirmed) continue;
     const row = w.store.tables.registry.get(nodeId);
     const control = row?.confirmed_sequence ?? 0;
-    if (control !== agent.confirmedSequence)
+    // An agent confirming the release it was installed with (never verified by it) keeps its
+    // floor, while Control records the confirm's sequence: Control may be above it then, never
+    // below, and equal wherever the agent verified what it runs.
+    const verifiedOwn = agent.sequences.has(agent.version);
+    if (control < agent.confirmedSequence || (verifiedOwn && control !== agent.confirmedSequence))
       out.push(
         `O9: Control records confirmed sequence ${control} for ${nodeId}, whose agent confirmed ${agent.confirmedSequence}`,
       );

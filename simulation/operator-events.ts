@@ -161,6 +161,7 @@ async function startPlan(
     });
   } catch (error) {
     if (error instanceof ControlError) {
+      world.planSettled = true;
       world.say(`${p.id} not started: ${error.message}`);
       return;
     }
@@ -169,6 +170,7 @@ async function startPlan(
     );
     return;
   }
+  world.planSettled = true;
   world.say(`${p.id} starts over ${p.pools.join(" → ")}, ${p.waitMs / 1000} s between groups`);
 }
 

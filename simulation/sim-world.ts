@@ -71,6 +71,8 @@ export interface SimWorld {
   readonly pending: (() => Promise<void>)[];
   /** How many of the scenario's campaigns were started, or found nothing to start over. */
   campaignsStarted: number;
+  /** The scenario's plan was started or refused (no plan: stays false, and is not waited for). */
+  planSettled: boolean;
 }
 
 /** Builds the world of `seed`'s scenario (with its faults when `faults`); no Control runs yet. */
@@ -171,5 +173,6 @@ export function buildWorld(
     budgetChecks: newBudgetCheckState(),
     pending: [],
     campaignsStarted: 0,
+    planSettled: false,
   };
 }

@@ -74,7 +74,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     world.campaignsStarted === scenario.campaigns.length &&
     [...store.tables.campaigns.values()].every((c) => c.campaign.finishedAt !== undefined) &&
     clock.ms >= scenario.rollout.settleUntil &&
-    (plan === undefined || fleetStore.tables.plans.has(plan.id)) &&
+    (plan === undefined || world.planSettled) &&
     [...fleetStore.tables.plans.values()].every((p) => p.plan.phase !== "running");
   while (violation === undefined) {
     if (allDone()) break;
@@ -117,7 +117,13 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     found.push(...rolloutViolations(store, fleetStore, fleet, world.rolloutChecks));
     found.push(
       ...budgetViolations(
-        { store, fleet, commands: world.outcomeChecks.commands, state: world.budgetChecks },
+        {
+          store,
+          fleet,
+          commands: world.outcomeChecks.commands,
+          platform: PLATFORM,
+          state: world.budgetChecks,
+        },
         now,
       ),
     );
