@@ -10,7 +10,7 @@
  * replays exactly.
  */
 import { convergenceAborter } from "./convergence-aborts.js";
-import { scheduleFaults } from "./fault-events.js";
+import { scheduleFaults, scheduleGateFaults } from "./fault-events.js";
 import { scheduleOperator } from "./operator-events.js";
 import type { Outcome } from "./outcome.js";
 import { pauseAnswerer } from "./pause-answers.js";
@@ -47,6 +47,7 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
   if (options.faults) world.startControl();
   scheduleOperator(world);
   scheduleFaults(world);
+  scheduleGateFaults(world);
   const answerPauses = pauseAnswerer(world);
   const abortConvergence = convergenceAborter(world);
   const end = await runToEnd(world, () => {
