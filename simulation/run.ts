@@ -12,7 +12,7 @@
 
 import { scheduleAdminActions } from "./admin-events.js";
 import { convergenceAborter } from "./convergence-aborts.js";
-import { scheduleFaults } from "./fault-events.js";
+import { scheduleFaults, scheduleGateFaults } from "./fault-events.js";
 import { scheduleOperator } from "./operator-events.js";
 import type { Outcome } from "./outcome.js";
 import { pauseAnswerer } from "./pause-answers.js";
@@ -50,6 +50,7 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
   scheduleOperator(world);
   scheduleAdminActions(world);
   scheduleFaults(world);
+  scheduleGateFaults(world);
   const answerPauses = pauseAnswerer(world);
   const abortConvergence = convergenceAborter(world);
   const end = await runToEnd(world, () => {

@@ -23,6 +23,27 @@ export type Fault =
   | { readonly kind: "lease_loss"; readonly at: number }
   | { readonly kind: "outage"; readonly at: number; readonly durationMs: number };
 
+/**
+ * A fault timed from a campaign's gate's first evaluation for `batch`, `afterMs` later: every
+ * Control process crashes and Control is down for `downMs` (`down`), or the lease is lost.
+ */
+export type GateFault =
+  | {
+      readonly kind: "down";
+      readonly campaignId: string;
+      readonly batch: number;
+      readonly gate: number;
+      readonly afterMs: number;
+      readonly downMs: number;
+    }
+  | {
+      readonly kind: "lease_loss";
+      readonly campaignId: string;
+      readonly batch: number;
+      readonly gate: number;
+      readonly afterMs: number;
+    };
+
 /** An operator's action. */
 export type OperatorAction =
   | {
@@ -40,6 +61,8 @@ export interface Scenario {
   readonly campaigns: readonly CampaignPlan[];
   readonly operator: readonly OperatorAction[];
   readonly faults: readonly Fault[];
+  /** Faults timed from a gate's first evaluation (`gate-takeovers.ts`); with faults only. */
+  readonly gateFaults?: readonly GateFault[];
   readonly offlineAfterMs: number;
   readonly intervalMs: number;
   /** Only timing-free behaviours and no operator: faults must not change the outcome (I9). */

@@ -14,7 +14,27 @@ export type GateScript =
   /** Fails every evaluation in this batch (and holds in the others). */
   | { readonly kind: "fail_in"; readonly batch: number }
   /** Cannot be reached for `forMs` from its first evaluation in this batch, then holds. */
-  | { readonly kind: "unreachable_in"; readonly batch: number; readonly forMs: number };
+  | { readonly kind: "unreachable_in"; readonly batch: number; readonly forMs: number }
+  /**
+   * Cannot be reached for `forMs` from its first evaluation in this batch, and again for `forMs`
+   * from `againAtMs` after it; holds in between and after.
+   */
+  | {
+      readonly kind: "unreachable_twice";
+      readonly batch: number;
+      readonly forMs: number;
+      readonly againAtMs: number;
+    }
+  /**
+   * Holds for `passMs` from its first evaluation in this batch, then fails every evaluation,
+   * each failing answer given `slowMs` after it was asked (a struggling service).
+   */
+  | {
+      readonly kind: "fail_from";
+      readonly batch: number;
+      readonly passMs: number;
+      readonly slowMs: number;
+    };
 
 /** A campaign spec with its schedule, and the scripts of its gates (by gate index). */
 export interface Scheduled {

@@ -8,8 +8,8 @@ import type { GateContext, GateProbe } from "../control/campaign-worker/gate-run
 import type { Clock } from "../control/clock.js";
 import type { GateScript } from "./schedules.js";
 
-/** A failing answer: its campaign, batch, gate and virtual time. */
-export interface FailedAnswer {
+/** An answer: its campaign, batch, gate and virtual time. */
+export interface GateAnswer {
   readonly campaignId: string;
   readonly batch: number;
   readonly gate: number;
@@ -18,24 +18,55 @@ export interface FailedAnswer {
 
 /** The simulated gates of one run. */
 export class SimGates implements GateProbe {
-  /** Every failing answer so far. */
-  readonly failures: FailedAnswer[] = [];
+  /** Every failing answer so far, at the time it was given. */
+  readonly failures: GateAnswer[] = [];
+  /** Every holding answer so far. */
+  readonly passes: GateAnswer[] = [];
   private readonly firstAsked = new Map<string, number>();
+  private readonly watchers = new Map<string, ((at: number) => void)[]>();
 
   constructor(
     private readonly clock: Clock,
     private readonly scripts: ReadonlyMap<string, readonly GateScript[]>,
   ) {}
 
-  async evaluate(_gate: unknown, c: GateContext): Promise<GateOutcome> {
+  /** The script of a campaign's gate (`pass` when it has none). */
+  script(campaignId: string, gate: number): GateScript {
+    return this.scripts.get(campaignId)?.[gate] ?? { kind: "pass" };
+  }
+
+  /** Calls `watch` with the time a campaign's gate is first evaluated for `batch`. */
+  onFirstAsk(campaignId: string, batch: number, gate: number, watch: (at: number) => void): void {
+    const key = `${campaignId}/${batch}/${gate}`;
+    this.watchers.set(key, [...(this.watchers.get(key) ?? []), watch]);
+  }
+
+  async evaluate(_gate: unknown, c: GateContext, signal?: AbortSignal): Promise<GateOutcome> {
     const now = this.clock.now().getTime();
-    const script = this.scripts.get(c.campaignId)?.[c.gate] ?? { kind: "pass" };
+    const script = this.script(c.campaignId, c.gate);
     const key = `${c.campaignId}/${c.batch}/${c.gate}`;
     const first = this.firstAsked.get(key) ?? now;
-    this.firstAsked.set(key, first);
+    if (!this.firstAsked.has(key)) {
+      this.firstAsked.set(key, first);
+      for (const watch of this.watchers.get(key) ?? []) watch(first);
+    }
     if (script.kind === "fail_in" && script.batch === c.batch) {
       this.failures.push({ campaignId: c.campaignId, batch: c.batch, gate: c.gate, at: now });
       return { status: "fail", value: "1", message: "the simulated gate fails in this batch" };
+    }
+    if (script.kind === "fail_from" && script.batch === c.batch && now - first >= script.passMs) {
+      await this.clock.sleep(script.slowMs, signal);
+      const at = this.clock.now().getTime();
+      this.failures.push({ campaignId: c.campaignId, batch: c.batch, gate: c.gate, at });
+      return { status: "fail", value: "1", message: "the simulated gate fails from now on" };
+    }
+    if (
+      script.kind === "unreachable_twice" &&
+      script.batch === c.batch &&
+      (now - first < script.forMs ||
+        (now - first >= script.againAtMs && now - first < script.againAtMs + script.forMs))
+    ) {
+      throw new Error("the simulated gate cannot be reached");
     }
     if (
       script.kind === "unreachable_in" &&
@@ -44,6 +75,7 @@ export class SimGates implements GateProbe {
     ) {
       throw new Error("the simulated gate cannot be reached");
     }
+    this.passes.push({ campaignId: c.campaignId, batch: c.batch, gate: c.gate, at: now });
     return { status: "pass", value: "0", message: "the simulated gate holds" };
   }
 }

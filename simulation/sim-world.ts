@@ -17,6 +17,7 @@ import { withDisablePairs } from "./disable-pairs.js";
 import { EventQueue } from "./events.js";
 import { type CheckState, newCheckState } from "./fleet-invariants.js";
 import { withFleetVariants } from "./fleet-variants.js";
+import { withGateTakeovers } from "./gate-takeovers.js";
 import { newOutcomeCheckState, type OutcomeCheckState } from "./outcome-invariants.js";
 import { newRolloutCheckState, type RolloutCheckState } from "./rollout-invariants.js";
 import { type FleetScenario, withRollout } from "./rollout-scenario.js";
@@ -80,8 +81,8 @@ export function buildWorld(
   seed: number,
   options: { readonly faults: boolean; readonly fullTrace?: boolean },
 ): SimWorld {
-  const scenario = withFleetVariants(
-    withRollout(withDisablePairs(scenarioOf(seed, options.faults))),
+  const scenario = withGateTakeovers(
+    withFleetVariants(withRollout(withDisablePairs(scenarioOf(seed, options.faults)))),
   );
   const clock = new ManualClock(0);
   const store = new MemoryCampaignStore(clock);

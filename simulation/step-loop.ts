@@ -6,9 +6,11 @@
  * broke.
  */
 
+import { WORKER_LEASE } from "../control/campaign-store/index.js";
 import { budgetViolations } from "./budget-invariants.js";
 import { type ClaimWorld, claimEndViolations, claimViolations } from "./claim-invariants.js";
 import { checkStep } from "./fleet-invariants.js";
+import { stalePassViolations, unreachableBreachViolations } from "./gate-takeovers.js";
 import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
 import {
   type OutcomeWorld,
@@ -54,6 +56,10 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
   let steps = 0;
   let violation: Violation | undefined;
   const snapshot = new Map<string, Map<string, string>>();
+  const breachesJudged = new Set<string>();
+  const passesJudged = new Set<string>();
+  let epoch: number | undefined;
+  let leadSince = 0;
   const truth: OutcomeWorld = {
     store,
     fleetStore,
@@ -131,6 +137,26 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
       ...gateViolations(
         gates,
         [...store.tables.campaigns.values()].map((c) => c.campaign),
+      ),
+    );
+    found.push(
+      ...unreachableBreachViolations(
+        gates,
+        [...store.tables.campaigns.values()].map((c) => c.campaign),
+        breachesJudged,
+      ),
+    );
+    const lease = store.tables.leases.get(WORKER_LEASE);
+    if (lease !== undefined && lease.epoch !== epoch) {
+      epoch = lease.epoch;
+      leadSince = now;
+    }
+    found.push(
+      ...stalePassViolations(
+        gates,
+        [...store.tables.campaigns.values()].map((c) => c.campaign),
+        leadSince,
+        passesJudged,
       ),
     );
     if (found.length > 0) violation = { step: steps, at: now, message: found.join("\n") };
