@@ -2,6 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fleet } from "../../agent-sim/index.js";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { DesiredVersionService } from "../../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 import { ErrorInfoSchema } from "../../proto/gen/google/rpc/error_details_pb.js";
 import {
   type CampaignFixture,
@@ -155,6 +156,11 @@ describe("starting, planning, listing and retrying campaigns", { timeout: 120_00
     }
     expect(done.batches.reduce((sum, b) => sum + b.offerable, 0)).toBe(16);
 
+    // The completed campaign became its nodes' desired version: without clearing it,
+    // convergence would take the returning nodes before the retry does.
+    const desired = fx.tc.client(DesiredVersionService);
+    for (const d of (await desired.listDesiredVersions({})).desiredVersions)
+      await desired.clearDesiredVersion({ id: d.id });
     for (const nodeId of gone) offline.agent(nodeId).goOnline();
     await offline.waitUntil((f) => f.welcomedCount() === 20, 10_000, "all back online");
     const retried = await fx.campaigns.retryCampaign({ id, excludeNodeIds: ["off-00002"] });

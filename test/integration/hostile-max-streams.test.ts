@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -174,7 +174,11 @@ describe.runIf(readOpenFileLimit() !== undefined)(
         AGENT_CONTROL_LOG_LEVEL: "info",
       };
       delete env.AGENT_CONTROL_MAX_STREAMS;
-      delete env.AGENT_CONTROL_CONFIG;
+      // The 300 agents share one join token: the per-credential handshake cap would only slow
+      // their enrollment, which is not what this test measures.
+      const configFile = join(dataDir, "config.json");
+      await writeFile(configFile, JSON.stringify({ limits: { handshakesPerCredential: 1000 } }));
+      env.AGENT_CONTROL_CONFIG = configFile;
       // `exec` replaces bash, so child.pid is Control's own Node.js process.
       child = spawn(
         "bash",

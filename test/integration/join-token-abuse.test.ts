@@ -52,7 +52,7 @@ describe("join tokens that cannot be abused", { timeout: 120_000 }, () => {
       config: {
         release: { pins: [pin] },
         policy: { minBatchDurationSeconds: 0 },
-        limits: { maxConcurrentHandshakes: 4096 },
+        limits: { maxConcurrentHandshakes: 4096, handshakesPerCredential: 4096 },
         enrollment: { agentReportedLabels: [] },
       },
     });

@@ -73,6 +73,7 @@ describe.each([sqlAdapter(), memoryAdapter()])("a plan abort on the $name store"
         reason: "plan p1 aborted: freeze",
         actor: "alice",
         actor_ip: "10.0.0.9",
+        gate: null,
       },
     ]);
   });
