@@ -9,6 +9,7 @@ import { setDesired } from "../control/admin/desired-commands.js";
 import { disableNode } from "../control/admin/node-commands.js";
 import { startRolloutPlan } from "../control/admin/plan-commands.js";
 import { type CampaignState, resolveSpec } from "../control/campaign/index.js";
+import { StoreOutageError } from "../control/campaign-store/index.js";
 import { admissionRelease } from "../control/campaign-worker/system-start.js";
 import { ControlError } from "../control/errors.js";
 import { backwardsDesired, type FleetScenario } from "./rollout-scenario.js";
@@ -73,12 +74,20 @@ export function scheduleOperator(world: SimWorld): void {
     queue.at(plan.at, () => world.pending.push(start));
   }
   for (const y of scenario.yanks ?? []) {
-    queue.at(y.at, () => {
-      store.yankRelease({ version: y.version, at: clock.ms, by: "operator", reason: y.reason });
+    const yank = (): void => {
+      try {
+        store.yankRelease({ version: y.version, at: clock.ms, by: "operator", reason: y.reason });
+      } catch (error) {
+        if (!(error instanceof StoreOutageError)) throw error;
+        // The database is down: the operator tries again a second later.
+        queue.at(clock.ms + 1000, yank);
+        return;
+      }
       world.budgetChecks.yankedAt.set(y.version, clock.ms);
       say(`operator yanks ${y.version}: ${y.reason}`);
       for (const id of store.tables.campaigns.keys()) controls.wake(id);
-    });
+    };
+    queue.at(y.at, yank);
   }
   for (const action of scenario.operator) {
     queue.at(action.at, () => {
