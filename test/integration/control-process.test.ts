@@ -5,8 +5,7 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { connect } from "node:net";
+import { chmod, mkdtemp, readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -25,17 +24,35 @@ async function processesNaming(text: string): Promise<number[]> {
     .map((line) => Number.parseInt(line.trim(), 10));
 }
 
-/** Whether something accepts TCP connections on `address` (`host:port`). */
-async function accepting(address: string): Promise<boolean> {
-  const [host, port] = address.split(":");
-  return await new Promise((resolve) => {
-    const socket = connect({ host, port: Number(port) });
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
+/**
+ * Pids of the processes holding a listening TCP socket on `address`'s port, read from
+ * /proc/net/tcp and each process's fds. Connecting would not tell: a connect to a free port in
+ * the ephemeral range can meet itself, and another test may bind a port after Control freed it.
+ */
+async function listenerPids(address: string): Promise<number[]> {
+  const port = Number(address.split(":")[1]).toString(16).toUpperCase().padStart(4, "0");
+  const inodes = new Set(
+    (await readFile("/proc/net/tcp", "utf8"))
+      .split("\n")
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      .filter((f) => f[1]?.endsWith(`:${port}`) && f[3] === "0A")
+      .map((f) => `socket:[${f[9]}]`),
+  );
+  if (inodes.size === 0) return [];
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fds = await readdir(`/proc/${entry}/fd`).catch(() => [] as string[]);
+    for (const fd of fds) {
+      const target = await readlink(`/proc/${entry}/fd/${fd}`).catch(() => "");
+      if (inodes.has(target)) {
+        pids.push(Number(entry));
+        break;
+      }
+    }
+  }
+  return pids;
 }
 
 function alive(pid: number): boolean {
@@ -93,15 +110,28 @@ describe("Control as a child process on its embedded PostgreSQL", { timeout: 150
     control = await start();
     const configFile = join(dataDir, "config.json");
     // tsx's launcher and the Node.js process it runs Control in.
-    expect(await processesNaming(configFile)).toHaveLength(2);
-    expect(await accepting(agentAddr)).toBe(true);
+    const controlPids = await processesNaming(configFile);
+    expect(controlPids).toHaveLength(2);
+    const heldByControl = async (address: string) =>
+      (await listenerPids(address)).filter((pid) => controlPids.includes(pid));
+    expect(await heldByControl(agentAddr)).toHaveLength(1);
+    expect(await heldByControl(adminAddr)).toHaveLength(1);
     const postgres = await postmasterPid();
 
     await control.kill();
 
     expect(await processesNaming(configFile)).toEqual([]);
-    expect(await accepting(agentAddr)).toBe(false);
-    expect(await accepting(adminAddr)).toBe(false);
+    // Nothing started for this data dir (its PostgreSQL included) still listens there.
+    const heldFromDataDir = async (address: string) => {
+      const pids = [];
+      for (const pid of await listenerPids(address)) {
+        const args = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+        if (args.includes(dataDir)) pids.push(pid);
+      }
+      return pids;
+    };
+    expect(await heldFromDataDir(agentAddr)).toEqual([]);
+    expect(await heldFromDataDir(adminAddr)).toEqual([]);
     expect(alive(postgres)).toBe(true);
   });
 
