@@ -13,6 +13,7 @@
  * batch's minimum duration or soak ({@link closedMsBetween}).
  */
 
+import { boundedMemo } from "./bounded-memo.js";
 import { DAY_MS, instantsShowing, localMs, offsetChangeNear } from "./zone-clock.js";
 
 /** One maintenance window, as stored. */
@@ -196,12 +197,12 @@ const FIRST_DAY = -1;
 const LAST_DAY = 8;
 
 /**
- * Every instant near `t` at which `w`'s open state can change: each instant the wall clock
- * shows an opening or a closing of its spans on local days {@link FIRST_DAY}…{@link LAST_DAY},
- * and each change of the zone's offset near one (the clock jumps into or out of a span there).
+ * Every instant near the local day starting at `today` (in `w`'s zone) at which `w`'s open
+ * state can change: each instant the wall clock shows an opening or a closing of its spans on
+ * local days {@link FIRST_DAY}…{@link LAST_DAY}, and each change of the zone's offset near one
+ * (the clock jumps into or out of a span there).
  */
-function edges(w: MaintenanceWindow, t: number): number[] {
-  const today = Math.floor(localMs(w.timeZone, t) / DAY_MS) * DAY_MS;
+function edges(w: MaintenanceWindow, today: number): number[] {
   const out: number[] = [];
   for (let k = FIRST_DAY; k <= LAST_DAY; k++) {
     const dayStart = today + k * DAY_MS;
@@ -215,6 +216,33 @@ function edges(w: MaintenanceWindow, t: number): number[] {
   return out;
 }
 
+/** The start of the local day that `w`'s zone shows at `t`, on the local time line. */
+const localDayOf = (w: MaintenanceWindow, t: number): number =>
+  Math.floor(localMs(w.timeZone, t) / DAY_MS) * DAY_MS;
+
+/** The candidate instants of {@link nextWindowChange}, ascending, and the open state at each. */
+interface Candidates {
+  readonly at: readonly number[];
+  readonly openAt: readonly boolean[];
+}
+
+/**
+ * The edges of every window around the local days `todays` (one per window, in order), with
+ * the windows' open state at each. A pure function of its arguments: every instant of one
+ * local day (per window) shares it, so it is remembered.
+ */
+const candidatesAround = boundedMemo(
+  (windows: readonly MaintenanceWindow[], todays: readonly number[]): Candidates => {
+    const at = windows.flatMap((w, i) => edges(w, todays[i] as number)).sort((x, y) => x - y);
+    return { at, openAt: at.map((c) => windowOpen(windows, c)) };
+  },
+  (windows, todays) =>
+    windows
+      .map((w, i) => `${w.days}/${w.startMinute}/${w.endMinute}/${w.timeZone}@${todays[i]}`)
+      .join(";"),
+  1024,
+);
+
 /**
  * The first instant after `t` at which the campaign's windows open or close (the open state
  * differs from the one at `t`), over the edges of every window together, within a week of
@@ -226,11 +254,14 @@ export function nextWindowChange(
 ): number | undefined {
   if (windows === undefined || windows.length === 0) return undefined;
   const open = windowOpen(windows, t);
-  const candidates = windows
-    .flatMap((w) => edges(w, t))
-    .filter((c) => c > t)
-    .sort((x, y) => x - y);
-  return candidates.find((c) => windowOpen(windows, c) !== open);
+  const { at, openAt } = candidatesAround(
+    windows,
+    windows.map((w) => localDayOf(w, t)),
+  );
+  for (let i = 0; i < at.length; i++) {
+    if ((at[i] as number) > t && openAt[i] !== open) return at[i];
+  }
+  return undefined;
 }
 
 /** Time within [a, b) that lies outside every window (0 without windows). */
