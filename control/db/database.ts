@@ -97,8 +97,12 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     }
     if (options.migrate ?? true) {
       const applied = await orm.getMigrator().up();
-      if (applied.length > 0)
-        log.info({ migrations: applied.map((m) => m.name) }, "migrations applied");
+      if (applied.length > 0) {
+        log.info(
+          { migrations: applied.map((m) => m.name), schemaRelease: SCHEMA_RELEASE },
+          "migrations applied",
+        );
+      }
       await recordSchemaRelease(run, SCHEMA_RELEASE);
     }
   } catch (error) {
