@@ -18,6 +18,23 @@ export interface PreviousCheckout {
   remove(): Promise<void>;
 }
 
+/** Where {@link checkoutPrevious} puts the worktree under `dir`. */
+function previousPath(dir: string): string {
+  return join(dir, "previous");
+}
+
+/**
+ * Removes the worktree {@link checkoutPrevious} made (or began to make) under `dir`, and git's
+ * record of it; nothing when there is none. For a test's cleanup, however far its set-up got.
+ */
+export async function removePrevious(repo: string, dir: string): Promise<void> {
+  // --force: the worktree has an untracked node_modules link and may be mid-write.
+  await run("git", ["worktree", "remove", "--force", previousPath(dir)], { cwd: repo }).catch(
+    () => {},
+  );
+  await run("git", ["worktree", "prune"], { cwd: repo }).catch(() => {});
+}
+
 /**
  * Checks `commit` out as a detached worktree at `<dir>/previous` of the repository at `repo`,
  * links `repo`'s node_modules into it and returns it. Throws with git's own words when the
@@ -29,12 +46,8 @@ export async function checkoutPrevious(
   commit: string,
   dir: string,
 ): Promise<PreviousCheckout> {
-  const path = join(dir, "previous");
-  const remove = async () => {
-    // --force: the worktree has an untracked node_modules link and may be mid-write.
-    await run("git", ["worktree", "remove", "--force", path], { cwd: repo }).catch(() => {});
-    await run("git", ["worktree", "prune"], { cwd: repo }).catch(() => {});
-  };
+  const path = previousPath(dir);
+  const remove = () => removePrevious(repo, dir);
   try {
     await run("git", ["worktree", "add", "--detach", "--quiet", path, commit], { cwd: repo });
   } catch (error) {

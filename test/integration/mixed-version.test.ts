@@ -33,7 +33,11 @@ import {
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
-import { checkoutPrevious, type PreviousCheckout } from "../helpers/previous-release.js";
+import {
+  checkoutPrevious,
+  type PreviousCheckout,
+  removePrevious,
+} from "../helpers/previous-release.js";
 import { artifactServer, freePort } from "../helpers/process-fixtures.js";
 import { makeKeys, makeRelease } from "../helpers/releases.js";
 import { roundRobin } from "../helpers/round-robin.js";
@@ -129,6 +133,13 @@ describe("a Control of the previous release and one of HEAD on one database", ()
     return controls.find((c) => c.child?.pid !== undefined && holder?.includes(`-${c.child.pid}-`));
   };
 
+  /** `agent_control_is_leader` as `c` itself reports it on /metrics. */
+  const leads = async (c: ControlProcess): Promise<number | undefined> => {
+    const text = await (await fetch(`${c.adminUrl}/metrics`)).text();
+    const value = /^agent_control_is_leader (\d+)$/m.exec(text)?.[1];
+    return value === undefined ? undefined : Number(value);
+  };
+
   const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs;
     while (!(await check())) {
@@ -205,7 +216,8 @@ describe("a Control of the previous release and one of HEAD on one database", ()
     if (artifacts) await new Promise((resolve) => artifacts?.server.close(resolve));
     await sql?.end();
     await db?.drop();
-    await previous?.remove();
+    // However far the set-up got: the worktree goes, and git forgets it.
+    if (dir) await (previous?.remove() ?? removePrevious(process.cwd(), dir));
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -220,6 +232,8 @@ describe("a Control of the previous release and one of HEAD on one database", ()
     await start(head);
     expect(await readSchemaRelease(run)).toBe(SCHEMA_RELEASE);
     expect(await leader()).toBe(old);
+    // One lease across the releases: each knows which of them leads.
+    expect([await leads(old), await leads(head)]).toEqual([1, 0]);
 
     balancer = await roundRobin(controls.map((c) => c.agentPort));
     await client(ReleaseService, head).registerRelease({ envelope });
@@ -261,7 +275,7 @@ describe("a Control of the previous release and one of HEAD on one database", ()
 
     // The upgrade's step: the previous release drains and exits; HEAD takes the lease.
     expect(await stop(old, "SIGTERM")).toBe(0);
-    await waitFor("HEAD leads", async () => (await leader()) === head);
+    await waitFor("HEAD leads", async () => (await leader()) === head && (await leads(head)) === 1);
     await waitFor("the campaign finished", async () => isDone(await get()), 90_000);
 
     const done = await client(CampaignService, head).getCampaign({ id });
