@@ -12,7 +12,9 @@
  * PREVIOUS_RELEASE_COMMIT is the commit the release before HEAD's shipped from. When a release
  * lands, set it to the last commit of that release (its migrations all carry its schema
  * release, one below HEAD's new ones), so this test always runs the two releases an upgrade
- * runs side by side.
+ * runs side by side. The previous release runs on this checkout's node_modules (linked, so the
+ * test installs nothing and needs no network); a release that changes a dependency the previous
+ * one uses differently must keep both working or install the previous commit's own.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -249,7 +251,7 @@ describe("a Control of the previous release and one of HEAD on one database", ()
       backoff: { baseMs: 100, capMs: 800, resetAfterMs: 1000 },
     });
     await fleet.waitUntil((f) => f.welcomedCount() === AGENTS, 30_000, "fleet welcomed");
-    // Both releases hold streams: the leader's operations reach HEAD's nodes through the outbox.
+    // Both releases hold streams: the leader's operations reach the nodes of both through the outbox.
     const { nodes } = await client(NodeService, head).listNodes({ pageSize: 1000 });
     const held = new Set(nodes.filter((n) => n.online).map((n) => n.heldBy.split("-").at(-2)));
     expect(held).toEqual(new Set(controls.map((c) => String(c.child?.pid))));
