@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { startControl } from "./app.js";
 import { parseWorkers, runPrimary } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
+import { SchemaTooNewError } from "./db/schema-release.js";
 import { createLogger } from "./log.js";
 import { writeAdminEndpoint } from "./shared/local-endpoint.js";
 import { USAGE } from "./usage.js";
@@ -60,7 +61,12 @@ async function main(): Promise<number> {
   if (workers !== undefined && cluster.isPrimary) {
     // stdout carries JSON log lines only, so a log shipper never meets a plain line.
     announce.info({ workers }, `Agent Control runs ${workers} worker(s)`);
-    await runPrimary({ config, workers, log, say: (line) => announce.info(line) });
+    try {
+      await runPrimary({ config, workers, log, say: (line) => announce.info(line) });
+    } catch (error) {
+      if (error instanceof SchemaTooNewError) return refuse(error, log);
+      throw error;
+    }
     log.info("stopped");
     log.flush();
     return 0;
@@ -75,6 +81,7 @@ async function main(): Promise<number> {
       log.flush();
       return 2;
     }
+    if (error instanceof SchemaTooNewError) return refuse(error, log);
     throw error;
   }
   // agentctl on this machine finds this Control's data directory (and so its operator
@@ -121,6 +128,13 @@ async function main(): Promise<number> {
   log.info("stopped");
   log.flush();
   return 0;
+}
+
+/** One line on stderr and exit 2: the database's schema is too far ahead of this Control. */
+function refuse(error: SchemaTooNewError, log: ReturnType<typeof createLogger>): number {
+  process.stderr.write(`control: ${error.message}\n`);
+  log.flush();
+  return 2;
 }
 
 main().then(

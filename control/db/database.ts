@@ -11,6 +11,14 @@ import pg from "pg";
 import type { Logger } from "../log.js";
 import { ENTITIES } from "./entities/index.js";
 import { MIGRATIONS } from "./migrations/index.js";
+import {
+  judgeSchemaRelease,
+  type RunSql,
+  readSchemaRelease,
+  recordSchemaRelease,
+  SCHEMA_RELEASE,
+  SchemaTooNewError,
+} from "./schema-release.js";
 
 /** An open database: the ORM and a raw pool over the same server. */
 export interface Database {
@@ -43,7 +51,11 @@ export interface OpenDatabaseOptions {
 /** Default size of the raw pool; with the ORM's 10, one Control uses at most 30 connections. */
 export const RAW_POOL_SIZE = 20;
 
-/** Connects, applies pending migrations, and returns the open database. */
+/**
+ * Connects, applies pending migrations, records the schema release, and returns the open
+ * database. Throws {@link SchemaTooNewError}, having changed nothing, when the schema is more
+ * than one release ahead of this Control.
+ */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   const log = options.log.child({ component: "db" });
   const orm = await MikroORM.init({
@@ -58,16 +70,46 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     debug: false,
     logger: (message) => log.debug(message),
   });
-  if (options.migrate ?? true) {
-    const applied = await orm.getMigrator().up();
-    if (applied.length > 0)
-      log.info({ migrations: applied.map((m) => m.name) }, "migrations applied");
-  }
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.rawPoolSize ?? options.poolSize ?? RAW_POOL_SIZE,
   });
   pool.on("error", (error) => log.warn({ err: error.message }, "idle database connection failed"));
+  const run: RunSql = async (sql, params) => (await pool.query(sql, params as unknown[])).rows;
+  try {
+    // Before anything is migrated: a schema too far ahead is left exactly as it is.
+    const verdict = judgeSchemaRelease(await readSchemaRelease(run), SCHEMA_RELEASE);
+    switch (verdict.kind) {
+      case "migrate":
+        break;
+      case "one_ahead":
+        log.info(
+          verdict,
+          "the schema is one release ahead of this Control: it runs beside a newer one",
+        );
+        break;
+      case "too_new":
+        throw new SchemaTooNewError(verdict.stored, verdict.known);
+      default: {
+        const unexpected: never = verdict;
+        throw new Error(`unexpected schema verdict: ${JSON.stringify(unexpected)}`);
+      }
+    }
+    if (options.migrate ?? true) {
+      const applied = await orm.getMigrator().up();
+      if (applied.length > 0) {
+        log.info(
+          { migrations: applied.map((m) => m.name), schemaRelease: SCHEMA_RELEASE },
+          "migrations applied",
+        );
+      }
+      await recordSchemaRelease(run, SCHEMA_RELEASE);
+    }
+  } catch (error) {
+    await pool.end();
+    await orm.close(true);
+    throw error;
+  }
   return {
     orm,
     pool,

@@ -12,7 +12,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import type { Server } from "node:http";
-import { createServer as createNetServer, connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type Interceptor } from "@connectrpc/connect";
@@ -31,60 +30,12 @@ import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb
 import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
 import { artifactServer, freePort } from "../helpers/process-fixtures.js";
 import { makeKeys, makeRelease } from "../helpers/releases.js";
+import { roundRobin } from "../helpers/round-robin.js";
 import { isDone, NEW, quickSpec } from "./campaign-fixture.js";
 
 const TOKEN = "active-active-operator-token-0123456789";
 const AGENTS_PER_GROUP = 24;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * A TCP load balancer: each connection goes to the next backend in turn, or to the one after
- * when that one refuses (a killed Control), and is piped both ways until either side ends.
- */
-async function roundRobin(
-  ports: readonly number[],
-): Promise<{ port: number; close(): Promise<void> }> {
-  let next = 0;
-  const sockets = new Set<Socket>();
-  const track = (s: Socket) => {
-    sockets.add(s);
-    s.once("close", () => sockets.delete(s));
-  };
-  const server = createNetServer((client) => {
-    track(client);
-    client.on("error", () => {});
-    const attempt = (tries: number) => {
-      const port = ports[next++ % ports.length] as number;
-      const upstream = netConnect(port, "127.0.0.1");
-      track(upstream);
-      let connected = false;
-      upstream.once("connect", () => {
-        connected = true;
-        client.pipe(upstream);
-        upstream.pipe(client);
-      });
-      upstream.on("error", () => {
-        if (!connected && tries + 1 < ports.length && !client.destroyed) attempt(tries + 1);
-        else client.destroy();
-      });
-      upstream.on("close", () => {
-        if (connected) client.destroy();
-      });
-      client.once("close", () => upstream.destroy());
-    };
-    attempt(0);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return {
-    port: address.port,
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 /** One Control process: its ports, its data directory, and the child while it runs. */
 interface ControlProcess {

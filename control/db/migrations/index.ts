@@ -1,7 +1,8 @@
 /**
- * Every migration, in order. Listed explicitly (not discovered from disk) so Control runs
- * the same schema from TypeScript sources or a bundle. Never edit a migration that has
- * landed: add the next one.
+ * Every migration, in order, each with the schema release that added it. Listed explicitly
+ * (not discovered from disk) so Control runs the same schema from TypeScript sources or a
+ * bundle. Never edit a migration that has landed: add the next one. The rules (expand, then
+ * contract one release later) are in this folder's README.md.
  */
 import type { MigrationObject } from "@mikro-orm/core";
 import { Migration0001Foundation } from "./0001-foundation.js";
@@ -20,23 +21,33 @@ import { Migration0014EnrollmentTrust } from "./0014-enrollment-trust.js";
 import { Migration0015CommandGate } from "./0015-command-gate.js";
 import { Migration0016ReleaseYank } from "./0016-release-yank.js";
 import { Migration0017FleetSettings } from "./0017-fleet-settings.js";
+import { Migration0018SchemaRelease } from "./0018-schema-release.js";
+
+/**
+ * A migration and the schema release that added it. Every migration a release adds carries
+ * the same number, one above the previous release's; the list never goes back in release.
+ */
+export interface ReleasedMigration extends MigrationObject {
+  readonly release: number;
+}
 
 /** The migrations applied at start, oldest first. */
-export const MIGRATIONS: MigrationObject[] = [
-  { name: "0001-foundation", class: Migration0001Foundation },
-  { name: "0002-releases", class: Migration0002Releases },
-  { name: "0003-campaigns", class: Migration0003Campaigns },
-  { name: "0004-artifact-storage", class: Migration0004ArtifactStorage },
-  { name: "0005-enrollment-scope", class: Migration0005EnrollmentScope },
-  { name: "0006-active-active", class: Migration0006ActiveActive },
-  { name: "0007-report-boot-id", class: Migration0007ReportBootId },
-  { name: "0008-gate-results", class: Migration0008GateResults },
-  { name: "0010-desired-versions", class: Migration0010DesiredVersions },
-  { name: "0011-rollout-plans", class: Migration0011RolloutPlans },
-  { name: "0012-enrollment-key", class: Migration0012EnrollmentKey },
-  { name: "0013-in-flight-index", class: Migration0013InFlightIndex },
-  { name: "0014-enrollment-trust", class: Migration0014EnrollmentTrust },
-  { name: "0015-command-gate", class: Migration0015CommandGate },
-  { name: "0016-release-yank", class: Migration0016ReleaseYank },
-  { name: "0017-fleet-settings", class: Migration0017FleetSettings },
+export const MIGRATIONS: ReleasedMigration[] = [
+  { name: "0001-foundation", class: Migration0001Foundation, release: 1 },
+  { name: "0002-releases", class: Migration0002Releases, release: 1 },
+  { name: "0003-campaigns", class: Migration0003Campaigns, release: 1 },
+  { name: "0004-artifact-storage", class: Migration0004ArtifactStorage, release: 1 },
+  { name: "0005-enrollment-scope", class: Migration0005EnrollmentScope, release: 1 },
+  { name: "0006-active-active", class: Migration0006ActiveActive, release: 1 },
+  { name: "0007-report-boot-id", class: Migration0007ReportBootId, release: 1 },
+  { name: "0008-gate-results", class: Migration0008GateResults, release: 1 },
+  { name: "0010-desired-versions", class: Migration0010DesiredVersions, release: 1 },
+  { name: "0011-rollout-plans", class: Migration0011RolloutPlans, release: 1 },
+  { name: "0012-enrollment-key", class: Migration0012EnrollmentKey, release: 1 },
+  { name: "0013-in-flight-index", class: Migration0013InFlightIndex, release: 1 },
+  { name: "0014-enrollment-trust", class: Migration0014EnrollmentTrust, release: 1 },
+  { name: "0015-command-gate", class: Migration0015CommandGate, release: 1 },
+  { name: "0016-release-yank", class: Migration0016ReleaseYank, release: 1 },
+  { name: "0017-fleet-settings", class: Migration0017FleetSettings, release: 1 },
+  { name: "0018-schema-release", class: Migration0018SchemaRelease, release: 2 },
 ];
