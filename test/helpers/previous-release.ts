@@ -48,6 +48,7 @@ export async function checkoutPrevious(
 ): Promise<PreviousCheckout> {
   const path = previousPath(dir);
   const remove = () => removePrevious(repo, dir);
+  await fetchIfMissing(repo, commit);
   try {
     await run("git", ["worktree", "add", "--detach", "--quiet", path, commit], { cwd: repo });
   } catch (error) {
@@ -66,4 +67,25 @@ export async function checkoutPrevious(
     throw error;
   }
   return { path, remove };
+}
+
+/**
+ * Brings `commit` into `repo` when a shallow clone lacks it: from `origin`, by its id and then
+ * by unshallowing (a local origin needs no network). Leaves the failure to `git worktree add`,
+ * whose message names the commit.
+ */
+async function fetchIfMissing(repo: string, commit: string): Promise<void> {
+  const present = () =>
+    run("git", ["cat-file", "-e", `${commit}^{commit}`], { cwd: repo }).then(
+      () => true,
+      () => false,
+    );
+  if (await present()) return;
+  for (const args of [
+    ["fetch", "--quiet", "origin", commit],
+    ["fetch", "--quiet", "--unshallow", "origin"],
+  ]) {
+    await run("git", args, { cwd: repo }).catch(() => undefined);
+    if (await present()) return;
+  }
 }
