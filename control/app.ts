@@ -16,21 +16,17 @@ import { type AdminServer, startAdminServer } from "./admin/server.js";
 import { createTokenReloader, type TokenReload } from "./admin/token-reload.js";
 import { createVersionService } from "./admin/version-service.js";
 import { authenticateStream } from "./agents/authenticate.js";
-import { CredentialSlots } from "./agents/credential-slots.js";
-import { HANDSHAKE_ADMISSION, HandshakeAdmission } from "./agents/handshake-admission.js";
 import { AgentHub } from "./agents/hub.js";
-import { type AgentServer, startAgentServer } from "./agents/server.js";
-import { Slots } from "./agents/slots.js";
-import { currentStreamBudget } from "./agents/stream-budget.js";
+import { startAgentListener } from "./app-agents.js";
+import { startTufChannel } from "./app-tuf.js";
 import { createCampaignEngine } from "./campaign-engine.js";
 import { type Clock, systemClock } from "./clock.js";
-import { ConfigError, type ControlConfig, listenerFacts } from "./config.js";
+import { type ControlConfig, listenerFacts } from "./config.js";
 import { adminServerLimits } from "./config-admin.js";
 import { clearTextExposed } from "./config-clear-text.js";
 import { ControlInstances } from "./db/control-instances.js";
 import { type Database, openDatabase } from "./db/database.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
-import { recordFleetSetting } from "./db/fleet-settings.js";
 import { JoinTokenReader } from "./db/join-token-reader.js";
 import { NodeStore } from "./db/node-store.js";
 import type { Logger } from "./log.js";
@@ -40,14 +36,9 @@ import { type DownloadAuthenticator, downloadsRoute } from "./releases/downloads
 import { type DownloadsServer, startDownloadsServer } from "./releases/downloads-server.js";
 import type { HttpRoute } from "./shared/http-route.js";
 import { formatAddress } from "./shared/listen-address.js";
-import { certificateDenied, recordCertifiedHello } from "./tls/certificate-nodes.js";
-import { agentServerCredentials } from "./tls/credentials.js";
-import { tufRoute } from "./tuf/tuf-route.js";
-import { pinTimestampWindow } from "./tuf/window-pin.js";
 import { dashboardRoute } from "./ui/route.js";
 
-/** Capabilities this Control offers Agents. */
-export const CONTROL_CAPABILITIES = ["upgrade.v1", "config.v1"] as const;
+export { CONTROL_CAPABILITIES } from "./app-agents.js";
 
 /** Options of {@link startControl}. */
 export interface StartControlOptions {
@@ -146,74 +137,17 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     await instances.start();
     cleanup.push(() => instances.stop());
 
-    // limits.maxStreams and the connection cap under it: see control/agents/stream-budget.ts.
-    const budget = currentStreamBudget(config.limits.maxStreams);
-    const { warning, ...budgetFacts } = budget;
-    log.info(budgetFacts, "agent stream and connection limits");
-    if (warning) log.warn({ ...budgetFacts }, warning);
-    const streams = new Slots(budget.maxStreams);
-    const maxHandshakes = config.limits.maxConcurrentHandshakes;
-    const handshakes = new HandshakeAdmission({
-      ...HANDSHAKE_ADMISSION,
-      maxConcurrent: maxHandshakes,
-      minConcurrent: Math.min(HANDSHAKE_ADMISSION.minConcurrent, maxHandshakes),
-      now: () => clock.now().getTime(),
-    });
-    const drops = metrics.counter(
-      "agent_control_agent_connections_dropped_total",
-      "TCP connections to the agent listener closed at accept: the connection limit was reached.",
-    );
-    const agentServer: AgentServer = await startAgentServer({
-      address: config.agentAddr,
-      maxMessageBytes: config.limits.maxMessageBytes,
-      maxAgentMessageBytes: config.limits.maxAgentMessageBytes,
-      credentials: agentServerCredentials(config.tls.agent),
-      maxConnections: budget.maxConnections,
-      connectionDropped: () => drops.inc(),
+    const agentServer = await startAgentListener({
+      config,
       log,
-      session: {
-        hub,
-        nodes,
-        clock,
-        log: log.child({ component: "agents" }),
-        authenticate: (authorization, peerCertificate) =>
-          authenticateStream(
-            authorization,
-            {
-              joinTokens,
-              nodes,
-              clock,
-              certificateIdentity: config.enrollment.certificateIdentity,
-              certificateDenied: (fingerprint, now) => certificateDenied(db.pool, fingerprint, now),
-            },
-            peerCertificate,
-          ),
-        recordCertifiedHello: (hello, sessionId, now, certificate) =>
-          recordCertifiedHello(
-            db.pool,
-            hello,
-            sessionId,
-            now,
-            instanceId,
-            certificate,
-            config.enrollment.requireApproval,
-          ),
-        capabilities: CONTROL_CAPABILITIES,
-        agentReportedLabels: config.enrollment.agentReportedLabels,
-        heartbeatIntervalMs: config.timeouts.heartbeatSeconds * 1000,
-        helloTimeoutMs: 10_000,
-        sendQueueLength: config.limits.sendQueueLength,
-        messagesPerSecond: config.limits.agentMessagesPerSecond,
-        byteBudget: {
-          bytesPerSecond: config.limits.agentStreamBytesPerSecond,
-          burstBytes: config.limits.agentStreamBurstBytes,
-        },
-        handshakes,
-        credentialHandshakes: new CredentialSlots(config.limits.handshakesPerCredential),
-        streams,
-        refused: agentCounters.refused,
-        handshaken: agentCounters.handshake,
-      },
+      clock,
+      db,
+      nodes,
+      joinTokens,
+      hub,
+      instanceId,
+      metrics,
+      agentCounters,
     });
     const drainAgents = () => agentServer.drain(config.limits.shutdownGraceSeconds * 1000);
     cleanup.push(drainAgents);
@@ -228,37 +162,6 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       file: config.adminTokensFile,
       log,
     });
-    metrics.gauge("agent_control_streams", "Agent streams open on this Control.", () => hub.size);
-    metrics.gauge(
-      "agent_control_handshakes_in_flight",
-      "Agent streams between connect and Welcome.",
-      () => handshakes.held,
-    );
-    metrics.gauge(
-      "agent_control_handshakes_admitted",
-      "Agent handshakes this Control takes on at once now: what it finishes in 10 s at its current rate, up to limits.maxConcurrentHandshakes.",
-      () => handshakes.limit,
-    );
-    metrics.gauge(
-      "agent_control_streams_held",
-      "Agent streams counted against limits.maxStreams: handshaking or live.",
-      () => streams.held,
-    );
-    metrics.gauge(
-      "agent_control_streams_limit",
-      "limits.maxStreams: agent streams this Control holds at once.",
-      () => streams.limit,
-    );
-    metrics.gauge(
-      "agent_control_agent_connections",
-      "TCP connections open on the agent listener.",
-      () => agentServer.connections,
-    );
-    metrics.gauge(
-      "agent_control_agent_connections_limit",
-      "TCP connections the agent listener holds at once (derived from limits.maxStreams and the open-file limit).",
-      () => budget.maxConnections,
-    );
     const downloadsTotal = metrics.counter(
       "agent_control_downloads_total",
       "Artifact download requests answered, by HTTP status.",
@@ -279,34 +182,8 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       "Artifact downloads being served now.",
       downloads.active,
     );
-    if (config.tuf !== undefined) {
-      const problem = await pinTimestampWindow(
-        (name, value) => recordFleetSetting(db.pool, name, value),
-        config.tuf.timestampKey,
-        config.tuf.timestampWindowSeconds,
-      );
-      if (problem !== undefined) throw new ConfigError([problem]);
-    }
     // The release channel's TUF metadata, beside the downloads and ahead of their credential.
-    const tufRepository =
-      config.tuf === undefined
-        ? undefined
-        : tufRoute({
-            dir: config.tuf.dir,
-            snapshotKey: config.tuf.snapshotKey,
-            timestampKey: config.tuf.timestampKey,
-            ttlMs: config.tuf.timestampExpirySeconds * 1000,
-            windowMs: config.tuf.timestampWindowSeconds * 1000,
-            clock,
-          });
-    const tuf = tufRepository?.route;
-    if (tufRepository !== undefined) {
-      metrics.gauge(
-        "agent_control_tuf_offline_expiry_seconds",
-        "Seconds until the release channel's root or targets metadata expires (negative: Agents refuse new releases).",
-        () => tufRepository.offlineExpirySeconds(),
-      );
-    }
+    const tuf = await startTufChannel({ config, db, clock, metrics });
     const agentRoute: HttpRoute =
       tuf === undefined
         ? downloads.route

@@ -4,12 +4,7 @@
  * them all in one go.
  */
 import { readFileSync } from "node:fs";
-import {
-  type AdminLimitsConfig,
-  type AdminTimeoutsConfig,
-  readAdminLimits,
-  readAdminTimeouts,
-} from "./config-admin.js";
+import { type AdminTimeoutsConfig, readAdminTimeouts } from "./config-admin.js";
 import {
   type AdminTokensFile,
   checkDataDir,
@@ -26,6 +21,7 @@ import {
 } from "./config-clear-text.js";
 import { type EnrollmentConfig, readEnrollment } from "./config-enrollment.js";
 import { type GatesConfig, readGatesConfig } from "./config-gates.js";
+import { type LimitsConfig, readLimits } from "./config-limits.js";
 import { type ConfigInput, type ConfiguredAdminToken, isRecord, Reader } from "./config-reader.js";
 import type { ListenAddress } from "./shared/listen-address.js";
 import { readTlsConfig, TLS_ENV, type TlsConfig, tlsEnvInput } from "./tls/config.js";
@@ -80,41 +76,8 @@ export interface ControlConfig {
     /** How often the leader runs its fleet passes: desired-version convergence and rollout plans. */
     readonly convergenceIntervalMs: number;
   };
-  readonly limits: {
-    /** Largest message sent on an agent stream (and accepted, unless the next is smaller). */
-    readonly maxMessageBytes: number;
-    /**
-     * Largest message accepted from an Agent (default 65536: a Hello at its limits is about
-     * 25 KiB); a larger one ends the stream with RESOURCE_EXHAUSTED before it is decoded.
-     */
-    readonly maxAgentMessageBytes: number;
-    /** Operations queued for one stream before it is closed as too slow. */
-    readonly sendQueueLength: number;
-    /** Messages per second one agent stream may send, averaged over a burst. */
-    readonly agentMessagesPerSecond: number;
-    /**
-     * Bytes per second one agent stream may send (default 16384), in bursts of up to
-     * `agentStreamBurstBytes` (default 262144, at least `maxAgentMessageBytes`); a stream over
-     * it ends with RESOURCE_EXHAUSTED.
-     */
-    readonly agentStreamBytesPerSecond: number;
-    readonly agentStreamBurstBytes: number;
-    /** Streams allowed to be between connect and Welcome at once. */
-    readonly maxConcurrentHandshakes: number;
-    /**
-     * Handshakes one credential (join token, node token, client certificate; every stream
-     * without a credential counts as one) may have in progress at once (default 4).
-     */
-    readonly handshakesPerCredential: number;
-    /**
-     * Agent streams this process holds at once (`AGENT_CONTROL_MAX_STREAMS`); beyond it a
-     * new stream is refused with RESOURCE_EXHAUSTED. Undefined: derived at start from the
-     * open-file limit (control/agents/stream-budget.ts).
-     */
-    readonly maxStreams: number | undefined;
-    /** How long SIGTERM waits for streams to drain. */
-    readonly shutdownGraceSeconds: number;
-  } & AdminLimitsConfig;
+  /** `limits.*`: what one Control holds and accepts (config-limits.ts). */
+  readonly limits: LimitsConfig;
   readonly log: { readonly level: string };
   /** Which Hello labels are trusted, and whether new nodes wait for approval. */
   readonly enrollment: EnrollmentConfig;
@@ -313,34 +276,7 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
         3_600_000,
       ),
     },
-    limits: {
-      maxMessageBytes: v.integer(limits, "limits.maxMessageBytes", 4 * 1024 * 1024, 1024, 64 << 20),
-      maxAgentMessageBytes: v.integer(limits, "limits.maxAgentMessageBytes", 65536, 1024, 64 << 20),
-      sendQueueLength: v.integer(limits, "limits.sendQueueLength", 256, 1, 100_000),
-      agentMessagesPerSecond: v.number(limits, "limits.agentMessagesPerSecond", 50, 0.1, 1e6),
-      agentStreamBytesPerSecond: v.integer(
-        limits,
-        "limits.agentStreamBytesPerSecond",
-        16384,
-        1024,
-        1 << 30,
-      ),
-      agentStreamBurstBytes: v.integer(
-        limits,
-        "limits.agentStreamBurstBytes",
-        262144,
-        1024,
-        1 << 30,
-      ),
-      maxConcurrentHandshakes: v.integer(limits, "limits.maxConcurrentHandshakes", 512, 1, 1e6),
-      handshakesPerCredential: v.integer(limits, "limits.handshakesPerCredential", 4, 1, 1e6),
-      maxStreams:
-        limits.maxStreams === undefined
-          ? undefined
-          : v.integer(limits, "limits.maxStreams", 1, 1, 10_000_000),
-      shutdownGraceSeconds: v.number(limits, "limits.shutdownGraceSeconds", 10, 0, 3600),
-      ...readAdminLimits(v, limits, problems),
-    },
+    limits: readLimits(v, limits, problems),
     log: { level: v.oneOf(log, "log.level", "info", LOG_LEVELS) },
     tuf: readTufConfig(input.tuf, problems),
     gates: readGatesConfig(input.gates, problems),

@@ -20,16 +20,21 @@ import {
 import type { Clock } from "../clock.js";
 import { scheduleOnce } from "../clock-timer.js";
 import type { NodeHello, NodeStore } from "../db/node-store.js";
-import { ControlError, type ErrorCode, toGrpcStatus } from "../errors.js";
+import { ControlError, toGrpcStatus } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { CertificateFacts, StreamIdentity } from "./authenticate.js";
-import { type CredentialSlots, credentialKey } from "./credential-slots.js";
 import { enrollWithJoinToken } from "./enrollment.js";
 import type { ConnectedNode } from "./events.js";
 import type { AgentHub, HubSession } from "./hub.js";
 import { type ByteBudget, InboundBudget } from "./inbound-budget.js";
 import { type EncodedOperation, operationFrame } from "./operation-frame.js";
 import { reportedLabels } from "./reported-labels.js";
+import {
+  admitHandshake,
+  admitStream,
+  type HandshakeResult,
+  type StreamBounds,
+} from "./stream-bounds.js";
 import { StreamWriter } from "./stream-writer.js";
 import { checkHello, checkObserved } from "./validate.js";
 
@@ -40,7 +45,7 @@ export const MALFORMED = Symbol("malformed");
 export type IncomingMessage = AgentMessage | { readonly [MALFORMED]: string };
 
 /** Shared dependencies of every session. */
-export interface SessionDeps {
+export interface SessionDeps extends StreamBounds {
   readonly hub: AgentHub;
   readonly nodes: NodeStore;
   /** Time of the session: last-seen stamps, the rate limit, the handshake timeout, write deadlines. */
@@ -68,29 +73,11 @@ export interface SessionDeps {
   readonly messagesPerSecond: number;
   /** Bytes one stream may send (see inbound-budget.ts); undefined: not limited. */
   readonly byteBudget?: ByteBudget;
-  /** Handshakes in progress: released with whether the stream was welcomed. */
-  readonly handshakes: { tryAcquire(): boolean; release(welcomed: boolean): void };
-  /** Handshakes in progress per credential (`limits.handshakesPerCredential`); unset: no cap. */
-  readonly credentialHandshakes?: CredentialSlots;
-  /**
-   * Limits the streams held, from their first byte to their end (`limits.maxStreams`);
-   * false = refuse this one with RESOURCE_EXHAUSTED before any other work.
-   */
-  readonly streams: { tryAcquire(): boolean; release(): void };
-  /** Told of every stream refused for a limit (for `/metrics`). */
-  readonly refused: (reason: StreamRefusal) => void;
   /** Told how each handshake ended (for `/metrics`): see {@link HandshakeResult}. */
   readonly handshaken?: (result: HandshakeResult) => void;
 }
 
-/**
- * How a handshake ended: `welcomed`, `abandoned` (the stream ended before the Welcome), or
- * the code of the error that ended the stream (`unauthenticated`, `invalid_argument`, …).
- */
-export type HandshakeResult = "welcomed" | "abandoned" | ErrorCode;
-
-/** Why a stream was refused before its handshake: which limit was full. */
-export type StreamRefusal = "max_streams" | "max_handshakes" | "max_handshakes_per_credential";
+export type { HandshakeResult, StreamRefusal } from "./stream-bounds.js";
 
 type Stage = "handshake" | "live" | "closed";
 
@@ -104,8 +91,7 @@ export function serveAgentStream(
   call: ServerDuplexStream<IncomingMessage, ControlMessage>,
   deps: SessionDeps,
 ): void {
-  if (!deps.streams.tryAcquire()) {
-    deps.refused("max_streams");
+  if (!admitStream(deps)) {
     call.emit("error", {
       code: status.RESOURCE_EXHAUSTED,
       details: "this Control holds as many agent streams as it allows: retry with backoff",
@@ -216,23 +202,7 @@ class AgentSession implements HubSession {
     const header = this.call.metadata.get("authorization")[0];
     const authorization = typeof header === "string" ? header : undefined;
     const certificate = this.call.getAuthContext()?.sslPeerCertificate;
-    const perCredential = this.deps.credentialHandshakes;
-    const key = perCredential && credentialKey(authorization, certificate);
-    if (perCredential && key !== undefined && !perCredential.tryAcquire(key)) {
-      this.deps.refused("max_handshakes_per_credential");
-      throw new ControlError(
-        "resource_exhausted",
-        `this credential already has ${perCredential.limit} handshakes in progress (limits.handshakesPerCredential): retry with backoff`,
-      );
-    }
-    if (!this.deps.handshakes.tryAcquire()) {
-      if (key !== undefined) perCredential?.release(key);
-      this.deps.refused("max_handshakes");
-      throw new ControlError(
-        "resource_exhausted",
-        "too many agents are connecting at once: retry with backoff",
-      );
-    }
+    const release = admitHandshake(this.deps, authorization, certificate);
     let welcomed = false;
     try {
       const first = this.awaitFirstMessage();
@@ -248,8 +218,7 @@ class AgentSession implements HubSession {
       await this.welcome(identity, message.body.value);
       welcomed = true;
     } finally {
-      this.deps.handshakes.release(welcomed);
-      if (key !== undefined) perCredential?.release(key);
+      release(welcomed);
     }
   }
 

@@ -3,20 +3,34 @@
  * a campaign to a release the channel does not list, since every Agent that trusts the
  * channel would refuse it (`untrusted_release`) and the canary batch would only breach.
  */
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { MetadataKind } from "@tufjs/models";
-import { parseMetadata } from "../shared/tuf/repository.js";
+import {
+  NODE_TARGETS_IO,
+  type TargetsFile,
+  type TargetsFileIo,
+  targetsFile,
+} from "./targets-file.js";
 
-/** Undefined when `dir`'s targets.json lists `version` at `sequence`; else the reason. */
-export async function unlistedReason(
-  dir: string,
+/** Why a release is not usable on the channel, or undefined when it is listed at its sequence. */
+export type ListedCheck = (version: string, sequence: number) => Promise<string | undefined>;
+
+/**
+ * The check of `dir`'s targets.json, read once per change of the file (see targets-file.ts):
+ * undefined when it lists `version` at `sequence`; else the reason.
+ */
+export function listedCheck(dir: string, io: TargetsFileIo = NODE_TARGETS_IO): ListedCheck {
+  const file = targetsFile(join(dir, "targets.json"), io);
+  return (version, sequence) => unlistedIn(file, version, sequence);
+}
+
+async function unlistedIn(
+  file: TargetsFile,
   version: string,
   sequence: number,
 ): Promise<string | undefined> {
-  let targets: ReturnType<typeof parseMetadata<MetadataKind.Targets>>;
+  let targets: Awaited<ReturnType<TargetsFile["read"]>>;
   try {
-    targets = parseMetadata(MetadataKind.Targets, await readFile(join(dir, "targets.json")));
+    targets = await file.read();
   } catch (error) {
     return `the release channel's targets.json cannot be read: ${(error as Error).message}`;
   }
@@ -30,4 +44,24 @@ export async function unlistedReason(
     return `the TUF targets list ${version} with another sequence than its registered ${sequence}`;
   }
   return undefined;
+}
+
+/** One check per repository directory, so every start in this process shares its read. */
+const checks = new Map<string, ListedCheck>();
+/** Directories kept at once (a process serves one; tests make many). */
+const MAX_DIRS = 16;
+
+/** Undefined when `dir`'s targets.json lists `version` at `sequence`; else the reason. */
+export async function unlistedReason(
+  dir: string,
+  version: string,
+  sequence: number,
+): Promise<string | undefined> {
+  let check = checks.get(dir);
+  if (check === undefined) {
+    check = listedCheck(dir);
+    if (checks.size >= MAX_DIRS) checks.delete(checks.keys().next().value as string);
+    checks.set(dir, check);
+  }
+  return await check(version, sequence);
 }

@@ -6,11 +6,12 @@
  * bytes, its install directory untouched; Control refuses to start a campaign to a release
  * the channel does not list.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { AgentctlTufRepo } from "../helpers/tuf-channel.js";
 import {
   type CampaignFixture,
   campaignFixture,
@@ -18,7 +19,6 @@ import {
   quickSpec,
   waitForCampaign,
 } from "../integration/campaign-fixture.js";
-import { runCli } from "../unit/cli/run-cli.js";
 import {
   enrollFlags,
   PLATFORM,
@@ -40,73 +40,23 @@ describe("a real Agent on a TUF release channel served by a real Control", () =>
   let dir = "";
   let agent: RunningAgent | undefined;
 
-  const cli = async (...argv: string[]) => {
-    const result = await runCli(argv);
-    if (result.code !== 0) throw new Error(`agentctl ${argv.join(" ")}: ${result.stderr}`);
-    return result.stdout.trim();
-  };
-
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "agent-tuf-"));
-    const repo = join(dir, "repo");
-    await mkdir(repo);
+    const channel = await AgentctlTufRepo.create(dir, ["root", "targets", "snapshot", "timestamp"]);
+    const repo = channel.repo;
     const [, v110, v120] = await Promise.all(
       ["1.0.0", "1.1.0", "1.2.0"].map((v) => buildAgent(v, join(dir, `agent-${v}.mjs`))),
     );
-    const pin: Record<string, string> = {};
-    for (const k of ["root", "targets", "snapshot", "timestamp"]) {
-      pin[k] = await cli("release", "keygen", "--out", join(dir, `${k}.key`));
-    }
-    await cli(
-      "tuf",
-      "init",
-      "--repo",
-      repo,
-      "--root-key",
-      pin.root!,
-      "--targets-key",
-      pin.targets!,
-      "--snapshot-key",
-      pin.snapshot!,
-      "--timestamp-key",
-      pin.timestamp!,
-    );
-    await cli("tuf", "sign", "--repo", repo, "--role", "root", "--key", join(dir, "root.key"));
-    await cli(
-      "tuf",
-      "add-target",
-      "--repo",
-      repo,
-      "--version",
-      "1.1.0",
-      "--sequence",
-      "11",
-      "--artifact",
-      `${PLATFORM}=${join(dir, "agent-1.1.0.mjs")}`,
-    );
+    await channel.init({
+      root: ["root"],
+      targets: "targets",
+      snapshot: "snapshot",
+      timestamp: "timestamp",
+    });
+    await channel.addTarget("1.1.0", 11, PLATFORM, join(dir, "agent-1.1.0.mjs"));
     // 1.2.0 listed with other bytes than the release registered with Control (a mislisting).
-    await cli(
-      "tuf",
-      "add-target",
-      "--repo",
-      repo,
-      "--version",
-      "1.2.0",
-      "--sequence",
-      "12",
-      "--artifact",
-      `${PLATFORM}=${join(dir, "agent-1.1.0.mjs")}`,
-    );
-    await cli(
-      "tuf",
-      "sign",
-      "--repo",
-      repo,
-      "--role",
-      "targets",
-      "--key",
-      join(dir, "targets.key"),
-    );
+    await channel.addTarget("1.2.0", 12, PLATFORM, join(dir, "agent-1.1.0.mjs"));
+    await channel.sign("targets", "targets");
     await writeFile(join(dir, "root.json"), await readFile(join(repo, "1.root.json")));
     fx = await campaignFixture({
       timeouts: {
@@ -118,8 +68,8 @@ describe("a real Agent on a TUF release channel served by a real Control", () =>
       downloads: { addr: "127.0.0.1:0" },
       tuf: {
         dir: repo,
-        snapshotKey: join(dir, "snapshot.key"),
-        timestampKey: join(dir, "timestamp.key"),
+        snapshotKey: channel.key("snapshot"),
+        timestampKey: channel.key("timestamp"),
       },
     });
     await registerAgentRelease(fx, "1.1.0", 11, v110!);

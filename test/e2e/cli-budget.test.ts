@@ -3,39 +3,9 @@
  * Control, simulated agents that verify and apply signed releases, and the real `agentctl`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Fleet, startFleet } from "../../agent-sim/index.js";
-import {
-  buildManifest,
-  createEnvelope,
-  generateKeyPair,
-  type ReleaseKeyPair,
-  serializeEnvelope,
-  sha256Hex,
-  signEnvelope,
-} from "../../control/shared/release/index.js";
-import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { agentctl } from "../helpers/agentctl.js";
-import { startTestControl, type TestControl } from "../helpers/control.js";
-
-const ARTIFACT = new TextEncoder().encode("simulated agent binary");
-
-async function register(tc: TestControl, key: ReleaseKeyPair, version: string, sequence: number) {
-  const manifest = buildManifest({
-    version,
-    sequence,
-    expires: new Date(Date.now() + 3_600_000),
-    artifacts: {
-      "linux-amd64": { sha256: sha256Hex(ARTIFACT), size: ARTIFACT.length, file: "agent" },
-    },
-  });
-  const envelope = await signEnvelope(createEnvelope(manifest), key.privateKey);
-  await tc.client(ReleaseService).registerRelease({
-    envelope: new TextEncoder().encode(serializeEnvelope(envelope)),
-    artifacts: [{ platform: "linux-amd64", content: ARTIFACT }],
-  });
-}
-
-const BATCHES = ["--batches", "50:0s,100:0s"];
+import type { TestControl } from "../helpers/control.js";
+import { BATCHES, type CliFleet, startCliFleet } from "./cli-fleet.js";
 
 /** Polls `check` every 100 ms until it returns a value, or fails after `ms`. */
 async function until<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
@@ -51,38 +21,20 @@ async function until<T>(what: string, ms: number, check: () => Promise<T | undef
 describe("agentctl --max-failures, --min-canaries and release yank against a real Control", {
   timeout: 150_000,
 }, () => {
+  let cli: CliFleet;
   let tc: TestControl;
-  let fleet: Fleet;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    const key = await generateKeyPair();
-    tc = await startTestControl({
-      config: {
-        release: { pins: [key.pin], threshold: 1 },
-        policy: { minBatchDurationSeconds: 0, firstBatchMaxPercent: 50 },
-        worker: { intervalMs: 100 },
-        timeouts: { heartbeatSeconds: 0.2, reconnectSeconds: 30, configGraceSeconds: 0 },
-      },
-    });
-    env = { AGENTCTL_SERVER: tc.adminUrl, AGENTCTL_TOKEN: tc.operatorToken };
-    await register(tc, key, "1.2.0", 2);
-    await register(tc, key, "1.3.0", 3);
-    fleet = await startFleet({
-      server: tc.agentAddress,
-      joinToken: await tc.joinToken(),
-      count: 6,
-      idPrefix: "bud",
-      pins: [key.pin],
-      restartMs: [50, 150],
-      failVersions: ["1.2.0"],
-    });
-    await fleet.waitUntil((f) => f.welcomedCount() === 6, 20_000, "6 agents welcomed");
+    cli = await startCliFleet("bud", [
+      ["1.2.0", 2],
+      ["1.3.0", 3],
+    ]);
+    ({ tc, env } = cli);
   });
 
   afterAll(async () => {
-    await fleet?.stop();
-    await tc?.stop();
+    await cli?.stop();
   });
 
   it("--min-canaries widens the first batch, and a plan the fleet cannot give is refused", async () => {

@@ -3,74 +3,26 @@
  * signed releases, and the real binary planning, starting and watching campaigns.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Fleet, startFleet } from "../../agent-sim/index.js";
-import {
-  buildManifest,
-  createEnvelope,
-  generateKeyPair,
-  type ReleaseKeyPair,
-  serializeEnvelope,
-  sha256Hex,
-  signEnvelope,
-} from "../../control/shared/release/index.js";
-import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { agentctl } from "../helpers/agentctl.js";
-import { startTestControl, type TestControl } from "../helpers/control.js";
-
-const ARTIFACT = new TextEncoder().encode("simulated agent binary");
-
-async function register(tc: TestControl, key: ReleaseKeyPair, version: string, sequence: number) {
-  const manifest = buildManifest({
-    version,
-    sequence,
-    expires: new Date(Date.now() + 3_600_000),
-    artifacts: {
-      "linux-amd64": { sha256: sha256Hex(ARTIFACT), size: ARTIFACT.length, file: "agent" },
-    },
-  });
-  const envelope = await signEnvelope(createEnvelope(manifest), key.privateKey);
-  await tc.client(ReleaseService).registerRelease({
-    envelope: new TextEncoder().encode(serializeEnvelope(envelope)),
-    artifacts: [{ platform: "linux-amd64", content: ARTIFACT }],
-  });
-}
-
-const BATCHES = ["--batches", "50:0s,100:0s"];
+import type { TestControl } from "../helpers/control.js";
+import { BATCHES, type CliFleet, startCliFleet } from "./cli-fleet.js";
 
 describe("agentctl campaign against a real Control", { timeout: 120_000 }, () => {
+  let cli: CliFleet;
   let tc: TestControl;
-  let fleet: Fleet;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    const key = await generateKeyPair();
-    tc = await startTestControl({
-      config: {
-        release: { pins: [key.pin], threshold: 1 },
-        policy: { minBatchDurationSeconds: 0, firstBatchMaxPercent: 50 },
-        worker: { intervalMs: 100 },
-        timeouts: { heartbeatSeconds: 0.2, reconnectSeconds: 30, configGraceSeconds: 0 },
-      },
-    });
-    env = { AGENTCTL_SERVER: tc.adminUrl, AGENTCTL_TOKEN: tc.operatorToken };
-    await register(tc, key, "1.1.0", 1);
-    await register(tc, key, "1.2.0", 2);
-    await register(tc, key, "1.3.0", 3);
-    fleet = await startFleet({
-      server: tc.agentAddress,
-      joinToken: await tc.joinToken(),
-      count: 6,
-      idPrefix: "cmp",
-      pins: [key.pin],
-      restartMs: [50, 150],
-      failVersions: ["1.2.0"],
-    });
-    await fleet.waitUntil((f) => f.welcomedCount() === 6, 20_000, "6 agents welcomed");
+    cli = await startCliFleet("cmp", [
+      ["1.1.0", 1],
+      ["1.2.0", 2],
+      ["1.3.0", 3],
+    ]);
+    ({ tc, env } = cli);
   });
 
   afterAll(async () => {
-    await fleet?.stop();
-    await tc?.stop();
+    await cli?.stop();
   });
 
   it("plans the batches without starting anything", async () => {

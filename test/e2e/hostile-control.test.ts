@@ -7,8 +7,7 @@
  * is refused, and the install directory is left as it was.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateKeyPair, type ReleaseKeyPair } from "../../control/shared/release/index.js";
@@ -18,22 +17,17 @@ import {
   type Operation,
   OperationPhase,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
-import { TestTufRepo } from "../helpers/tuf-repo.js";
-import {
-  agentStatus,
-  buildAgent,
-  eventually,
-  type RunningAgent,
-  startAgent,
-} from "./agent-fixture.js";
-import { HostileArtifacts, HostileControl } from "./hostile-control.js";
-import { FORGED_PLATFORM, type Forged, Forger } from "./hostile-forge.js";
+import type { TestTufRepo } from "../helpers/tuf-repo.js";
+import { agentStatus, eventually } from "./agent-fixture.js";
+import type { HostileArtifacts, HostileControl } from "./hostile-control.js";
+import type { Forged, Forger } from "./hostile-forge.js";
+import { type HostileWorld, startHostileWorld } from "./hostile-world.js";
 
-const PLATFORM = FORGED_PLATFORM;
 const JOIN = "hostile-join";
 const U64_MAX = 2n ** 64n - 1n;
 
 describe("a hostile Control cannot harm a real Agent", () => {
+  let world: HostileWorld;
   let dir = "";
   let install = "";
   let control: HostileControl;
@@ -41,61 +35,24 @@ describe("a hostile Control cannot harm a real Agent", () => {
   let elsewhere: HostileArtifacts;
   let repo: TestTufRepo;
   let keys: ReleaseKeyPair[];
-  let agent: RunningAgent | undefined;
   let v110: Uint8Array = new Uint8Array();
   let forger: Forger;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "hostile-control-"));
-    install = join(dir, "install");
-    const [v100, built110] = await Promise.all([
-      buildAgent("1.0.0", join(dir, "agent-1.0.0.mjs")),
-      buildAgent("1.1.0", join(dir, "agent-1.1.0.mjs")),
-    ]);
-    v110 = built110;
-    keys = [await generateKeyPair(), await generateKeyPair()];
-    control = await new HostileControl(JOIN).start();
-    artifacts = await new HostileArtifacts().start();
-    elsewhere = await new HostileArtifacts().start();
-    repo = await TestTufRepo.create();
-    forger = new Forger({ artifacts, elsewhere, repo, keys });
-    const root = join(dir, "root.json");
-    await writeFile(root, repo.initialRoot);
-    await writeFile(join(dir, "install.keep"), "");
-    agent = startAgent(join(dir, "agent-1.0.0.mjs"), install, [
-      "--server",
-      control.address,
-      "--join-token",
-      JOIN,
-      "--node-id",
-      "victim-1",
-      "--platform",
-      PLATFORM,
-      "--pins",
-      keys.map((k) => k.pin).join(","),
-      "--threshold",
-      "2",
-      "--tuf-root",
-      root,
-      "--tuf-url",
-      repo.base,
-      "--download-origins",
-      artifacts.base,
-      "--download-grace-ms",
-      "1000",
-      "--download-min-rate",
-      "8192",
-    ]);
-    void v100;
-    await eventually(async () => control.live()?.hello, "the Agent's first Hello");
+    world = await startHostileWorld({
+      join: JOIN,
+      nodeId: "victim-1",
+      prefix: "hostile-control-",
+      versions: ["1.0.0", "1.1.0"],
+      keys: 2,
+      agentFlags: ["--download-grace-ms", "1000", "--download-min-rate", "8192"],
+    });
+    ({ dir, install, control, artifacts, elsewhere, repo, keys, forger } = world);
+    v110 = world.built.get("1.1.0") ?? new Uint8Array();
   }, 120_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    control?.stop();
-    await artifacts?.stop();
-    await elsewhere?.stop();
-    await repo?.stop();
+    await world?.stop();
   });
 
   /** What the install directory holds: the link, the versions, the durable floor. */
@@ -111,18 +68,13 @@ describe("a hostile Control cannot harm a real Agent", () => {
 
   /** Sends `op` and resolves with its final report (REFUSED, FAILED, RESTARTING, CONFIRMED). */
   async function attack(op: Operation) {
-    control.send(op);
-    const final = new Set([
+    const final = [
       OperationPhase.REFUSED,
       OperationPhase.FAILED,
       OperationPhase.RESTARTING,
       OperationPhase.CONFIRMED,
-    ]);
-    return eventually(
-      async () => control.reports(op.id).find((r) => final.has(r.phase)),
-      `the Agent's answer to ${op.id}`,
-      20_000,
-    );
+    ];
+    return await world.answer(op, final, 20_000);
   }
 
   const forge = (f: Forged) => forger.upgrade(f);

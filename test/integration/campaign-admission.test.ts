@@ -4,7 +4,7 @@
  * failures, so a mixed fleet does not breach), and a ramp may take no more steps than the
  * policy's batch limit.
  */
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { PlanService } from "../../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
@@ -14,18 +14,9 @@ import {
   NEW,
   nodesByState,
   quickSpec,
+  refusal,
   waitForCampaign,
 } from "./campaign-fixture.js";
-
-async function refusal(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof ConnectError) return error;
-    throw error;
-  }
-  throw new Error("the call succeeded");
-}
 
 describe("admission of a mixed-platform fleet and of ramps", { timeout: 120_000 }, () => {
   let fx: CampaignFixture;

@@ -4,7 +4,7 @@
  * back), or it is a node of the current batch of a campaign whose phase is still live
  * (running, paused, rolling_back), which may still roll that batch back.
  */
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeIdOf } from "../../agent-sim/index.js";
 import {
@@ -20,18 +20,9 @@ import {
   NEWER,
   nodesByState,
   quickSpec,
+  refusal,
   waitForCampaign,
 } from "./campaign-fixture.js";
-
-async function refusal(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof ConnectError) return error;
-    throw error;
-  }
-  throw new Error("the call succeeded");
-}
 
 function count(c: Campaign, state: NodeState): number {
   return c.counts.find((n) => n.state === state)?.count ?? 0;

@@ -4,7 +4,7 @@
  * over real streams, and helpers to wait for a campaign.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Client } from "@connectrpc/connect";
+import { type Client, ConnectError } from "@connectrpc/connect";
 import { type Fleet, type FleetOptions, startFleet } from "../../agent-sim/index.js";
 import type { ConfigInput } from "../../control/config-reader.js";
 import type { ReleaseKeyPair } from "../../control/shared/release/index.js";
@@ -156,4 +156,15 @@ export async function nodesByState(
     out.set(name, [...(out.get(name) ?? []), n.nodeId]);
   }
   return out;
+}
+
+/** The error `call` was refused with; fails the test when it succeeds or throws anything else. */
+export async function refusal(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof ConnectError) return error;
+    throw error;
+  }
+  throw new Error("the call succeeded");
 }

@@ -3,7 +3,7 @@
  * one expired by Control's clock, or one whose sequence is below a sequence that a node the
  * campaign would offer it to has confirmed (agents never move their confirmed sequence back).
  */
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Fleet, startFleet } from "../../agent-sim/index.js";
 import { type Clock, systemClock } from "../../control/clock.js";
@@ -18,21 +18,11 @@ import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
 import { makeKeys, makeRelease, registerTestRelease } from "../helpers/releases.js";
-import { fastConfig, NEW, NEWER, quickSpec, waitForCampaign } from "./campaign-fixture.js";
+import { fastConfig, NEW, NEWER, quickSpec, refusal, waitForCampaign } from "./campaign-fixture.js";
 
 const HOUR = 3600_000;
 /** Registered with an expiry one hour after the test starts. */
 const SHORT_LIVED = "4.0.0";
-
-async function refusal(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof ConnectError) return error;
-    throw error;
-  }
-  throw new Error("the call succeeded");
-}
 
 function count(c: Campaign, state: NodeState): number {
   return c.counts.find((n) => n.state === state)?.count ?? 0;

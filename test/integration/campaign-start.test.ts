@@ -1,4 +1,4 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fleet } from "../../agent-sim/index.js";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
@@ -11,18 +11,9 @@ import {
   NEWER,
   nodesByState,
   quickSpec,
+  refusal,
   waitForCampaign,
 } from "./campaign-fixture.js";
-
-async function refusal(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof ConnectError) return error;
-    throw error;
-  }
-  throw new Error("the call succeeded");
-}
 
 describe("starting, planning, listing and retrying campaigns", { timeout: 120_000 }, () => {
   let fx: CampaignFixture;

@@ -13,6 +13,7 @@ import type { AcceptedUpgrade } from "../../agent/core/release-check.js";
 import { tufClient } from "../../agent/core/tuf-check.js";
 import { sha256Hex } from "../../control/shared/release/index.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
+import { AgentctlTufRepo } from "../helpers/tuf-channel.js";
 import { runCli } from "../unit/cli/run-cli.js";
 
 const PLATFORM = "linux-amd64";
@@ -20,15 +21,11 @@ const PLATFORM = "linux-amd64";
 describe("agentctl tuf, Control's /tuf/ and the Agent's TUF client", () => {
   let dir = "";
   let repo = "";
+  let channel: AgentctlTufRepo;
   let tc: TestControl;
-  const pin: Record<string, string> = {};
   const artifact = new Map<string, Buffer>();
 
-  const cli = async (...argv: string[]) => {
-    const result = await runCli(argv);
-    if (result.code !== 0) throw new Error(`agentctl ${argv.join(" ")}: ${result.stderr}`);
-    return result;
-  };
+  const cli = (...argv: string[]) => channel.cli(...argv);
   const upgrade = (version: string, sequence: number): AcceptedUpgrade => {
     const bytes = artifact.get(version) ?? Buffer.from("none");
     return {
@@ -37,12 +34,12 @@ describe("agentctl tuf, Control's /tuf/ and the Agent's TUF client", () => {
       artifact: { url: "", sha256: sha256Hex(bytes), size: bytes.byteLength },
     };
   };
+  const addTarget = (version: string, sequence: number) =>
+    channel.addTarget(version, sequence, PLATFORM, join(dir, `agent-${version}`));
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "tuf-channel-"));
-    repo = join(dir, "repo");
-    await (await import("node:fs/promises")).mkdir(repo);
-    for (const name of [
+    channel = await AgentctlTufRepo.create(dir, [
       "root1",
       "root2",
       "root3",
@@ -50,64 +47,29 @@ describe("agentctl tuf, Control's /tuf/ and the Agent's TUF client", () => {
       "targets2",
       "snapshot",
       "timestamp",
-    ]) {
-      const out = join(dir, `${name}.key`);
-      pin[name] = (await cli("release", "keygen", "--out", out)).stdout.trim();
-    }
+    ]);
+    repo = channel.repo;
     for (const v of ["2.0.0", "2.1.0", "2.2.0"]) {
       const file = join(dir, `agent-${v}`);
       artifact.set(v, Buffer.from(`agent ${v} ${PLATFORM}`));
       await writeFile(file, artifact.get(v)!);
     }
-    await cli(
-      "tuf",
-      "init",
-      "--repo",
-      repo,
-      "--root-key",
-      pin.root1!,
-      "--root-key",
-      pin.root2!,
-      "--root-threshold",
-      "2",
-      "--targets-key",
-      pin.targets1!,
-      "--snapshot-key",
-      pin.snapshot!,
-      "--timestamp-key",
-      pin.timestamp!,
-    );
-    await cli("tuf", "sign", "--repo", repo, "--role", "root", "--key", join(dir, "root1.key"));
-    await cli("tuf", "sign", "--repo", repo, "--role", "root", "--key", join(dir, "root2.key"));
-    await cli(
-      "tuf",
-      "add-target",
-      "--repo",
-      repo,
-      "--version",
-      "2.0.0",
-      "--sequence",
-      "20",
-      "--artifact",
-      `${PLATFORM}=${join(dir, "agent-2.0.0")}`,
-    );
-    await cli(
-      "tuf",
-      "sign",
-      "--repo",
-      repo,
-      "--role",
-      "targets",
-      "--key",
-      join(dir, "targets1.key"),
-    );
+    await channel.init({
+      root: ["root1", "root2"],
+      rootThreshold: 2,
+      targets: "targets1",
+      snapshot: "snapshot",
+      timestamp: "timestamp",
+    });
+    await addTarget("2.0.0", 20);
+    await channel.sign("targets", "targets1");
     tc = await startTestControl({
       config: {
         downloads: { addr: "127.0.0.1:0", requireAuth: true },
         tuf: {
           dir: repo,
-          snapshotKey: join(dir, "snapshot.key"),
-          timestampKey: join(dir, "timestamp.key"),
+          snapshotKey: channel.key("snapshot"),
+          timestampKey: channel.key("timestamp"),
           timestampExpirySeconds: 120,
           timestampWindowSeconds: 1,
         },
@@ -166,33 +128,13 @@ describe("agentctl tuf, Control's /tuf/ and the Agent's TUF client", () => {
 
   it("sees a release added to targets without a restart (a new snapshot), and refuses unsigned targets", async () => {
     const client = await agent();
-    await cli(
-      "tuf",
-      "add-target",
-      "--repo",
-      repo,
-      "--version",
-      "2.1.0",
-      "--sequence",
-      "21",
-      "--artifact",
-      `${PLATFORM}=${join(dir, "agent-2.1.0")}`,
-    );
+    await addTarget("2.1.0", 21);
     // Unsigned targets: not trusted, whatever Control's snapshot says.
     expect(await client.check(upgrade("2.1.0", 21), PLATFORM)).toMatchObject({
       ok: false,
       code: "untrusted_release",
     });
-    await cli(
-      "tuf",
-      "sign",
-      "--repo",
-      repo,
-      "--role",
-      "targets",
-      "--key",
-      join(dir, "targets1.key"),
-    );
+    await channel.sign("targets", "targets1");
     expect(await client.check(upgrade("2.1.0", 21), PLATFORM)).toEqual({ ok: true });
   });
 
@@ -201,16 +143,7 @@ describe("agentctl tuf, Control's /tuf/ and the Agent's TUF client", () => {
     expect(await client.check(upgrade("2.0.0", 20), PLATFORM)).toEqual({ ok: true });
     const removed = await cli("tuf", "remove-target", "2.0.0", "--repo", repo);
     expect(removed.stdout).toMatch(/no longer lists 2\.0\.0 \(1 artifact\(s\); unsigned\)/);
-    await cli(
-      "tuf",
-      "sign",
-      "--repo",
-      repo,
-      "--role",
-      "targets",
-      "--key",
-      join(dir, "targets1.key"),
-    );
+    await channel.sign("targets", "targets1");
     expect(await client.check(upgrade("2.0.0", 20), PLATFORM)).toMatchObject({
       ok: false,
       code: "untrusted_release",
@@ -230,29 +163,16 @@ describe("agentctl tuf, Control's /tuf/ and the Agent's TUF client", () => {
       "--repo",
       repo,
       "--root-key",
-      pin.root2!,
+      channel.pin("root2"),
       "--root-key",
-      pin.root3!,
+      channel.pin("root3"),
       "--root-threshold",
       "2",
       "--targets-key",
-      pin.targets2!,
+      channel.pin("targets2"),
     );
-    for (const k of ["root1", "root2", "root3"]) {
-      await cli("tuf", "sign", "--repo", repo, "--role", "root", "--key", join(dir, `${k}.key`));
-    }
-    await cli(
-      "tuf",
-      "add-target",
-      "--repo",
-      repo,
-      "--version",
-      "2.2.0",
-      "--sequence",
-      "22",
-      "--artifact",
-      `${PLATFORM}=${join(dir, "agent-2.2.0")}`,
-    );
+    for (const k of ["root1", "root2", "root3"]) await channel.sign("root", k);
+    await addTarget("2.2.0", 22);
     // The old targets key is no longer one of the newest root's.
     const old = await runCli([
       "tuf",
@@ -262,20 +182,11 @@ describe("agentctl tuf, Control's /tuf/ and the Agent's TUF client", () => {
       "--role",
       "targets",
       "--key",
-      join(dir, "targets1.key"),
+      channel.key("targets1"),
     ]);
     expect(old.code).toBe(2);
     expect(old.stderr).toMatch(/not a targets key/);
-    await cli(
-      "tuf",
-      "sign",
-      "--repo",
-      repo,
-      "--role",
-      "targets",
-      "--key",
-      join(dir, "targets2.key"),
-    );
+    await channel.sign("targets", "targets2");
     expect(await client.check(upgrade("2.2.0", 22), PLATFORM)).toEqual({ ok: true });
   });
 
@@ -289,7 +200,7 @@ describe("agentctl tuf, Control's /tuf/ and the Agent's TUF client", () => {
       "--role",
       "snapshot",
       "--key",
-      join(dir, "snapshot.key"),
+      channel.key("snapshot"),
     ]);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/--role must be root or targets/);
@@ -299,13 +210,13 @@ describe("agentctl tuf, Control's /tuf/ and the Agent's TUF client", () => {
       "--repo",
       repo,
       "--root-key",
-      pin.root1!,
+      channel.pin("root1"),
       "--targets-key",
-      pin.targets1!,
+      channel.pin("targets1"),
       "--snapshot-key",
-      pin.snapshot!,
+      channel.pin("snapshot"),
       "--timestamp-key",
-      pin.timestamp!,
+      channel.pin("timestamp"),
     ]);
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already holds metadata/);

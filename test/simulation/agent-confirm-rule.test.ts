@@ -11,41 +11,9 @@ import {
   OperationSchema,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { type AgentHost, deliver } from "../../simulation/agent-procedures.js";
-import type { Report, SimAgent } from "../../simulation/agent-script.js";
+import type { Report } from "../../simulation/agent-script.js";
 import { confirmFloorViolation } from "../../simulation/confirm-invariants.js";
-import { newAgentRecord } from "../../simulation/ground-truth.js";
-
-function agent(): SimAgent {
-  return {
-    script: {
-      id: "n1",
-      pool: "",
-      labels: {},
-      behaviour: "succeed",
-      rollback: "reinstate",
-      stepMs: 1,
-      restartMs: 1,
-      configCapable: false,
-      onlineAt: 0,
-    },
-    version: "1.0.0",
-    previousVersion: "",
-    confirmedSequence: 1,
-    boot: 0,
-    session: 1,
-    handled: new Map(),
-    applied: new Map(),
-    confirmedHistory: [1],
-    sequences: new Map(),
-    restarting: false,
-    crashedOnce: false,
-    pendingReinstate: undefined,
-    configBroken: false,
-    busy: false,
-    waiting: [],
-    record: newAgentRecord("1.0.0"),
-  };
-}
+import { testAgent } from "./test-agent.js";
 
 /** A host whose timers run at once and whose restarts are instant. */
 function host() {
@@ -78,7 +46,7 @@ const confirm = (id: string, version: string, sequence: number) =>
 
 describe("the simulated agent's confirm rule", () => {
   it("refuses a confirm naming another sequence than the release it verified, changing nothing", () => {
-    const a = agent();
+    const a = testAgent("n1", { stepMs: 1 });
     const { h, reports } = host();
     deliver(h, a, upgrade("c/n1/upgrade", "2.0.0", 6));
     expect(a.version).toBe("2.0.0");
@@ -97,7 +65,7 @@ describe("the simulated agent's confirm rule", () => {
   });
 
   it("confirms the release it was installed with without raising the floor", () => {
-    const a = agent();
+    const a = testAgent("n1", { stepMs: 1 });
     const { h, reports } = host();
     deliver(h, a, confirm("c/n1/confirm", "1.0.0", 9));
     expect(reports.at(-1)?.r.phase).toBe(OperationPhase.CONFIRMED);
@@ -105,12 +73,12 @@ describe("the simulated agent's confirm rule", () => {
   });
 
   it("C1 breaks for a floor that is no release the agent ran and was confirmed on", () => {
-    const forged = agent();
+    const forged = testAgent("n1", { stepMs: 1 });
     forged.confirmedSequence = 2 ** 53 - 1;
     expect(confirmFloorViolation("n1", forged)).toMatch(
       /^C1: n1's confirmed sequence .* no release it ran/,
     );
-    const unconfirmed = agent();
+    const unconfirmed = testAgent("n1", { stepMs: 1 });
     const { h } = host();
     deliver(h, unconfirmed, upgrade("c/n1/upgrade", "2.0.0", 6));
     unconfirmed.confirmedSequence = 6;

@@ -21,44 +21,11 @@ import {
   claimViolations,
   newClaimCheckState,
 } from "../../simulation/claim-invariants.js";
-import { newAgentRecord } from "../../simulation/ground-truth.js";
 import type { IssuedCommand } from "../../simulation/outcome-invariants.js";
+import { testAgent } from "./test-agent.js";
 
 const OLD = "1.0.0";
 const NEW = "2.0.0";
-
-function agent(id: string, platform?: string): SimAgent {
-  return {
-    script: {
-      id,
-      pool: "",
-      labels: {},
-      behaviour: "succeed",
-      rollback: "reinstate",
-      stepMs: 10,
-      restartMs: 10,
-      configCapable: false,
-      onlineAt: 0,
-      ...(platform === undefined ? {} : { platform }),
-    },
-    version: OLD,
-    previousVersion: "",
-    confirmedSequence: 1,
-    boot: 0,
-    session: 1,
-    handled: new Map(),
-    applied: new Map(),
-    confirmedHistory: [1],
-    sequences: new Map(),
-    restarting: false,
-    crashedOnce: false,
-    pendingReinstate: undefined,
-    configBroken: false,
-    busy: false,
-    waiting: [],
-    record: newAgentRecord(OLD),
-  };
-}
 
 /** A world of `agents` with campaign `c0` over them (one batch) and release NEW for amd64. */
 function world(agents: SimAgent[], commands: IssuedCommand[] = []) {
@@ -145,16 +112,16 @@ const abortWithRollback: IssuedCommand = {
 
 describe("O6: only a breach ends rolled_back", () => {
   it("breaks when a campaign the operator aborted with rollback while running ends rolled_back", () => {
-    const { w, set } = world([agent("n1")], [abortWithRollback]);
+    const { w, set } = world([testAgent("n1")], [abortWithRollback]);
     set({ phase: "rolled_back", rollbackCause: "abort" });
     expect(claimViolations(w, 100).join("\n")).toMatch(/^O6: c0 ended rolled_back/m);
   });
 
   it("holds when it ends aborted, or when the abort came while a breach was rolling back", () => {
-    const aborted = world([agent("n1")], [abortWithRollback]);
+    const aborted = world([testAgent("n1")], [abortWithRollback]);
     aborted.set({ phase: "aborted", code: "aborted", rollbackCause: "abort" });
     expect(claimViolations(aborted.w, 100)).toEqual([]);
-    const late = world([agent("n1")], [{ ...abortWithRollback, phase: "rolling_back" }]);
+    const late = world([testAgent("n1")], [{ ...abortWithRollback, phase: "rolling_back" }]);
     late.set({ phase: "rolled_back", rollbackCause: "breach" });
     expect(claimViolations(late.w, 100)).toEqual([]);
   });
@@ -162,7 +129,7 @@ describe("O6: only a breach ends rolled_back", () => {
 
 describe("O7: an agent of a platform the release lacks is never offered nor failed", () => {
   it("breaks when such an agent counts as failed, or is sent the upgrade", () => {
-    const arm = agent("n1", "linux-arm64");
+    const arm = testAgent("n1", { platform: "linux-arm64" });
     const { w, set } = world([arm]);
     arm.record.sent.push({
       id: "c0/n1/upgrade",
@@ -181,10 +148,10 @@ describe("O7: an agent of a platform the release lacks is never offered nor fail
   });
 
   it("holds when it is skipped, and for an agent of the release's platform that failed", () => {
-    const { w, set } = world([agent("n1", "linux-arm64")]);
+    const { w, set } = world([testAgent("n1", { platform: "linux-arm64" })]);
     set({}, { state: "skipped", code: "platform_unsupported" });
     expect(claimViolations(w, 100)).toEqual([]);
-    const amd = world([agent("n2")]);
+    const amd = world([testAgent("n2")]);
     amd.set({}, { state: "failed", code: "apply_failed" });
     expect(claimViolations(amd.w, 100)).toEqual([]);
   });
@@ -200,13 +167,13 @@ describe("O8: a desired version recorded from a campaign worked on one agent", (
     } as never);
 
   it("breaks when no agent of the campaign ran the target when confirmed", () => {
-    const { w, fleetStore } = world([agent("n1")]);
+    const { w, fleetStore } = world([testAgent("n1")]);
     desired(fleetStore);
     expect(claimViolations(w, 100).join("\n")).toMatch(/^O8: d1 records 2\.0\.0 as desired/m);
   });
 
   it("holds when one did", () => {
-    const a = agent("n1");
+    const a = testAgent("n1");
     const { w, fleetStore } = world([a]);
     a.record.runs.push({ version: NEW, at: 20 });
     a.record.sent.push({
@@ -226,7 +193,7 @@ describe("O8: a desired version recorded from a campaign worked on one agent", (
 
 describe("O9: Control's confirmed sequence is the agent's once it reported CONFIRMED", () => {
   it("breaks when Control's record lags, holds when it is raised", () => {
-    const a = agent("n1");
+    const a = testAgent("n1");
     const { w, store } = world([a]);
     a.confirmedSequence = 2;
     a.record.reports.push({
@@ -246,13 +213,13 @@ describe("O9: Control's confirmed sequence is the agent's once it reported CONFI
 
 describe("O10: no campaign has more batches than the policy allows", () => {
   it("breaks at eleven batches of a limit of ten, holds at ten", () => {
-    const { w, set, campaign } = world([agent("n1")]);
+    const { w, set, campaign } = world([testAgent("n1")]);
     const batch = campaign.batches[0] as CampaignState["batches"][number];
     set({ batches: Array.from({ length: 11 }, (_, index) => ({ ...batch, index })) });
     expect(claimViolations(w, 0).join("\n")).toMatch(
       /^O10: c0 has 11 batches, the policy allows 10$/m,
     );
-    const ten = world([agent("n1")]);
+    const ten = world([testAgent("n1")]);
     ten.set({ batches: Array.from({ length: 10 }, (_, index) => ({ ...batch, index })) });
     expect(claimViolations(ten.w, 0)).toEqual([]);
   });
@@ -266,14 +233,14 @@ describe("O11: after a resume, no pause on an unreachable gate within the grace"
   };
 
   it("breaks on a pause 5 s after the resume", () => {
-    const { w, set } = world([agent("n1")], [resume]);
+    const { w, set } = world([testAgent("n1")], [resume]);
     claimViolations(w, 900);
     set(pausedOnGate);
     expect(claimViolations(w, 6000).join("\n")).toMatch(/^O11: c0 paused on an unreachable gate/m);
   });
 
   it("holds on a pause a whole grace after the resume", () => {
-    const { w, set } = world([agent("n1")], [resume]);
+    const { w, set } = world([testAgent("n1")], [resume]);
     claimViolations(w, 900);
     set(pausedOnGate);
     expect(claimViolations(w, 61_000)).toEqual([]);

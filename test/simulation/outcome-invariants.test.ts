@@ -15,49 +15,17 @@ import { MemoryCampaignStore, MemoryFleetStore } from "../../control/campaign-st
 import { ManualClock } from "../../control/manual-clock.js";
 import type { SimAgent } from "../../simulation/agent-script.js";
 import type { SimFleet } from "../../simulation/agents.js";
-import { newAgentRecord, type WireOperation } from "../../simulation/ground-truth.js";
+import type { WireOperation } from "../../simulation/ground-truth.js";
 import {
   newOutcomeCheckState,
   type OutcomeWorld,
   outcomeEndViolations,
   outcomeViolations,
 } from "../../simulation/outcome-invariants.js";
+import { testAgent } from "./test-agent.js";
 
 const OLD = "1.0.0";
 const NEW = "2.0.0";
-
-/** An agent on OLD whose record the test writes. */
-function agent(id: string): SimAgent {
-  return {
-    script: {
-      id,
-      pool: "",
-      labels: {},
-      behaviour: "succeed",
-      rollback: "reinstate",
-      stepMs: 10,
-      restartMs: 10,
-      configCapable: false,
-      onlineAt: 0,
-    },
-    version: OLD,
-    previousVersion: "",
-    confirmedSequence: 1,
-    boot: 0,
-    session: 1,
-    handled: new Map(),
-    applied: new Map(),
-    confirmedHistory: [1],
-    sequences: new Map(),
-    restarting: false,
-    crashedOnce: false,
-    pendingReinstate: undefined,
-    configBroken: false,
-    busy: false,
-    waiting: [],
-    record: { ...newAgentRecord(OLD), connects: [{ at: 0, boot: 0, version: OLD }] },
-  };
-}
 
 function op(
   a: SimAgent,
@@ -156,7 +124,7 @@ const rolledBack = (c: CampaignState): Partial<CampaignState> => ({
 
 describe("O1: a rolled-back campaign's nodes run their previous version", () => {
   it("breaks when a node of the breached batch still runs the target", () => {
-    const a = agent("n1");
+    const a = testAgent("n1", { connected: true });
     const { w, set, campaign } = world([a]);
     upgrade(a, "c0", 10);
     set(rolledBack(campaign), { state: "failed", code: "reconnect_timeout" });
@@ -166,7 +134,7 @@ describe("O1: a rolled-back campaign's nodes run their previous version", () => 
   });
 
   it("holds when every such node is back on its previous version", () => {
-    const a = agent("n1");
+    const a = testAgent("n1", { connected: true });
     const { w, set, campaign } = world([a]);
     upgrade(a, "c0", 10);
     rollBack(a, "c0", 50);
@@ -176,7 +144,7 @@ describe("O1: a rolled-back campaign's nodes run their previous version", () => 
   });
 
   it("a failed rollback must name the node that is not back", () => {
-    const a = agent("n1");
+    const a = testAgent("n1", { connected: true });
     const { w, set, campaign } = world([a]);
     upgrade(a, "c0", 10);
     set(
@@ -197,7 +165,7 @@ describe("O1: a rolled-back campaign's nodes run their previous version", () => 
 
 describe("I2 from ground truth: a finished rollback reached every node that ran the target", () => {
   it("breaks when a node ran the target and was neither sent a rollback nor named", () => {
-    const a = agent("n1");
+    const a = testAgent("n1", { connected: true });
     const { w, set, campaign } = world([a]);
     upgrade(a, "c0", 10);
     set({ ...rolledBack(campaign), finishedAt: 100 }, { state: "timed_out" });
@@ -215,8 +183,8 @@ describe("O2: a completed campaign had no batch past its threshold of true failu
   });
 
   it("breaks when a node the upgrade reached never came back on the target", () => {
-    const a = agent("n1");
-    const b = agent("n2");
+    const a = testAgent("n1", { connected: true });
+    const b = testAgent("n2", { connected: true });
     const { w, set, campaign } = world([a, b]);
     upgrade(a, "c0", 10);
     b.record.received.push(op(b, "c0", "upgrade", 15)); // it never returns
@@ -227,8 +195,8 @@ describe("O2: a completed campaign had no batch past its threshold of true failu
   });
 
   it("holds when every node came back on the target with a new boot before the batch passed", () => {
-    const a = agent("n1");
-    const b = agent("n2");
+    const a = testAgent("n1", { connected: true });
+    const b = testAgent("n2", { connected: true });
     const { w, set, campaign } = world([a, b]);
     upgrade(a, "c0", 10);
     upgrade(b, "c0", 20);
@@ -237,7 +205,7 @@ describe("O2: a completed campaign had no batch past its threshold of true failu
   });
 
   it("a node that came back only after the batch passed is a failure", () => {
-    const a = agent("n1");
+    const a = testAgent("n1", { connected: true });
     const { w, set, campaign } = world([a]);
     upgrade(a, "c0", 95);
     set(completed(campaign), { state: "succeeded" });
@@ -247,7 +215,7 @@ describe("O2: a completed campaign had no batch past its threshold of true failu
 
 describe("O3, O4 and O5: what an agent may be sent and run", () => {
   it("O3: an agent running a version no campaign sent it", () => {
-    const a = agent("n1");
+    const a = testAgent("n1", { connected: true });
     const { w } = world([a]);
     a.version = "3.0.0";
     a.record.runs.push({ version: "3.0.0", at: 5 });
@@ -255,7 +223,7 @@ describe("O3, O4 and O5: what an agent may be sent and run", () => {
   });
 
   it("O3: an upgrade that names no campaign holding the node, or another target", () => {
-    const a = agent("n1");
+    const a = testAgent("n1", { connected: true });
     const { w } = world([a]);
     a.record.sent.push({ ...op(a, "c9", "upgrade", 5) });
     a.record.sent.push({ ...op(a, "c0", "upgrade", 6), version: "4.0.0" });
@@ -266,13 +234,13 @@ describe("O3, O4 and O5: what an agent may be sent and run", () => {
   });
 
   it("O4: a new offer after the node was disabled breaks; one sent before holds", () => {
-    const a = agent("n1");
+    const a = testAgent("n1", { connected: true });
     const { w, disabledAt } = world([a]);
     disabledAt.set("n1", 100);
     a.record.sent.push(op(a, "c0", "upgrade", 50));
     a.record.sent.push(op(a, "c0", "upgrade", 150)); // a re-send of the same offer
     expect(outcomeViolations(w, 200)).toEqual([]);
-    const b = agent("n2");
+    const b = testAgent("n2", { connected: true });
     const late = world([b]);
     late.disabledAt.set("n2", 100);
     b.record.sent.push(op(b, "c0", "upgrade", 100));
@@ -282,7 +250,7 @@ describe("O3, O4 and O5: what an agent may be sent and run", () => {
   });
 
   it("O4: an offer after the campaign was seen aborted", () => {
-    const a = agent("n1");
+    const a = testAgent("n1", { connected: true });
     const { w, set } = world([a]);
     set({ phase: "aborted", code: "aborted" });
     expect(outcomeViolations(w, 100)).toEqual([]);
@@ -293,7 +261,7 @@ describe("O3, O4 and O5: what an agent may be sent and run", () => {
   });
 
   it("O4: a convergence offer after its desired version was halted", () => {
-    const a = agent("n1");
+    const a = testAgent("n1", { connected: true });
     const { w, fleetStore } = world([a], `${CONVERGENCE_CREATOR}d1`);
     fleetStore.tables.desired.set("d1", {
       id: "d1",
@@ -318,7 +286,7 @@ describe("O3, O4 and O5: what an agent may be sent and run", () => {
   });
 
   it("O5: convergence sends an agent at or below its confirmed sequence, or below its version", () => {
-    const a = agent("n1");
+    const a = testAgent("n1", { connected: true });
     const { w } = world([a], `${CONVERGENCE_CREATOR}d1`);
     a.record.sent.push({ ...op(a, "c0", "upgrade", 10), agentConfirmed: 2 });
     a.record.sent.push({ ...op(a, "c0", "upgrade", 11), agentVersion: "9.0.0", agentConfirmed: 0 });

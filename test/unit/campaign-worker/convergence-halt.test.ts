@@ -12,22 +12,31 @@ const ids = (n: number) => Array.from({ length: n }, (_, i) => `n${String(i).pad
 const upgradesSent = (sent: readonly { id: string }[]) =>
   new Set(sent.filter((s) => s.id.endsWith("/upgrade")).map((s) => s.id)).size;
 
+/**
+ * `count` connected nodes converging to desired version 2.0.0 (a minute to reconnect, no
+ * config grace) with `disruptionBudgetPercent` and `maxFailures`, run 2 s: its first campaign
+ * (`campaignId`) has made its first offers.
+ */
+async function converging(count: number, disruptionBudgetPercent: number, maxFailures: number) {
+  const nodes = ids(count);
+  const w = world(nodes);
+  const d = desired({
+    settings: {
+      reconnectTimeoutMs: 60_000,
+      configGraceMs: 0,
+      disruptionBudgetPercent,
+      maxFailures,
+    },
+  });
+  w.fleetStore.tables.desired.set(d.id, d);
+  for (const id of nodes) w.gateway.connect(id);
+  await w.runFor(2000);
+  return { w, d, campaignId: `${d.id}-1` };
+}
+
 describe("stopping convergence", () => {
   it("a yank of its target halts the desired version, saying why, and its running campaign offers nothing more", async () => {
-    const nodes = ids(10);
-    const w = world(nodes);
-    const d = desired({
-      settings: {
-        reconnectTimeoutMs: 60_000,
-        configGraceMs: 0,
-        disruptionBudgetPercent: 20,
-        maxFailures: 3,
-      },
-    });
-    w.fleetStore.tables.desired.set(d.id, d);
-    for (const id of nodes) w.gateway.connect(id);
-    await w.runFor(2000);
-    const campaignId = `${d.id}-1`;
+    const { w, d, campaignId } = await converging(10, 20, 3);
     expect(upgradesSent(w.gateway.sent)).toBe(2);
     w.store.yankRelease({ version: "2.0.0", at: w.clock.ms, by: "alice", reason: "bad build" });
     await w.runFor(INTERVAL + 1000);
@@ -43,20 +52,7 @@ describe("stopping convergence", () => {
   });
 
   it("a halt after a burst of failures aborts the running convergence campaign: nothing more is offered", async () => {
-    const nodes = ids(10);
-    const w = world(nodes);
-    const d = desired({
-      settings: {
-        reconnectTimeoutMs: 60_000,
-        configGraceMs: 0,
-        disruptionBudgetPercent: 20,
-        maxFailures: 2,
-      },
-    });
-    w.fleetStore.tables.desired.set(d.id, d);
-    for (const id of nodes) w.gateway.connect(id);
-    await w.runFor(2000);
-    const campaignId = `${d.id}-1`;
+    const { w, d, campaignId } = await converging(10, 20, 2);
     const offered = () =>
       (w.store.tables.nodes.get(campaignId) ?? []).filter((n) => n.state === "offered");
     expect(offered()).toHaveLength(2);
@@ -81,20 +77,7 @@ describe("stopping convergence", () => {
   });
 
   it("the halt follows the failure that completes the burst at once, not a fleet interval later", async () => {
-    const nodes = ids(10);
-    const w = world(nodes);
-    const d = desired({
-      settings: {
-        reconnectTimeoutMs: 60_000,
-        configGraceMs: 0,
-        disruptionBudgetPercent: 20,
-        maxFailures: 2,
-      },
-    });
-    w.fleetStore.tables.desired.set(d.id, d);
-    for (const id of nodes) w.gateway.connect(id);
-    await w.runFor(2000);
-    const campaignId = `${d.id}-1`;
+    const { w, d, campaignId } = await converging(10, 20, 2);
     const offered = (w.store.tables.nodes.get(campaignId) ?? []).filter(
       (n) => n.state === "offered",
     );
@@ -112,20 +95,7 @@ describe("stopping convergence", () => {
   });
 
   it("an operator's abort of a convergence campaign halts its desired version: no new campaign over the nodes it stopped", async () => {
-    const nodes = ids(4);
-    const w = world(nodes);
-    const d = desired({
-      settings: {
-        reconnectTimeoutMs: 60_000,
-        configGraceMs: 0,
-        disruptionBudgetPercent: 25,
-        maxFailures: 10,
-      },
-    });
-    w.fleetStore.tables.desired.set(d.id, d);
-    for (const id of nodes) w.gateway.connect(id);
-    await w.runFor(2000);
-    const campaignId = `${d.id}-1`;
+    const { w, d, campaignId } = await converging(4, 25, 10);
     w.store.tables.addCommand({
       campaignId,
       kind: "abort",

@@ -18,27 +18,13 @@ import {
   resolveSpec,
   selectorKey,
 } from "../../../control/campaign/index.js";
+import { fleetNode, T2 } from "./fleet-fixture.js";
 
-const T2 = { version: "2.0.0", sequence: 2 };
+/** Node n1 of pool prod, online on 1.0.0. */
+const node = (over: Partial<FleetNode> = {}) => fleetNode("n1", over);
+
 const NONE = { nodeIds: [], tags: {} };
 const PROD = { labels: {}, pools: ["prod"], nodeIds: [] };
-
-function node(over: Partial<FleetNode> = {}): FleetNode {
-  return {
-    id: "n1",
-    labels: {},
-    pool: "prod",
-    enabled: true,
-    everConnected: true,
-    capabilities: ["upgrade.v1"],
-    agentVersion: "1.0.0",
-    online: true,
-    confirmedSequence: 1,
-    runningSequence: 1,
-    busy: false,
-    ...over,
-  };
-}
 
 function desired(id: string, setAt: number): DesiredVersion {
   return {

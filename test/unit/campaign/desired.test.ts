@@ -14,47 +14,10 @@ import {
   replacesDesired,
   resolveSpec,
 } from "../../../control/campaign/index.js";
+import { desiredOver, fleetNode as node, T2 } from "./fleet-fixture.js";
 
-const T2 = { version: "2.0.0", sequence: 2 };
-
-function node(id: string, over: Partial<FleetNode> = {}): FleetNode {
-  return {
-    id,
-    labels: {},
-    pool: "prod",
-    enabled: true,
-    everConnected: true,
-    capabilities: ["upgrade.v1"],
-    agentVersion: "1.0.0",
-    online: true,
-    confirmedSequence: 1,
-    runningSequence: 1,
-    busy: false,
-    ...over,
-  };
-}
-
-function desired(over: Partial<DesiredVersion> = {}): DesiredVersion {
-  const selector = { labels: {}, pools: ["prod"], nodeIds: [] };
-  const exclude = { nodeIds: [], tags: {} };
-  return {
-    id: desiredIdOf(selector, exclude),
-    selector,
-    exclude,
-    target: T2,
-    setAt: 1000,
-    setBy: "campaign:c1",
-    settings: {
-      reconnectTimeoutMs: 60_000,
-      configGraceMs: 0,
-      disruptionBudgetPercent: 20,
-      maxFailures: 3,
-    },
-    haltedAt: undefined,
-    haltedReason: undefined,
-    ...over,
-  };
-}
+/** The desired version of 2.0.0 over pool prod. */
+const desired = (over: Partial<DesiredVersion> = {}) => desiredOver(["prod"], over);
 
 function run(d: DesiredVersion, n: number, over: Partial<ConvergenceRun> = {}): ConvergenceRun {
   return {

@@ -2,51 +2,10 @@ import { describe, expect, it } from "vitest";
 import {
   type ConvergenceRun,
   type DesiredVersion,
-  desiredIdOf,
   type FleetNode,
   summarizeFleet,
 } from "../../../control/campaign/index.js";
-
-const T2 = { version: "2.0.0", sequence: 2 };
-
-function node(id: string, over: Partial<FleetNode> = {}): FleetNode {
-  return {
-    id,
-    labels: {},
-    pool: "prod",
-    enabled: true,
-    everConnected: true,
-    capabilities: ["upgrade.v1"],
-    agentVersion: "1.0.0",
-    online: true,
-    confirmedSequence: 1,
-    runningSequence: 1,
-    busy: false,
-    ...over,
-  };
-}
-
-function desired(pools: string[], over: Partial<DesiredVersion> = {}): DesiredVersion {
-  const selector = { labels: {}, pools, nodeIds: [] };
-  const exclude = { nodeIds: [], tags: {} };
-  return {
-    id: desiredIdOf(selector, exclude),
-    selector,
-    exclude,
-    target: T2,
-    setAt: 1000,
-    setBy: "campaign:c1",
-    settings: {
-      reconnectTimeoutMs: 60_000,
-      configGraceMs: 0,
-      disruptionBudgetPercent: 20,
-      maxFailures: 3,
-    },
-    haltedAt: undefined,
-    haltedReason: undefined,
-    ...over,
-  };
-}
+import { desiredOver as desired, fleetNode as node } from "./fleet-fixture.js";
 
 function failedRun(d: DesiredVersion, failedNodeIds: string[]): ConvergenceRun {
   return {

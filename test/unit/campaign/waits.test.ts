@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  type CampaignSpecInput,
   formatWait,
   type GateResult,
   type PauseInfo,
@@ -33,6 +34,21 @@ const gate = (text: string) => {
 };
 const P99 = gate("prometheus http://prom:9090 p99_latency < 0.25");
 
+/** One batch of the whole fleet, lasting at least `minDurationMs`. */
+const oneBatch = (minDurationMs: number) => [{ percent: 100, minDurationMs }];
+
+/**
+ * One node, offered at t=0 and back on the target at once, with no config grace: the first
+ * batch has settled (its nodes succeeded) at t=0.
+ */
+function settled(spec: Partial<CampaignSpecInput>): Harness {
+  const h = start(fleet(1), { configGraceMs: 0, ...spec });
+  tick(h);
+  bringBack(h, inState(h, "offered"));
+  tick(h);
+  return h;
+}
+
 interface Row {
   readonly name: string;
   /** Drives the harness; returns what else the explanation reads. */
@@ -49,13 +65,9 @@ const rows: Row[] = [
   {
     name: "a settled batch 18 minutes into its 30 waits 12 minutes",
     drive: () => {
-      const h = start(fleet(1), {
-        configGraceMs: 0,
-        batches: [{ percent: 100, minDurationMs: 30 * MIN }],
+      const h = settled({
+        batches: oneBatch(30 * MIN),
       });
-      tick(h);
-      bringBack(h, inState(h, "offered"));
-      tick(h);
       h.now = 18 * MIN;
       return { h };
     },
@@ -67,7 +79,7 @@ const rows: Row[] = [
       // t=0 is Thursday 1970-01-01 01:00 in Berlin.
       const h = start(fleet(2), {
         windows: windowsOf("Mon 02:00-04:00 Europe/Berlin"),
-        batches: [{ percent: 100, minDurationMs: 30 * MIN }],
+        batches: oneBatch(30 * MIN),
       });
       tick(h);
       return { h };
@@ -77,15 +89,11 @@ const rows: Row[] = [
   {
     name: "a gate unreachable for 20 s of its 60 s grace is shown with its last value",
     drive: () => {
-      const h = start(fleet(1), {
-        configGraceMs: 0,
-        batches: [{ percent: 100, minDurationMs: 0 }],
+      const h = settled({
+        batches: oneBatch(0),
         gates: [P99],
         gateGraceMs: 60 * S,
       });
-      tick(h);
-      bringBack(h, inState(h, "offered"));
-      tick(h);
       h.now = 30 * S;
       const gates: GateResult[] = [
         {
@@ -107,14 +115,10 @@ const rows: Row[] = [
   {
     name: "a settled batch with a gate not yet evaluated waits for its first result",
     drive: () => {
-      const h = start(fleet(1), {
-        configGraceMs: 0,
-        batches: [{ percent: 100, minDurationMs: 0 }],
+      const h = settled({
+        batches: oneBatch(0),
         gates: [P99],
       });
-      tick(h);
-      bringBack(h, inState(h, "offered"));
-      tick(h);
       return { h };
     },
     expected: ["gate 1 (prometheus p99_latency): no result since the batch settled yet"],
@@ -123,7 +127,7 @@ const rows: Row[] = [
     name: "a pool whose budget other campaigns hold offers nothing and names the pool",
     drive: () => {
       const h = start(fleet(4, { pool: () => "db" }), {
-        batches: [{ percent: 100, minDurationMs: 0 }],
+        batches: oneBatch(0),
       });
       const pools = new Map([["db", { size: 100, inFlightElsewhere: 5 }]]);
       tick(h, [], { pools });
@@ -137,7 +141,7 @@ const rows: Row[] = [
       const h = start(fleet(3, { capabilities: () => ["upgrade.v1", "config.v1"] }), {
         configGraceMs: 60 * S,
         disruptionBudgetPercent: 100,
-        batches: [{ percent: 100, minDurationMs: 0 }],
+        batches: oneBatch(0),
       });
       tick(h);
       h.now = 20 * S;
@@ -154,7 +158,7 @@ const rows: Row[] = [
       const h = start(fleet(2), {
         disruptionBudgetPercent: 100,
         reconnectTimeoutMs: 10 * MIN,
-        batches: [{ percent: 100, minDurationMs: 0 }],
+        batches: oneBatch(0),
       });
       tick(h);
       h.now = 4 * MIN;
@@ -168,7 +172,7 @@ const rows: Row[] = [
       const h = start(fleet(4), {
         concurrency: 1,
         disruptionBudgetPercent: 100,
-        batches: [{ percent: 100, minDurationMs: 0 }],
+        batches: oneBatch(0),
       });
       tick(h);
       return { h };
@@ -180,7 +184,7 @@ const rows: Row[] = [
     drive: () => {
       const h = start(fleet(2), {
         disruptionBudgetPercent: 100,
-        batches: [{ percent: 100, minDurationMs: 0 }],
+        batches: oneBatch(0),
       });
       goReconnecting(h, "node-000");
       goReconnecting(h, "node-001");
@@ -192,13 +196,9 @@ const rows: Row[] = [
   {
     name: "a paused campaign names who paused it, when and why, before the batch's own waits",
     drive: () => {
-      const h = start(fleet(1), {
-        configGraceMs: 0,
-        batches: [{ percent: 100, minDurationMs: 30 * MIN }],
+      const h = settled({
+        batches: oneBatch(30 * MIN),
       });
-      tick(h);
-      bringBack(h, inState(h, "offered"));
-      tick(h);
       h.now = 2 * 60 * MIN + 10 * MIN;
       tick(h, [{ kind: "pause", reason: "change freeze" }]);
       return { h, pause: { by: "alice", at: h.now, reason: "change freeze" } };
@@ -208,14 +208,10 @@ const rows: Row[] = [
   {
     name: "a settled batch soaking counts down its soak",
     drive: () => {
-      const h = start(fleet(1), {
-        configGraceMs: 0,
+      const h = settled({
         soakMs: 10 * MIN,
-        batches: [{ percent: 100, minDurationMs: 0 }],
+        batches: oneBatch(0),
       });
-      tick(h);
-      bringBack(h, inState(h, "offered"));
-      tick(h);
       h.now = 4 * MIN;
       return { h };
     },
@@ -226,7 +222,7 @@ const rows: Row[] = [
     drive: () => {
       const h = start(fleet(1), {
         configGraceMs: 0,
-        batches: [{ percent: 100, minDurationMs: 0 }],
+        batches: oneBatch(0),
       });
       tick(h);
       bringBack(h, inState(h, "offered"));
@@ -253,16 +249,12 @@ describe("what the current batch waits for", () => {
   });
 
   it("a batch whose every wait is over says it passes at the next decision, and the next decision passes it", () => {
-    const h = start(fleet(1), {
-      configGraceMs: 0,
+    const h = settled({
       batches: [
         { percent: 50, minDurationMs: 10 * MIN },
         { percent: 100, minDurationMs: 0 },
       ],
     });
-    tick(h);
-    bringBack(h, inState(h, "offered"));
-    tick(h);
     h.now = 10 * MIN;
     const waits = waitsFor({ campaign: h.campaign, nodes: h.nodes, now: h.now });
     expect(waits.map(formatWait)).toEqual(["nothing: the batch passes at the next decision"]);
