@@ -22,6 +22,7 @@ import { AgentHub } from "./agents/hub.js";
 import { type AgentServer, startAgentServer } from "./agents/server.js";
 import { Slots } from "./agents/slots.js";
 import { currentStreamBudget } from "./agents/stream-budget.js";
+import { trustRecorder } from "./agents/trust-recorder.js";
 import { createCampaignEngine } from "./campaign-engine.js";
 import { type Clock, systemClock } from "./clock.js";
 import { ConfigError, type ControlConfig, listenerFacts } from "./config.js";
@@ -33,6 +34,7 @@ import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-post
 import { recordFleetSetting } from "./db/fleet-settings.js";
 import { JoinTokenReader } from "./db/join-token-reader.js";
 import { NodeStore } from "./db/node-store.js";
+import { recordNodeTrust } from "./db/node-trust.js";
 import type { Logger } from "./log.js";
 import { agentMetrics, ControlMetrics, campaignMetrics, fleetGauges } from "./metrics/index.js";
 import { createArtifactChunks } from "./releases/artifact-chunks.js";
@@ -47,7 +49,7 @@ import { pinTimestampWindow } from "./tuf/window-pin.js";
 import { dashboardRoute } from "./ui/route.js";
 
 /** Capabilities this Control offers Agents. */
-export const CONTROL_CAPABILITIES = ["upgrade.v1", "config.v1"] as const;
+export const CONTROL_CAPABILITIES = ["upgrade.v1", "config.v1", "trust.v1"] as const;
 
 /** Options of {@link startControl}. */
 export interface StartControlOptions {
@@ -134,6 +136,12 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     });
     cleanup.push(() => hub.stop());
     hub.subscribe(agentCounters.onEvent);
+    const trust = trustRecorder({
+      record: (t) => recordNodeTrust(db.pool, t),
+      log: log.child({ component: "agents" }),
+    });
+    hub.subscribe(trust.onEvent);
+    cleanup.push(() => trust.settled());
     const instances = new ControlInstances({
       pool: db.pool,
       instanceId,

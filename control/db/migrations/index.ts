@@ -20,6 +20,7 @@ import { Migration0014EnrollmentTrust } from "./0014-enrollment-trust.js";
 import { Migration0015CommandGate } from "./0015-command-gate.js";
 import { Migration0016ReleaseYank } from "./0016-release-yank.js";
 import { Migration0017FleetSettings } from "./0017-fleet-settings.js";
+import { Migration0019NodeTrust } from "./0019-node-trust.js";
 
 /** The migrations applied at start, oldest first. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -39,4 +40,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: "0015-command-gate", class: Migration0015CommandGate },
   { name: "0016-release-yank", class: Migration0016ReleaseYank },
   { name: "0017-fleet-settings", class: Migration0017FleetSettings },
+  { name: "0019-node-trust", class: Migration0019NodeTrust },
 ];
