@@ -112,8 +112,11 @@ class RealAgent implements OperationHost, SessionHost {
   #operations: Promise<void> = Promise.resolve();
   /** The Welcome negotiated trust.v1: TrustStatus may be sent on this stream. */
   #trustWelcomed = false;
-  /** A trust change not sent on any stream yet. */
-  #trustUnsent = false;
+  /**
+   * The trust state may differ from what Control has: a change not sent on any stream yet, or
+   * nothing sent since this process started (the first Welcome then sends it).
+   */
+  #trustUnsent = true;
   readonly #bootId = randomUUID();
   readonly #waker = new Waker();
   readonly #stop = new AbortController();

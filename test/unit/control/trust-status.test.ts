@@ -72,7 +72,7 @@ describe("the trust recorder", () => {
     at: NOW,
   });
 
-  it("writes each node's reports in order, one at a time, and ignores other events", async () => {
+  it("writes a node's reports in order, never two at once, and ignores other events", async () => {
     const written: NodeTrust[] = [];
     let inFlight = 0;
     let most = 0;
@@ -96,6 +96,33 @@ describe("the trust recorder", () => {
       { nodeId: "a", frozenSince: null, reason: "" },
     ]);
     expect(most).toBe(1);
+  });
+
+  it("runs at most maxInFlight writes, one per node at a time, and keeps only a node's latest waiting report", async () => {
+    const written: string[] = [];
+    let inFlight = 0;
+    let most = 0;
+    const recorder = trustRecorder({
+      record: async (trust) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        written.push(`${trust.nodeId}:${trust.reason}`);
+        inFlight--;
+        return true;
+      },
+      log,
+      maxInFlight: 2,
+    });
+    recorder.onEvent(event("a", true, "a1"));
+    recorder.onEvent(event("b", true, "b1"));
+    recorder.onEvent(event("c", true, "c1"));
+    recorder.onEvent(event("a", true, "a2"));
+    recorder.onEvent(event("a", true, "a3"));
+    await recorder.settled();
+    expect(most).toBe(2);
+    expect(written.sort()).toEqual(["a:a1", "a:a3", "b:b1", "c:c1"]);
+    expect(written.indexOf("a:a1")).toBeLessThan(written.indexOf("a:a3"));
   });
 
   it("goes on after a failed write", async () => {

@@ -161,9 +161,10 @@ export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
 
 /**
  * TrustStatus says whether the Agent's TUF metadata is current. An Agent sends it only on a
- * stream whose Welcome negotiated "trust.v1": after the Welcome while it is frozen or when
- * the state changed since it last sent one, and on every change. A frozen Agent refuses
- * every new release and keeps running the version it has.
+ * stream whose Welcome negotiated "trust.v1": on every change, and after a Welcome while it
+ * is frozen or when Control may not have its state (a change not sent yet, or nothing sent
+ * since the Agent started). A frozen Agent refuses every new release and keeps running the
+ * version it has.
  *
  * @generated from message agentcontrol.v1.TrustStatus
  */
