@@ -7,7 +7,8 @@
  * Expected: the real Agent process (supervisor and Agent, `--tuf-refresh 2s`) refreshes on
  * its own, reports `trust.frozen` to Control (TrustStatus, with the reason and since when)
  * and in `agent status` within the refresh period, logs it once however many refreshes stay
- * frozen, keeps running its version, and clears the freeze at the first honest refresh.
+ * frozen, says it again on its next stream, keeps running its version, and clears the
+ * freeze at the first honest refresh.
  */
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -133,6 +134,23 @@ describe("a freeze without any offer", () => {
       .split("\n")
       .filter((line) => line.includes("TUF metadata frozen"));
     expect(frozenLogs).toHaveLength(1);
+
+    // On a new stream (a Control restart, another Control) the freeze is said again at once.
+    const streams = control.streams.length;
+    control.dropLive();
+    await eventually(
+      async () => (control.streams.length > streams && control.live() ? true : undefined),
+      "the Agent's next stream",
+    );
+    await eventually(
+      async () => (control.trust.filter((t) => t.frozen).length === 2 ? true : undefined),
+      "the freeze said again after the new Welcome",
+      REFRESH_MS + SLACK_MS,
+    );
+    expect(control.trust.filter((t) => t.frozen).map((t) => t.since)).toEqual([
+      frozen.since,
+      frozen.since,
+    ]);
 
     // A frozen node keeps running its version; no operation was ever offered.
     expect({ current: stillFrozen.current, sent: control.sent }).toEqual({

@@ -72,6 +72,14 @@ export class HostileControl {
     return this.observed.filter((o) => o.operationId === opId);
   }
 
+  /** Ends the live stream from Control's side (the Agent reconnects). */
+  dropLive(): void {
+    const stream = this.live();
+    if (stream === undefined) throw new Error("no agent is connected");
+    stream.ended = true;
+    stream.call.end();
+  }
+
   /** Sends a forged `operation` on the live stream. */
   send(operation: Operation): void {
     const stream = this.live();
