@@ -29,7 +29,6 @@ import {
   heartbeatMsOf,
   helloMessage,
   observedMessage,
-  trustStatusMessage,
 } from "./core/messages.js";
 import {
   type Applier,
@@ -53,6 +52,7 @@ import type { TufCheck } from "./core/tuf-check.js";
 import { sleep, Waker } from "./core/waker.js";
 import type { InstallPaths } from "./install-dir.js";
 import { realApplier } from "./real-applier.js";
+import { TrustReport } from "./trust-report.js";
 
 /** The capabilities the real Agent offers (and `trust.v1` when it has a TUF channel). */
 export const AGENT_CAPABILITIES: readonly string[] = Object.freeze(["upgrade.v1"]);
@@ -110,13 +110,7 @@ class RealAgent implements OperationHost, SessionHost {
   #session: AbortController | undefined;
   #saving: Promise<void> = Promise.resolve();
   #operations: Promise<void> = Promise.resolve();
-  /** The Welcome negotiated trust.v1: TrustStatus may be sent on this stream. */
-  #trustWelcomed = false;
-  /**
-   * The trust state may differ from what Control has: a change not sent on any stream yet, or
-   * nothing sent since this process started (the first Welcome then sends it).
-   */
-  #trustUnsent = true;
+  readonly #trustReport: TrustReport;
   readonly #bootId = randomUUID();
   readonly #waker = new Waker();
   readonly #stop = new AbortController();
@@ -125,6 +119,7 @@ class RealAgent implements OperationHost, SessionHost {
     this.platform = options.platform;
     this.state = options.state;
     this.log = options.log;
+    this.#trustReport = new TrustReport(options.log);
     this.trust = {
       verifier: new ReleaseVerifier(),
       pins: options.pins,
@@ -252,9 +247,7 @@ class RealAgent implements OperationHost, SessionHost {
     }
     if (dirty) void this.persist();
     reportReinstated(this);
-    this.#trustWelcomed = welcome.capabilities.includes(CAP_TRUST);
-    const trust = this.state.trust;
-    if (trust !== undefined && (trust.frozen || this.#trustUnsent)) this.#sendTrust(trust);
+    this.#trustReport.welcomed(welcome.capabilities, this.#write, this.state.trust);
     const heartbeatMs = heartbeatMsOf(welcome, 1);
     clearInterval(this.#heartbeat);
     this.#heartbeat = setInterval(() => this.#write?.(heartbeatMessage()), heartbeatMs);
@@ -268,7 +261,7 @@ class RealAgent implements OperationHost, SessionHost {
 
   closed(): void {
     this.#write = undefined;
-    this.#trustWelcomed = false;
+    this.#trustReport.closed();
     clearInterval(this.#heartbeat);
     this.#heartbeat = undefined;
   }
@@ -306,22 +299,7 @@ class RealAgent implements OperationHost, SessionHost {
 
   /** Logs the change once and tells Control on the open stream (or after the next Welcome). */
   trustChanged(state: TrustState): void {
-    if (state.frozen) {
-      this.log.warn(
-        { since: state.since, code: state.code, reason: state.message },
-        "TUF metadata frozen: new releases are refused until fresh metadata is fetched",
-      );
-    } else {
-      this.log.info({ checkedAt: state.checkedAt }, "TUF metadata current again: no longer frozen");
-    }
-    this.#trustUnsent = true;
-    this.#sendTrust(state);
-  }
-
-  #sendTrust(state: TrustState): void {
-    if (!this.#trustWelcomed || this.#write === undefined) return;
-    this.#write(trustStatusMessage(state));
-    this.#trustUnsent = false;
+    this.#trustReport.changed(state);
   }
 
   countApplication(): void {}
