@@ -83,10 +83,13 @@ export function tufClient(options: TufClientOptions): TufCheck {
     return next;
   };
 
-  /** Refreshes the trusted metadata; then `inspect` judges it. Never throws. */
+  /**
+   * Refreshes the trusted metadata; then `inspect` judges it. A refresh that fails while the
+   * newest trusted timestamp has expired is a freeze (`metadata_expired`), whatever the server
+   * answered. Never throws.
+   */
   async function refreshed(
     inspect: (updater: Updater) => Promise<TufVerdict>,
-    frozenOnAnyFailure: boolean,
   ): Promise<TufVerdict> {
     try {
       await mkdir(options.metadataDir, { recursive: true });
@@ -101,11 +104,7 @@ export function tufClient(options: TufClientOptions): TufCheck {
       return await inspect(updater);
     } catch (error) {
       const verdict = classify(error);
-      if (
-        !verdict.ok &&
-        (verdict.code === "metadata_unavailable" ||
-          (frozenOnAnyFailure && verdict.code !== "metadata_expired"))
-      ) {
+      if (!verdict.ok && verdict.code !== "metadata_expired") {
         return (await expiredTimestamp(options.metadataDir, verdict.message)) ?? verdict;
       }
       return verdict;
@@ -137,9 +136,9 @@ export function tufClient(options: TufClientOptions): TufCheck {
             );
           }
           return { ok: true };
-        }, false),
+        }),
       ),
-    refresh: () => serial(() => refreshed(async () => ({ ok: true }), true)),
+    refresh: () => serial(() => refreshed(async () => ({ ok: true }))),
   };
 }
 

@@ -208,6 +208,16 @@ describe("the TUF client's refresh", () => {
       code: "metadata_expired",
       message: expect.stringContaining("no newer one could be fetched"),
     });
+    // An upgrade's check at that moment says the same (the trust state cannot flap).
+    const upgrade = {
+      version: "2.0.0",
+      sequence: 20n,
+      artifact: { url: "http://127.0.0.1:1/x", sha256: "0".repeat(64), size: 1 },
+    };
+    expect(await client.check(upgrade, "linux-amd64")).toMatchObject({
+      ok: false,
+      code: "metadata_expired",
+    });
   });
 
   it("is not frozen when the metadata is only unreachable and still unexpired", async () => {
