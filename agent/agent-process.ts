@@ -23,7 +23,13 @@ import {
 } from "./core/download.js";
 import { enrollmentKeyOf, type ReportedState } from "./core/durable-state.js";
 import type { AgentLog } from "./core/log.js";
-import { heartbeatMessage, heartbeatMsOf, helloMessage, observedMessage } from "./core/messages.js";
+import {
+  CAP_TRUST,
+  heartbeatMessage,
+  heartbeatMsOf,
+  helloMessage,
+  observedMessage,
+} from "./core/messages.js";
 import {
   type Applier,
   type ArtifactRequest,
@@ -40,12 +46,15 @@ import {
   runSession,
   type SessionHost,
 } from "./core/session.js";
+import { DEFAULT_TUF_REFRESH_MS, runTrustRefresh } from "./core/trust-refresh.js";
+import type { TrustState } from "./core/trust-state.js";
 import type { TufCheck } from "./core/tuf-check.js";
-import { Waker } from "./core/waker.js";
+import { sleep, Waker } from "./core/waker.js";
 import type { InstallPaths } from "./install-dir.js";
 import { realApplier } from "./real-applier.js";
+import { TrustReport } from "./trust-report.js";
 
-/** The capabilities the real Agent offers. */
+/** The capabilities the real Agent offers (and `trust.v1` when it has a TUF channel). */
 export const AGENT_CAPABILITIES: readonly string[] = Object.freeze(["upgrade.v1"]);
 
 /** Everything one run of the Agent needs. */
@@ -65,6 +74,8 @@ export interface AgentProcessOptions {
   readonly credentials: grpc.ChannelCredentials | undefined;
   /** The TUF check of releases, when the channel is a TUF repository. */
   readonly tuf: TufCheck | undefined;
+  /** How often the TUF metadata is refreshed without an upgrade (default 1 h). */
+  readonly tufRefreshMs?: number;
   /** The only origins the node token is sent to (see `trustedOrigins`). */
   readonly trustedOrigins: readonly string[];
   /** Stall timeout, deadline and minimum rate of downloads. */
@@ -99,6 +110,7 @@ class RealAgent implements OperationHost, SessionHost {
   #session: AbortController | undefined;
   #saving: Promise<void> = Promise.resolve();
   #operations: Promise<void> = Promise.resolve();
+  readonly #trustReport: TrustReport;
   readonly #bootId = randomUUID();
   readonly #waker = new Waker();
   readonly #stop = new AbortController();
@@ -107,6 +119,7 @@ class RealAgent implements OperationHost, SessionHost {
     this.platform = options.platform;
     this.state = options.state;
     this.log = options.log;
+    this.#trustReport = new TrustReport(options.log);
     this.trust = {
       verifier: new ReleaseVerifier(),
       pins: options.pins,
@@ -134,6 +147,22 @@ class RealAgent implements OperationHost, SessionHost {
     const backoff = this.options.backoff ?? DEFAULT_BACKOFF;
     let attempt = 0;
     await this.persist();
+    const tuf = this.options.tuf;
+    const refreshStop = new AbortController();
+    const refreshing =
+      tuf === undefined
+        ? Promise.resolve()
+        : runTrustRefresh({
+            tuf,
+            holder: this,
+            intervalMs: this.options.tufRefreshMs ?? DEFAULT_TUF_REFRESH_MS,
+            persist: () => this.persist(),
+            now: () => new Date(),
+            sleep,
+            signal: AbortSignal.any([this.#stop.signal, refreshStop.signal]),
+          }).catch((error: unknown) => {
+            this.log.error({ err: String(error) }, "the TUF refresh stopped");
+          });
     while (!this.#stop.signal.aborted && this.#restart === undefined) {
       if (this.state.nodeToken === undefined && this.state.enrollmentKey === undefined) {
         enrollmentKeyOf(this.state);
@@ -169,6 +198,10 @@ class RealAgent implements OperationHost, SessionHost {
       if (end.openMs >= backoff.resetAfterMs) attempt = 0;
       await this.#waker.sleep(backoffDelay(attempt++, backoff), this.#stop.signal);
     }
+    // A refresh in flight is not waited for (a fetch may take its timeout): once stopped, the
+    // loop records nothing more.
+    refreshStop.abort();
+    void refreshing;
     await this.#operations.catch(() => {});
     await this.#saving;
     return this.#restart !== undefined ? "restart" : "stopped";
@@ -180,7 +213,7 @@ class RealAgent implements OperationHost, SessionHost {
       agentVersion: this.options.version,
       platform: this.platform,
       bootId: this.#bootId,
-      capabilities: [...AGENT_CAPABILITIES],
+      capabilities: [...AGENT_CAPABILITIES, ...(this.options.tuf !== undefined ? [CAP_TRUST] : [])],
       labels: { ...this.options.labels },
       confirmedSequence: BigInt(this.state.confirmedSequence),
       previousVersion: this.state.previousVersion,
@@ -214,6 +247,7 @@ class RealAgent implements OperationHost, SessionHost {
     }
     if (dirty) void this.persist();
     reportReinstated(this);
+    this.#trustReport.welcomed(welcome.capabilities, this.#write, this.state.trust);
     const heartbeatMs = heartbeatMsOf(welcome, 1);
     clearInterval(this.#heartbeat);
     this.#heartbeat = setInterval(() => this.#write?.(heartbeatMessage()), heartbeatMs);
@@ -227,6 +261,7 @@ class RealAgent implements OperationHost, SessionHost {
 
   closed(): void {
     this.#write = undefined;
+    this.#trustReport.closed();
     clearInterval(this.#heartbeat);
     this.#heartbeat = undefined;
   }
@@ -260,6 +295,11 @@ class RealAgent implements OperationHost, SessionHost {
     );
     this.#saving = next;
     return next;
+  }
+
+  /** Logs the change once and tells Control on the open stream (or after the next Welcome). */
+  trustChanged(state: TrustState): void {
+    this.#trustReport.changed(state);
   }
 
   countApplication(): void {}

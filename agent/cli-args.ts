@@ -15,6 +15,7 @@ import { isNodeId, NODE_ID_MAX_LENGTH } from "../control/shared/node-id.js";
 import { parsePin } from "../control/shared/release/keys.js";
 import { unusableDirectory } from "../control/shared/usable-directory.js";
 import { readStreamTls } from "./core/tls.js";
+import { DEFAULT_TUF_REFRESH_MS } from "./core/trust-refresh.js";
 import { downloadOrigins, isLoopbackHost, tufOptions } from "./trust-args.js";
 
 /** PEM files of the agent stream's TLS. */
@@ -58,6 +59,8 @@ export interface RunOptions {
    * URL of Control's metadata (`https://control.example:7081/tuf/`). Undefined: pins only.
    */
   readonly tuf: { readonly root: string; readonly url: string } | undefined;
+  /** How often the TUF metadata is refreshed without an upgrade (`--tuf-refresh`, default 1 h). */
+  readonly tufRefreshMs: number;
 }
 
 /** What the command line asks for. */
@@ -93,6 +96,7 @@ const FLAGS = {
   "download-min-rate": s,
   "tuf-root": s,
   "tuf-url": s,
+  "tuf-refresh": s,
 } as const;
 
 /** The `--help` text. */
@@ -130,6 +134,9 @@ Flags of run:
   --tuf-root FILE           the release channel's TUF root.json, trusted from install on
   --tuf-url URL             base URL of the channel's TUF metadata (Control's /tuf/);
                             with both, a release must also be listed there, unexpired
+  --tuf-refresh DURATION    how often the TUF metadata is refreshed without an upgrade
+                            (default 1h; e.g. 15m, 1h30m, 30s): an expired or withheld
+                            timestamp is then reported as frozen (trust.frozen)
   --start-deadline-ms MS    a new version not welcomed by Control within MS is reverted
                             (default ${DEFAULT_START_DEADLINE_MS})
   -h, --help                this text
@@ -221,6 +228,10 @@ function toRunOptions(
   if (insecure && tls !== undefined) {
     throw new Error("--insecure contradicts --ca, --cert and --key (they turn TLS on)");
   }
+  const tuf = tufOptions(str("tuf-root"), str("tuf-url"));
+  if (tuf === undefined && str("tuf-refresh") !== undefined) {
+    throw new Error("--tuf-refresh needs --tuf-root and --tuf-url (it refreshes that channel)");
+  }
   return {
     installDir,
     server,
@@ -240,7 +251,8 @@ function toRunOptions(
     startDeadlineMs:
       integer(str("start-deadline-ms"), "start-deadline-ms", 1, MAX_TIMER_MS) ??
       DEFAULT_START_DEADLINE_MS,
-    tuf: tufOptions(str("tuf-root"), str("tuf-url")),
+    tuf,
+    tufRefreshMs: refreshPeriod(str("tuf-refresh")),
   };
 }
 
@@ -248,6 +260,22 @@ function toRunOptions(
 export function hostPlatform(): string {
   const arch = process.arch === "x64" ? "amd64" : process.arch;
   return `${process.platform}-${arch}`;
+}
+
+const DURATION = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
+
+/** `--tuf-refresh`: h, m and s in that order (`1h`, `15m`, `1h30m`, `30s`), from 1 s to 24 h. */
+function refreshPeriod(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_TUF_REFRESH_MS;
+  const match = DURATION.exec(text);
+  const [, h = "0", m = "0", sec = "0"] = match ?? [];
+  const ms = ((Number(h) * 60 + Number(m)) * 60 + Number(sec)) * 1000;
+  if (text === "" || match === null || ms < 1000 || ms > 24 * 3600 * 1000) {
+    throw new Error(
+      `--tuf-refresh must be a duration from 1s to 24h such as 15m, 1h or 1h30m, got ${JSON.stringify(text)}`,
+    );
+  }
+  return ms;
 }
 
 function checkInstallDir(dir: string | undefined): string {

@@ -118,6 +118,7 @@ async function serve(options: RunOptions): Promise<never> {
       options.tuf === undefined
         ? undefined
         : tufClient({ metadataDir: paths.tuf, metadataBaseUrl: options.tuf.url }),
+    tufRefreshMs: options.tufRefreshMs,
     trustedOrigins: trustedOrigins(options.server, !options.clearText, options.downloadOrigins),
     downloadPolicy: {
       stallMs: DEFAULT_DOWNLOAD_POLICY.stallMs,

@@ -4,6 +4,7 @@
 import { readdir } from "node:fs/promises";
 import type { PendingSwitch } from "./agent-state.js";
 import { loadState } from "./agent-state.js";
+import type { TrustState } from "./core/trust-state.js";
 import { type InstallPaths, readCurrent } from "./install-dir.js";
 
 /** The status of an install directory (SPEC §8 names the first five fields). */
@@ -21,8 +22,11 @@ export interface AgentStatus {
   readonly enrolled: boolean;
   /** Versions whose files are installed. */
   readonly installed: readonly string[];
-  /** The last TUF check (null: none yet, or TUF not configured); `frozen` on expired metadata. */
-  readonly trust: { frozen: boolean; checkedAt: string; code?: string; message?: string } | null;
+  /**
+   * The last TUF check (null: none yet, or TUF not configured); `frozen` on expired metadata,
+   * with `since` (when it first found itself frozen).
+   */
+  readonly trust: TrustState | null;
 }
 
 /** Reads the status of `paths`; throws when its state file is damaged. */

@@ -17,6 +17,7 @@ import { createTokenReloader, type TokenReload } from "./admin/token-reload.js";
 import { createVersionService } from "./admin/version-service.js";
 import { authenticateStream } from "./agents/authenticate.js";
 import { AgentHub } from "./agents/hub.js";
+import { trustRecorder } from "./agents/trust-recorder.js";
 import { startAgentListener } from "./app-agents.js";
 import { startTufChannel } from "./app-tuf.js";
 import { createCampaignEngine } from "./campaign-engine.js";
@@ -29,6 +30,7 @@ import { type Database, openDatabase } from "./db/database.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
 import { JoinTokenReader } from "./db/join-token-reader.js";
 import { NodeStore } from "./db/node-store.js";
+import { recordNodeTrust } from "./db/node-trust.js";
 import type { Logger } from "./log.js";
 import { agentMetrics, ControlMetrics, campaignMetrics, fleetGauges } from "./metrics/index.js";
 import { createArtifactChunks } from "./releases/artifact-chunks.js";
@@ -125,6 +127,12 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     });
     cleanup.push(() => hub.stop());
     hub.subscribe(agentCounters.onEvent);
+    const trust = trustRecorder({
+      record: (t) => recordNodeTrust(db.pool, t),
+      log: log.child({ component: "agents" }),
+    });
+    hub.subscribe(trust.onEvent);
+    cleanup.push(() => trust.settled());
     const instances = new ControlInstances({
       pool: db.pool,
       instanceId,

@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, open, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import type { TrustState } from "./trust-state.js";
 
 /** The last ObservedState an agent reported for an operation (re-sent on redelivery). */
 export interface ReportedState {
@@ -39,10 +40,11 @@ export interface DurableState {
   /** Operation id → last state reported for it, oldest first (bounded). */
   handled: Record<string, ReportedState>;
   /**
-   * The last TUF check: `frozen` when the channel's metadata had expired (no new release is
-   * accepted until Control serves fresh metadata), with the refusal's code and message.
+   * The last TUF check (an upgrade's or a periodic refresh): `frozen` when the channel's
+   * metadata had expired (no new release is accepted until fresh metadata is fetched), since
+   * when, with the refusal's code and message.
    */
-  trust?: { frozen: boolean; checkedAt: string; code?: string; message?: string };
+  trust?: TrustState;
   /** A rollback operation whose REINSTATED is due once the agent is back. */
   pendingReinstate?: string;
   /** The agent came back from an upgrade whose configuration does not apply. */

@@ -2,6 +2,7 @@
  * Builders of the AgentMessages a simulated agent sends. Pure: no state, no I/O.
  */
 import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   type AgentMessage,
   AgentMessageSchema,
@@ -10,9 +11,14 @@ import {
   type Hello,
   HelloSchema,
   ObservedStateSchema,
+  TrustStatusSchema,
   type Welcome,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { ReportedState } from "./durable-state.js";
+import type { TrustState } from "./trust-state.js";
+
+/** The capability under which an Agent sends TrustStatus (Control must welcome it). */
+export const CAP_TRUST = "trust.v1";
 
 /** The fields of a Hello, as plain values. */
 export type HelloFields = Pick<
@@ -55,6 +61,27 @@ export function configStatusMessage(ok: boolean, message: string): AgentMessage 
 export function observedMessage(operationId: string, report: ReportedState): AgentMessage {
   return create(AgentMessageSchema, {
     body: { case: "observed", value: create(ObservedStateSchema, { operationId, ...report }) },
+  });
+}
+
+/**
+ * A TrustStatus message for `trust`: `reason` is the refusal's message (at most 1024
+ * characters) and `since` is set only while frozen.
+ */
+export function trustStatusMessage(trust: TrustState): AgentMessage {
+  const reason = trust.frozen ? (trust.message ?? trust.code ?? "").slice(0, 1024) : "";
+  return create(AgentMessageSchema, {
+    body: {
+      case: "trustStatus",
+      value: create(TrustStatusSchema, {
+        frozen: trust.frozen,
+        reason,
+        checkedAt: timestampFromDate(new Date(trust.checkedAt)),
+        ...(trust.frozen && trust.since !== undefined
+          ? { since: timestampFromDate(new Date(trust.since)) }
+          : {}),
+      }),
+    },
   });
 }
 

@@ -8,6 +8,7 @@ import type { DownloadResult } from "./download.js";
 import type { DurableState, ReportedState } from "./durable-state.js";
 import type { AgentLog } from "./log.js";
 import type { AcceptedUpgrade, ReleaseVerifier } from "./release-check.js";
+import type { TrustState } from "./trust-state.js";
 import type { TufCheck } from "./tuf-check.js";
 
 /** Why the agent restarts: the version it comes back on is already in its durable state. */
@@ -84,6 +85,11 @@ export interface OperationHost {
   countApplication(opId: string): void;
   /** Counts one redelivery that was answered from memory. */
   countDuplicate(): void;
+  /**
+   * Told when a TUF check moved the agent between frozen and not frozen (the state is
+   * already in `state.trust`); absent: nothing beyond the durable state is told.
+   */
+  trustChanged?(state: TrustState): void;
   /** Ends the stream gracefully and restarts the agent (new boot id). */
   restart(kind: RestartKind): void;
   /** Runs `task` after every task enqueued before it (operations apply one at a time). */

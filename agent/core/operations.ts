@@ -20,6 +20,7 @@ import {
   rememberReport,
 } from "./durable-state.js";
 import type { OperationHost, Reporter } from "./operation-host.js";
+import { noteTrust } from "./trust-state.js";
 import { sleep } from "./waker.js";
 
 export type {
@@ -120,11 +121,7 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
   const accepted = verdict.upgrade;
   if (host.trust.tuf !== undefined) {
     const listed = await host.trust.tuf.check(accepted, host.platform);
-    host.state.trust = {
-      frozen: !listed.ok && listed.code === "metadata_expired",
-      checkedAt: new Date().toISOString(),
-      ...(listed.ok ? {} : { code: listed.code, message: listed.message }),
-    };
+    noteTrust(host, listed, new Date());
     if (!listed.ok) return report(REFUSED, from, listed.code, listed.message);
   }
   const { version, artifact } = accepted;

@@ -30,6 +30,12 @@ export type TufVerdict = { ok: true } | { ok: false; code: TufRefusal; message: 
 export interface TufCheck {
   /** Refreshes the metadata and checks `upgrade`'s artifact for `platform`. Never throws. */
   check(upgrade: AcceptedUpgrade, platform: string): Promise<TufVerdict>;
+  /**
+   * Refreshes the metadata only (the same refresh `check` starts with): `metadata_expired`
+   * when the Agent is frozen, which includes any failed refresh while the newest timestamp
+   * it trusts has expired. Never throws.
+   */
+  refresh(): Promise<TufVerdict>;
 }
 
 /** Where the metadata comes from and is kept. */
@@ -61,53 +67,78 @@ class BoundedFetcher extends BaseFetcher {
   }
 }
 
-/** The TUF check of a real Agent, over tuf-js. */
+/**
+ * The TUF check of a real Agent, over tuf-js. Calls run one at a time (a periodic refresh
+ * never writes the metadata directory while an upgrade's check does).
+ */
 export function tufClient(options: TufClientOptions): TufCheck {
   const base = options.metadataBaseUrl.endsWith("/")
     ? options.metadataBaseUrl
     : `${options.metadataBaseUrl}/`;
   const fetcher = new BoundedFetcher(options.fetchTimeoutMs ?? 30_000);
-  return {
-    async check(upgrade, platform) {
-      const path = releaseTargetPath(upgrade.version, platform);
-      try {
-        await mkdir(options.metadataDir, { recursive: true });
-        await restoreRoot(options.metadataDir);
-        const updater = new Updater({
-          metadataDir: options.metadataDir,
-          metadataBaseUrl: base,
-          fetcher,
-          config: { rootMaxLength: 512 * 1024, targetsMaxLength: 8 * 1024 * 1024 },
-        });
-        await updater.refresh();
-        const target = await updater.getTargetInfo(path);
-        if (target === undefined) {
-          return refuse("untrusted_release", `the TUF targets do not list ${path}`);
-        }
-        const { artifact, version, sequence } = upgrade;
-        const custom = target.custom;
-        if (
-          target.length !== artifact.size ||
-          target.hashes.sha256 !== artifact.sha256 ||
-          custom.version !== version ||
-          String(custom.sequence) !== sequence.toString()
-        ) {
-          return refuse(
-            "untrusted_release",
-            `the TUF targets list ${path} as ${target.hashes.sha256 ?? "no sha256"}, ${target.length} bytes, version ${String(custom.version)} #${String(custom.sequence)}; the release is ${artifact.sha256}, ${artifact.size} bytes, ${version} #${sequence}`,
-          );
-        }
-        return { ok: true };
-      } catch (error) {
-        const verdict = classify(error);
-        if (!verdict.ok && verdict.code === "metadata_unavailable") {
-          return (await expiredTimestamp(options.metadataDir, verdict.message)) ?? verdict;
-        }
-        return verdict;
-      } finally {
-        await keepRoot(options.metadataDir).catch(() => {});
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = (work: () => Promise<TufVerdict>): Promise<TufVerdict> => {
+    const next = queue.then(work, work);
+    queue = next;
+    return next;
+  };
+
+  /**
+   * Refreshes the trusted metadata; then `inspect` judges it. A refresh that fails while the
+   * newest trusted timestamp has expired is a freeze (`metadata_expired`), whatever the server
+   * answered. Never throws.
+   */
+  async function refreshed(
+    inspect: (updater: Updater) => Promise<TufVerdict>,
+  ): Promise<TufVerdict> {
+    try {
+      await mkdir(options.metadataDir, { recursive: true });
+      await restoreRoot(options.metadataDir);
+      const updater = new Updater({
+        metadataDir: options.metadataDir,
+        metadataBaseUrl: base,
+        fetcher,
+        config: { rootMaxLength: 512 * 1024, targetsMaxLength: 8 * 1024 * 1024 },
+      });
+      await updater.refresh();
+      return await inspect(updater);
+    } catch (error) {
+      const verdict = classify(error);
+      if (!verdict.ok && verdict.code !== "metadata_expired") {
+        return (await expiredTimestamp(options.metadataDir, verdict.message)) ?? verdict;
       }
-    },
+      return verdict;
+    } finally {
+      await keepRoot(options.metadataDir).catch(() => {});
+    }
+  }
+
+  return {
+    check: (upgrade, platform) =>
+      serial(() =>
+        refreshed(async (updater) => {
+          const path = releaseTargetPath(upgrade.version, platform);
+          const target = await updater.getTargetInfo(path);
+          if (target === undefined) {
+            return refuse("untrusted_release", `the TUF targets do not list ${path}`);
+          }
+          const { artifact, version, sequence } = upgrade;
+          const custom = target.custom;
+          if (
+            target.length !== artifact.size ||
+            target.hashes.sha256 !== artifact.sha256 ||
+            custom.version !== version ||
+            String(custom.sequence) !== sequence.toString()
+          ) {
+            return refuse(
+              "untrusted_release",
+              `the TUF targets list ${path} as ${target.hashes.sha256 ?? "no sha256"}, ${target.length} bytes, version ${String(custom.version)} #${String(custom.sequence)}; the release is ${artifact.sha256}, ${artifact.size} bytes, ${version} #${sequence}`,
+            );
+          }
+          return { ok: true };
+        }),
+      ),
+    refresh: () => serial(() => refreshed(async () => ({ ok: true }))),
   };
 }
 

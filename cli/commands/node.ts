@@ -64,9 +64,12 @@ const WIDE_COLUMNS = [
   "FIRST SEEN",
 ];
 
-/** `online`, `offline`, with `,disabled` appended when the node is excluded from campaigns. */
+/**
+ * `online`, `offline`, with `,disabled` appended when the node is excluded from campaigns and
+ * `,frozen` when its Agent reports its TUF metadata frozen (it refuses new releases).
+ */
 export function nodeStatus(node: Node): string {
-  return `${node.online ? "online" : "offline"}${node.enabled ? "" : ",disabled"}`;
+  return `${node.online ? "online" : "offline"}${node.enabled ? "" : ",disabled"}${node.trustFrozen ? ",frozen" : ""}`;
 }
 
 /** The rows of a node table, one per node, in the order given. */
@@ -122,6 +125,14 @@ function nodeFields(node: Node, now: Date): string {
     ["Active campaign", node.activeCampaignId],
     ...(node.resetPending
       ? ([["Reset", "yes: its next join-token enrollment is accepted once"]] as const)
+      : []),
+    ...(node.trustFrozen
+      ? ([
+          [
+            "Trust",
+            `frozen since ${formatTime(node.trustFrozenSince)} (${formatAge(node.trustFrozenSince, now)}): new releases are refused; ${node.trustReason || "no reason given"}`,
+          ],
+        ] as const)
       : []),
   ]);
 }

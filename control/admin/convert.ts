@@ -42,6 +42,13 @@ export function nodeMessage(record: NodeRecord, live?: LiveOverlay, activeCampai
     assignedLabels: record.assignedLabels,
     pending: record.pending,
     revoked: record.revokedAt !== null,
+    ...(record.trustFrozenSince
+      ? {
+          trustFrozen: true,
+          trustReason: record.trustReason,
+          trustFrozenSince: timestampFromDate(record.trustFrozenSince),
+        }
+      : {}),
   });
 }
 

@@ -42,6 +42,17 @@ export type AgentEvent =
       readonly ok: boolean;
       readonly message: string;
       readonly at: Date;
+    }
+  | {
+      /** The Agent's TUF metadata became frozen or current (TrustStatus, trust.v1). */
+      readonly kind: "trust_status";
+      readonly nodeId: string;
+      readonly frozen: boolean;
+      /** Why it is frozen (at most 1024 characters); empty when not frozen. */
+      readonly reason: string;
+      /** When the Agent first found itself frozen; null when not frozen. */
+      readonly since: Date | null;
+      readonly at: Date;
     };
 
 /** Receives hub events. */

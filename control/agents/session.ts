@@ -36,7 +36,7 @@ import {
   type StreamBounds,
 } from "./stream-bounds.js";
 import { StreamWriter } from "./stream-writer.js";
-import { checkHello, checkObserved } from "./validate.js";
+import { checkHello, checkObserved, checkTrustStatus } from "./validate.js";
 
 /** A message that failed to decode; the stream ends with INVALID_ARGUMENT. */
 export const MALFORMED = Symbol("malformed");
@@ -363,6 +363,20 @@ class AgentSession implements HubSession {
           at: new Date(nowMs),
         });
         return;
+      case "trustStatus": {
+        const checked = checkTrustStatus(body.value, new Date(nowMs));
+        if (!checked.ok) {
+          this.close(status.INVALID_ARGUMENT, checked.message);
+          return;
+        }
+        this.deps.hub.emit({
+          kind: "trust_status",
+          nodeId: this.node.nodeId,
+          ...checked.value,
+          at: new Date(nowMs),
+        });
+        return;
+      }
       case "hello":
         this.close(status.INVALID_ARGUMENT, "Hello may only be the first message");
         return;

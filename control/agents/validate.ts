@@ -2,7 +2,12 @@
  * Validation of what Agents send. Every check names the field and the rule, because the
  * message ends the stream as an INVALID_ARGUMENT status an operator will read.
  */
-import type { Hello, ObservedState } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+import type {
+  Hello,
+  ObservedState,
+  TrustStatus,
+} from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { OperationPhase } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { NodeHello } from "../db/node-store.js";
 import { isNodeId, NODE_ID_MAX_LENGTH } from "../shared/node-id.js";
@@ -132,6 +137,44 @@ export function checkObserved(observed: ObservedState): Checked<ObservedState> {
     };
   }
   return { ok: true, value: { ...observed, message: observed.message.slice(0, 1024) } };
+}
+
+/** A TrustStatus as Control keeps it. */
+export interface CheckedTrust {
+  readonly frozen: boolean;
+  /** At most 1024 characters; empty when not frozen. */
+  readonly reason: string;
+  /** When the Agent first found itself frozen, never after `now`; null when not frozen. */
+  readonly since: Date | null;
+}
+
+/** The latest `since` a TrustStatus may name: 9999-12-31T23:59:59Z. */
+const MAX_TIMESTAMP_SECONDS = 253_402_300_799n;
+
+/**
+ * Validates a TrustStatus received at `now`: a frozen one must say since when (a time from
+ * 1970 on; one after `now`, as a skewed clock would send, counts as `now`).
+ */
+export function checkTrustStatus(trust: TrustStatus, now: Date): Checked<CheckedTrust> {
+  if (!trust.frozen) return { ok: true, value: { frozen: false, reason: "", since: null } };
+  const since = trust.since;
+  if (
+    since === undefined ||
+    since.seconds < 0n ||
+    since.seconds > MAX_TIMESTAMP_SECONDS ||
+    since.nanos < 0 ||
+    since.nanos > 999_999_999
+  ) {
+    return {
+      ok: false,
+      message: "invalid TrustStatus: a frozen status needs since, a time from 1970 to 9999",
+    };
+  }
+  const sinceMs = Math.min(timestampMs(since), now.getTime());
+  return {
+    ok: true,
+    value: { frozen: true, reason: trust.reason.slice(0, 1024), since: new Date(sinceMs) },
+  };
 }
 
 function clip(text: string): string {

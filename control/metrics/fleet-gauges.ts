@@ -1,7 +1,7 @@
 /**
  * Gauges read from the database at scrape time: the nodes of the registry by online and
- * enabled, and each unfinished campaign's phase, current batch, last change and nodes by
- * state. Two grouped queries per scrape, whatever the fleet's size (no query per node or per
+ * enabled (and how many report their TUF metadata frozen), and each unfinished campaign's
+ * phase, current batch, last change and nodes by state. Two grouped queries per scrape, whatever the fleet's size (no query per node or per
  * campaign), shared by every gauge of one scrape; a failed query leaves its gauges empty for
  * that scrape and counts in `agent_control_metrics_query_failures_total`.
  *
@@ -28,6 +28,8 @@ interface NodesRow {
   readonly online: boolean;
   readonly enabled: boolean;
   readonly nodes: number;
+  /** Of those, the nodes whose Agent reports its TUF metadata frozen. */
+  readonly frozen?: number;
 }
 
 /**
@@ -48,7 +50,8 @@ const CAMPAIGNS_SQL = `
     ) s on true
    where c.finished_at is null`;
 
-const NODES_SQL = "select online, enabled, count(*)::int as nodes from nodes group by 1, 2";
+const NODES_SQL = `select online, enabled, count(*)::int as nodes,
+  count(trust_frozen_since)::int as frozen from nodes group by 1, 2`;
 
 /** Options of {@link fleetGauges}. */
 export interface FleetGaugesOptions {
@@ -105,6 +108,17 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
       for (const r of rows) {
         this.set({ online: String(r.online), enabled: String(r.enabled) }, r.nodes);
       }
+    },
+  });
+  new Gauge({
+    name: "agent_control_nodes_trust_frozen",
+    help: "Nodes whose Agent reports its TUF metadata frozen (expired, and no fresh metadata could be fetched): they refuse every new release. The same on every Control.",
+    registers,
+    async collect() {
+      const rows = await nodes();
+      this.reset();
+      if (rows === undefined) return;
+      this.set(rows.reduce((sum, r) => sum + (r.frozen ?? 0), 0));
     },
   });
   new Gauge({

@@ -1,7 +1,8 @@
 /**
  * A hostile Control for end-to-end tests: it speaks the Agent protocol (the same grpc-js
  * service definition), welcomes whoever connects (issuing node tokens to join-token
- * streams), records every report, and sends whatever operation a test forges. Beside it an
+ * streams, negotiating upgrade.v1 and trust.v1), records every report and trust status, and
+ * sends whatever operation a test forges. Beside it an
  * artifact server that serves bytes or trickles them, and records the headers it was sent.
  */
 import { randomUUID } from "node:crypto";
@@ -19,6 +20,7 @@ import {
   type Hello,
   type ObservedState,
   type Operation,
+  type TrustStatus,
   WelcomeSchema,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 
@@ -33,6 +35,10 @@ interface Stream {
 export class HostileControl {
   readonly streams: Stream[] = [];
   readonly observed: ObservedState[] = [];
+  /** Every TrustStatus received, in order. */
+  readonly trust: TrustStatus[] = [];
+  /** Operations this Control sent (a test that never offers one can say so). */
+  sent = 0;
   address = "";
   readonly #server = new grpc.Server();
 
@@ -66,6 +72,14 @@ export class HostileControl {
     return this.observed.filter((o) => o.operationId === opId);
   }
 
+  /** Ends the live stream from Control's side (the Agent reconnects). */
+  dropLive(): void {
+    const stream = this.live();
+    if (stream === undefined) throw new Error("no agent is connected");
+    stream.ended = true;
+    stream.call.end();
+  }
+
   /** Sends a forged `operation` on the live stream. */
   send(operation: Operation): void {
     const stream = this.live();
@@ -73,6 +87,7 @@ export class HostileControl {
     stream.call.write(
       create(ControlMessageSchema, { body: { case: "operation", value: operation } }),
     );
+    this.sent++;
   }
 
   #onCall(call: grpc.ServerDuplexStream<AgentMessage, ControlMessage>): void {
@@ -92,15 +107,18 @@ export class HostileControl {
     call.on("data", (message: AgentMessage) => {
       if (message.body.case === "hello") {
         stream.hello = message.body.value;
+        const offered = message.body.value.capabilities;
         const welcome = create(WelcomeSchema, {
           sessionId: randomUUID(),
-          capabilities: ["upgrade.v1"],
+          capabilities: ["upgrade.v1", "trust.v1"].filter((c) => offered.includes(c)),
           heartbeatInterval: durationFromMs(1000),
           nodeToken: joined ? `node-token-${randomUUID()}` : "",
         });
         call.write(create(ControlMessageSchema, { body: { case: "welcome", value: welcome } }));
       } else if (message.body.case === "observed") {
         this.observed.push(message.body.value);
+      } else if (message.body.case === "trustStatus") {
+        this.trust.push(message.body.value);
       }
     });
   }

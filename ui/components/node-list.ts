@@ -72,7 +72,7 @@ export function NodeList() {
       <tbody>
         ${nodes.map(
           (n) => html`<tr key=${n.nodeId} data-node=${n.nodeId}>
-            <td><code>${n.nodeId}</code>${!n.enabled && html` <span class="badge">disabled</span>`}</td>
+            <td><code>${n.nodeId}</code>${!n.enabled && html` <span class="badge">disabled</span>`}${n.trustFrozen && html` <span class="badge" data-trust="frozen" title=${`TUF metadata frozen since ${formatTime(n.trustFrozenSince)}: new releases are refused. ${n.trustReason}`}>frozen</span>`}</td>
             <td>${n.pool}</td>
             <td>${n.agentVersion}</td>
             <td><span class=${n.online ? "dot on" : "dot off"}></span>${n.online ? "online" : "offline"}</td>

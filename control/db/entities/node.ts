@@ -39,6 +39,13 @@ export interface NodeRecord {
    * enrollment, which it lets through once and which clears it. Null otherwise.
    */
   resetAt: Date | null;
+  /**
+   * Since when the node's Agent reports its TUF metadata frozen (expired, no fresh metadata
+   * fetched: it refuses new releases); null when it is not, or never said.
+   */
+  trustFrozenSince: Date | null;
+  /** Why the Agent reports itself frozen; empty when it is not. */
+  trustReason: string;
   /** The stream on record; a stale stream end never marks a reconnected node offline. */
   sessionId: string | null;
   /** The instance id of the Control holding the stream on record while online; else null. */
@@ -75,6 +82,8 @@ export const NodeEntity = new EntitySchema<NodeRecord>({
     tokenIssuedAt: { type: "Date", nullable: true, columnType: "timestamptz" },
     joinTokenId: { type: "string", nullable: true, columnType: "text" },
     resetAt: { type: "Date", nullable: true, columnType: "timestamptz" },
+    trustFrozenSince: { type: "Date", nullable: true, columnType: "timestamptz" },
+    trustReason: { type: "string", columnType: "text", default: "" },
     sessionId: { type: "string", nullable: true, columnType: "text" },
     heldBy: { type: "string", nullable: true, columnType: "text" },
     version: { type: "integer", version: true },

@@ -28,7 +28,7 @@ async function frozenRule(): Promise<Rule> {
 }
 
 describe("the AgentControlTufFrozen alert", () => {
-  it("fires when Agents report metadata_expired, and not before", async () => {
+  it("fires when Agents refuse releases metadata_expired or report themselves frozen, and not before", async () => {
     const rule = await frozenRule();
     const expected = [{ exp_labels: rule.labels ?? {}, exp_annotations: rule.annotations ?? {} }];
     const dir = await mkdtemp(join(tmpdir(), "alert-test-"));
@@ -64,6 +64,26 @@ describe("the AgentControlTufFrozen alert", () => {
                 { eval_time: "8m", alertname: "AgentControlTufFrozen", exp_alerts: expected },
                 // Fifteen minutes without a new refusal: the Agents no longer report a freeze.
                 { eval_time: "30m", alertname: "AgentControlTufFrozen", exp_alerts: [] },
+              ],
+            },
+            {
+              // No upgrade is offered (no refusals): the Agents' periodic refresh reports it.
+              interval: "1m",
+              input_series: [
+                {
+                  series: 'agent_control_tuf_offline_expiry_seconds{instance="a"}',
+                  values: "999999x40",
+                },
+                {
+                  series: 'agent_control_nodes_trust_frozen{instance="a"}',
+                  values: "0x5 2x10 0x20",
+                },
+              ],
+              alert_rule_test: [
+                { eval_time: "4m", alertname: "AgentControlTufFrozen", exp_alerts: [] },
+                { eval_time: "8m", alertname: "AgentControlTufFrozen", exp_alerts: expected },
+                // The nodes refreshed fresh metadata: none reports a freeze any more.
+                { eval_time: "25m", alertname: "AgentControlTufFrozen", exp_alerts: [] },
               ],
             },
           ],

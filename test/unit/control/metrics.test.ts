@@ -181,8 +181,8 @@ describe("the fleet gauges read at scrape time", () => {
     { id: "c-2", phase: "paused", current_batch: 0, changed: 1700000100, state: null, nodes: 0 },
   ];
   const nodeRows = [
-    { online: true, enabled: true, nodes: 90 },
-    { online: false, enabled: true, nodes: 10 },
+    { online: true, enabled: true, nodes: 90, frozen: 2 },
+    { online: false, enabled: true, nodes: 10, frozen: 1 },
   ];
 
   it("reads the database with two grouped queries per scrape, however many gauges and campaigns", async () => {
@@ -203,6 +203,7 @@ describe("the fleet gauges read at scrape time", () => {
     ).toBe(1700000100);
     expect(sample(text, 'agent_control_nodes{online="false",enabled="true"}')).toBe(10);
     expect(sample(text, 'agent_control_nodes{online="false",enabled="false"}')).toBe(0);
+    expect(sample(text, "agent_control_nodes_trust_frozen")).toBe(3);
     await metrics.render();
     expect(queries).toHaveLength(4);
   });

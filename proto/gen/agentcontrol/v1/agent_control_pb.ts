@@ -4,15 +4,15 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Duration } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_duration } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agentcontrol/v1/agent_control.proto.
  */
 export const file_agentcontrol_v1_agent_control: GenFile = /*@__PURE__*/
-  fileDesc("CiNhZ2VudGNvbnRyb2wvdjEvYWdlbnRfY29udHJvbC5wcm90bxIPYWdlbnRjb250cm9sLnYxItwBCgxBZ2VudE1lc3NhZ2USJwoFaGVsbG8YASABKAsyFi5hZ2VudGNvbnRyb2wudjEuSGVsbG9IABIvCgloZWFydGJlYXQYAiABKAsyGi5hZ2VudGNvbnRyb2wudjEuSGVhcnRiZWF0SAASMgoIb2JzZXJ2ZWQYAyABKAsyHi5hZ2VudGNvbnRyb2wudjEuT2JzZXJ2ZWRTdGF0ZUgAEjYKDWNvbmZpZ19zdGF0dXMYBCABKAsyHS5hZ2VudGNvbnRyb2wudjEuQ29uZmlnU3RhdHVzSABCBgoEYm9keSKZAgoFSGVsbG8SDwoHbm9kZV9pZBgBIAEoCRIVCg1hZ2VudF92ZXJzaW9uGAIgASgJEhAKCHBsYXRmb3JtGAMgASgJEg8KB2Jvb3RfaWQYBCABKAkSFAoMY2FwYWJpbGl0aWVzGAUgAygJEjIKBmxhYmVscxgGIAMoCzIiLmFnZW50Y29udHJvbC52MS5IZWxsby5MYWJlbHNFbnRyeRIaChJjb25maXJtZWRfc2VxdWVuY2UYByABKAQSGAoQcHJldmlvdXNfdmVyc2lvbhgIIAEoCRIWCg5lbnJvbGxtZW50X2tleRgJIAEoCRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIgsKCUhlYXJ0YmVhdCKFAQoNT2JzZXJ2ZWRTdGF0ZRIUCgxvcGVyYXRpb25faWQYASABKAkSLgoFcGhhc2UYAiABKA4yHy5hZ2VudGNvbnRyb2wudjEuT3BlcmF0aW9uUGhhc2USDwoHdmVyc2lvbhgDIAEoCRIMCgRjb2RlGAQgASgJEg8KB21lc3NhZ2UYBSABKAkiKwoMQ29uZmlnU3RhdHVzEgoKAm9rGAEgASgIEg8KB21lc3NhZ2UYAiABKAkidgoOQ29udHJvbE1lc3NhZ2USKwoHd2VsY29tZRgBIAEoCzIYLmFnZW50Y29udHJvbC52MS5XZWxjb21lSAASLwoJb3BlcmF0aW9uGAIgASgLMhouYWdlbnRjb250cm9sLnYxLk9wZXJhdGlvbkgAQgYKBGJvZHkijwEKB1dlbGNvbWUSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgxjYXBhYmlsaXRpZXMYAiADKAkSNQoSaGVhcnRiZWF0X2ludGVydmFsGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhIKCm5vZGVfdG9rZW4YBCABKAkSDwoHbm9kZV9pZBgFIAEoCSLJAQoJT3BlcmF0aW9uEgoKAmlkGAEgASgJEjYKDWFnZW50X3VwZ3JhZGUYAiABKAsyHS5hZ2VudGNvbnRyb2wudjEuQWdlbnRVcGdyYWRlSAASOAoOYWdlbnRfcm9sbGJhY2sYAyABKAsyHi5hZ2VudGNvbnRyb2wudjEuQWdlbnRSb2xsYmFja0gAEjYKDWFnZW50X2NvbmZpcm0YBCABKAsyHS5hZ2VudGNvbnRyb2wudjEuQWdlbnRDb25maXJtSABCBgoEa2luZCKRAQoMQWdlbnRVcGdyYWRlEg8KB3ZlcnNpb24YASABKAkSEAoIc2VxdWVuY2UYAiABKAQSKwoIYXJ0aWZhY3QYAyABKAsyGS5hZ2VudGNvbnRyb2wudjEuQXJ0aWZhY3QSMQoIZW52ZWxvcGUYBCABKAsyHy5hZ2VudGNvbnRyb2wudjEuU2lnbmVkRW52ZWxvcGUiRwoIQXJ0aWZhY3QSEAoIcGxhdGZvcm0YASABKAkSCwoDdXJsGAIgASgJEg4KBnNoYTI1NhgDIAEoCRIMCgRzaXplGAQgASgEImcKDlNpZ25lZEVudmVsb3BlEhQKDHBheWxvYWRfdHlwZRgBIAEoCRIPCgdwYXlsb2FkGAIgASgMEi4KCnNpZ25hdHVyZXMYAyADKAsyGi5hZ2VudGNvbnRyb2wudjEuU2lnbmF0dXJlIicKCVNpZ25hdHVyZRINCgVrZXlpZBgBIAEoCRILCgNzaWcYAiABKAwiMAoNQWdlbnRSb2xsYmFjaxIPCgd2ZXJzaW9uGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIxCgxBZ2VudENvbmZpcm0SDwoHdmVyc2lvbhgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBCrFAgoOT3BlcmF0aW9uUGhhc2USHwobT1BFUkFUSU9OX1BIQVNFX1VOU1BFQ0lGSUVEEAASHAoYT1BFUkFUSU9OX1BIQVNFX0FDQ0VQVEVEEAESGwoXT1BFUkFUSU9OX1BIQVNFX1JFRlVTRUQQAhIfChtPUEVSQVRJT05fUEhBU0VfRE9XTkxPQURJTkcQAxIdChlPUEVSQVRJT05fUEhBU0VfVkVSSUZZSU5HEAQSHAoYT1BFUkFUSU9OX1BIQVNFX0FQUExZSU5HEAUSHgoaT1BFUkFUSU9OX1BIQVNFX1JFU1RBUlRJTkcQBhIaChZPUEVSQVRJT05fUEhBU0VfRkFJTEVEEAcSHgoaT1BFUkFUSU9OX1BIQVNFX1JFSU5TVEFURUQQCBIdChlPUEVSQVRJT05fUEhBU0VfQ09ORklSTUVEEAkyZAoTQWdlbnRDb250cm9sU2VydmljZRJNCgdDb25uZWN0Eh0uYWdlbnRjb250cm9sLnYxLkFnZW50TWVzc2FnZRofLmFnZW50Y29udHJvbC52MS5Db250cm9sTWVzc2FnZSgBMAFiBnByb3RvMw", [file_google_protobuf_duration]);
+  fileDesc("CiNhZ2VudGNvbnRyb2wvdjEvYWdlbnRfY29udHJvbC5wcm90bxIPYWdlbnRjb250cm9sLnYxIpICCgxBZ2VudE1lc3NhZ2USJwoFaGVsbG8YASABKAsyFi5hZ2VudGNvbnRyb2wudjEuSGVsbG9IABIvCgloZWFydGJlYXQYAiABKAsyGi5hZ2VudGNvbnRyb2wudjEuSGVhcnRiZWF0SAASMgoIb2JzZXJ2ZWQYAyABKAsyHi5hZ2VudGNvbnRyb2wudjEuT2JzZXJ2ZWRTdGF0ZUgAEjYKDWNvbmZpZ19zdGF0dXMYBCABKAsyHS5hZ2VudGNvbnRyb2wudjEuQ29uZmlnU3RhdHVzSAASNAoMdHJ1c3Rfc3RhdHVzGAUgASgLMhwuYWdlbnRjb250cm9sLnYxLlRydXN0U3RhdHVzSABCBgoEYm9keSKZAgoFSGVsbG8SDwoHbm9kZV9pZBgBIAEoCRIVCg1hZ2VudF92ZXJzaW9uGAIgASgJEhAKCHBsYXRmb3JtGAMgASgJEg8KB2Jvb3RfaWQYBCABKAkSFAoMY2FwYWJpbGl0aWVzGAUgAygJEjIKBmxhYmVscxgGIAMoCzIiLmFnZW50Y29udHJvbC52MS5IZWxsby5MYWJlbHNFbnRyeRIaChJjb25maXJtZWRfc2VxdWVuY2UYByABKAQSGAoQcHJldmlvdXNfdmVyc2lvbhgIIAEoCRIWCg5lbnJvbGxtZW50X2tleRgJIAEoCRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIgsKCUhlYXJ0YmVhdCKIAQoLVHJ1c3RTdGF0dXMSDgoGZnJvemVuGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIpCgVzaW5jZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY2hlY2tlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihQEKDU9ic2VydmVkU3RhdGUSFAoMb3BlcmF0aW9uX2lkGAEgASgJEi4KBXBoYXNlGAIgASgOMh8uYWdlbnRjb250cm9sLnYxLk9wZXJhdGlvblBoYXNlEg8KB3ZlcnNpb24YAyABKAkSDAoEY29kZRgEIAEoCRIPCgdtZXNzYWdlGAUgASgJIisKDENvbmZpZ1N0YXR1cxIKCgJvaxgBIAEoCBIPCgdtZXNzYWdlGAIgASgJInYKDkNvbnRyb2xNZXNzYWdlEisKB3dlbGNvbWUYASABKAsyGC5hZ2VudGNvbnRyb2wudjEuV2VsY29tZUgAEi8KCW9wZXJhdGlvbhgCIAEoCzIaLmFnZW50Y29udHJvbC52MS5PcGVyYXRpb25IAEIGCgRib2R5Io8BCgdXZWxjb21lEhIKCnNlc3Npb25faWQYASABKAkSFAoMY2FwYWJpbGl0aWVzGAIgAygJEjUKEmhlYXJ0YmVhdF9pbnRlcnZhbBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhISCgpub2RlX3Rva2VuGAQgASgJEg8KB25vZGVfaWQYBSABKAkiyQEKCU9wZXJhdGlvbhIKCgJpZBgBIAEoCRI2Cg1hZ2VudF91cGdyYWRlGAIgASgLMh0uYWdlbnRjb250cm9sLnYxLkFnZW50VXBncmFkZUgAEjgKDmFnZW50X3JvbGxiYWNrGAMgASgLMh4uYWdlbnRjb250cm9sLnYxLkFnZW50Um9sbGJhY2tIABI2Cg1hZ2VudF9jb25maXJtGAQgASgLMh0uYWdlbnRjb250cm9sLnYxLkFnZW50Q29uZmlybUgAQgYKBGtpbmQikQEKDEFnZW50VXBncmFkZRIPCgd2ZXJzaW9uGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEEisKCGFydGlmYWN0GAMgASgLMhkuYWdlbnRjb250cm9sLnYxLkFydGlmYWN0EjEKCGVudmVsb3BlGAQgASgLMh8uYWdlbnRjb250cm9sLnYxLlNpZ25lZEVudmVsb3BlIkcKCEFydGlmYWN0EhAKCHBsYXRmb3JtGAEgASgJEgsKA3VybBgCIAEoCRIOCgZzaGEyNTYYAyABKAkSDAoEc2l6ZRgEIAEoBCJnCg5TaWduZWRFbnZlbG9wZRIUCgxwYXlsb2FkX3R5cGUYASABKAkSDwoHcGF5bG9hZBgCIAEoDBIuCgpzaWduYXR1cmVzGAMgAygLMhouYWdlbnRjb250cm9sLnYxLlNpZ25hdHVyZSInCglTaWduYXR1cmUSDQoFa2V5aWQYASABKAkSCwoDc2lnGAIgASgMIjAKDUFnZW50Um9sbGJhY2sSDwoHdmVyc2lvbhgBIAEoCRIOCgZyZWFzb24YAiABKAkiMQoMQWdlbnRDb25maXJtEg8KB3ZlcnNpb24YASABKAkSEAoIc2VxdWVuY2UYAiABKAQqxQIKDk9wZXJhdGlvblBoYXNlEh8KG09QRVJBVElPTl9QSEFTRV9VTlNQRUNJRklFRBAAEhwKGE9QRVJBVElPTl9QSEFTRV9BQ0NFUFRFRBABEhsKF09QRVJBVElPTl9QSEFTRV9SRUZVU0VEEAISHwobT1BFUkFUSU9OX1BIQVNFX0RPV05MT0FESU5HEAMSHQoZT1BFUkFUSU9OX1BIQVNFX1ZFUklGWUlORxAEEhwKGE9QRVJBVElPTl9QSEFTRV9BUFBMWUlORxAFEh4KGk9QRVJBVElPTl9QSEFTRV9SRVNUQVJUSU5HEAYSGgoWT1BFUkFUSU9OX1BIQVNFX0ZBSUxFRBAHEh4KGk9QRVJBVElPTl9QSEFTRV9SRUlOU1RBVEVEEAgSHQoZT1BFUkFUSU9OX1BIQVNFX0NPTkZJUk1FRBAJMmQKE0FnZW50Q29udHJvbFNlcnZpY2USTQoHQ29ubmVjdBIdLmFnZW50Y29udHJvbC52MS5BZ2VudE1lc3NhZ2UaHy5hZ2VudGNvbnRyb2wudjEuQ29udHJvbE1lc3NhZ2UoATABYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * AgentMessage is everything an Agent sends on the stream.
@@ -47,6 +47,12 @@ export type AgentMessage = Message<"agentcontrol.v1.AgentMessage"> & {
      */
     value: ConfigStatus;
     case: "configStatus";
+  } | {
+    /**
+     * @generated from field: agentcontrol.v1.TrustStatus trust_status = 5;
+     */
+    value: TrustStatus;
+    case: "trustStatus";
   } | { case: undefined; value?: undefined };
 };
 
@@ -154,6 +160,53 @@ export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
   messageDesc(file_agentcontrol_v1_agent_control, 2);
 
 /**
+ * TrustStatus says whether the Agent's TUF metadata is current. An Agent sends it only on a
+ * stream whose Welcome negotiated "trust.v1": on every change, and after a Welcome while it
+ * is frozen or when Control may not have its state (a change not sent yet, or nothing sent
+ * since the Agent started). A frozen Agent refuses every new release and keeps running the
+ * version it has.
+ *
+ * @generated from message agentcontrol.v1.TrustStatus
+ */
+export type TrustStatus = Message<"agentcontrol.v1.TrustStatus"> & {
+  /**
+   * True while the newest TUF metadata the Agent trusts has expired and no fresh metadata
+   * could be fetched (an indefinite freeze).
+   *
+   * @generated from field: bool frozen = 1;
+   */
+  frozen: boolean;
+
+  /**
+   * Why it is frozen: the refresh's refusal (at most 1024 characters); empty otherwise.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * When the Agent first found itself frozen; unset when it is not frozen.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 3;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * When the Agent last refreshed its metadata (or tried to).
+   *
+   * @generated from field: google.protobuf.Timestamp checked_at = 4;
+   */
+  checkedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message agentcontrol.v1.TrustStatus.
+ * Use `create(TrustStatusSchema)` to create a new message.
+ */
+export const TrustStatusSchema: GenMessage<TrustStatus> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_v1_agent_control, 3);
+
+/**
  * ObservedState reports progress on one Operation.
  *
  * @generated from message agentcontrol.v1.ObservedState
@@ -196,7 +249,7 @@ export type ObservedState = Message<"agentcontrol.v1.ObservedState"> & {
  * Use `create(ObservedStateSchema)` to create a new message.
  */
 export const ObservedStateSchema: GenMessage<ObservedState> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_v1_agent_control, 3);
+  messageDesc(file_agentcontrol_v1_agent_control, 4);
 
 /**
  * ConfigStatus says whether the Agent's configuration still applies (config.v1).
@@ -220,7 +273,7 @@ export type ConfigStatus = Message<"agentcontrol.v1.ConfigStatus"> & {
  * Use `create(ConfigStatusSchema)` to create a new message.
  */
 export const ConfigStatusSchema: GenMessage<ConfigStatus> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_v1_agent_control, 4);
+  messageDesc(file_agentcontrol_v1_agent_control, 5);
 
 /**
  * ControlMessage is everything Control sends on the stream.
@@ -251,7 +304,7 @@ export type ControlMessage = Message<"agentcontrol.v1.ControlMessage"> & {
  * Use `create(ControlMessageSchema)` to create a new message.
  */
 export const ControlMessageSchema: GenMessage<ControlMessage> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_v1_agent_control, 5);
+  messageDesc(file_agentcontrol_v1_agent_control, 6);
 
 /**
  * Welcome answers Hello.
@@ -300,7 +353,7 @@ export type Welcome = Message<"agentcontrol.v1.Welcome"> & {
  * Use `create(WelcomeSchema)` to create a new message.
  */
 export const WelcomeSchema: GenMessage<Welcome> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_v1_agent_control, 6);
+  messageDesc(file_agentcontrol_v1_agent_control, 7);
 
 /**
  * Operation is an instruction to the Agent. Delivery is at-least-once: the Agent
@@ -343,7 +396,7 @@ export type Operation = Message<"agentcontrol.v1.Operation"> & {
  * Use `create(OperationSchema)` to create a new message.
  */
 export const OperationSchema: GenMessage<Operation> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_v1_agent_control, 7);
+  messageDesc(file_agentcontrol_v1_agent_control, 8);
 
 /**
  * AgentUpgrade carries everything the Agent needs to verify and apply a release itself.
@@ -381,7 +434,7 @@ export type AgentUpgrade = Message<"agentcontrol.v1.AgentUpgrade"> & {
  * Use `create(AgentUpgradeSchema)` to create a new message.
  */
 export const AgentUpgradeSchema: GenMessage<AgentUpgrade> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_v1_agent_control, 8);
+  messageDesc(file_agentcontrol_v1_agent_control, 9);
 
 /**
  * Artifact is one platform's binary of a release.
@@ -419,7 +472,7 @@ export type Artifact = Message<"agentcontrol.v1.Artifact"> & {
  * Use `create(ArtifactSchema)` to create a new message.
  */
 export const ArtifactSchema: GenMessage<Artifact> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_v1_agent_control, 9);
+  messageDesc(file_agentcontrol_v1_agent_control, 10);
 
 /**
  * SignedEnvelope is a DSSE-style envelope: signatures cover the pre-authentication
@@ -449,7 +502,7 @@ export type SignedEnvelope = Message<"agentcontrol.v1.SignedEnvelope"> & {
  * Use `create(SignedEnvelopeSchema)` to create a new message.
  */
 export const SignedEnvelopeSchema: GenMessage<SignedEnvelope> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_v1_agent_control, 10);
+  messageDesc(file_agentcontrol_v1_agent_control, 11);
 
 /**
  * Signature is one signer's ed25519 signature; keyid is only a hint.
@@ -473,7 +526,7 @@ export type Signature = Message<"agentcontrol.v1.Signature"> & {
  * Use `create(SignatureSchema)` to create a new message.
  */
 export const SignatureSchema: GenMessage<Signature> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_v1_agent_control, 11);
+  messageDesc(file_agentcontrol_v1_agent_control, 12);
 
 /**
  * AgentRollback tells the Agent to reinstate its previous release.
@@ -499,7 +552,7 @@ export type AgentRollback = Message<"agentcontrol.v1.AgentRollback"> & {
  * Use `create(AgentRollbackSchema)` to create a new message.
  */
 export const AgentRollbackSchema: GenMessage<AgentRollback> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_v1_agent_control, 12);
+  messageDesc(file_agentcontrol_v1_agent_control, 13);
 
 /**
  * AgentConfirm makes the new release permanent; afterwards the Agent refuses anything older.
@@ -523,7 +576,7 @@ export type AgentConfirm = Message<"agentcontrol.v1.AgentConfirm"> & {
  * Use `create(AgentConfirmSchema)` to create a new message.
  */
 export const AgentConfirmSchema: GenMessage<AgentConfirm> = /*@__PURE__*/
-  messageDesc(file_agentcontrol_v1_agent_control, 13);
+  messageDesc(file_agentcontrol_v1_agent_control, 14);
 
 /**
  * OperationPhase is a step the Agent reports while it handles an Operation.
