@@ -63,6 +63,8 @@ export interface DownloadsMeasure {
   readonly gigabytes: number;
   /** Artifact GETs the source answered 200 (Control's counter, nginx's access log). */
   readonly fetches: number | undefined;
+  /** Failed nodes by the Agent's code (download_too_slow, download_failed, …). */
+  readonly failures: Readonly<Record<string, number>>;
 }
 
 type Say = (text: string) => void;
@@ -166,68 +168,91 @@ async function measureCampaign(
     let lastAt = Date.now();
     while (sampling) {
       await sleep(500);
-      rssPeak = Math.max(rssPeak, await vmRssBytes(pid));
-      if (mirror) mirrorRssPeak = Math.max(mirrorRssPeak, await mirror.rssBytes());
-      if (Date.now() - lastAt >= 1000) {
-        const now = await cpuSeconds(pid);
-        cores.push((now - last) / ((Date.now() - lastAt) / 1000));
-        last = now;
-        lastAt = Date.now();
+      try {
+        rssPeak = Math.max(rssPeak, await vmRssBytes(pid));
+        if (mirror) mirrorRssPeak = Math.max(mirrorRssPeak, await mirror.rssBytes());
+        if (Date.now() - lastAt >= 1000) {
+          const now = await cpuSeconds(pid);
+          cores.push((now - last) / ((Date.now() - lastAt) / 1000));
+          last = now;
+          lastAt = Date.now();
+        }
+      } catch {
+        return; // the process is gone: the run is ending
       }
     }
   })();
-  say(`downloads: campaign to ${version} (${source}), --max-downloads ${plan.maxDownloads}`);
-  const startedAt = Date.now();
-  const started = await campaigns.startCampaign({
-    spec: create(CampaignSpecSchema, {
-      targetVersion: version,
-      batches: [{ percent: 100, minDuration: durationFromMs(0) }],
-      failureThresholdPercent: 5,
-      concurrency: 0,
-      disruptionBudgetPercent: 100,
-      configGrace: durationFromMs(0),
-      maxDownloads: plan.maxDownloads,
-      reason: "downloads benchmark",
-    }),
-  });
-  const id = started.campaign?.id ?? "";
-  let phase = started.campaign?.phase ?? CampaignPhase.UNSPECIFIED;
-  const deadline = startedAt + plan.timeoutMs;
-  while (Date.now() < deadline && phase === CampaignPhase.RUNNING) {
-    await sleep(1000);
-    phase = (await campaigns.getCampaign({ id, summaryOnly: true })).campaign?.phase ?? phase;
+  try {
+    return await runOne();
+  } finally {
+    sampling = false;
+    await sampler;
   }
-  const seconds = (Date.now() - startedAt) / 1000;
-  sampling = false;
-  await sampler;
-  const cpu = (await cpuSeconds(pid)) - cpuBefore;
-  const mirrorCpu = mirror ? (await mirror.cpuSeconds()) - mirrorBefore : undefined;
-  const completed = phase === CampaignPhase.COMPLETED;
-  const fetchesAfter = mirror ? await mirror.fetches() : await controlFetches(control);
-  const fetches =
-    fetchesBefore === undefined || fetchesAfter === undefined
-      ? undefined
-      : fetchesAfter - fetchesBefore;
-  say(
-    `downloads: ${version} ${completed ? "completed" : `ended ${CampaignPhase[phase]}`} in ${seconds.toFixed(1)} s; Control ${cpu.toFixed(1)} CPU s, peak RSS ${(rssPeak / MB).toFixed(0)} MB`,
-  );
-  return {
-    source,
-    completed,
-    seconds,
-    controlCpuSeconds: cpu,
-    controlCores: {
-      median: median(cores),
-      p90: percentile(cores, 90),
-      max: Math.max(0, ...cores),
-    },
-    controlRssBeforeMb: rssBefore / MB,
-    controlRssPeakMb: rssPeak / MB,
-    mirrorCpuSeconds: mirrorCpu,
-    mirrorRssPeakMb: mirror ? mirrorRssPeak / MB : undefined,
-    gigabytes: (plan.agents * plan.sizeBytes) / 1e9,
-    fetches,
-  };
+
+  async function runOne(): Promise<DownloadsMeasure> {
+    say(`downloads: campaign to ${version} (${source}), --max-downloads ${plan.maxDownloads}`);
+    const startedAt = Date.now();
+    const started = await campaigns.startCampaign({
+      spec: create(CampaignSpecSchema, {
+        targetVersion: version,
+        batches: [{ percent: 100, minDuration: durationFromMs(0) }],
+        // A benchmark measures the downloads: failures are counted, never acted on.
+        failureThresholdPercent: 100,
+        concurrency: 0,
+        disruptionBudgetPercent: 100,
+        configGrace: durationFromMs(0),
+        maxDownloads: plan.maxDownloads,
+        reason: "downloads benchmark",
+      }),
+    });
+    const id = started.campaign?.id ?? "";
+    let phase = started.campaign?.phase ?? CampaignPhase.UNSPECIFIED;
+    const deadline = startedAt + plan.timeoutMs;
+    let finished = false;
+    while (Date.now() < deadline && !finished) {
+      await sleep(1000);
+      const c = (await campaigns.getCampaign({ id, summaryOnly: true })).campaign;
+      phase = c?.phase ?? phase;
+      finished = c?.finishedAt !== undefined;
+    }
+    const seconds = (Date.now() - startedAt) / 1000;
+    sampling = false;
+    const failures = new Map<string, number>();
+    for (const n of (await campaigns.getCampaign({ id })).nodes) {
+      const code = /: (download_\w+|sha256_mismatch|artifact_too_large)/.exec(n.message)?.[1];
+      if (n.code !== "" && n.code !== "already_current")
+        failures.set(code ?? n.code, (failures.get(code ?? n.code) ?? 0) + 1);
+    }
+    const cpu = (await cpuSeconds(pid)) - cpuBefore;
+    const mirrorCpu = mirror ? (await mirror.cpuSeconds()) - mirrorBefore : undefined;
+    const completed = phase === CampaignPhase.COMPLETED;
+    const fetchesAfter = mirror ? await mirror.fetches() : await controlFetches(control);
+    const fetches =
+      fetchesBefore === undefined || fetchesAfter === undefined
+        ? undefined
+        : fetchesAfter - fetchesBefore;
+    say(
+      `downloads: ${version} ${completed ? "completed" : `ended ${CampaignPhase[phase]}`} in ${seconds.toFixed(1)} s; Control ${cpu.toFixed(1)} CPU s, peak RSS ${(rssPeak / MB).toFixed(0)} MB`,
+    );
+    return {
+      source,
+      completed,
+      seconds,
+      controlCpuSeconds: cpu,
+      controlCores: {
+        median: median(cores),
+        p90: percentile(cores, 90),
+        max: Math.max(0, ...cores),
+      },
+      controlRssBeforeMb: rssBefore / MB,
+      controlRssPeakMb: rssPeak / MB,
+      mirrorCpuSeconds: mirrorCpu,
+      mirrorRssPeakMb: mirror ? mirrorRssPeak / MB : undefined,
+      gigabytes: (plan.agents * plan.sizeBytes) / 1e9,
+      fetches,
+      failures: Object.fromEntries(failures),
+    };
+  }
 }
 
 /** Runs the whole scenario in a fresh temporary folder; returns both measures. */
@@ -252,7 +277,12 @@ export async function runDownloadsBench(
     await mkdir(join(dir, "control"), { recursive: true });
     control = await startBenchControl(
       join(dir, "control"),
-      { timeouts: { heartbeatSeconds: 10 }, policy: CAMPAIGN_POLICY },
+      {
+        timeouts: { heartbeatSeconds: 10 },
+        policy: CAMPAIGN_POLICY,
+        // Every simulated agent enrolls with the one join token: its handshakes are not measured.
+        limits: { handshakesPerCredential: 1_000_000 },
+      },
       { AGENT_CONTROL_RELEASE_PINS: release.pin, AGENT_CONTROL_DOWNLOADS_ADDR: downloadsAddr },
     );
     const [served, mirrored] = release.envelopes as [string, string];
@@ -306,17 +336,22 @@ export async function runDownloadsBench(
 
 const fixed = (n: number | undefined, digits = 1) => (n === undefined ? "—" : n.toFixed(digits));
 
+const failedText = (f: Readonly<Record<string, number>>) =>
+  Object.entries(f)
+    .map(([code, n]) => `${n} ${code}`)
+    .join(", ") || "0";
+
 /** The measures as Markdown table rows (one per campaign). */
 export function downloadsTable(plan: DownloadsPlan, measures: readonly DownloadsMeasure[]): string {
   const head = [
     `${plan.agents} agents × ${(plan.sizeBytes / MB).toFixed(0)} MiB, --max-downloads ${plan.maxDownloads}`,
     "",
-    "| source | completed | artifact GETs answered | time (s) | Control CPU (s) | Control cores per s (median / p90 / max) | Control RSS before → peak (MB) | mirror CPU (s) | mirror RSS peak (MB) |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| source | completed | failed nodes | artifact GETs answered | time (s) | Control CPU (s) | Control cores per s (median / p90 / max) | Control RSS before → peak (MB) | mirror CPU (s) | mirror RSS peak (MB) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
   ];
   const rows = measures.map(
     (m) =>
-      `| ${m.source} | ${m.completed ? "yes" : "no"} | ${m.fetches ?? "—"} | ${fixed(m.seconds)} | ${fixed(m.controlCpuSeconds)} | ${fixed(m.controlCores.median, 2)} / ${fixed(m.controlCores.p90, 2)} / ${fixed(m.controlCores.max, 2)} | ${fixed(m.controlRssBeforeMb, 0)} → ${fixed(m.controlRssPeakMb, 0)} | ${fixed(m.mirrorCpuSeconds)} | ${fixed(m.mirrorRssPeakMb, 0)} |`,
+      `| ${m.source} | ${m.completed ? "yes" : "no"} | ${failedText(m.failures)} | ${m.fetches ?? "—"} | ${fixed(m.seconds)} | ${fixed(m.controlCpuSeconds)} | ${fixed(m.controlCores.median, 2)} / ${fixed(m.controlCores.p90, 2)} / ${fixed(m.controlCores.max, 2)} | ${fixed(m.controlRssBeforeMb, 0)} → ${fixed(m.controlRssPeakMb, 0)} | ${fixed(m.mirrorCpuSeconds)} | ${fixed(m.mirrorRssPeakMb, 0)} |`,
   );
   return [...head, ...rows, ""].join("\n");
 }
