@@ -133,6 +133,30 @@ async function prepare(dir: string, sizeBytes: number, mirrorUrl: string) {
   return { pin, root, www, envelopes };
 }
 
+/**
+ * Leaves no campaign unfinished and no desired version: a completed campaign makes its target
+ * the desired version, and convergence would take the nodes that failed into a campaign of its
+ * own, busy for the next measured one. Gives up after a minute.
+ */
+async function quiesce(
+  control: BenchControl,
+  campaigns: ReturnType<typeof createClient<typeof CampaignService>>,
+): Promise<void> {
+  for (let i = 0; i < 60; i++) {
+    const desired = JSON.parse(await ctl(["desired", "list", "--json"], control.ctlEnv)) as {
+      desiredVersions?: { id: string }[];
+    };
+    for (const d of desired.desiredVersions ?? [])
+      await ctl(["desired", "clear", d.id, "--yes"], control.ctlEnv);
+    const open = (await campaigns.listCampaigns({})).campaigns.filter(
+      (c) => c.finishedAt === undefined,
+    );
+    if (open.length === 0 && (desired.desiredVersions ?? []).length === 0) return;
+    for (const c of open) await campaigns.abortCampaign({ id: c.id }).catch(() => undefined);
+    await sleep(1000);
+  }
+}
+
 /** Runs one campaign to `version` and measures it. */
 async function measureCampaign(
   control: BenchControl,
@@ -154,6 +178,7 @@ async function measureCampaign(
       interceptors: [bearer],
     }),
   );
+  await quiesce(control, campaigns);
   const pid = control.pid();
   const rssBefore = await vmRssBytes(pid);
   const cpuBefore = await cpuSeconds(pid);
