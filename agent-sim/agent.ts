@@ -5,7 +5,11 @@
  */
 import type { status as GrpcStatus } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { type DownloadResult, downloadAuthorization } from "../agent/core/download.js";
+import {
+  type DownloadResult,
+  downloadAuthorization,
+  fetchArtifact,
+} from "../agent/core/download.js";
 import {
   type DurableState,
   enrollmentKeyOf,
@@ -233,7 +237,10 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
   get stepMs(): number {
     return this.runtime.settings.stepMs;
   }
-  /** @internal Fetches through the fleet's shared cache, unless the fleet does not download. */
+  /**
+   * @internal Fetches through the fleet's shared cache (or by itself when the fleet shares no
+   * downloads), unless the fleet does not download.
+   */
   fetch(artifact: ArtifactRequest, signal: AbortSignal): Promise<DownloadResult> | undefined {
     if (!this.runtime.settings.download) return undefined;
     const authorization = downloadAuthorization(
@@ -241,6 +248,10 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
       this.runtime.settings.trustedOrigins,
       this.state.nodeToken,
     );
+    if (!this.runtime.settings.shareDownloads) {
+      const { url, size } = artifact;
+      return fetchArtifact(url, size, this.runtime.settings.downloadPolicy, signal, authorization);
+    }
     return this.runtime.artifacts.get({ ...artifact, authorization }, signal);
   }
 

@@ -55,6 +55,12 @@ export interface FleetOptions {
   stepMs?: number;
   /** Download artifacts (default true); false trusts the operation's sha256 and size. */
   download?: boolean;
+  /**
+   * Share one download per artifact among the fleet's agents (default true). False: each agent
+   * fetches and checks the artifact itself, as a fleet of real hosts would (the downloads
+   * benchmark: the bytes a server sends then grow with the agents).
+   */
+  shareDownloads?: boolean;
   /** Abort a download without progress for this long (default 30 000 ms). */
   downloadStallMs?: number;
   /** Origins (scheme://host:port) besides the stream's own that receive node tokens. */

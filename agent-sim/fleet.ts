@@ -136,6 +136,7 @@ function settingsOf(options: FleetOptions): AgentSettings {
     configFailDelayMs: options.configFailDelayMs ?? 500,
     stepMs: options.stepMs ?? 0,
     download: options.download ?? true,
+    shareDownloads: options.shareDownloads ?? true,
     trustedOrigins: trustedOrigins(
       options.server,
       options.tls !== undefined,

@@ -34,6 +34,8 @@ export interface AgentSettings {
   readonly stepMs: number;
   /** Download artifacts (default) or trust the operation's size and sha256 (`--no-download`). */
   readonly download: boolean;
+  /** One download per artifact shared by the fleet (default), or one per agent. */
+  readonly shareDownloads: boolean;
   /** The only origins node tokens are sent to (see `trustedOrigins`). */
   readonly trustedOrigins: readonly string[];
   /** The stall timeout, deadline and minimum rate of downloads. */

@@ -9,7 +9,13 @@
  */
 import { type Operation, OperationPhase } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { Report, SimAgent } from "./agent-script.js";
-import { campaignOfOperation, type OperationKind, type WireOperation } from "./ground-truth.js";
+import {
+  beginDownload,
+  campaignOfOperation,
+  endDownload,
+  type OperationKind,
+  type WireOperation,
+} from "./ground-truth.js";
 
 /** What the procedures need of the network around the agent. */
 export interface AgentHost {
@@ -179,7 +185,10 @@ function upgrade(
   ];
   const run = (i: number) => {
     if (i < steps.length) {
+      // The artifact is fetched between the DOWNLOADING and the VERIFYING reports.
+      if (steps[i] === OperationPhase.VERIFYING) endDownload(a.record, host.now());
       host.report(a, opId, phase(steps[i] as OperationPhase));
+      if (steps[i] === OperationPhase.DOWNLOADING) beginDownload(a.record, opId, host.now());
       if (s.behaviour === "dup_reports" && i > 0) {
         // An older phase arrives again after a newer one.
         host.report(a, opId, phase(steps[i - 1] as OperationPhase));

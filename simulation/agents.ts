@@ -30,7 +30,7 @@ import { type AgentHost, deliver, wireOf } from "./agent-procedures.js";
 import { type AgentScript, capabilitiesOf, type Report, type SimAgent } from "./agent-script.js";
 import { type AgentBody, AgentStream } from "./agent-stream.js";
 import type { EventQueue } from "./events.js";
-import { newAgentRecord } from "./ground-truth.js";
+import { endDownload, newAgentRecord } from "./ground-truth.js";
 import { helloMessage, SimStreams } from "./sim-streams.js";
 
 /** What the fleet needs of the world around it. */
@@ -279,6 +279,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
     const a = this.agents.get(nodeId) as SimAgent;
     this.disconnect(nodeId, "machine gone");
     a.restarting = true;
+    endDownload(a.record, this.ctx.clock.ms);
   }
 
   private backoff(): number {
@@ -333,6 +334,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
   restart(a: SimAgent, ms: number, then?: () => void): void {
     this.disconnect(a.script.id, "restarting");
     a.restarting = true;
+    endDownload(a.record, this.ctx.clock.ms);
     a.busy = false;
     a.waiting = [];
     this.ctx.queue.at(this.ctx.clock.ms + ms, () => {

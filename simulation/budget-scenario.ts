@@ -1,6 +1,6 @@
 /**
- * The campaign-wide limits a seeded scenario exercises: a failure budget (`maxFailures`) and a
- * minimum sample (`minCanaries`) on a share of its campaigns, and — outside calm scenarios,
+ * The campaign-wide limits a seeded scenario exercises: a failure budget (`maxFailures`), a
+ * minimum sample (`minCanaries`) and a download budget (`maxDownloads`) on a share of its campaigns, and — outside calm scenarios,
  * whose outcome must not depend on timing — a yank of the target release at a seeded time.
  * A seed stream of its own, so the rest of a scenario is drawn as before.
  */
@@ -33,7 +33,10 @@ export function withLimits(
         ? { maxFailures: { kind: "percent" as const, percent: int(prng, 0, 20) } }
         : {};
   const sample = prng.next() < 0.3 ? { minCanaries: int(prng, 1, 4) } : {};
-  return { ...spec, ...budget, ...sample };
+  // The download budget draws from a stream of its own, so the draws above stay as they were.
+  const downloads = createPrng(deriveSeed(deriveSeed(seed, 23), index));
+  const maxDownloads = downloads.next() < 0.3 ? { maxDownloads: int(downloads, 1, 3) } : {};
+  return { ...spec, ...budget, ...sample, ...maxDownloads };
 }
 
 /** The yanks of `seed`'s scenario: none when calm, else one of `version` in a share of seeds. */

@@ -47,6 +47,18 @@ export interface ReportRecord {
   readonly at: number;
 }
 
+/**
+ * One download the agent really made: from when it began fetching an upgrade's artifact
+ * (after its DOWNLOADING report) until its last byte arrived (before VERIFYING) or the agent
+ * stopped (a restart, its machine gone); `to` is undefined while it lasts.
+ */
+export interface DownloadRecord {
+  readonly operationId: string;
+  readonly campaignId: string;
+  readonly from: number;
+  to: number | undefined;
+}
+
 /** Everything one agent saw and did, in virtual time order. */
 export interface AgentRecord {
   readonly initialVersion: string;
@@ -60,6 +72,8 @@ export interface AgentRecord {
   readonly reports: ReportRecord[];
   /** When it reported a failed configuration. */
   readonly configFailures: number[];
+  /** Every download it made ({@link DownloadRecord}). */
+  readonly downloads: DownloadRecord[];
 }
 
 /** A record of an agent that runs `version` at time 0. */
@@ -72,7 +86,25 @@ export function newAgentRecord(version: string): AgentRecord {
     connects: [],
     reports: [],
     configFailures: [],
+    downloads: [],
   };
+}
+
+/** The agent begins downloading the artifact of upgrade `operationId` at `at`. */
+export function beginDownload(r: AgentRecord, operationId: string, at: number): void {
+  endDownload(r, at);
+  r.downloads.push({
+    operationId,
+    campaignId: campaignOfOperation(operationId),
+    from: at,
+    to: undefined,
+  });
+}
+
+/** The agent's download in progress, if any, ends at `at` (done, or the agent stopped). */
+export function endDownload(r: AgentRecord, at: number): void {
+  const last = r.downloads[r.downloads.length - 1];
+  if (last !== undefined && last.to === undefined) last.to = at;
 }
 
 /** Splits an operation id `CAMPAIGN/NODE/KIND` into its campaign (which may hold no `/`). */

@@ -14,6 +14,7 @@ import { SimFleet } from "./agents.js";
 import { type BudgetCheckState, newBudgetCheckState } from "./budget-invariants.js";
 import { type ClaimCheckState, newClaimCheckState } from "./claim-invariants.js";
 import { withDisablePairs } from "./disable-pairs.js";
+import { type DownloadCheckState, newDownloadCheckState } from "./download-invariants.js";
 import { EventQueue } from "./events.js";
 import { type CheckState, newCheckState } from "./fleet-invariants.js";
 import { withFleetVariants } from "./fleet-variants.js";
@@ -68,6 +69,8 @@ export interface SimWorld {
   readonly claimChecks: ClaimCheckState;
   /** The budget checks' state (`budget-invariants.ts`), the yanks included. */
   readonly budgetChecks: BudgetCheckState;
+  /** What the download budget's check (B4) remembers between steps. */
+  readonly downloadChecks: DownloadCheckState;
   /** Campaign starts due, run in order before the Controls step (each may await the store). */
   readonly pending: (() => Promise<void>)[];
   /** How many of the scenario's campaigns were started, or found nothing to start over. */
@@ -172,6 +175,7 @@ export function buildWorld(
     outcomeChecks: newOutcomeCheckState(),
     claimChecks: newClaimCheckState(),
     budgetChecks: newBudgetCheckState(),
+    downloadChecks: newDownloadCheckState(),
     pending: [],
     campaignsStarted: 0,
     planSettled: false,

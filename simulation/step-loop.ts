@@ -9,6 +9,7 @@
 import { WORKER_LEASE } from "../control/campaign-store/index.js";
 import { budgetViolations } from "./budget-invariants.js";
 import { type ClaimWorld, claimEndViolations, claimViolations } from "./claim-invariants.js";
+import { downloadViolations } from "./download-invariants.js";
 import { checkStep } from "./fleet-invariants.js";
 import { stalePassViolations, unreachableBreachViolations } from "./gate-takeovers.js";
 import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
@@ -133,6 +134,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
         now,
       ),
     );
+    found.push(...downloadViolations(store, fleet, world.downloadChecks));
     found.push(
       ...gateViolations(
         gates,

@@ -1,4 +1,7 @@
 /**
+ * `npm run bench -- --downloads [--agents N] [--size-mb M] [--max-downloads K]` runs the
+ * bandwidth scenario alone (`downloads.ts`) and writes nothing under docs/.
+ *
  * `npm run bench [-- --quick] [--out DIR] [--keep]`: starts a real Control (embedded
  * PostgreSQL) and the bare grpc-js baseline, each measured with simulated fleets in
  * separate processes, runs every scenario, and writes `docs/BENCHMARKS.md` plus
@@ -16,6 +19,7 @@ import { prepareRelease } from "./campaign-release.js";
 import { measureCampaignTicks, tickRows } from "./campaign-tick.js";
 import { startBenchControl } from "./control.js";
 import { dbCounters, measureDbBaseline } from "./db-baseline.js";
+import { downloadsTable, runDownloadsBench, writeDownloadsReport } from "./downloads.js";
 import { type FleetLoadPlan, runFleetLoad } from "./fleet-load.js";
 import { type HandshakeBurst, handshakeBurst, handshakeRows } from "./handshakes.js";
 import { ROOT } from "./processes.js";
@@ -96,6 +100,30 @@ function say(text: string): void {
   process.stdout.write(`bench ${at} s: ${text}\n`);
 }
 
+/** `--downloads`: the bandwidth scenario alone; 0 when both campaigns completed. */
+async function downloadsOnly(values: {
+  agents: string;
+  "size-mb": string;
+  "max-downloads": string;
+}): Promise<number> {
+  const whole = (name: string, text: string) => {
+    const n = Number(text);
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a whole number ≥ 1`);
+    return n;
+  };
+  const plan = {
+    agents: whole("agents", values.agents),
+    sizeBytes: whole("size-mb", values["size-mb"]) * 1024 * 1024,
+    maxDownloads: whole("max-downloads", values["max-downloads"]),
+    simulators: 2,
+    timeoutMs: 20 * 60_000,
+  };
+  const measures = await runDownloadsBench(plan, say);
+  process.stdout.write(`\n${downloadsTable(plan, measures)}\n`);
+  say(`wrote ${await writeDownloadsReport(plan, measures)}`);
+  return measures.every((m) => m.completed) ? 0 : 1;
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
@@ -107,9 +135,15 @@ async function main(): Promise<number> {
       levels: { type: "string" },
       // Stream-holding processes of the --workers scenario (full mode).
       workers: { type: "string", default: "2" },
+      // The bandwidth scenario alone (downloads.ts).
+      downloads: { type: "boolean", default: false },
+      agents: { type: "string", default: "2000" },
+      "size-mb": { type: "string", default: "20" },
+      "max-downloads": { type: "string", default: "64" },
     },
     strict: true,
   });
+  if (values.downloads) return await downloadsOnly(values);
   const chosen = values.quick ? QUICK : FULL;
   const levels = values.levels?.split(",").map(Number);
   const mode: Mode = levels ? { ...chosen, plan: { ...chosen.plan, levels } } : chosen;

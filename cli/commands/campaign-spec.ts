@@ -8,7 +8,7 @@ import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { parseFailureBudget } from "../../control/campaign/failure-budget.js";
 import { formatGate, parseGate } from "../../control/campaign/gates.js";
 import { parseRamp, parseRate } from "../../control/campaign/ramp.js";
-import { MAX_MIN_CANARIES } from "../../control/campaign/spec.js";
+import { MAX_DOWNLOADS, MAX_MIN_CANARIES } from "../../control/campaign/spec.js";
 import { formatWindow, parseWindow } from "../../control/campaign/windows.js";
 import { isSemver } from "../../control/shared/release/semver.js";
 import {
@@ -123,6 +123,12 @@ export const SPEC_FLAGS: FlagSpecs = {
     value: "N",
     description:
       "the first batch holds at least N nodes that can be upgraded (refused when the fleet has fewer), and no batch passes before N of its offered nodes (all it has, when fewer) succeeded or failed",
+  },
+  "max-downloads": {
+    type: "string",
+    value: "N",
+    description:
+      "at most N of the campaign's nodes downloading the artifact at once (from its offer until it reports the download ended), beside --concurrency",
   },
   reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
   window: {
@@ -243,6 +249,9 @@ export function specFromFlags(values: FlagValues): CampaignSpec {
   const minCanaries = stringFlag(values, "min-canaries");
   if (minCanaries !== undefined)
     spec.minCanaries = parseInteger(minCanaries, "min-canaries", 1, MAX_MIN_CANARIES);
+  const maxDownloads = stringFlag(values, "max-downloads");
+  if (maxDownloads !== undefined)
+    spec.maxDownloads = parseInteger(maxDownloads, "max-downloads", 1, MAX_DOWNLOADS);
   scheduleFromFlags(values, spec);
   return spec;
 }

@@ -162,6 +162,7 @@ export function specInputFromProto(
     progressDeadlineMs: ms(spec.progressDeadline),
     maxFailures: failureBudgetFromProto(spec.maxFailures),
     minCanaries: spec.minCanaries,
+    maxDownloads: spec.maxDownloads,
   };
 }
 
@@ -230,6 +231,7 @@ export function specToProto(spec: CampaignSpec): CampaignSpecMessage {
               : { case: "maxFailuresPercent" as const, value: spec.maxFailures.percent },
         }),
     minCanaries: spec.minCanaries ?? 0,
+    maxDownloads: spec.maxDownloads ?? 0,
   });
 }
 

@@ -132,6 +132,7 @@ export * from "./create.js";
 export * from "./decide.js";
 export * from "./desired.js";
 export * from "./desired-record.js";
+export * from "./download-budget.js";
 export { type FactsLookup, isActive } from "./draft.js";
 export * from "./estimate.js";
 export * from "./failure-budget.js";

@@ -2,6 +2,7 @@
  * Offering the upgrade within the current batch (internal to decide).
  */
 import { concurrencyLimit, inFlight, poolLimit } from "./batch-rules.js";
+import { downloadLimit, mayBeDownloading } from "./download-budget.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
@@ -92,7 +93,8 @@ function isOffline(f: NodeFacts | undefined): boolean {
 /**
  * Offers the upgrade to the current batch's waiting nodes in canary order while slots are free:
  * at most `concurrency` in flight in the batch and at most the pool's budget in flight in each
- * pool, counting the nodes other campaigns have in flight there (`DecideInput.pools`). A disabled node the offering reaches is skipped (node_disabled), whatever else is known
+ * pool, counting the nodes other campaigns have in flight there (`DecideInput.pools`), and at
+ * most `maxDownloads` of the campaign's nodes downloading (`download-budget.ts`). A disabled node the offering reaches is skipped (node_disabled), whatever else is known
  * about it (its facts may have changed after the batch's first look). Nodes that cannot be
  * reached now (offline or reconnecting) and nodes whose pool is full are passed over (a later
  * node may still go). When afterwards nothing is in flight in the
@@ -113,8 +115,11 @@ export function offerNext(d: Draft): void {
   }
   const limit = concurrencyLimit(spec.concurrency);
   if (batchInFlight >= limit) return;
+  const maxDownloads = downloadLimit(spec);
+  let downloading = activeNodes(d).filter((n) => mayBeDownloading(n, factsOf(d, n.nodeId))).length;
+  if (downloading >= maxDownloads) return;
   for (const n of waitingNodes(d, b.index)) {
-    if (batchInFlight >= limit) break;
+    if (batchInFlight >= limit || downloading >= maxDownloads) break;
     const f = factsOf(d, n.nodeId);
     if (f?.disabled === true) {
       skipDisabled(d, n);
@@ -148,6 +153,7 @@ export function offerNext(d: Draft): void {
       sequence: d.target.sequence,
     });
     batchInFlight++;
+    downloading++;
     poolInFlight.set(n.pool, inPool + 1);
   }
   if (activeNodes(d, b.index).some((n) => inFlight(n, d.now))) return;

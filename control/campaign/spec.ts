@@ -79,6 +79,11 @@ export interface CampaignSpec {
    * it has, when fewer) settled; absent: none.
    */
   readonly minCanaries?: number | undefined;
+  /**
+   * The download budget (`download-budget.ts`): at most this many of the campaign's nodes
+   * fetching the artifact at once, beside `concurrency`; absent: none.
+   */
+  readonly maxDownloads?: number | undefined;
 }
 
 /** A ramp as an administrator gives it: the step length defaults to the policy minimum. */
@@ -113,6 +118,8 @@ export interface CampaignSpecInput {
   readonly maxFailures?: FailureBudget | undefined;
   /** 0 or absent: no minimum sample. */
   readonly minCanaries?: number | undefined;
+  /** 0 or absent: no download budget. */
+  readonly maxDownloads?: number | undefined;
 }
 
 /** Operator policy (config file `policy.*` and `timeouts.*`), bounding and defaulting specs. */
@@ -196,6 +203,7 @@ export function resolveSpec(
     ...(input.progressDeadlineMs ? { progressDeadlineMs: input.progressDeadlineMs } : {}),
     ...(input.maxFailures === undefined ? {} : { maxFailures: input.maxFailures }),
     ...(input.minCanaries ? { minCanaries: input.minCanaries } : {}),
+    ...(input.maxDownloads ? { maxDownloads: input.maxDownloads } : {}),
   };
 }
 
@@ -249,6 +257,15 @@ export function validateSpec(spec: CampaignSpec, policy: Policy = DEFAULT_POLICY
   if (spec.gates !== undefined && spec.gates.length > 0 && !((spec.gateGraceMs ?? 0) >= 0))
     add("gate_grace", "the gate grace must not be negative");
   validateSample(spec, add);
+  const downloads = spec.maxDownloads;
+  if (
+    downloads !== undefined &&
+    !(isInt(downloads) && downloads >= 1 && downloads <= MAX_DOWNLOADS)
+  )
+    add(
+      "max_downloads",
+      `max downloads must be a whole number from 1 to ${MAX_DOWNLOADS}, not ${downloads}`,
+    );
   return out;
 }
 
@@ -258,6 +275,9 @@ export const MAX_WINDOWS = 32;
 export const MAX_GATES = 8;
 
 type Add = (field: string, message: string) => void;
+
+/** The most nodes `--max-downloads` may allow at once. */
+export const MAX_DOWNLOADS = 1_000_000;
 
 /** The most nodes `--min-canaries` may ask for. */
 export const MAX_MIN_CANARIES = 100_000;

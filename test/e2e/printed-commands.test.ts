@@ -145,6 +145,12 @@ describe("every agentctl command the operator guide and the demo print", {
     await guide(
       "npx agentctl release manifest --version 1.4.0 --sequence 14 --artifact linux-amd64=dist/agent-linux-amd64 --expires 720h --out manifest.json",
     );
+    await guide(
+      "npx agentctl release manifest --version 1.4.0 --sequence 14 --artifact linux-amd64=dist/agent-linux-amd64 --url-base https://artifacts.example/agent --out mirror-manifest.json",
+    );
+    expect(await readFile(join(work, "mirror-manifest.json"), "utf8")).toContain(
+      '"url": "https://artifacts.example/agent/agent-linux-amd64"',
+    );
     await guide("npx agentctl release sign --key alice.key --in manifest.json --out release.json");
     await guide("npx agentctl release sign --key bob.key --in release.json --out release.json");
     await guide(
@@ -323,6 +329,9 @@ describe("every agentctl command the operator guide and the demo print", {
     await guide(
       "agentctl campaign start --version 1.4.0 --batches 5:30m,25:30m,50:30m,100:30m --threshold 5 --max-failures 20 --min-canaries 3",
     );
+    await abortAndWait(await newest());
+
+    await guide("agentctl campaign start --version 1.4.0 --max-downloads 200");
     await abortAndWait(await newest());
 
     await guide('npx agentctl campaign start --version 1.4.0 --reason "CVE-2026-1234"');

@@ -184,6 +184,18 @@ describe("upgrading a simulated agent", () => {
     expect(fleet.stats().downloads).toBe(1);
   });
 
+  it("downloads once per agent when the fleet shares no downloads, as a fleet of hosts would", async () => {
+    const { control, artifacts, key, fleet } = await started({ count: 5, shareDownloads: false });
+    const release = await makeRelease(artifacts, key, "1.1.0", 2);
+    for (const agent of fleet.agents)
+      control.send(agent.nodeId, upgradeOp(`op-${agent.nodeId}`, release));
+    await fleet.waitUntil(
+      (f) => f.agents.every((a) => a.version === "1.1.0" && a.welcomed),
+      10_000,
+    );
+    expect(artifacts.hits.get("/1.1.0/linux-amd64")).toBe(5);
+  });
+
   it("trusts the operation's sha256 and size without downloading when download is off", async () => {
     const { control, artifacts, key, fleet } = await started({ download: false });
     const release = await makeRelease(artifacts, key, "1.1.0", 2);

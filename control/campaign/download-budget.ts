@@ -1,0 +1,28 @@
+/**
+ * The download budget (`--max-downloads N`): at most N of a campaign's nodes fetching the
+ * artifact at once, a sub-budget of the in-flight slots beside the batch's concurrency and the
+ * pools' disruption budgets. Pure functions of the records and the live facts.
+ */
+import type { CampaignNode, NodeFacts } from "./model.js";
+import { reportFor } from "./reports.js";
+import type { CampaignSpec } from "./spec.js";
+
+/**
+ * True while the node may be downloading the artifact as far as Control can know: it was
+ * offered the upgrade and has not yet said its download ended. That is `offered` or `applying`
+ * with no report on the upgrade, or a latest report of ACCEPTED or DOWNLOADING (a report that
+ * goes back to DOWNLOADING takes the slot again). VERIFYING, APPLYING and RESTARTING come after
+ * the download; a node restarting, verifying or final holds no download slot. An Agent reports
+ * VERIFYING only once its last byte arrived, so Control's count is never below the nodes truly
+ * downloading: it lags behind their reports, never ahead of them.
+ */
+export function mayBeDownloading(n: CampaignNode, facts: NodeFacts | undefined): boolean {
+  if (n.state !== "offered" && n.state !== "applying") return false;
+  const r = reportFor(facts, n.upgradeOperationId);
+  return r === undefined || r.phase === "ACCEPTED" || r.phase === "DOWNLOADING";
+}
+
+/** How many nodes the campaign may have downloading at once: `maxDownloads`, or no limit. */
+export function downloadLimit(spec: CampaignSpec): number {
+  return spec.maxDownloads === undefined ? Number.POSITIVE_INFINITY : spec.maxDownloads;
+}
