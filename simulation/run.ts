@@ -12,6 +12,7 @@
 
 import { scheduleAdminActions } from "./admin-events.js";
 import { convergenceAborter } from "./convergence-aborts.js";
+import { scheduleConvergenceBurst } from "./convergence-burst-events.js";
 import { scheduleFaults, scheduleGateFaults } from "./fault-events.js";
 import { scheduleOperator } from "./operator-events.js";
 import type { Outcome } from "./outcome.js";
@@ -49,6 +50,7 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
   if (options.faults) world.startControl();
   scheduleOperator(world);
   scheduleAdminActions(world);
+  scheduleConvergenceBurst(world);
   scheduleFaults(world);
   scheduleGateFaults(world);
   const answerPauses = pauseAnswerer(world);

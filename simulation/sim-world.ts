@@ -13,6 +13,7 @@ import { ManualClock } from "../control/manual-clock.js";
 import { SimFleet } from "./agents.js";
 import { type BudgetCheckState, newBudgetCheckState } from "./budget-invariants.js";
 import { type ClaimCheckState, newClaimCheckState } from "./claim-invariants.js";
+import { withConvergenceBurst } from "./convergence-bursts.js";
 import { withDisablePairs } from "./disable-pairs.js";
 import { type DownloadCheckState, newDownloadCheckState } from "./download-invariants.js";
 import { EventQueue } from "./events.js";
@@ -85,7 +86,9 @@ export function buildWorld(
   options: { readonly faults: boolean; readonly fullTrace?: boolean },
 ): SimWorld {
   const scenario = withGateTakeovers(
-    withFleetVariants(withRollout(withDisablePairs(scenarioOf(seed, options.faults)))),
+    withConvergenceBurst(
+      withFleetVariants(withRollout(withDisablePairs(scenarioOf(seed, options.faults)))),
+    ),
   );
   const clock = new ManualClock(0);
   const store = new MemoryCampaignStore(clock);

@@ -13,6 +13,7 @@
 import {
   type AdmissionRules,
   CONVERGENCE_CREATOR,
+  convergenceFailures,
   convergenceSpec,
   type DesiredVersion,
   desiredOfCampaign,
@@ -236,7 +237,7 @@ export async function convergencePass(
     }
     const result = await startSystemCampaign(tx, {
       campaignId: step.campaignId,
-      spec: convergenceSpec(d, step.nodeIds),
+      spec: convergenceSpec(d, step.nodeIds, convergenceFailures(d, runs).length),
       origin: "system",
       target: await admissionTarget(deps.release, d.target),
       fleet,

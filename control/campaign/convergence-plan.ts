@@ -23,9 +23,10 @@ export interface ConvergenceRun {
   /** Its nodes that ended failed or timed_out. */
   readonly failedNodeIds: readonly string[];
   /**
-   * Its phase. A convergence campaign tolerates every failure within itself, so one that ended
-   * in any phase but `completed` was ended by an operator (an abort). Undefined: not known,
-   * taken as going its way.
+   * Its phase. A convergence campaign ends `failed` on its own only when its failure budget
+   * (the rest of the burst limit, {@link convergenceSpec}) or a yank of its target stops it,
+   * and either halts its desired version first; so one that ended in any phase but `completed`
+   * otherwise was ended by an operator (an abort). Undefined: not known, taken as going its way.
    */
   readonly phase?: CampaignPhase | undefined;
 }
@@ -161,13 +162,26 @@ export function planConvergence(input: ConvergenceInput): ConvergenceStep[] {
 
 /**
  * The spec of a convergence campaign: the desired target over exactly `nodeIds`, one batch of
- * 100 % with no minimum duration, every failure tolerated within the campaign (the desired
- * version's burst limit judges them, across its campaigns), on breach stop, and the desired
+ * 100 % with no minimum duration, no batch threshold (100 %), on breach stop, and the desired
  * version's reconnect timeout, config grace and disruption budget (the pool budget is counted
  * over every campaign, this one included).
+ *
+ * Its failure budget (`maxFailures`, a count) is what is left of the desired version's burst
+ * limit after the `failedSoFar` failures of its earlier convergence campaigns since it was set
+ * ({@link convergenceFailures}): `maxFailures - 1 - failedSoFar` failures are tolerated, so
+ * the failure that completes the burst breaches the campaign in the decision that judges it,
+ * which then offers nothing more — the fleet pass's halt follows, but never after an offer of
+ * that decision. One convergence campaign of a desired version runs at a time, so the earlier
+ * failures cannot change while it runs.
  */
-export function convergenceSpec(d: DesiredVersion, nodeIds: readonly string[]): CampaignSpec {
+export function convergenceSpec(
+  d: DesiredVersion,
+  nodeIds: readonly string[],
+  failedSoFar: number,
+): CampaignSpec {
+  const allowed = Math.max(0, d.settings.maxFailures - 1 - failedSoFar);
   return {
+    maxFailures: { kind: "count", count: allowed },
     targetVersion: d.target.version,
     selector: { labels: {}, pools: [], nodeIds: [...nodeIds] },
     exclude: { nodeIds: [], tags: {} },

@@ -246,11 +246,28 @@ describe("what convergence does now", () => {
   });
 
   it("a convergence campaign is one batch over exactly its nodes, tolerating failures within itself, under the desired version's budget", () => {
-    const spec = convergenceSpec(d, ["a", "b"]);
+    const spec = convergenceSpec(d, ["a", "b"], 0);
     expect(spec.selector).toEqual({ labels: {}, pools: [], nodeIds: ["a", "b"] });
     expect(spec.batches).toEqual([{ percent: 100, minDurationMs: 0 }]);
     expect(spec.failureThresholdPercent).toBe(100);
     expect(spec.disruptionBudgetPercent).toBe(20);
     expect(spec.targetVersion).toBe("2.0.0");
   });
+
+  it.each([
+    { maxFailures: 3, failedSoFar: 0, allowed: 2 },
+    { maxFailures: 3, failedSoFar: 2, allowed: 0 },
+    { maxFailures: 1, failedSoFar: 0, allowed: 0 },
+    { maxFailures: 5, failedSoFar: 1, allowed: 3 },
+    { maxFailures: 2, failedSoFar: 4, allowed: 0 },
+  ])(
+    "a convergence campaign with $failedSoFar earlier failures of a limit of $maxFailures tolerates $allowed, so the one completing the burst breaches it",
+    (c) => {
+      const limited = { ...d, settings: { ...d.settings, maxFailures: c.maxFailures } };
+      expect(convergenceSpec(limited, ["a"], c.failedSoFar).maxFailures).toEqual({
+        kind: "count",
+        count: c.allowed,
+      });
+    },
+  );
 });
