@@ -39,6 +39,7 @@ function agent(): SimAgent {
     sequences: new Map(),
     restarting: false,
     crashedOnce: false,
+    lateReverted: false,
     pendingReinstate: undefined,
     configBroken: false,
     busy: false,

@@ -52,6 +52,7 @@ function agent(id: string, platform?: string): SimAgent {
     sequences: new Map(),
     restarting: false,
     crashedOnce: false,
+    lateReverted: false,
     pendingReinstate: undefined,
     configBroken: false,
     busy: false,

@@ -51,6 +51,7 @@ function agent(id: string): SimAgent {
     sequences: new Map(),
     restarting: false,
     crashedOnce: false,
+    lateReverted: false,
     pendingReinstate: undefined,
     configBroken: false,
     busy: false,
