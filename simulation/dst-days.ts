@@ -48,8 +48,8 @@ export const DST_CHANGES: readonly DstChange[] = [
   { zone: "Australia/Lord_Howe", at: Date.UTC(2026, 3, 4, 15), kind: "repeat", lo: 90, hi: 120 },
 ];
 
-/** The instant the zone's wall clock first shows the change's `lo`. */
-export function firstShowsLo(c: DstChange): number {
+/** The instant the zone's wall clock first reaches the change's `lo` (jumps past it, in a gap). */
+export function firstReachesLo(c: DstChange): number {
   return c.kind === "gap" ? c.at : c.at - (c.hi - c.lo) * MIN;
 }
 
@@ -123,5 +123,5 @@ export function withDstDays(s: FleetScenario): FleetScenario {
         : c.spec.batches;
     return { ...c, spec: { ...c.spec, windows, batches } };
   });
-  return shifted({ ...s, campaigns }, firstShowsLo(change) - leadMin * MIN);
+  return shifted({ ...s, campaigns }, firstReachesLo(change) - leadMin * MIN);
 }
