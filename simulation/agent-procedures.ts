@@ -60,7 +60,12 @@ export function wireOf(a: SimAgent, op: Operation, at: number): WireOperation {
  * The agent starts to run `version` (installed; it boots on it at its next start), whose
  * verified sequence is `sequence` (undefined: the release it was installed with).
  */
-function runVersion(host: AgentHost, a: SimAgent, version: string, sequence?: number): void {
+export function runVersion(
+  host: Pick<AgentHost, "now">,
+  a: SimAgent,
+  version: string,
+  sequence?: number,
+): void {
   a.version = version;
   a.record.runs.push({ version, at: host.now(), sequence });
 }

@@ -13,6 +13,11 @@ export type Behaviour =
   | "never_return"
   | "late_return"
   | "revert"
+  /**
+   * Succeeds, comes back on the target, then reverts to its previous release by itself a while
+   * later (`late-revert.ts`: during its batch's soak), once.
+   */
+  | "late_revert"
   | "config_fail"
   /** Enrolled, then gone for good before the campaign starts. */
   | "offline"
@@ -80,6 +85,8 @@ export interface SimAgent {
   readonly sequences: Map<string, number>;
   restarting: boolean;
   crashedOnce: boolean;
+  /** A `late_revert` agent has scheduled its revert (it reverts once). */
+  lateReverted: boolean;
   /** A rollback whose REINSTATED is due once back. */
   pendingReinstate: string | undefined;
   configBroken: boolean;

@@ -31,6 +31,7 @@ import { type AgentScript, capabilitiesOf, type Report, type SimAgent } from "./
 import { type AgentBody, AgentStream } from "./agent-stream.js";
 import type { EventQueue } from "./events.js";
 import { endDownload, newAgentRecord } from "./ground-truth.js";
+import { scheduleLateRevert } from "./late-revert.js";
 import { helloMessage, SimStreams } from "./sim-streams.js";
 
 /** What the fleet needs of the world around it. */
@@ -49,6 +50,8 @@ export interface FleetContext {
   readonly lateAfterMs: number;
   /** The hub closes a stream silent this long. */
   readonly offlineAfterMs: number;
+  /** The virtual time the run starts at (epoch ms; 0 unless the scenario starts on a DST day). */
+  readonly originMs: number;
   readonly log: Logger;
 }
 
@@ -71,6 +74,8 @@ export class SimFleet implements WorkerGateway, AgentHost {
   private readonly calls = new Map<string, AgentStream>();
   /** Agents that hang: their stream stays open, and nothing more is sent on it. */
   private readonly hung = new Set<string>();
+  /** Told when a `late_revert` agent schedules its revert, with the virtual time it reverts at. */
+  onLateRevert: ((nodeId: string, at: number) => void) | undefined;
 
   constructor(
     private readonly ctx: FleetContext,
@@ -102,6 +107,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
         sequences: new Map(),
         restarting: false,
         crashedOnce: false,
+        lateReverted: false,
         pendingReinstate: undefined,
         configBroken: false,
         busy: false,
@@ -220,6 +226,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
       this.ctx.queue.at(this.ctx.clock.ms + 500, () => this.goAway(nodeId));
       return;
     }
+    scheduleLateRevert(this, a, (at) => this.onLateRevert?.(nodeId, at));
     if (a.pendingReinstate !== undefined) {
       const id = a.pendingReinstate;
       a.pendingReinstate = undefined;
@@ -295,7 +302,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
           this.connect(nodeId),
         );
       }
-      if (at < 4 * 3_600_000)
+      if (at < this.ctx.originMs + 4 * 3_600_000)
         this.scheduleFlap(nodeId, at + 5000 + Math.floor(this.ctx.prng.next() * 15_000));
     });
   }

@@ -18,8 +18,9 @@ export interface SeedCheck {
 
 /** The report of a broken invariant: step, invariant, the trace's last lines, the replay command. */
 export function failureReport(r: RunResult, message = r.violation?.message ?? ""): string {
+  const origin = r.scenario.originMs ?? 0;
   return [
-    `seed ${r.seed} (${r.faults ? "with faults" : "no faults"}) broke an invariant at step ${r.violation?.step ?? r.steps}, t=${((r.violation?.at ?? r.virtualMs) / 1000).toFixed(3)}s:`,
+    `seed ${r.seed} (${r.faults ? "with faults" : "no faults"}) broke an invariant at step ${r.violation?.step ?? r.steps}, t=${(((r.violation?.at ?? r.virtualMs) - origin) / 1000).toFixed(3)}s${origin === 0 ? "" : ` (the virtual clock began at ${new Date(origin).toISOString()})`}:`,
     `  ${message.split("\n").join("\n  ")}`,
     "trace (last lines):",
     ...r.trace.map((l) => `  ${l}`),

@@ -132,3 +132,12 @@ export function firstReceived(r: AgentRecord, id: string): number | undefined {
 export function firstSent(r: AgentRecord, id: string): number | undefined {
   return r.sent.find((o) => o.id === id)?.at;
 }
+
+/**
+ * Whether the agent ran `previous` at `at`, having opened a stream on it after `since` and by
+ * `at`: it was back on its previous release by itself, and had told Control so.
+ */
+export function backOnBy(r: AgentRecord, previous: string, since: number, at: number): boolean {
+  if (versionAt(r, at) !== previous) return false;
+  return r.connects.some((c) => c.at > since && c.at <= at && c.version === previous);
+}

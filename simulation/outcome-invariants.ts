@@ -22,8 +22,9 @@
  * - O5: convergence never sends an agent a release at or below the sequence it confirmed, nor a
  *   version below the one it runs.
  * - I2 (ground truth): when a rolled-back campaign finishes, every agent of the batch that ran
- *   its target after its upgrade was sent a rollback or is named as not rolled back, and none
- *   ends on the target unnamed.
+ *   its target after its upgrade was sent a rollback, is named as not rolled back, or was back
+ *   on its previous release by itself (on a stream opened on it) before the rollback began; and
+ *   none ends on the target unnamed.
  * - I3 (ground truth, at the end): every agent of a passed batch that succeeded and is still
  *   online on the target received that campaign's confirm.
  */
@@ -31,7 +32,7 @@ import { type CampaignNode, CONVERGENCE_CREATOR } from "../control/campaign/inde
 import type { MemoryCampaignStore, MemoryFleetStore } from "../control/campaign-store/index.js";
 import type { SimAgent } from "./agent-script.js";
 import type { SimFleet } from "./agents.js";
-import { type AgentRecord, firstReceived, firstSent, versionAt } from "./ground-truth.js";
+import { type AgentRecord, backOnBy, firstReceived, firstSent, versionAt } from "./ground-truth.js";
 import { refCompareVersions, refExcluded } from "./reference/selector.js";
 import { refBreached } from "./reference/threshold.js";
 
@@ -298,12 +299,24 @@ function finishedRollbackViolations(w: OutcomeWorld, campaignId: string): string
   if (c === undefined) return [];
   const target = c.spec.targetVersion;
   const out: string[] = [];
-  for (const { row, agent, received } of tookUpgrade(w, campaignId, c.currentBatch)) {
+  const nodes = tookUpgrade(w, campaignId, c.currentBatch);
+  // When the rollback began: its first send to a node of the batch (or the finish, without one).
+  const rollbackAt = Math.min(
+    c.finishedAt ?? Number.POSITIVE_INFINITY,
+    ...nodes.map(
+      ({ row, agent }) =>
+        firstSent(agent.record, opId(campaignId, row.nodeId, "rollback")) ??
+        Number.POSITIVE_INFINITY,
+    ),
+  );
+  for (const { row, agent, received, previous } of nodes) {
     const r = agent.record;
     const ranTarget = r.runs.some((x) => x.version === target && x.at >= received);
     if (!ranTarget) continue;
     const sent = firstSent(r, opId(campaignId, row.nodeId, "rollback")) !== undefined;
-    if (!sent && !names(c.message, row))
+    // Back on its previous release by itself, and seen so, before the rollback began.
+    const back = backOnBy(r, previous, received, rollbackAt);
+    if (!sent && !back && !names(c.message, row))
       out.push(
         `I2: ${row.nodeId} ran ${target} after ${campaignId}'s upgrade and was neither sent a rollback nor named as not rolled back`,
       );

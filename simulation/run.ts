@@ -19,6 +19,7 @@ import type { Outcome } from "./outcome.js";
 import { pauseAnswerer } from "./pause-answers.js";
 import type { FleetScenario } from "./rollout-scenario.js";
 import { buildWorld } from "./sim-world.js";
+import { scheduleSoakTakeover } from "./soak-takeovers.js";
 import { runToEnd, type Violation } from "./step-loop.js";
 
 /** The result of one run. */
@@ -53,6 +54,7 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
   scheduleConvergenceBurst(world);
   scheduleFaults(world);
   scheduleGateFaults(world);
+  scheduleSoakTakeover(world);
   const answerPauses = pauseAnswerer(world);
   const abortConvergence = convergenceAborter(world);
   const end = await runToEnd(world, () => {

@@ -73,6 +73,24 @@ export interface Scenario {
   readonly edge?: boolean;
   /** Yanks of the target release by the operator (`budget-scenario.ts`); absent: none. */
   readonly yanks?: readonly YankPlan[] | undefined;
+  /**
+   * Control down across a late revert during a soak (`soak-takeovers.ts`): every Control process
+   * crashes {@link SoakTakeover.leadMs} before the first `late_revert` agent reverts and stays
+   * down for `downMs`; with faults only.
+   */
+  readonly soakTakeover?: SoakTakeover | undefined;
+  /**
+   * The virtual time the run starts at, epoch ms (`dst-days.ts`: shortly before a daylight-saving
+   * change of 2026); every time of the scenario is already shifted by it. Absent: 0.
+   */
+  readonly originMs?: number | undefined;
+}
+
+/** Control down across a late revert (see {@link Scenario.soakTakeover}). */
+export interface SoakTakeover {
+  readonly campaignId: string;
+  readonly leadMs: number;
+  readonly downMs: number;
 }
 
 const MIN = 60_000;

@@ -3,7 +3,8 @@
  * health gates, given to a share of the campaigns of a share of seeds. Drawn from a stream of
  * the seed of their own, so the rest of a seed's scenario is the same with or without them.
  * Every window is a daily UTC span (the virtual clock starts at 1970-01-01 00:00 UTC), one per
- * hour of the first twelve, open for part of each hour, so runs still finish in virtual time.
+ * hour of the first twelve, open for part of each hour, so runs still finish in virtual time;
+ * `dst-days.ts` moves a share of the seeds to a daylight-saving day with windows in its zone.
  */
 import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
 import type { CampaignSpecInput, Gate, MaintenanceWindow } from "../control/campaign/index.js";

@@ -16,6 +16,7 @@ import { type ClaimCheckState, newClaimCheckState } from "./claim-invariants.js"
 import { withConvergenceBurst } from "./convergence-bursts.js";
 import { withDisablePairs } from "./disable-pairs.js";
 import { type DownloadCheckState, newDownloadCheckState } from "./download-invariants.js";
+import { withDstDays } from "./dst-days.js";
 import { EventQueue } from "./events.js";
 import { type CheckState, newCheckState } from "./fleet-invariants.js";
 import { withFleetVariants } from "./fleet-variants.js";
@@ -26,6 +27,7 @@ import { type FleetScenario, withRollout } from "./rollout-scenario.js";
 import { scenarioOf } from "./scenario.js";
 import { DEBOUNCE_MS, SimControls } from "./sim-controls.js";
 import { SimGates } from "./sim-gates.js";
+import { withSoakTakeovers } from "./soak-takeovers.js";
 
 /** The release every campaign of a run targets. */
 export const TARGET = { version: "2.0.0", sequence: 2 };
@@ -85,18 +87,23 @@ export function buildWorld(
   seed: number,
   options: { readonly faults: boolean; readonly fullTrace?: boolean },
 ): SimWorld {
-  const scenario = withGateTakeovers(
-    withConvergenceBurst(
-      withFleetVariants(withRollout(withDisablePairs(scenarioOf(seed, options.faults)))),
+  const scenario = withDstDays(
+    withSoakTakeovers(
+      withGateTakeovers(
+        withConvergenceBurst(
+          withFleetVariants(withRollout(withDisablePairs(scenarioOf(seed, options.faults)))),
+        ),
+      ),
     ),
   );
-  const clock = new ManualClock(0);
+  const origin = scenario.originMs ?? 0;
+  const clock = new ManualClock(origin);
   const store = new MemoryCampaignStore(clock);
   const fleetStore = new MemoryFleetStore(store);
   const queue = new EventQueue();
   const trace: string[] = [];
   const say = (line: string) => {
-    trace.push(`t=${(clock.ms / 1000).toFixed(3)}s ${line}`);
+    trace.push(`t=${((clock.ms - origin) / 1000).toFixed(3)}s ${line}`);
     if (!options.fullTrace && trace.length > TRACE_LINES) trace.shift();
   };
   store.tables.releases.set(TARGET.version, {
@@ -128,6 +135,7 @@ export function buildWorld(
       up: () => controls.anyAlive(),
       lateAfterMs: maxReconnect,
       offlineAfterMs: scenario.offlineAfterMs,
+      originMs: origin,
       log,
     },
     scenario.agents,

@@ -26,7 +26,7 @@ import { PLATFORM, SIM_RULES, type SimWorld } from "./sim-world.js";
 /** Lets every promise continuation queued so far run (no I/O is pending in a run). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** A run that has not finished every campaign by then has stalled. */
+/** A run that has not finished every campaign this long after it began has stalled. */
 const MAX_VIRTUAL_MS = 12 * 3_600_000;
 
 /** The first broken invariant of a run. */
@@ -91,7 +91,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     );
     if (times.length === 0) break;
     let now = Math.max(clock.ms, Math.min(...times));
-    if (now > MAX_VIRTUAL_MS) break;
+    if (now > (scenario.originMs ?? 0) + MAX_VIRTUAL_MS) break;
     // The stream layer's own timers (heartbeats, the hub's offline sweep, its liveness
     // writes) fire at their own times; what they do (a stream judged offline, reconnects)
     // may make an event or a Control due sooner.

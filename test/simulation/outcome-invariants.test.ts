@@ -63,6 +63,14 @@ function rollBack(a: SimAgent, campaignId: string, at: number): void {
   a.record.runs.push({ version: OLD, at: at + 6 });
 }
 
+/** The agent reverts to OLD by itself at `at` and reconnects on it with a new boot 10 ms later. */
+function revertBySelf(a: SimAgent, at: number): void {
+  a.version = OLD;
+  a.record.runs.push({ version: OLD, at });
+  a.boot++;
+  a.record.connects.push({ at: at + 10, boot: a.boot, version: OLD });
+}
+
 /** A world of `agents` and one campaign `c0` over them in one batch (threshold 0 %). */
 function world(agents: SimAgent[], createdBy = "operator") {
   const clock = new ManualClock(0);
@@ -173,6 +181,32 @@ describe("I2 from ground truth: a finished rollback reached every node that ran 
       /^I2: n1 ran 2\.0\.0 after c0's upgrade and was neither sent a rollback/m,
     );
   });
+
+  it("holds for a node seen back on its previous release by itself before the rollback began", () => {
+    const a = testAgent("n1", { connected: true });
+    const b = testAgent("n2", { connected: true });
+    const { w, set, campaign } = world([a, b]);
+    upgrade(a, "c0", 10);
+    upgrade(b, "c0", 10);
+    revertBySelf(a, 40);
+    rollBack(b, "c0", 60);
+    set({ ...rolledBack(campaign), finishedAt: 100 }, { state: "failed", code: "reverted" });
+    expect(outcomeViolations(w, 100).filter((v) => v.startsWith("I2"))).toEqual([]);
+  });
+
+  it("breaks for a node that reverted only after the rollback began, unsent and unnamed", () => {
+    const a = testAgent("n1", { connected: true });
+    const b = testAgent("n2", { connected: true });
+    const { w, set, campaign } = world([a, b]);
+    upgrade(a, "c0", 10);
+    upgrade(b, "c0", 10);
+    rollBack(b, "c0", 30);
+    revertBySelf(a, 40);
+    set({ ...rolledBack(campaign), finishedAt: 100 }, { state: "failed", code: "reverted" });
+    expect(outcomeViolations(w, 100).join("\n")).toMatch(
+      /^I2: n1 ran 2\.0\.0 after c0's upgrade and was neither sent a rollback/m,
+    );
+  });
 });
 
 describe("O2: a completed campaign had no batch past its threshold of true failures", () => {
@@ -188,6 +222,19 @@ describe("O2: a completed campaign had no batch past its threshold of true failu
     const { w, set, campaign } = world([a, b]);
     upgrade(a, "c0", 10);
     b.record.received.push(op(b, "c0", "upgrade", 15)); // it never returns
+    set(completed(campaign), { state: "succeeded" });
+    expect(outcomeViolations(w, 100).join("\n")).toMatch(
+      /^O2: c0 says completed but batch 1 had 1 true failures of 2 offered \(threshold 0 %\): n2$/m,
+    );
+  });
+
+  it("breaks when a node came back on the target, then reverted by itself before the batch passed", () => {
+    const a = testAgent("n1", { connected: true });
+    const b = testAgent("n2", { connected: true });
+    const { w, set, campaign } = world([a, b]);
+    upgrade(a, "c0", 10);
+    upgrade(b, "c0", 20);
+    revertBySelf(b, 60);
     set(completed(campaign), { state: "succeeded" });
     expect(outcomeViolations(w, 100).join("\n")).toMatch(
       /^O2: c0 says completed but batch 1 had 1 true failures of 2 offered \(threshold 0 %\): n2$/m,

@@ -46,6 +46,7 @@ export function testAgent(id: string, o: TestAgentOptions = {}): SimAgent {
     sequences: new Map(),
     restarting: false,
     crashedOnce: false,
+    lateReverted: false,
     pendingReinstate: undefined,
     configBroken: false,
     busy: false,
