@@ -68,6 +68,11 @@ export interface SimWorld {
   readonly claimChecks: ClaimCheckState;
   /** The budget checks' state (`budget-invariants.ts`), the yanks included. */
   readonly budgetChecks: BudgetCheckState;
+  /**
+   * Where an incrementally judged decision differed from the full one since the last step
+   * (the step loop reports and empties it).
+   */
+  readonly judging: string[];
   /** Campaign starts due, run in order before the Controls step (each may await the store). */
   readonly pending: (() => Promise<void>)[];
   /** How many of the scenario's campaigns were started, or found nothing to start over. */
@@ -128,6 +133,7 @@ export function buildWorld(
     TARGET.version,
   );
   const gates = new SimGates(clock, scenario.gateScripts);
+  const judging: string[] = [];
   const startControl = () => {
     const holder = controls.start((holder) =>
       createCampaignWorker({
@@ -150,6 +156,10 @@ export function buildWorld(
               },
             }),
         gateProbe: gates,
+        // Every decision judged incrementally is decided in full too: any difference is a
+        // violation of the step it happened in.
+        compareFullJudging: (campaignId, difference) =>
+          judging.push(`incremental judging: ${holder} ${campaignId}: ${difference}`),
       }),
     );
     say(`${holder} starts`);
@@ -172,6 +182,7 @@ export function buildWorld(
     outcomeChecks: newOutcomeCheckState(),
     claimChecks: newClaimCheckState(),
     budgetChecks: newBudgetCheckState(),
+    judging,
     pending: [],
     campaignsStarted: 0,
     planSettled: false,
