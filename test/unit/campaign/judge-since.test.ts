@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Decision, JudgedMark } from "../../../control/campaign/index.js";
 import { decide } from "../../../control/campaign/index.js";
-import { fleet, type Harness, MIN, nodeOf, report, start, tick } from "./harness.js";
+import { fleet, type Harness, MIN, NEW, nodeOf, reboot, report, start, tick } from "./harness.js";
 
 /** Three nodes in one batch, all offered by a first decision; returns its mark. */
 function offeredAll(): { h: Harness; mark: JudgedMark } {
@@ -112,5 +112,51 @@ describe("judging since the previous decision", () => {
         target: h.target,
       }),
     );
+  });
+
+  it("judges a rolling-back node whose rollback deadline passed since the mark", () => {
+    const h = start(fleet(3), {
+      batches: [{ percent: 100, minDurationMs: 0 }],
+      concurrency: 3,
+      disruptionBudgetPercent: 100,
+      failureThresholdPercent: 0,
+      onBreach: "rollback",
+    });
+    tick(h);
+    h.now += 1000;
+    report(h, "node-000", "REFUSED");
+    const breached = tick(h);
+    expect(h.campaign.phase).toBe("rolling_back");
+    const back = h.nodes.filter((n) => n.state === "rolling_back");
+    expect(back.length).toBe(2);
+    if (breached.judged === undefined) throw new Error("the breach settled and left a mark");
+    h.now = Math.max(...back.map((n) => n.rollbackDeadline ?? 0));
+    const d = since(h, breached.judged, []);
+    for (const n of back) {
+      expect(d.changes.nodes.find((x) => x.nodeId === n.nodeId)).toMatchObject({
+        state: "rollback_failed",
+        code: "rollback_unconfirmed",
+      });
+    }
+  });
+
+  it("judges a verifying node whose config grace ended since the mark, after an abort", () => {
+    const h = start(fleet(3, { capabilities: () => ["upgrade.v1", "config.v1"] }), {
+      batches: [{ percent: 100, minDurationMs: 0 }],
+      concurrency: 3,
+      disruptionBudgetPercent: 100,
+      configGraceMs: 5 * MIN,
+    });
+    tick(h);
+    h.now += 1000;
+    reboot(h, "node-000", NEW);
+    tick(h);
+    expect(nodeOf(h, "node-000").state).toBe("verifying");
+    const aborted = tick(h, [{ kind: "abort", rollback: false }]);
+    expect(h.campaign.phase).toBe("aborted");
+    expect(nodeOf(h, "node-000").state).toBe("verifying");
+    if (aborted.judged === undefined) throw new Error("the abort settled and left a mark");
+    h.now = nodeOf(h, "node-000").graceEndsAt ?? 0;
+    expect(stateIn(since(h, aborted.judged, []), "node-000")).toBe("succeeded");
   });
 });
