@@ -74,6 +74,11 @@ export interface SimWorld {
   readonly budgetChecks: BudgetCheckState;
   /** What the download budget's check (B4) remembers between steps. */
   readonly downloadChecks: DownloadCheckState;
+  /**
+   * Where an incrementally judged decision differed from the full one since the last step
+   * (the step loop reports and empties it).
+   */
+  readonly judging: string[];
   /** Campaign starts due, run in order before the Controls step (each may await the store). */
   readonly pending: (() => Promise<void>)[];
   /** How many of the scenario's campaigns were started, or found nothing to start over. */
@@ -142,6 +147,7 @@ export function buildWorld(
     TARGET.version,
   );
   const gates = new SimGates(clock, scenario.gateScripts);
+  const judging: string[] = [];
   const startControl = () => {
     const holder = controls.start((holder) =>
       createCampaignWorker({
@@ -164,6 +170,10 @@ export function buildWorld(
               },
             }),
         gateProbe: gates,
+        // Every decision judged incrementally is decided in full too: any difference is a
+        // violation of the step it happened in.
+        compareFullJudging: (campaignId, difference) =>
+          judging.push(`incremental judging: ${holder} ${campaignId}: ${difference}`),
       }),
     );
     say(`${holder} starts`);
@@ -187,6 +197,7 @@ export function buildWorld(
     claimChecks: newClaimCheckState(),
     budgetChecks: newBudgetCheckState(),
     downloadChecks: newDownloadCheckState(),
+    judging,
     pending: [],
     campaignsStarted: 0,
     planSettled: false,

@@ -119,6 +119,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     for (const [id, nodes] of store.tables.nodes)
       if (!checks.members.has(id)) checks.members.set(id, new Set(nodes.map((n) => n.nodeId)));
     const found = checkStep(store, fleet, checks, now);
+    found.push(...world.judging.splice(0));
     found.push(...outcomeViolations(truth, now));
     found.push(...claimViolations(claims, now));
     found.push(...rolloutViolations(store, fleetStore, fleet, world.rolloutChecks));

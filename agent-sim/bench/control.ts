@@ -26,8 +26,11 @@ export interface BenchControl {
   databaseUrl(): Promise<string>;
   /** SIGKILL of the Control process (its PostgreSQL keeps running). */
   kill(): Promise<void>;
-  /** Starts Control again on the same data directory and ports. */
-  restart(): Promise<void>;
+  /**
+   * Starts Control again on the same data directory and ports, with `config` (the config
+   * file's JSON) in place of the one it was started with when given.
+   */
+  restart(config?: Record<string, unknown>): Promise<void>;
   /** SIGTERM (drain), which also stops the embedded PostgreSQL. */
   stop(): Promise<void>;
 }
@@ -55,7 +58,9 @@ export async function startBenchControl(
     AGENTCTL_TOKEN: "bench-operator-token",
     AGENT_CONTROL_DATA_DIR: dir,
   };
-  const launch = async (): Promise<{ proc: ControlProcess; pid: number }> => {
+  const launch = async (
+    config: Record<string, unknown>,
+  ): Promise<{ proc: ControlProcess; pid: number }> => {
     await rm(join(dir, "control.pid"), { force: true });
     const proc = await startControlProcess({
       dataDir: dir,
@@ -68,7 +73,8 @@ export async function startBenchControl(
     });
     return { proc, pid: await hookPid(dir, "control") };
   };
-  let current = await launch();
+  let current = await launch(config);
+  let lastConfig = config;
   let token: string | undefined;
   return {
     dir,
@@ -98,8 +104,9 @@ export async function startBenchControl(
       }
       await current.proc.kill();
     },
-    async restart() {
-      current = await launch();
+    async restart(next?: Record<string, unknown>) {
+      if (next !== undefined) lastConfig = next;
+      current = await launch(lastConfig);
     },
     async stop() {
       await current.proc.stop(30_000);

@@ -18,6 +18,9 @@ import {
   type DecideInput,
   type Decision,
   decide,
+  type FactsLookup,
+  type JudgedMark,
+  type NodeFacts,
   type Stall,
 } from "../campaign/index.js";
 import {
@@ -32,6 +35,7 @@ import {
 } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import { auditRowsOf, commandOutcomes } from "./audit.js";
+import { decisionDifference } from "./decision-difference.js";
 import { buildFacts, type Liveness, platformOf, type WorkerGateway } from "./facts.js";
 import { buildOperation } from "./operations.js";
 import { judgeStall, noteStall, type ReportedStalls } from "./stall.js";
@@ -54,6 +58,12 @@ export interface DecisionDeps {
   readonly self: string;
   /** The stalls already reported (`stall.ts`); absent: stalls are neither judged nor reported. */
   readonly stalls?: ReportedStalls | undefined;
+  /**
+   * When set, every decision judged incrementally (`DecideInput.judgedSince`) is decided in
+   * full too, and a difference between the two is told here (the simulation checks that there
+   * is none); the incremental decision is the one written. Absent: decided once.
+   */
+  readonly compareFullJudging?: ((campaignId: string, difference: string) => void) | undefined;
 }
 
 /** The outcome of {@link runDecision}. */
@@ -104,6 +114,7 @@ export async function runDecision(
         stale: string[];
         seen: ReadonlySet<string> | undefined;
         lookedAtWaiting: boolean;
+        judged: { mark: JudgedMark | undefined; facts: ReadonlySet<string> };
       }
     | undefined;
   let read = 0;
@@ -135,6 +146,7 @@ export async function runDecision(
       target: { version: row.targetVersion, sequence: row.campaign.targetSequence },
       commands: known.map((k) => k.command),
       changedFacts: copy.helloSince,
+      judgedSince: copy.judgedSince,
       positions: copy.positions,
       pools: await tx.poolLoads(copy.pools, campaignId, now.getTime()),
       readyAt: deps.liveness.readyAt,
@@ -145,6 +157,7 @@ export async function runDecision(
       // Read in the transaction, never cached: a yank stops the very next decision's offers.
       yanked: (await tx.readYanks([row.targetVersion])).get(row.targetVersion),
     };
+    let lastInput = input;
     let decision = decide(input);
     // Each round takes at least one more disabled node out of the offers (it is skipped, and a
     // freed slot may go to the next waiting node, which is checked in turn): at most one round
@@ -153,7 +166,17 @@ export async function runDecision(
       const disabled = await disabledOffers(tx, decision);
       if (disabled.length === 0) break;
       deps.copies.noteRegistry(campaignId, disabled);
-      decision = decide({ ...input, facts: factsOf(deps, copy, now.getTime()) });
+      lastInput = { ...input, facts: factsOf(deps, copy, now.getTime()) };
+      decision = decide(lastInput);
+    }
+    if (deps.compareFullJudging !== undefined && input.judgedSince !== undefined) {
+      const full = decide({
+        ...lastInput,
+        facts: lastInput.facts,
+        judgedSince: undefined,
+      });
+      const difference = decisionDifference(decision, full);
+      if (difference !== undefined) deps.compareFullJudging(campaignId, difference);
     }
     const outgoing: Outgoing[] = [];
     const newOps: NewOperation[] = [];
@@ -210,6 +233,7 @@ export async function runDecision(
       stale: failedNodes,
       seen: copy.helloSince,
       lookedAtWaiting: decision.lookedAtWaiting,
+      judged: { mark: decision.judged, facts: copy.factsSeen },
     };
     const after = decision.changes.campaign ?? row.campaign;
     const finished = after.finishedAt !== undefined;
@@ -228,7 +252,14 @@ export async function runDecision(
     const done: NonNullable<typeof committed> = committed;
     if (outcome.finished) deps.copies.forget(campaignId);
     else {
-      deps.copies.commit(campaignId, done.version, done.nodes, done.seen, done.lookedAtWaiting);
+      deps.copies.commit(
+        campaignId,
+        done.version,
+        done.nodes,
+        done.seen,
+        done.lookedAtWaiting,
+        done.judged,
+      );
       for (const nodeId of done.stale) deps.copies.markStale(campaignId, nodeId);
     }
   }
@@ -245,14 +276,20 @@ export async function runDecision(
   };
 }
 
-function factsOf(deps: DecisionDeps, copy: WorkingCopy, now: number) {
-  return buildFacts({
+/**
+ * The facts of a decision: built as asked, or, when the full decision is decided too, of every
+ * node at once (both decisions then read the same facts, whatever arrives while they await).
+ */
+function factsOf(deps: DecisionDeps, copy: WorkingCopy, now: number): FactsLookup {
+  const facts = buildFacts({
     gateway: deps.gateway,
     registry: copy.registry,
     stored: copy.stored,
     liveness: { ...deps.liveness, now },
     self: deps.self,
   });
+  if (deps.compareFullJudging === undefined) return facts;
+  return new Map(copy.nodes.map((n) => [n.nodeId, facts.get(n.nodeId) as NodeFacts]));
 }
 
 /** The registry rows, read in the transaction, of the nodes a decision offers that are disabled. */

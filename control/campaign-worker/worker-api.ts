@@ -38,6 +38,11 @@ export interface CampaignWorkerOptions {
   readonly observer?: WorkerObserver;
   /** Evaluates outside health gates (default: over HTTP, `gate-http.ts`). */
   readonly gateProbe?: GateProbe;
+  /**
+   * Decide every incrementally judged decision in full too and tell each difference here (the
+   * simulation's check that incremental judging changes nothing); default: decided once.
+   */
+  readonly compareFullJudging?: (campaignId: string, difference: string) => void;
   /** Time between two evaluations of one gate (default: intervalMs). */
   readonly gateIntervalMs?: number;
   /** An evaluation taking longer counts as unreachable (default 10 s). */

@@ -149,6 +149,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const stalls: ReportedStalls = new Map();
   const deps = {
     stalls,
+    compareFullJudging: o.compareFullJudging,
     store: o.store,
     lease: leadership.lease,
     gateway: o.gateway,

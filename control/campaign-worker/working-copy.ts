@@ -17,9 +17,21 @@
  * are announced the same way and mark their nodes stale. As a backstop for a lost
  * notification, every {@link REFRESH_MS} a decision re-reads the facts and registry rows of
  * the campaign's active nodes.
+ *
+ * A copy also keeps the last committed decision's judged mark and every node whose facts may
+ * have changed since that decision read them (a Hello here, a registry row or persisted facts
+ * re-read and found different), so the next decision judges only those, and the nodes whose
+ * deadlines passed (`DecideInput.judgedSince`). A load starts without a mark: every node.
  */
 import type { ConnectedNode } from "../agents/events.js";
-import { awaitsRollback, type CampaignNode, isActive, isFinal } from "../campaign/index.js";
+import {
+  awaitsRollback,
+  type CampaignNode,
+  type DecideInput,
+  isActive,
+  isFinal,
+  type JudgedMark,
+} from "../campaign/index.js";
 import type { CampaignTransaction, NodeRegistryRow } from "../campaign-store/index.js";
 import { type StoredFacts, storedFactsOf } from "./facts.js";
 
@@ -46,6 +58,10 @@ export interface WorkingCopy {
    * (every node counts as changed).
    */
   readonly helloSince: ReadonlySet<string> | undefined;
+  /** The last committed decision's mark and the facts changed since; undefined: judge all. */
+  readonly judgedSince: DecideInput["judgedSince"];
+  /** The nodes with changed facts as this copy was handed out (give them back to `commit`). */
+  readonly factsSeen: ReadonlySet<string>;
 }
 
 interface Copy {
@@ -63,6 +79,10 @@ interface Copy {
   refreshedAt: number;
   registry: Map<string, NodeRegistryRow>;
   stored: Map<string, StoredFacts>;
+  /** The last committed decision's judged mark (undefined after a load: judge every node). */
+  mark: JudgedMark | undefined;
+  /** Nodes whose facts may have changed since the decision that left `mark` read them. */
+  factsChanged: Set<string>;
 }
 
 /** The working copies of the campaigns this worker decides. */
@@ -94,7 +114,10 @@ export class WorkingCopies {
   noteHello(node: ConnectedNode): void {
     if (this.loading.size > 0) this.hellosDuringLoad.add(node.nodeId);
     for (const copy of this.copies.values()) {
-      if (copy.index.has(node.nodeId)) copy.hellos.add(node.nodeId);
+      if (copy.index.has(node.nodeId)) {
+        copy.hellos.add(node.nodeId);
+        copy.factsChanged.add(node.nodeId);
+      }
       const row = copy.registry.get(node.nodeId);
       if (row === undefined) continue;
       copy.registry.set(node.nodeId, {
@@ -126,7 +149,11 @@ export class WorkingCopies {
   noteRegistry(campaignId: string, rows: readonly NodeRegistryRow[]): void {
     const copy = this.copies.get(campaignId);
     if (copy === undefined) return;
-    for (const row of rows) if (copy.index.has(row.id)) copy.registry.set(row.id, row);
+    for (const row of rows) {
+      if (!copy.index.has(row.id)) continue;
+      copy.registry.set(row.id, row);
+      copy.factsChanged.add(row.id);
+    }
   }
 
   /** Drops a campaign's copy (finished, or no longer decided here). */
@@ -162,6 +189,7 @@ export class WorkingCopies {
     if (now - copy.refreshedAt >= REFRESH_MS) await this.refreshActive(tx, campaignId, copy, now);
     await this.refreshRegistry(tx, copy);
     await this.refresh(tx, campaignId, copy);
+    const changedFacts: ReadonlySet<string> = new Set(copy.factsChanged);
     return {
       campaignId,
       version: copy.version,
@@ -171,6 +199,8 @@ export class WorkingCopies {
       positions: copy.index,
       pools: copy.pools,
       helloSince: copy.checkedAll ? new Set(copy.hellos) : undefined,
+      judgedSince: copy.mark === undefined ? undefined : { mark: copy.mark, changedFacts },
+      factsSeen: changedFacts,
     };
   }
 
@@ -178,7 +208,8 @@ export class WorkingCopies {
    * Takes a committed decision's node records; the copy is now at `version`. `seen` are the
    * Hellos that decision was given (its `helloSince`, undefined: every node), and
    * `lookedAtWaiting` whether it actually looked at its current batch's waiting nodes (a
-   * paused or breached batch is not looked at: its Hellos stay pending).
+   * paused or breached batch is not looked at: its Hellos stay pending). `judged` is that
+   * decision's mark and `facts` the copy's `factsSeen` it decided over.
    */
   commit(
     campaignId: string,
@@ -186,10 +217,15 @@ export class WorkingCopies {
     changed: readonly CampaignNode[],
     seen: ReadonlySet<string> | undefined,
     lookedAtWaiting: boolean,
+    judged?: { mark: JudgedMark | undefined; facts: ReadonlySet<string> },
   ): void {
     const copy = this.copies.get(campaignId);
     if (copy === undefined) return;
     copy.version = version;
+    if (judged !== undefined) {
+      copy.mark = judged.mark;
+      for (const nodeId of judged.facts) copy.factsChanged.delete(nodeId);
+    }
     if (lookedAtWaiting) {
       if (seen === undefined) copy.checkedAll = true;
       else for (const nodeId of seen) copy.hellos.delete(nodeId);
@@ -230,13 +266,18 @@ export class WorkingCopies {
         pools: [...new Set(nodes.map((n) => n.pool))],
         registry: new Map(registry.map((r) => [r.id, r])),
         stored,
+        mark: undefined,
+        factsChanged: new Set(),
       };
       this.copies.set(campaignId, copy);
       // A Hello written after the registry was read above: read its row again.
       const late = [...this.hellosDuringLoad].filter((id) => copy.index.has(id));
       if (this.loading.size === 1) this.hellosDuringLoad.clear();
       for (const row of await tx.readRegistry(late)) copy.registry.set(row.id, row);
-      for (const id of late) copy.hellos.add(id);
+      for (const id of late) {
+        copy.hellos.add(id);
+        copy.factsChanged.add(id);
+      }
       return copy;
     } finally {
       this.loading.delete(campaignId);
@@ -253,7 +294,10 @@ export class WorkingCopies {
     const active = copy.nodes
       .filter((n) => isActive(n.state) || awaitsRollback(n))
       .map((n) => n.nodeId);
-    for (const row of await tx.readRegistry(active)) copy.registry.set(row.id, row);
+    for (const row of await tx.readRegistry(active)) {
+      if (!sameRow(copy.registry.get(row.id), row)) copy.factsChanged.add(row.id);
+      copy.registry.set(row.id, row);
+    }
     for (const nodeId of active) this.markStale(campaignId, nodeId);
     copy.refreshedAt = now;
   }
@@ -269,7 +313,10 @@ export class WorkingCopies {
       for (const nodeId of nodeIds) copy.registryStale.add(nodeId);
       throw error;
     }
-    for (const nodeId of nodeIds) copy.hellos.add(nodeId);
+    for (const nodeId of nodeIds) {
+      copy.hellos.add(nodeId);
+      copy.factsChanged.add(nodeId);
+    }
   }
 
   private async refresh(tx: CampaignTransaction, campaignId: string, copy: Copy): Promise<void> {
@@ -284,12 +331,32 @@ export class WorkingCopies {
       );
       for (const nodeId of nodeIds) {
         const facts = fresh.get(nodeId);
+        const before = copy.stored.get(nodeId);
         if (facts === undefined) copy.stored.delete(nodeId);
         else copy.stored.set(nodeId, facts);
+        if (!sameFacts(before, facts)) copy.factsChanged.add(nodeId);
       }
     } catch (error) {
       for (const nodeId of nodeIds) this.markStale(campaignId, nodeId);
       throw error;
     }
   }
+}
+
+/**
+ * True when two registry rows of a node say the same but for when it was last seen (a re-read
+ * that changed nothing a verdict reads: liveness alone is read only at a node's deadline, which
+ * is judged anyway).
+ */
+function sameRow(a: NodeRegistryRow | undefined, b: NodeRegistryRow): boolean {
+  if (a === undefined) return false;
+  const { last_seen: _a, ...restA } = a;
+  const { last_seen: _b, ...restB } = b;
+  return JSON.stringify(restA) === JSON.stringify(restB);
+}
+
+/** True when two readings of a node's persisted facts hold the same reports and failures. */
+function sameFacts(a: StoredFacts | undefined, b: StoredFacts | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return JSON.stringify(a) === JSON.stringify(b);
 }

@@ -18,6 +18,8 @@ import { gateGraceEnds } from "./gate-rules.js";
 import type { GateResult } from "./gates.js";
 import { judgeBreach, judgeFinish, judgePass } from "./judge-batch.js";
 import { judgeRollback, judgeUpgrade, judgeVerifying } from "./judge-node.js";
+import { judgingContext, nodesToJudge } from "./judge-since.js";
+import type { JudgedMark } from "./judged-mark.js";
 import type {
   Action,
   AdminCommand,
@@ -53,6 +55,18 @@ export interface DecideInput {
    * looked at whole.
    */
   readonly changedFacts?: ReadonlySet<string> | undefined;
+  /**
+   * The previous decision's `judged` mark, with every node whose facts may have changed since
+   * that decision read them (reports, send and config failures, boot id, version, capabilities,
+   * registry row), when the caller kept both and gives this decision the records that decision
+   * wrote. A change of liveness alone (online, offline, last heartbeat) need not be counted: a
+   * verdict reads it only at the node's deadline, which is judged anyway. Then only the active nodes whose record or facts changed, or whose deadline passed
+   * since the mark, are judged (`judge-since.ts`): the decision is the same as without it, only
+   * cheaper. Undefined: every active node is judged.
+   */
+  readonly judgedSince?:
+    | { readonly mark: JudgedMark; readonly changedFacts: ReadonlySet<string> }
+    | undefined;
   /**
    * When the deciding Control became ready (took the lead), epoch ms: reconnect and rollback
    * deadlines are never judged within a reconnect timeout of it (no node could be reached while
@@ -110,10 +124,16 @@ export interface Decision {
    * (`changedFacts`) taken into account.
    */
   readonly lookedAtWaiting: boolean;
+  /**
+   * What this decision vouches for, to hand back as the next one's `judgedSince.mark` once its
+   * changes are written; undefined when its rounds did not reach a fixpoint (the next one then
+   * judges every active node).
+   */
+  readonly judged: JudgedMark | undefined;
 }
 
 function judgeNodes(d: Draft): void {
-  for (const n of activeNodes(d)) {
+  for (const n of nodesToJudge(d)) {
     switch (n.state) {
       case "offered":
       case "applying":
@@ -223,12 +243,17 @@ export function decide(input: DecideInput): Decision {
   if (input.changedFacts !== undefined) {
     d.changedFacts = { batch: input.campaign.currentBatch, nodeIds: input.changedFacts };
   }
+  if (input.judgedSince !== undefined) {
+    d.judgedUnder = input.judgedSince.mark;
+    d.factsSince = input.judgedSince.changedFacts;
+  }
   for (const command of input.commands ?? []) applyCommand(d, command);
   const limit = 4 * (d.campaign.batches.length + 2);
-  for (let round = 0; round < limit; round++) {
+  let settled = false;
+  for (let round = 0; round < limit && !settled; round++) {
     const before = d.revision;
     step(d);
-    if (d.revision === before) break;
+    settled = d.revision === before;
   }
   return {
     changes: {
@@ -240,6 +265,7 @@ export function decide(input: DecideInput): Decision {
     wakeAt: nextWake(d),
     reasons: d.reasons,
     lookedAtWaiting: d.settledBatches.has(d.campaign.currentBatch),
+    judged: settled ? { at: d.now, context: judgingContext(d) } : undefined,
   };
 }
 

@@ -10,6 +10,7 @@
  */
 
 import type { GateResult } from "./gates.js";
+import type { JudgedMark } from "./judged-mark.js";
 import type {
   Action,
   BatchRecord,
@@ -67,6 +68,16 @@ export interface Draft {
   changedFacts: { readonly batch: number; readonly nodeIds: ReadonlySet<string> } | undefined;
   /** Per batch, the position in `batchIndexes[b]` before which no node is waiting. */
   readonly waitingFrom: number[];
+  /**
+   * The mark under which every active node not in `touched`, not in `factsSince` and without a
+   * deadline since was last judged with no change (`judge-since.ts`); undefined: judge every
+   * active node. Stays undefined for a whole decision that was given no mark (the full path).
+   */
+  judgedUnder: JudgedMark | undefined;
+  /** The nodes whose facts may have changed since `judgedUnder` (the caller's, then none). */
+  factsSince: ReadonlySet<string>;
+  /** Positions of the records changed since the active nodes were last judged. */
+  readonly touched: Set<number>;
   /** Campaign nodes per pool. */
   readonly poolSizes: ReadonlyMap<string, number>;
   /** The fleet-wide load per pool (see `DecideInput.pools`); undefined: this campaign alone. */
@@ -148,6 +159,9 @@ export function createDraft(
     settledBatches: new Set(),
     changedFacts: undefined,
     waitingFrom: campaign.batches.map(() => 0),
+    judgedUnder: undefined,
+    factsSince: new Set(),
+    touched: new Set(),
     poolSizes,
     pools,
     facts,
@@ -264,6 +278,7 @@ export function updateNode(
     d.activeSorted = undefined;
   }
   d.changed.add(at);
+  d.touched.add(at);
   d.revision++;
   if (reason !== undefined)
     d.reasons.push(`node ${nodeId}: ${before.state} → ${after.state}: ${reason}`);

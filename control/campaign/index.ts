@@ -140,6 +140,7 @@ export * from "./fleet-summary.js";
 export * from "./gate-hosts.js";
 export { gatesWanted } from "./gate-rules.js";
 export * from "./gates.js";
+export type { JudgedMark } from "./judged-mark.js";
 export * from "./model.js";
 export * from "./operation-id.js";
 export * from "./plan.js";

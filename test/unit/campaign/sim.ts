@@ -12,6 +12,7 @@ import type {
   CampaignState,
   Candidate,
   Decision,
+  JudgedMark,
   NodeFacts,
   ObservedPhase,
   PoolLoad,
@@ -280,6 +281,8 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
   // The facts as of the last decision that looked at the waiting nodes: what a truthful
   // changed-facts hint is measured against (undefined: no such decision yet, every node changed).
   let looked: Map<string, NodeFacts> | undefined;
+  // The previous decision's mark and the facts it read: what incremental judging is given.
+  let judged: { mark: JudgedMark; facts: Map<string, NodeFacts> } | undefined;
   let now = 0;
   let stalled = false;
   let steps = 0;
@@ -302,6 +305,21 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
     if (JSON.stringify(hinted) !== JSON.stringify(decision)) {
       throw new Error(`a truthful changed-facts hint changed the decision at ${now}`);
     }
+    if (judged !== undefined) {
+      const since = judged;
+      const changedFacts = new Set(
+        [...facts.keys()].filter((id) => facts.get(id) !== since.facts.get(id)),
+      );
+      const incremental = decide({
+        ...{ campaign, nodes, facts, now, target, commands, pools },
+        judgedSince: { mark: since.mark, changedFacts },
+      });
+      if (JSON.stringify(incremental) !== JSON.stringify(decision)) {
+        throw new Error(`incremental judging changed the decision at ${now}`);
+      }
+    }
+    judged =
+      decision.judged === undefined ? undefined : { mark: decision.judged, facts: new Map(facts) };
     if (decision.lookedAtWaiting) looked = new Map(facts);
     const after = applyDecision(campaign, nodes, decision);
     check({
