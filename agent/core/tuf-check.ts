@@ -14,8 +14,9 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { MetadataKind } from "@tufjs/models";
 import { BaseFetcher, Updater } from "tuf-js";
-// tuf-js tells "no newer root" from a 404 by this class; its index does not export it.
-import { DownloadHTTPError } from "tuf-js/dist/error.js";
+// tuf-js tells "no newer root" from a 404 by this class and an expired role by the other;
+// its index exports neither.
+import { DownloadHTTPError, ExpiredMetadataError } from "tuf-js/dist/error.js";
 import { parseMetadata, releaseTargetPath } from "../../control/shared/tuf/repository.js";
 import { writeFileDurably } from "./durable-state.js";
 import type { AcceptedUpgrade } from "./release-check.js";
@@ -192,10 +193,14 @@ async function expiredTimestamp(dir: string, why: string): Promise<TufVerdict | 
   }
 }
 
+/**
+ * The verdict of a failed refresh. Only tuf-js's own expiry error is a freeze: a message can
+ * quote the bytes the server sent (a parse error names what it found), so no message text
+ * decides it.
+ */
 function classify(error: unknown): TufVerdict {
   const message = error instanceof Error ? error.message : String(error);
-  const name = error instanceof Error ? error.constructor.name : "";
-  if (name === "ExpiredMetadataError" || /is expired/.test(message)) {
+  if (error instanceof ExpiredMetadataError) {
     return refuse("metadata_expired", `TUF metadata expired (a freeze): ${message}`);
   }
   if (error instanceof DownloadHTTPError || /fetch failed|ECONNREFUSED|aborted/i.test(message)) {
