@@ -66,10 +66,15 @@ export function observedMessage(operationId: string, report: ReportedState): Age
 
 /**
  * A TrustStatus message for `trust`: `reason` is the refusal's message (at most 1024
- * characters) and `since` is set only while frozen.
+ * characters, each U+0000 written as U+FFFD) and `since` is set only while frozen. A
+ * refusal can quote the bytes a hostile server sent, and Control ends a stream whose
+ * message carries U+0000, so a frozen Agent sending one would lose its stream after
+ * every Welcome.
  */
 export function trustStatusMessage(trust: TrustState): AgentMessage {
-  const reason = trust.frozen ? (trust.message ?? trust.code ?? "").slice(0, 1024) : "";
+  const reason = trust.frozen
+    ? (trust.message ?? trust.code ?? "").replaceAll("\u0000", "\uFFFD").slice(0, 1024)
+    : "";
   return create(AgentMessageSchema, {
     body: {
       case: "trustStatus",

@@ -10,7 +10,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { trustStatusMessage } from "../../../agent/core/messages.js";
+import { nextTrustState } from "../../../agent/core/trust-state.js";
 import { tufClient } from "../../../agent/core/tuf-check.js";
+import { nulTextPath } from "../../../control/shared/nul-text.js";
 import { TestTufRepo } from "../../helpers/tuf-repo.js";
 
 /** What the hostile server does with a request for timestamp.json. */
@@ -72,6 +75,30 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
     expect(await client.refresh()).toEqual({ ok: true });
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect(await client.refresh()).toMatchObject({ ok: false, code: "metadata_expired" });
+  });
+
+  it("cannot make a frozen Agent's TrustStatus carry U+0000 (which Control ends the stream for) by quoting one", async () => {
+    repo = await TestTufRepo.create();
+    await repo.publishTimestamp(new Date(Date.now() + 1500));
+    const hostile: { now?: Hostile | undefined } = {};
+    const client = tufClient({
+      metadataDir: await agentDir(repo),
+      metadataBaseUrl: await serve(repo, hostile),
+    });
+    expect(await client.refresh()).toEqual({ ok: true });
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    hostile.now = (res) => res.writeHead(200).end('{"signed":{"_type":"\\u0000"},"signatures":[]}');
+    const verdict = await client.refresh();
+    expect(verdict).toMatchObject({ ok: false, code: "metadata_expired" });
+    // The refusal quotes the server's U+0000 (the ground truth of this attack)…
+    expect(verdict.ok === false && verdict.message.includes("\u0000")).toBe(true);
+    const message = trustStatusMessage(nextTrustState(undefined, verdict, new Date()).state);
+    // …and the TrustStatus still passes the check Control's stream decoder makes.
+    expect(nulTextPath(message)).toBeUndefined();
+    expect(message.body.case === "trustStatus" && message.body.value).toMatchObject({
+      frozen: true,
+      reason: expect.stringContaining("no newer one could be fetched"),
+    });
   });
 
   it("cannot roll the timestamp back to an older, still unexpired one", async () => {
