@@ -14,6 +14,7 @@ import { trustStatusMessage } from "../../../agent/core/messages.js";
 import { nextTrustState } from "../../../agent/core/trust-state.js";
 import { tufClient } from "../../../agent/core/tuf-check.js";
 import { nulTextPath } from "../../../control/shared/nul-text.js";
+import { buildTargets } from "../../../control/shared/tuf/repository.js";
 import { TestTufRepo } from "../../helpers/tuf-repo.js";
 
 /** What the hostile server does with a request for timestamp.json. */
@@ -99,6 +100,25 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
       frozen: true,
       reason: expect.stringContaining("no newer one could be fetched"),
     });
+  });
+
+  it("cannot clear a freeze by expired targets with a bad timestamp while the trusted one is current", async () => {
+    repo = await TestTufRepo.create();
+    repo.targets = buildTargets(new Date(Date.now() + 1500));
+    await repo.publishTargets([], repo.keys.targets);
+    const hostile: { now?: Hostile | undefined } = {};
+    const client = tufClient({
+      metadataDir: await agentDir(repo),
+      metadataBaseUrl: await serve(repo, hostile),
+    });
+    expect(await client.refresh()).toEqual({ ok: true });
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    // The honest server's metadata: the offline targets role has expired, a freeze.
+    expect(await client.refresh()).toMatchObject({ ok: false, code: "metadata_expired" });
+    hostile.now = (res) => res.writeHead(200).end("{}");
+    expect(await client.refresh()).toMatchObject({ ok: false, code: "metadata_expired" });
+    hostile.now = (res) => res.writeHead(404).end();
+    expect(await client.refresh()).toMatchObject({ ok: false, code: "metadata_expired" });
   });
 
   it("cannot roll the timestamp back to an older, still unexpired one", async () => {
