@@ -4,11 +4,18 @@
  * must leave the node's latest state, and the stream must stay usable.
  */
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { agentctl } from "../helpers/agentctl.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
-import { connectAgent, eventually, type RawStream } from "../helpers/raw-agent.js";
+import {
+  connectAgent,
+  eventually,
+  hello,
+  openRawStream,
+  type RawStream,
+} from "../helpers/raw-agent.js";
 
 describe("a hostile Agent's TrustStatus", () => {
   let tc: TestControl;
@@ -79,6 +86,51 @@ describe("a hostile Agent's TrustStatus", () => {
       new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 500)),
     ]);
     expect(ended).toBe(false);
+    stream.close();
+  });
+
+  it("ends a stream that reports its trust before Welcome, and records nothing", async () => {
+    const join = await tc.joinToken();
+    const stream = openRawStream(tc.agentAddress, join);
+    stream.send(hello("trust-early", { capabilities: ["upgrade.v1", "trust.v1"] }));
+    trust(stream, true, "before welcome");
+    const end = await stream.ended;
+    expect(end.code).toBe(status.INVALID_ARGUMENT);
+    // The node was never welcomed: it has no row at all, or one that is not frozen.
+    const node = await nodeOf("trust-early").catch(() => undefined);
+    expect(node?.trustFrozen ?? false).toBe(false);
+  });
+
+  it("ends a stream whose frozen report names a since outside 1970 to 9999, and records nothing", async () => {
+    const join = await tc.joinToken();
+    const { stream } = await connectAgent(tc.agentAddress, join, "trust-odd-since", {
+      capabilities: ["upgrade.v1", "trust.v1"],
+    });
+    stream.send({
+      body: {
+        case: "trustStatus",
+        value: { frozen: true, reason: "x", since: { seconds: -1n, nanos: 0 } },
+      },
+    });
+    const end = await stream.ended;
+    expect(end.code).toBe(status.INVALID_ARGUMENT);
+    expect((await nodeOf("trust-odd-since"))?.trustFrozen).toBe(false);
+  });
+
+  it("records a report sent on a stream that did not negotiate trust.v1 like any other", async () => {
+    const join = await tc.joinToken();
+    const { stream, welcome } = await connectAgent(tc.agentAddress, join, "trust-no-cap", {
+      capabilities: ["upgrade.v1"],
+    });
+    expect(welcome.body.case === "welcome" && welcome.body.value.capabilities).toEqual([
+      "upgrade.v1",
+    ]);
+    trust(stream, true, "unnegotiated");
+    await eventually(
+      async () => (await nodeOf("trust-no-cap"))?.trustFrozen === true,
+      10_000,
+      "recorded",
+    );
     stream.close();
   });
 });
