@@ -133,4 +133,15 @@ describe("a hostile Agent's TrustStatus", () => {
     );
     stream.close();
   });
+
+  it("ends a stream whose reason holds U+0000 (so the Agent must never send one), recording nothing", async () => {
+    const join = await tc.joinToken();
+    const { stream } = await connectAgent(tc.agentAddress, join, "trust-nul", {
+      capabilities: ["upgrade.v1", "trust.v1"],
+    });
+    trust(stream, true, "quoted \u0000 byte");
+    const end = await stream.ended;
+    expect(end.code).toBe(status.INVALID_ARGUMENT);
+    expect((await nodeOf("trust-nul"))?.trustFrozen).toBe(false);
+  });
 });

@@ -121,6 +121,32 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
     expect(await client.refresh()).toMatchObject({ ok: false, code: "metadata_expired" });
   });
 
+  it("cannot redirect the refresh elsewhere", async () => {
+    repo = await TestTufRepo.create();
+    await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
+    let elsewhere = 0;
+    const other = createServer((_req, res) => {
+      elsewhere++;
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}/timestamp.json`;
+    try {
+      const hostile: { now?: Hostile | undefined } = {};
+      const client = tufClient({
+        metadataDir: await agentDir(repo),
+        metadataBaseUrl: await serve(repo, hostile),
+      });
+      expect(await client.refresh()).toEqual({ ok: true });
+      hostile.now = (res) => res.writeHead(302, { location: otherUrl }).end();
+      expect(await client.refresh()).toMatchObject({ ok: false });
+      expect(elsewhere).toBe(0);
+    } finally {
+      other.closeAllConnections();
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
+  });
+
   it("cannot roll the timestamp back to an older, still unexpired one", async () => {
     repo = await TestTufRepo.create();
     await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
