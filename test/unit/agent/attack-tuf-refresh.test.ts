@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { trustStatusMessage } from "../../../agent/core/messages.js";
+import { observedMessage, trustStatusMessage } from "../../../agent/core/messages.js";
 import { nextTrustState } from "../../../agent/core/trust-state.js";
 import { tufClient } from "../../../agent/core/tuf-check.js";
 import { nulTextPath } from "../../../control/shared/nul-text.js";
@@ -145,6 +145,35 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
       other.closeAllConnections();
       await new Promise<void>((resolve) => other.close(() => resolve()));
     }
+  });
+
+  it("cannot make an upgrade's refusal report carry U+0000 onto the stream by quoting one", async () => {
+    repo = await TestTufRepo.create();
+    await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
+    const hostile: { now?: Hostile | undefined } = {};
+    const client = tufClient({
+      metadataDir: await agentDir(repo),
+      metadataBaseUrl: await serve(repo, hostile),
+    });
+    hostile.now = (res) => res.writeHead(200).end('{"signed":{"_type":"\\u0000"},"signatures":[]}');
+    const upgrade = {
+      version: "2.0.0",
+      sequence: 20n,
+      artifact: { url: "http://127.0.0.1:1/x", sha256: "0".repeat(64), size: 1 },
+    };
+    const verdict = await client.check(upgrade, "linux-amd64");
+    expect(verdict.ok === false && verdict.message.includes("\u0000")).toBe(true);
+    if (verdict.ok) return;
+    const message = observedMessage("op-1", {
+      phase: 5,
+      version: "2.0.0",
+      code: verdict.code,
+      message: verdict.message,
+    });
+    expect(nulTextPath(message)).toBeUndefined();
+    expect(message.body.case === "observed" && message.body.value.message).toMatch(
+      /TUF metadata refused/,
+    );
   });
 
   it("cannot roll the timestamp back to an older, still unexpired one", async () => {
