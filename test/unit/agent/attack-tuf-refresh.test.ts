@@ -195,6 +195,30 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
     });
   });
 
+  it("cannot serve fresh metadata to the refresh and an older timestamp to the upgrade's check", async () => {
+    repo = await TestTufRepo.create();
+    await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
+    const older = repo.files.get("timestamp.json");
+    await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
+    const client = tufClient({
+      metadataDir: await agentDir(repo),
+      metadataBaseUrl: await serve(repo, {}),
+    });
+    expect(await client.refresh()).toEqual({ ok: true });
+    if (older === undefined) throw new Error("no timestamp published");
+    repo.files.set("timestamp.json", older);
+    const upgrade = {
+      version: "2.0.0",
+      sequence: 20n,
+      artifact: { url: "http://127.0.0.1:1/x", sha256: "0".repeat(64), size: 1 },
+    };
+    expect(await client.check(upgrade, "linux-amd64")).toMatchObject({
+      ok: false,
+      code: "untrusted_release",
+      message: expect.stringMatching(/version/i),
+    });
+  });
+
   it("ends an endless timestamp at its length bound, not at the fetch timeout", async () => {
     repo = await TestTufRepo.create();
     await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
