@@ -14,6 +14,11 @@ export type Behaviour =
   | "late_return"
   | "revert"
   | "config_fail"
+  /**
+   * Boots on the target, fails the release's health checks before it connects, and is
+   * reverted by its supervisor: back on its old version, it reports FAILED health_check_failed.
+   */
+  | "health_fail"
   /** Enrolled, then gone for good before the campaign starts. */
   | "offline"
   | "flap"
@@ -82,6 +87,8 @@ export interface SimAgent {
   crashedOnce: boolean;
   /** A rollback whose REINSTATED is due once back. */
   pendingReinstate: string | undefined;
+  /** An upgrade reverted for a failed health check, whose FAILED is due once back. */
+  pendingFailure?: string | undefined;
   configBroken: boolean;
   /** True while an operation is being handled; later ones wait in `waiting` (lost on restart). */
   busy: boolean;

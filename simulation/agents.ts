@@ -103,6 +103,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
         restarting: false,
         crashedOnce: false,
         pendingReinstate: undefined,
+        pendingFailure: undefined,
         configBroken: false,
         busy: false,
         waiting: [],
@@ -219,6 +220,12 @@ export class SimFleet implements WorkerGateway, AgentHost {
     if (a.script.behaviour === "offline") {
       this.ctx.queue.at(this.ctx.clock.ms + 500, () => this.goAway(nodeId));
       return;
+    }
+    if (a.pendingFailure !== undefined) {
+      const id = a.pendingFailure;
+      const failed = a.handled.get(id);
+      a.pendingFailure = undefined;
+      if (failed !== undefined) this.report(a, id, failed);
     }
     if (a.pendingReinstate !== undefined) {
       const id = a.pendingReinstate;

@@ -60,6 +60,8 @@ export interface AgentRecord {
   readonly reports: ReportRecord[];
   /** When it reported a failed configuration. */
   readonly configFailures: number[];
+  /** The upgrade operations whose release's health checks failed on it (it reverted them). */
+  readonly healthFailures?: string[];
 }
 
 /** A record of an agent that runs `version` at time 0. */
@@ -72,6 +74,7 @@ export function newAgentRecord(version: string): AgentRecord {
     connects: [],
     reports: [],
     configFailures: [],
+    healthFailures: [],
   };
 }
 

@@ -22,8 +22,9 @@
  * - O5: convergence never sends an agent a release at or below the sequence it confirmed, nor a
  *   version below the one it runs.
  * - I2 (ground truth): when a rolled-back campaign finishes, every agent of the batch that ran
- *   its target after its upgrade was sent a rollback or is named as not rolled back, and none
- *   ends on the target unnamed.
+ *   its target after its upgrade was sent a rollback or is named as not rolled back (or failed
+ *   the target's health checks and was taken back to its previous version by its own
+ *   supervisor, off the target since), and none ends on the target unnamed.
  * - I3 (ground truth, at the end): every agent of a passed batch that succeeded and is still
  *   online on the target received that campaign's confirm.
  */
@@ -303,7 +304,12 @@ function finishedRollbackViolations(w: OutcomeWorld, campaignId: string): string
     const ranTarget = r.runs.some((x) => x.version === target && x.at >= received);
     if (!ranTarget) continue;
     const sent = firstSent(r, opId(campaignId, row.nodeId, "rollback")) !== undefined;
-    if (!sent && !names(c.message, row))
+    // It failed the release's health checks on the target and its supervisor took it back to
+    // its previous version before it ever connected on it: nothing is left to roll back.
+    const revertedItself =
+      (r.healthFailures ?? []).includes(opId(campaignId, row.nodeId, "upgrade")) &&
+      agent.version !== target;
+    if (!sent && !revertedItself && !names(c.message, row))
       out.push(
         `I2: ${row.nodeId} ran ${target} after ${campaignId}'s upgrade and was neither sent a rollback nor named as not rolled back`,
       );

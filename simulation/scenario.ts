@@ -8,6 +8,7 @@ import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
 import type { AdminCommand, CampaignSpecInput } from "../control/campaign/index.js";
 import type { AgentScript, Behaviour, RollbackBehaviour } from "./agent-script.js";
 import { withLimits, type YankPlan, yanksOf } from "./budget-scenario.js";
+import { withHealthChecks } from "./health-scenario.js";
 import { type GateScript, scheduleOf } from "./schedules.js";
 
 /** One campaign to start. */
@@ -111,6 +112,7 @@ export const TIMING_FREE: ReadonlySet<Behaviour> = new Set([
   "refuse",
   "fail",
   "revert",
+  "health_fail",
   "crash_before_ack",
   "dup_reports",
   "no_cap",
@@ -198,11 +200,11 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
   const groups = int(prng, 1, 3);
   // A calm scenario's outcome does not depend on timing: I9 compares it with and without faults.
   const calm = prng.next() < 0.4;
-  const agents: AgentScript[] = [];
+  const drawn: AgentScript[] = [];
   for (let i = 0; i < size; i++) {
     const rollback: RollbackBehaviour =
       calm || prng.next() < 0.9 ? "reinstate" : pick(prng, ["fail", "silent"] as const);
-    agents.push({
+    drawn.push({
       id: `node-${String(i).padStart(3, "0")}`,
       pool: pick(prng, pools),
       labels: { group: String(i % groups), ...(prng.next() < 0.1 ? { canary: "true" } : {}) },
@@ -216,6 +218,8 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
       onlineAt: !calm && prng.next() < 0.2 ? int(prng, 0, 5 * MIN) : int(prng, 0, 2400),
     });
   }
+  // Some succeeding agents fail the target's health checks instead (a seed stream of their own).
+  const agents = withHealthChecks(seed, drawn);
   const budget = pick(prng, [5, 20, 50, 100]);
   const campaigns: CampaignPlan[] = [];
   for (let g = 0; g < groups; g++) {

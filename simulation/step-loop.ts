@@ -11,6 +11,7 @@ import { budgetViolations } from "./budget-invariants.js";
 import { type ClaimWorld, claimEndViolations, claimViolations } from "./claim-invariants.js";
 import { checkStep } from "./fleet-invariants.js";
 import { stalePassViolations, unreachableBreachViolations } from "./gate-takeovers.js";
+import { healthViolations } from "./health-invariants.js";
 import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
 import {
   type OutcomeWorld,
@@ -133,6 +134,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
         now,
       ),
     );
+    found.push(...healthViolations(store, fleet, now));
     found.push(
       ...gateViolations(
         gates,

@@ -6,7 +6,7 @@ import { assertNever } from "./assert-never.js";
 import type { Draft } from "./draft.js";
 import { currentBatch, factsOf, judgedDeadline, updateNode } from "./draft.js";
 import type { CampaignNode } from "./model.js";
-import { CAP_CONFIG } from "./model.js";
+import { CAP_CONFIG, HEALTH_CHECK_FAILED } from "./model.js";
 import { detail, minutes, reportFor, sendFailureFor } from "./reports.js";
 
 /** Judging a node told to roll back lives with the rollback's other rules. */
@@ -14,7 +14,9 @@ export { judgeRollback } from "./rollback-verdict.js";
 
 /**
  * Judges a node that was offered the upgrade (offered, applying, restarting), in this order:
- * send failure → failed/offer_failed; REFUSED → failed/rejected; FAILED → failed/apply_failed;
+ * send failure → failed/offer_failed; REFUSED → failed/rejected; FAILED → failed/apply_failed
+ * (failed/health_check_failed, with the agent's message, when the agent's code is that: the
+ * release's health checks failed on the new version and the agent reverted it);
  * REINSTATED → failed/reverted; a new boot id on the target → verifying (config grace from now,
  * none without config.v1); a new boot id on another version → failed/reverted, except while
  * `offered` with no report at all on the upgrade (it restarted before receiving the offer): it
@@ -55,12 +57,14 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
         updateNode(
           d,
           n,
-          {
-            state: "failed",
-            code: "apply_failed",
-            message: `failed to apply the upgrade: ${detail(r)}`,
-          },
-          "apply failed",
+          r.code === HEALTH_CHECK_FAILED
+            ? { state: "failed", code: HEALTH_CHECK_FAILED, message: r.message || r.code }
+            : {
+                state: "failed",
+                code: "apply_failed",
+                message: `failed to apply the upgrade: ${detail(r)}`,
+              },
+          r.code === HEALTH_CHECK_FAILED ? "failed its health checks" : "apply failed",
         );
         return;
       case "REINSTATED":

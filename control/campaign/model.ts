@@ -117,11 +117,18 @@ export function isEndedPhase(phase: CampaignPhase): boolean {
 /** Where one batch stands (proto `BatchState`). */
 export type BatchState = "pending" | "running" | "passed" | "breached" | "rolled_back" | "canceled";
 
+/**
+ * The code of a node whose agent reported FAILED `health_check_failed`: the release's signed
+ * health checks failed on the new version, and the agent reverted to its previous one.
+ */
+export const HEALTH_CHECK_FAILED = "health_check_failed";
+
 /** Why a node ended as it did (empty while it is on its way). */
 export type NodeCode =
   | "already_current"
   | "rejected"
   | "apply_failed"
+  | "health_check_failed"
   | "reverted"
   | "config_apply_failed"
   | "offer_failed"
