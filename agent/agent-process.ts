@@ -42,6 +42,7 @@ import {
 } from "./core/session.js";
 import type { TufCheck } from "./core/tuf-check.js";
 import { Waker } from "./core/waker.js";
+import { type DeferralOptions, deferralReason } from "./deferral.js";
 import type { InstallPaths } from "./install-dir.js";
 import { realApplier } from "./real-applier.js";
 
@@ -73,6 +74,8 @@ export interface AgentProcessOptions {
   /** Called at every Welcome (the supervisor learns the version started well). */
   readonly onWelcomed?: (sessionId: string) => void;
   readonly backoff?: BackoffOptions;
+  /** What makes the node answer upgrades DEFERRED (absent: never). */
+  readonly deferral?: DeferralOptions;
   readonly signal: AbortSignal;
 }
 
@@ -270,6 +273,11 @@ class RealAgent implements OperationHost, SessionHost {
     this.#restart = kind;
     this.#session?.abort("end");
     this.#waker.wake();
+  }
+
+  deferral(): Promise<string | undefined> {
+    const options = this.options.deferral;
+    return options === undefined ? Promise.resolve(undefined) : deferralReason(options);
   }
 
   enqueue(task: () => Promise<void>): Promise<void> {

@@ -58,6 +58,10 @@ export interface RunOptions {
    * URL of Control's metadata (`https://control.example:7081/tuf/`). Undefined: pins only.
    */
   readonly tuf: { readonly root: string; readonly url: string } | undefined;
+  /** While this file exists the node answers upgrades DEFERRED (an update lock). */
+  readonly deferLock: string | undefined;
+  /** A program (and its arguments, split on spaces) that exits non-zero while the node is busy. */
+  readonly deferCommand: readonly string[] | undefined;
 }
 
 /** What the command line asks for. */
@@ -93,6 +97,8 @@ const FLAGS = {
   "download-min-rate": s,
   "tuf-root": s,
   "tuf-url": s,
+  "defer-lock": s,
+  "defer-command": s,
 } as const;
 
 /** The `--help` text. */
@@ -132,6 +138,10 @@ Flags of run:
                             with both, a release must also be listed there, unexpired
   --start-deadline-ms MS    a new version not welcomed by Control within MS is reverted
                             (default ${DEFAULT_START_DEADLINE_MS})
+  --defer-lock FILE         while FILE exists, answer upgrades DEFERRED (the node is busy;
+                            Control offers again later, up to the campaign's --max-defer)
+  --defer-command "CMD …"   answer upgrades DEFERRED while CMD exits non-zero (no shell;
+                            its first output line is the reason)
   -h, --help                this text
 `;
 
@@ -241,7 +251,14 @@ function toRunOptions(
       integer(str("start-deadline-ms"), "start-deadline-ms", 1, MAX_TIMER_MS) ??
       DEFAULT_START_DEADLINE_MS,
     tuf: tufOptions(str("tuf-root"), str("tuf-url")),
+    deferLock: str("defer-lock") || undefined,
+    deferCommand: deferCommand(str("defer-command")),
   };
+}
+
+function deferCommand(text: string | undefined): readonly string[] | undefined {
+  const words = text?.split(" ").filter((w) => w !== "");
+  return words === undefined || words.length === 0 ? undefined : words;
 }
 
 /** This host's platform in release terms (`linux-amd64`, `linux-arm64`, …). */

@@ -131,6 +131,7 @@ async function serve(options: RunOptions): Promise<never> {
       minBytesPerSecond: options.downloadMinBytesPerSecond,
     },
     log,
+    deferral: { lockFile: options.deferLock, command: options.deferCommand },
     onWelcomed: () => {
       const message: WelcomedMessage = { type: "welcomed", version };
       process.send?.(message);

@@ -124,6 +124,12 @@ export const SPEC_FLAGS: FlagSpecs = {
     description:
       "the first batch holds at least N nodes that can be upgraded (refused when the fleet has fewer), and no batch passes before N of its offered nodes (all it has, when fewer) succeeded or failed",
   },
+  "max-defer": {
+    type: "string",
+    value: "DURATION",
+    description:
+      "a node may answer DEFERRED (busy) for up to this long after its first deferral, offered again when a slot frees; past it the node is skipped with code deferred (default 1h; 0s: skipped at its first deferral)",
+  },
   reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
   window: {
     type: "string",
@@ -243,6 +249,12 @@ export function specFromFlags(values: FlagValues): CampaignSpec {
   const minCanaries = stringFlag(values, "min-canaries");
   if (minCanaries !== undefined)
     spec.minCanaries = parseInteger(minCanaries, "min-canaries", 1, MAX_MIN_CANARIES);
+  const maxDefer = optionalDuration(values, "max-defer");
+  if (maxDefer !== undefined) {
+    if (Number(maxDefer.seconds) > 7 * 24 * 3600)
+      throw new UsageError("invalid --max-defer: at most 168h (7 days)");
+    spec.maxDefer = maxDefer;
+  }
   scheduleFromFlags(values, spec);
   return spec;
 }

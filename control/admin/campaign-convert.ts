@@ -39,6 +39,7 @@ import {
   type FailureBudget,
   formatWindow,
   isFailure,
+  maxDeferOf,
   NODE_STATES,
   type NodeState,
   type OnBreach,
@@ -162,6 +163,7 @@ export function specInputFromProto(
     progressDeadlineMs: ms(spec.progressDeadline),
     maxFailures: failureBudgetFromProto(spec.maxFailures),
     minCanaries: spec.minCanaries,
+    maxDeferMs: ms(spec.maxDefer),
   };
 }
 
@@ -230,6 +232,8 @@ export function specToProto(spec: CampaignSpec): CampaignSpecMessage {
               : { case: "maxFailuresPercent" as const, value: spec.maxFailures.percent },
         }),
     minCanaries: spec.minCanaries ?? 0,
+    // The limit in force: the campaign's own, or the default it gets.
+    maxDefer: durationFromMs(maxDeferOf(spec)),
   });
 }
 
@@ -394,5 +398,6 @@ export function campaignNodeToProto(n: CampaignNode): CampaignNodeMessage {
     finishedAt: ts(n.finishedAt),
     updatedAt: timestampFromDate(new Date(n.stateChangedAt)),
     rollbackResult: n.rollbackResult ?? "",
+    deferredAt: ts(n.deferredAt),
   });
 }

@@ -36,6 +36,9 @@ const NODE_KEYS: readonly (keyof CampaignNode)[] = [
   "rollbackBootId",
   "rollbackDeadline",
   "rollbackResult",
+  "deferredAt",
+  "deferRetryAt",
+  "deferrals",
   "stateChangedAt",
   "finishedAt",
 ];
@@ -112,6 +115,7 @@ const PHASES = new Set<ObservedPhase>([
   "FAILED",
   "REINSTATED",
   "CONFIRMED",
+  "DEFERRED",
 ]);
 
 /** True for the phase names the engine knows. */

@@ -4,6 +4,7 @@
  */
 import { countedMs, soakedMs } from "./batch-rules.js";
 import { applyCommand } from "./commands.js";
+import { deferralEnds } from "./deferral.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
@@ -13,6 +14,7 @@ import {
   currentBatch,
   type FactsLookup,
   judgedDeadline,
+  waitingNodes,
 } from "./draft.js";
 import { gateGraceEnds } from "./gate-rules.js";
 import type { GateResult } from "./gates.js";
@@ -196,6 +198,14 @@ function nextWake(d: Draft): number | undefined {
   }
   if ((c.phase === "running" || c.phase === "paused") && b.state === "running") {
     take(gateGraceEnds(c, b, d.gateResults, d.readyAt));
+  }
+  if (c.phase === "running" && b.state === "running") {
+    // A deferred node is offered again at its retry time and skipped when its deferral ends.
+    for (const n of waitingNodes(d, b.index)) {
+      if (n.deferredAt === undefined) continue;
+      take(n.deferRetryAt);
+      take(deferralEnds(c.spec, n));
+    }
   }
   return wake === Number.POSITIVE_INFINITY ? undefined : wake;
 }

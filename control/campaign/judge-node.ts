@@ -3,6 +3,7 @@
  * non-final node at most one step per call; the decision loop calls them until nothing changes.
  */
 import { assertNever } from "./assert-never.js";
+import { defersCurrentOffer, judgeDeferred } from "./deferral.js";
 import type { Draft } from "./draft.js";
 import { currentBatch, factsOf, judgedDeadline, updateNode } from "./draft.js";
 import type { CampaignNode } from "./model.js";
@@ -42,7 +43,10 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
     );
     return;
   }
-  const r = reportFor(f, n.upgradeOperationId);
+  const reported = reportFor(f, n.upgradeOperationId);
+  // A DEFERRED answer to an earlier offer of the same operation says nothing about this one.
+  const r =
+    reported?.phase === "DEFERRED" && !defersCurrentOffer(n, reported) ? undefined : reported;
   if (r !== undefined) {
     switch (r.phase) {
       case "REFUSED":
@@ -78,6 +82,9 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
           },
           "reverted by the agent",
         );
+        return;
+      case "DEFERRED":
+        judgeDeferred(d, n, r);
         return;
       case "ACCEPTED":
       case "DOWNLOADING":

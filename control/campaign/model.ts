@@ -137,6 +137,7 @@ export type NodeCode =
   | "node_disabled"
   | "upgrade_unsupported"
   | "platform_unsupported"
+  | "deferred"
   | "batch_failed"
   | "aborted"
   | "rollback_failed"
@@ -260,6 +261,12 @@ export interface CampaignNode {
    * every other node (a node rolling back says it by its own state).
    */
   readonly rollbackResult?: RollbackResult | undefined;
+  /** When it first answered DEFERRED in this campaign (`deferral.ts`); absent: never. */
+  readonly deferredAt?: number | undefined;
+  /** A deferred waiting node is not offered again before this. */
+  readonly deferRetryAt?: number | undefined;
+  /** How many times it deferred. */
+  readonly deferrals?: number | undefined;
   readonly stateChangedAt: number;
   /** When it reached a final state. */
   readonly finishedAt: number | undefined;

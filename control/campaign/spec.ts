@@ -79,6 +79,11 @@ export interface CampaignSpec {
    * it has, when fewer) settled; absent: none.
    */
   readonly minCanaries?: number | undefined;
+  /**
+   * Deferral (`deferral.ts`): how long after its first DEFERRED answer a node may keep
+   * deferring before it ends skipped `deferred`; absent: `DEFAULT_MAX_DEFER_MS` (1 hour).
+   */
+  readonly maxDeferMs?: number | undefined;
 }
 
 /** A ramp as an administrator gives it: the step length defaults to the policy minimum. */
@@ -113,6 +118,8 @@ export interface CampaignSpecInput {
   readonly maxFailures?: FailureBudget | undefined;
   /** 0 or absent: no minimum sample. */
   readonly minCanaries?: number | undefined;
+  /** Absent: the default (1 hour); 0: a node that defers is skipped at once. */
+  readonly maxDeferMs?: number | undefined;
 }
 
 /** Operator policy (config file `policy.*` and `timeouts.*`), bounding and defaulting specs. */
@@ -196,6 +203,7 @@ export function resolveSpec(
     ...(input.progressDeadlineMs ? { progressDeadlineMs: input.progressDeadlineMs } : {}),
     ...(input.maxFailures === undefined ? {} : { maxFailures: input.maxFailures }),
     ...(input.minCanaries ? { minCanaries: input.minCanaries } : {}),
+    ...(input.maxDeferMs === undefined ? {} : { maxDeferMs: input.maxDeferMs }),
   };
 }
 
@@ -262,6 +270,9 @@ type Add = (field: string, message: string) => void;
 /** The most nodes `--min-canaries` may ask for. */
 export const MAX_MIN_CANARIES = 100_000;
 
+/** The longest `maxDeferMs` a campaign may ask for: seven days. */
+export const MAX_MAX_DEFER_MS = 7 * 24 * 3_600_000;
+
 function validateSample(spec: CampaignSpec, add: Add): void {
   const budget = spec.maxFailures;
   if (budget?.kind === "count" && !(isInt(budget.count) && budget.count >= 0))
@@ -277,6 +288,9 @@ function validateSample(spec: CampaignSpec, add: Add): void {
       "min_canaries",
       `min canaries must be a whole number from 1 to ${MAX_MIN_CANARIES}, not ${min}`,
     );
+  const defer = spec.maxDeferMs;
+  if (defer !== undefined && !(isInt(defer) && defer >= 0 && defer <= MAX_MAX_DEFER_MS))
+    add("max_defer", `max defer must be from 0 to 7 days, not ${minutes(defer)}`);
 }
 
 function validateRamp(spec: CampaignSpec, policy: Policy, add: Add): void {
