@@ -171,6 +171,22 @@ function upgrade(
     done(host, a);
     return;
   }
+  if (s.busyUntil !== undefined && host.now() < s.busyUntil) {
+    // Not now, as the real Agent with its update lock held: nothing applied, and the
+    // operation forgotten so that the next offer of it is handled afresh.
+    host.report(a, opId, {
+      ...phase(OperationPhase.DEFERRED, from),
+      code: "deferred",
+      message: "busy (simulated)",
+    });
+    (a.record.deferrals as { operationId: string; at: number }[]).push({
+      operationId: opId,
+      at: host.now(),
+    });
+    a.handled.delete(opId);
+    done(host, a);
+    return;
+  }
   const steps = [
     OperationPhase.ACCEPTED,
     OperationPhase.DOWNLOADING,

@@ -47,6 +47,8 @@ export interface AgentScript {
   readonly platform?: string;
   /** The version it runs at first when not the fleet's (one no release registers), confirmed sequence 0. */
   readonly initialVersion?: string;
+  /** Busy until this virtual time: it answers every upgrade offered before it DEFERRED. */
+  readonly busyUntil?: number;
 }
 
 /** The capabilities an agent negotiates. */

@@ -62,6 +62,8 @@ export interface AgentRecord {
   readonly configFailures: number[];
   /** The upgrade operations whose release's health checks failed on it (it reverted them). */
   readonly healthFailures?: string[];
+  /** Each DEFERRED answer it gave: the operation and when. */
+  readonly deferrals?: { readonly operationId: string; readonly at: number }[];
 }
 
 /** A record of an agent that runs `version` at time 0. */
@@ -75,6 +77,7 @@ export function newAgentRecord(version: string): AgentRecord {
     reports: [],
     configFailures: [],
     healthFailures: [],
+    deferrals: [],
   };
 }
 

@@ -281,6 +281,8 @@ function completionViolations(w: OutcomeWorld, campaignId: string): string[] {
         if (received === undefined && versionAt(r, entry.createdAt) === target) offerable++;
         continue;
       }
+      // It said "not now" and never took the upgrade: neither offered nor failed (D1).
+      if (deferredOnly(agent, opId(campaignId, row.nodeId, "upgrade"))) continue;
       offerable++;
       if (!trulyUpgraded(r, received, passedAt, target, c.spec.configGraceMs))
         failed.push(row.nodeId);
@@ -291,6 +293,14 @@ function completionViolations(w: OutcomeWorld, campaignId: string): string[] {
       );
   }
   return out;
+}
+
+/** True when the agent answered operation `id` DEFERRED and never applied it. */
+export function deferredOnly(agent: SimAgent, id: string): boolean {
+  return (
+    (agent.applied.get(id) ?? 0) === 0 &&
+    (agent.record.deferrals ?? []).some((x) => x.operationId === id)
+  );
 }
 
 /** I2 from ground truth, when a campaign that rolled a batch back finishes. */

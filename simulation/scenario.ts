@@ -8,6 +8,7 @@ import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
 import type { AdminCommand, CampaignSpecInput } from "../control/campaign/index.js";
 import type { AgentScript, Behaviour, RollbackBehaviour } from "./agent-script.js";
 import { withLimits, type YankPlan, yanksOf } from "./budget-scenario.js";
+import { withDeferrals, withMaxDefer } from "./deferral-scenario.js";
 import { withHealthChecks } from "./health-scenario.js";
 import { type GateScript, scheduleOf } from "./schedules.js";
 
@@ -219,7 +220,7 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
     });
   }
   // Some succeeding agents fail the target's health checks instead (a seed stream of their own).
-  const agents = withHealthChecks(seed, drawn);
+  const agents = withDeferrals(seed, withHealthChecks(seed, drawn));
   const budget = pick(prng, [5, 20, 50, 100]);
   const campaigns: CampaignPlan[] = [];
   for (let g = 0; g < groups; g++) {
@@ -304,7 +305,7 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
   const scheduled = campaigns.map((c, i) => {
     const s = scheduleOf(seed, i, c.spec);
     if (s.gateScripts.length > 0) gateScripts.set(c.id, s.gateScripts);
-    return { ...c, spec: withLimits(seed, i, s.spec) };
+    return { ...c, spec: withMaxDefer(seed, i, withLimits(seed, i, s.spec)) };
   });
   return {
     seed,

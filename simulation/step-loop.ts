@@ -9,6 +9,7 @@
 import { WORKER_LEASE } from "../control/campaign-store/index.js";
 import { budgetViolations } from "./budget-invariants.js";
 import { type ClaimWorld, claimEndViolations, claimViolations } from "./claim-invariants.js";
+import { deferralViolations } from "./deferral-invariants.js";
 import { checkStep } from "./fleet-invariants.js";
 import { stalePassViolations, unreachableBreachViolations } from "./gate-takeovers.js";
 import { healthViolations } from "./health-invariants.js";
@@ -135,6 +136,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
       ),
     );
     found.push(...healthViolations(store, fleet, now));
+    found.push(...deferralViolations(store, fleet));
     found.push(
       ...gateViolations(
         gates,
