@@ -19,7 +19,12 @@ import {
 import { gateGraceEnds } from "./gate-rules.js";
 import type { GateResult } from "./gates.js";
 import { judgeBreach, judgeFinish, judgePass } from "./judge-batch.js";
-import { judgeRollback, judgeUpgrade, judgeVerifying } from "./judge-node.js";
+import {
+  judgeRollback,
+  judgeUpgrade,
+  judgeVerifying,
+  REVERT_REPORT_GRACE_MS,
+} from "./judge-node.js";
 import type {
   Action,
   AdminCommand,
@@ -175,7 +180,10 @@ function nextWake(d: Draft): number | undefined {
   for (const n of activeNodes(d)) {
     if (n.state === "verifying") take(n.graceEndsAt);
     // Offered, applying or restarting; a rolling-back node waits for its rollback (below).
-    else if (n.state !== "rolling_back") takeDeadline(n.reconnectDeadline);
+    else if (n.state !== "rolling_back") {
+      takeDeadline(n.reconnectDeadline);
+      if (n.revertSeenAt !== undefined) take(n.revertSeenAt + REVERT_REPORT_GRACE_MS);
+    }
   }
   const c = d.campaign;
   const b = currentBatch(d);

@@ -123,6 +123,12 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
         { offerBootId: f.bootId },
         "restarted before acknowledging the offer; offered again",
       );
+    } else if (n.state === "restarting" && awaitsRevertReport(d, n)) {
+      // Back on another version after announcing its restart: its supervisor reverted it, and
+      // the agent says why (a failed health check, a crash at start) right after its Welcome.
+      if (n.revertSeenAt === undefined) {
+        updateNode(d, n, { revertSeenAt: d.now }, "back on another version; awaiting its report");
+      }
     } else {
       updateNode(
         d,
@@ -176,6 +182,14 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
       );
     }
   }
+}
+
+/** How long a node back on another version after its restart has to report why. */
+export const REVERT_REPORT_GRACE_MS = 5_000;
+
+/** True while a restarting node back on another version may still report why it reverted. */
+function awaitsRevertReport(d: Draft, n: CampaignNode): boolean {
+  return n.revertSeenAt === undefined || d.now < n.revertSeenAt + REVERT_REPORT_GRACE_MS;
 }
 
 /**

@@ -267,6 +267,8 @@ export interface CampaignNode {
   readonly deferRetryAt?: number | undefined;
   /** How many times it deferred. */
   readonly deferrals?: number | undefined;
+  /** A restarting node first seen back on another version (it may still report why). */
+  readonly revertSeenAt?: number | undefined;
   readonly stateChangedAt: number;
   /** When it reached a final state. */
   readonly finishedAt: number | undefined;
