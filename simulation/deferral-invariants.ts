@@ -2,12 +2,12 @@
  * The invariants of deferral, judged from the simulated agents' own record (`ground-truth.ts`),
  * never from the engine's functions:
  *
- * - D1: a node whose agent never applied a campaign's upgrade and answered its latest offer
+ * - DF1: a node whose agent never applied a campaign's upgrade and answered its latest offer
  *   DEFERRED is never failed or timed out in it (a deferral is not a failure), unless the
  *   offer could not be sent at all (`offer_failed`).
- * - D2: no node is skipped `deferred` before the campaign's max defer has passed since its
+ * - DF2: no node is skipped `deferred` before the campaign's max defer has passed since its
  *   agent's first DEFERRED answer to that campaign's upgrade, nor without any such answer.
- * - D3: a node skipped `deferred` never applied that campaign's upgrade.
+ * - DF3: a node skipped `deferred` never applied that campaign's upgrade.
  */
 
 import { maxDeferOf } from "../control/campaign/index.js";
@@ -16,7 +16,7 @@ import type { SimFleet } from "./agents.js";
 
 const upgradeId = (campaignId: string, nodeId: string) => `${campaignId}/${nodeId}/upgrade`;
 
-/** D1–D3 over every campaign. */
+/** DF1–DF3 over every campaign. */
 export function deferralViolations(store: MemoryCampaignStore, fleet: SimFleet): string[] {
   const found: string[] = [];
   for (const [campaignId, nodes] of store.tables.nodes) {
@@ -37,20 +37,20 @@ export function deferralViolations(store: MemoryCampaignStore, fleet: SimFleet):
         lastReport?.phase === "DEFERRED"
       ) {
         found.push(
-          `D1: ${n.nodeId} is ${n.state}/${n.code} in ${campaignId} though it only deferred`,
+          `DF1: ${n.nodeId} is ${n.state}/${n.code} in ${campaignId} though it only deferred`,
         );
       }
       if (n.state !== "skipped" || n.code !== "deferred") continue;
       const first = deferrals[0]?.at;
       if (first === undefined) {
-        found.push(`D2: ${n.nodeId} is skipped deferred in ${campaignId} but never deferred`);
+        found.push(`DF2: ${n.nodeId} is skipped deferred in ${campaignId} but never deferred`);
       } else if ((n.finishedAt ?? 0) - first < maxDeferOf(c.spec)) {
         found.push(
-          `D2: ${n.nodeId} was skipped deferred in ${campaignId} ${(n.finishedAt ?? 0) - first} ms after its first deferral, before its max defer of ${maxDeferOf(c.spec)} ms`,
+          `DF2: ${n.nodeId} was skipped deferred in ${campaignId} ${(n.finishedAt ?? 0) - first} ms after its first deferral, before its max defer of ${maxDeferOf(c.spec)} ms`,
         );
       }
       if (applied)
-        found.push(`D3: ${n.nodeId} is skipped deferred in ${campaignId} but applied its upgrade`);
+        found.push(`DF3: ${n.nodeId} is skipped deferred in ${campaignId} but applied its upgrade`);
     }
   }
   return found;

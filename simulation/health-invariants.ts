@@ -3,12 +3,11 @@
  * record (`ground-truth.ts`), never from the engine's functions:
  *
  * - H1: no node of a campaign whose agent failed the target's health checks on that campaign's
- *   upgrade (and so reverted it before it ever connected on the target) is `succeeded`, and
- *   none such is on the target when the campaign says it completed.
+ *   upgrade (and so reverted it before it ever connected on the target) is `succeeded`. (Its
+ *   failure counts toward I1, O2 and B1 as any failure: the agent ends off the target.)
  */
 import type { MemoryCampaignStore } from "../control/campaign-store/index.js";
 import type { SimFleet } from "./agents.js";
-import { versionAt } from "./ground-truth.js";
 
 const upgradeId = (campaignId: string, nodeId: string) => `${campaignId}/${nodeId}/upgrade`;
 
@@ -16,11 +15,10 @@ const upgradeId = (campaignId: string, nodeId: string) => `${campaignId}/${nodeI
 export function healthViolations(
   store: MemoryCampaignStore,
   fleet: SimFleet,
-  now: number,
+  _now: number,
 ): string[] {
   const found: string[] = [];
   for (const [campaignId, nodes] of store.tables.nodes) {
-    const c = store.tables.campaigns.get(campaignId)?.campaign;
     for (const n of nodes) {
       const r = fleet.agents.get(n.nodeId)?.record;
       if (r === undefined || !(r.healthFailures ?? []).includes(upgradeId(campaignId, n.nodeId)))
@@ -28,10 +26,6 @@ export function healthViolations(
       if (n.state === "succeeded") {
         found.push(
           `H1: ${n.nodeId} failed the health checks of ${campaignId}'s upgrade, yet the campaign says it succeeded`,
-        );
-      } else if (c?.phase === "completed" && versionAt(r, now) === c.spec.targetVersion) {
-        found.push(
-          `H1: ${n.nodeId} failed the health checks of ${campaignId}'s upgrade but runs its target`,
         );
       }
     }

@@ -281,7 +281,7 @@ function completionViolations(w: OutcomeWorld, campaignId: string): string[] {
         if (received === undefined && versionAt(r, entry.createdAt) === target) offerable++;
         continue;
       }
-      // It said "not now" and never took the upgrade: neither offered nor failed (D1).
+      // It said "not now" and never took the upgrade: neither offered nor failed (DF1).
       if (deferredOnly(agent, opId(campaignId, row.nodeId, "upgrade"))) continue;
       offerable++;
       if (!trulyUpgraded(r, received, passedAt, target, c.spec.configGraceMs))
