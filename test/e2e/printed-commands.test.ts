@@ -202,6 +202,42 @@ describe("every agentctl command the operator guide and the demo print", {
     }
 
     await guide("npx agentctl release register release.json --artifacts dist/");
+    // Health checks: the guide's health.json in a release signed and registered out of sight
+    // (as 2.4.0 is, whose sequence is above it).
+    await writeFile(
+      join(work, "health.json"),
+      JSON.stringify({
+        checks: [
+          { kind: "http", name: "local-api", port: 8080, path: "/healthz", timeoutSeconds: 5 },
+          {
+            kind: "command",
+            name: "workload",
+            command: "/usr/local/bin/workload-probe",
+            args: ["--quick"],
+            timeoutSeconds: 10,
+            exitCode: 0,
+          },
+        ],
+        periodSeconds: 60,
+        intervalSeconds: 10,
+      }),
+    );
+    const healthManifest = await guide(
+      "npx agentctl release manifest --version 1.5.0 --sequence 15 --artifact linux-amd64=dist/agent-linux-amd64 --health health.json --out manifest.json",
+    );
+    expect(healthManifest.output).toContain("2 health check(s)");
+    await quietly([
+      "release",
+      "sign",
+      "--key",
+      "alice.key",
+      "--in",
+      "manifest.json",
+      "--out",
+      "r15.json",
+    ]);
+    await quietly(["release", "sign", "--key", "bob.key", "--in", "r15.json", "--out", "r15.json"]);
+    await quietly(["release", "register", "r15.json", "--artifacts", "dist/"]);
     await quietly([
       "release",
       "manifest",
@@ -349,6 +385,13 @@ describe("every agentctl command the operator guide and the demo print", {
     await guide("npx agentctl audit list --campaign <id>", { "<id>": cve });
     const ui = await guide("npx agentctl ui");
     expect(ui.output).toContain("/ui/#token=");
+
+    // Deferral: a campaign to the release with health checks that lets nodes defer.
+    await guide("npx agentctl campaign start --version 1.5.0 --max-defer 2h --yes");
+    const deferring = await newest();
+    const deferShown = await guide("npx agentctl campaign show c-…", { "c-…": deferring });
+    expect(deferShown.output).toContain("Max defer");
+    await abortAndWait(deferring);
 
     // Convergence and plans.
     await guide(
