@@ -50,6 +50,7 @@ import { DEFAULT_TUF_REFRESH_MS, runTrustRefresh } from "./core/trust-refresh.js
 import type { TrustState } from "./core/trust-state.js";
 import type { TufCheck } from "./core/tuf-check.js";
 import { sleep, Waker } from "./core/waker.js";
+import { type DeferralOptions, deferralReason } from "./deferral.js";
 import type { InstallPaths } from "./install-dir.js";
 import { realApplier } from "./real-applier.js";
 import { TrustReport } from "./trust-report.js";
@@ -84,6 +85,8 @@ export interface AgentProcessOptions {
   /** Called at every Welcome (the supervisor learns the version started well). */
   readonly onWelcomed?: (sessionId: string) => void;
   readonly backoff?: BackoffOptions;
+  /** What makes the node answer upgrades DEFERRED (absent: never). */
+  readonly deferral?: DeferralOptions;
   readonly signal: AbortSignal;
 }
 
@@ -310,6 +313,11 @@ class RealAgent implements OperationHost, SessionHost {
     this.#restart = kind;
     this.#session?.abort("end");
     this.#waker.wake();
+  }
+
+  deferral(): Promise<string | undefined> {
+    const options = this.options.deferral;
+    return options === undefined ? Promise.resolve(undefined) : deferralReason(options);
   }
 
   enqueue(task: () => Promise<void>): Promise<void> {

@@ -5,6 +5,7 @@
  * only between two runs.
  */
 import { readFile } from "node:fs/promises";
+import type { ReleaseHealth } from "../control/shared/release/index.js";
 import { type DurableState, parseState, writeFileDurably } from "./core/durable-state.js";
 import type { InstallPaths } from "./install-dir.js";
 
@@ -21,6 +22,8 @@ export interface PendingSwitch {
   readonly to: string;
   /** The previous version before the switch (restored when the switch is undone). */
   readonly previousBefore: string;
+  /** An upgrade's signed health checks, run by the new version before it connects. */
+  readonly health?: ReleaseHealth;
 }
 
 /** What the real Agent keeps across restarts. */
@@ -29,6 +32,8 @@ export interface AgentState extends DurableState {
   switch?: PendingSwitch;
   /** An operation whose stored report must be sent once welcomed (set by the supervisor). */
   pendingReport?: string;
+  /** Why the version on trial failed its health checks (written by it, read by the supervisor). */
+  healthFailure?: { readonly opId: string; readonly message: string };
 }
 
 /** A fresh state for a node that has just been installed at `version`. */

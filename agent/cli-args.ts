@@ -61,6 +61,10 @@ export interface RunOptions {
   readonly tuf: { readonly root: string; readonly url: string } | undefined;
   /** How often the TUF metadata is refreshed without an upgrade (`--tuf-refresh`, default 1 h). */
   readonly tufRefreshMs: number;
+  /** While this file exists the node answers upgrades DEFERRED (an update lock). */
+  readonly deferLock: string | undefined;
+  /** A program (and its arguments, split on spaces) that exits non-zero while the node is busy. */
+  readonly deferCommand: readonly string[] | undefined;
 }
 
 /** What the command line asks for. */
@@ -97,6 +101,8 @@ const FLAGS = {
   "tuf-root": s,
   "tuf-url": s,
   "tuf-refresh": s,
+  "defer-lock": s,
+  "defer-command": s,
 } as const;
 
 /** The `--help` text. */
@@ -139,6 +145,10 @@ Flags of run:
                             timestamp is then reported as frozen (trust.frozen)
   --start-deadline-ms MS    a new version not welcomed by Control within MS is reverted
                             (default ${DEFAULT_START_DEADLINE_MS})
+  --defer-lock FILE         while FILE exists, answer upgrades DEFERRED (the node is busy;
+                            Control offers again later, up to the campaign's --max-defer)
+  --defer-command "CMD …"   answer upgrades DEFERRED while CMD exits non-zero (no shell;
+                            its first output line is the reason)
   -h, --help                this text
 `;
 
@@ -253,7 +263,14 @@ function toRunOptions(
       DEFAULT_START_DEADLINE_MS,
     tuf,
     tufRefreshMs: refreshPeriod(str("tuf-refresh")),
+    deferLock: str("defer-lock") || undefined,
+    deferCommand: deferCommand(str("defer-command")),
   };
+}
+
+function deferCommand(text: string | undefined): readonly string[] | undefined {
+  const words = text?.split(" ").filter((w) => w !== "");
+  return words === undefined || words.length === 0 ? undefined : words;
 }
 
 /** This host's platform in release terms (`linux-amd64`, `linux-arm64`, …). */

@@ -1,7 +1,8 @@
 /**
  * `npm run agent -- run|status …`, and the bundled artifact's entry point (`node agent.mjs
  * run|serve|status …`, or `agent run|serve|status …` for the single executable). Exit codes: 0 after a clean stop, 2 for bad flags (one line on
- * stderr), 1 on failure, 75 when the Agent asks its supervisor for a restart.
+ * stderr), 1 on failure, 75 when the Agent asks its supervisor for a restart, 76 when a version
+ * on trial failed its release's health checks.
  */
 import { runAgent } from "./agent-process.js";
 import { loadState } from "./agent-state.js";
@@ -16,6 +17,7 @@ import {
 import { DEFAULT_DOWNLOAD_POLICY, trustedOrigins } from "./core/download.js";
 import { readStreamTls, streamCredentials } from "./core/tls.js";
 import { tufClient } from "./core/tuf-check.js";
+import { HEALTH_CHECK_FAILED_EXIT_CODE, passTrialHealth } from "./health-trial.js";
 import { installPaths, trustInitialRoot } from "./install-dir.js";
 import { ensureInstalled } from "./install-first.js";
 import { jsonLog } from "./json-log.js";
@@ -100,6 +102,10 @@ async function serve(options: RunOptions): Promise<never> {
   // Orphaned by a supervisor that died: stop, the next supervisor starts a fresh Agent.
   const orphaned = new AbortController();
   process.on("disconnect", () => orphaned.abort());
+  const stop = AbortSignal.any([signal, orphaned.signal]);
+  if (!(await passTrialHealth(paths, state, version, log, stop)) && !stop.aborted) {
+    process.exit(HEALTH_CHECK_FAILED_EXIT_CODE);
+  }
   const exit = await runAgent({
     paths,
     state,
@@ -126,11 +132,12 @@ async function serve(options: RunOptions): Promise<never> {
       minBytesPerSecond: options.downloadMinBytesPerSecond,
     },
     log,
+    deferral: { lockFile: options.deferLock, command: options.deferCommand },
     onWelcomed: () => {
       const message: WelcomedMessage = { type: "welcomed", version };
       process.send?.(message);
     },
-    signal: AbortSignal.any([signal, orphaned.signal]),
+    signal: stop,
   });
   // Exit now: idle keep-alive sockets of downloads must not hold the restart back.
   process.exit(exit === "restart" ? RESTART_EXIT_CODE : 0);

@@ -47,7 +47,14 @@ export function realApplier(host: RealApplierHost): Applier {
       } catch (error) {
         return { code: "apply_failed", message: `could not install ${to}: ${String(error)}` };
       }
-      state.switch = { kind: "upgrade", opId, from, to, previousBefore: state.previousVersion };
+      state.switch = {
+        kind: "upgrade",
+        opId,
+        from,
+        to,
+        previousBefore: state.previousVersion,
+        ...(upgrade.health === undefined ? {} : { health: upgrade.health }),
+      };
       state.previousVersion = from;
       state.version = to;
       await host.persist();

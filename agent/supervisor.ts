@@ -6,15 +6,20 @@
  * moves `current` back to the previous version by itself and records the failure, which the
  * Agent reports once it is welcomed again. The supervisor never runs protocol code, so no
  * release can replace it: a broken release costs one failed node, never a bricked one.
+ * A version on trial that fails its release's health checks exits with
+ * {@link HEALTH_CHECK_FAILED_EXIT_CODE} before it connects; it is reverted the same way and
+ * its operation recorded FAILED `health_check_failed` with the check's own message.
  * A version installed as a single executable runs directly; one installed as an ES module
  * runs with Node.js ({@link childCommand}); one that cannot be started at all (no Node.js
  * on the PATH of a single-executable supervisor, a file that is not executable) counts as a
  * crash before its Welcome.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { loadState, saveState } from "./agent-state.js";
+import { healthBudgetMs } from "../control/shared/release/index.js";
+import { type AgentState, loadState, type PendingSwitch, saveState } from "./agent-state.js";
 import type { AgentLog } from "./core/log.js";
 import { sleep } from "./core/waker.js";
+import { HEALTH_CHECK_FAILED, HEALTH_CHECK_FAILED_EXIT_CODE } from "./health-trial.js";
 import {
   type InstallPaths,
   installedArtifact,
@@ -73,26 +78,19 @@ export async function supervise(options: SupervisorOptions): Promise<void> {
     }
     const { changed, trial } = reconcile(state, current);
     if (changed) await saveState(paths, state);
-    log.info(
-      {
-        version: current,
-        trial: trial?.opId,
-        deadlineMs: trial ? options.startDeadlineMs : undefined,
-      },
-      "starting the agent",
-    );
-    const end = await runChild(options, current, trial ? options.startDeadlineMs : undefined);
+    // A version on trial runs its release's health checks before it connects: its deadline
+    // covers them.
+    const deadlineMs = trial ? options.startDeadlineMs + healthBudgetMs(trial.health) : undefined;
+    log.info({ version: current, trial: trial?.opId, deadlineMs }, "starting the agent");
+    const end = await runChild(options, current, deadlineMs);
     if (signal.aborted) break;
     if (trial !== undefined && !end.welcomed) {
-      const reason = end.deadline
-        ? `${trial.to} was not welcomed by Control within ${options.startDeadlineMs} ms`
-        : end.startError !== undefined
-          ? `${trial.to} could not be started: ${end.startError}`
-          : `${trial.to} exited (${end.signal ?? `code ${end.code}`}) before Control welcomed it`;
+      const after = (await loadState(paths)) ?? state;
+      const { code, reason } = whyReverted(trial, end, after, deadlineMs ?? 0);
       log.warn({ from: trial.to, to: trial.from, reason }, "reverting to the previous version");
       await switchCurrent(paths, trial.from);
-      const after = (await loadState(paths)) ?? state;
-      revertTrial(after, trial, "start_failed", `${reason}; reverted to ${trial.from}`);
+      delete after.healthFailure;
+      revertTrial(after, trial, code, `${reason}; reverted to ${trial.from}`);
       await saveState(paths, after);
       await removeVersion(paths, trial.to);
       continue;
@@ -109,6 +107,25 @@ export async function supervise(options: SupervisorOptions): Promise<void> {
     );
     await sleep(delay, signal);
   }
+}
+
+/** The code and reason of reverting `trial`, whose run ended with `end` before a Welcome. */
+function whyReverted(
+  trial: PendingSwitch,
+  end: ChildEnd,
+  state: AgentState,
+  deadlineMs: number,
+): { code: string; reason: string } {
+  const health = state.healthFailure;
+  if (end.code === HEALTH_CHECK_FAILED_EXIT_CODE && health?.opId === trial.opId) {
+    return { code: HEALTH_CHECK_FAILED, reason: `${trial.to} failed ${health.message}` };
+  }
+  const reason = end.deadline
+    ? `${trial.to} was not welcomed by Control within ${deadlineMs} ms`
+    : end.startError !== undefined
+      ? `${trial.to} could not be started: ${end.startError}`
+      : `${trial.to} exited (${end.signal ?? `code ${end.code}`}) before Control welcomed it`;
+  return { code: "start_failed", reason };
 }
 
 async function runChild(

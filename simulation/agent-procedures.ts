@@ -182,6 +182,22 @@ function upgrade(
     done(host, a);
     return;
   }
+  if (s.busyUntil !== undefined && host.now() < s.busyUntil) {
+    // Not now, as the real Agent with its update lock held: nothing applied, and the
+    // operation forgotten so that the next offer of it is handled afresh.
+    host.report(a, opId, {
+      ...phase(OperationPhase.DEFERRED, from),
+      code: "deferred",
+      message: "busy (simulated)",
+    });
+    (a.record.deferrals as { operationId: string; at: number }[]).push({
+      operationId: opId,
+      at: host.now(),
+    });
+    a.handled.delete(opId);
+    done(host, a);
+    return;
+  }
   const steps = [
     OperationPhase.ACCEPTED,
     OperationPhase.DOWNLOADING,
@@ -212,6 +228,10 @@ function upgrade(
       done(host, a);
       return;
     }
+    if (s.behaviour === "health_fail") {
+      healthFail(host, a, opId, from, version, sequence);
+      return;
+    }
     if (s.behaviour !== "revert") {
       a.previousVersion = from;
       a.sequences.set(version, sequence);
@@ -228,6 +248,40 @@ function upgrade(
     host.restart(a, restartMs);
   };
   run(0);
+}
+
+/**
+ * As the real Agent: it restarts on the target and runs the release's health checks before it
+ * connects; one fails, so its supervisor moves it back to `from` (the previous version as it
+ * was), and once welcomed it reports FAILED health_check_failed.
+ */
+function healthFail(
+  host: AgentHost,
+  a: SimAgent,
+  opId: string,
+  from: string,
+  version: string,
+  sequence: number,
+): void {
+  const before = a.previousVersion;
+  a.sequences.set(version, sequence);
+  runVersion(host, a, version, sequence);
+  host.report(a, opId, {
+    phase: OperationPhase.RESTARTING,
+    version,
+    code: "",
+    message: "",
+  });
+  host.restart(a, a.script.restartMs, () => {
+    runVersion(host, a, from, a.sequences.get(from));
+    a.previousVersion = before;
+    (a.record.healthFailures as string[]).push(opId);
+    a.handled.set(opId, {
+      ...fail(from, "health_check_failed"),
+      message: `${version} failed health check "probe" (simulated); reverted to ${from}`,
+    });
+    a.pendingFailure = opId;
+  });
 }
 
 function rollback(host: AgentHost, a: SimAgent, opId: string, version: string): void {

@@ -19,6 +19,11 @@ export type Behaviour =
    */
   | "late_revert"
   | "config_fail"
+  /**
+   * Boots on the target, fails the release's health checks before it connects, and is
+   * reverted by its supervisor: back on its old version, it reports FAILED health_check_failed.
+   */
+  | "health_fail"
   /** Enrolled, then gone for good before the campaign starts. */
   | "offline"
   | "flap"
@@ -47,6 +52,8 @@ export interface AgentScript {
   readonly platform?: string;
   /** The version it runs at first when not the fleet's (one no release registers), confirmed sequence 0. */
   readonly initialVersion?: string;
+  /** Busy until this virtual time: it answers every upgrade offered before it DEFERRED. */
+  readonly busyUntil?: number;
 }
 
 /** The capabilities an agent negotiates. */
@@ -89,6 +96,8 @@ export interface SimAgent {
   lateReverted: boolean;
   /** A rollback whose REINSTATED is due once back. */
   pendingReinstate: string | undefined;
+  /** An upgrade reverted for a failed health check, whose FAILED is due once back. */
+  pendingFailure?: string | undefined;
   configBroken: boolean;
   /** True while an operation is being handled; later ones wait in `waiting` (lost on restart). */
   busy: boolean;

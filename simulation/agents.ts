@@ -109,6 +109,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
         crashedOnce: false,
         lateReverted: false,
         pendingReinstate: undefined,
+        pendingFailure: undefined,
         configBroken: false,
         busy: false,
         waiting: [],
@@ -227,6 +228,12 @@ export class SimFleet implements WorkerGateway, AgentHost {
       return;
     }
     scheduleLateRevert(this, a, (at) => this.onLateRevert?.(nodeId, at));
+    if (a.pendingFailure !== undefined) {
+      const id = a.pendingFailure;
+      const failed = a.handled.get(id);
+      a.pendingFailure = undefined;
+      if (failed !== undefined) this.report(a, id, failed);
+    }
     if (a.pendingReinstate !== undefined) {
       const id = a.pendingReinstate;
       a.pendingReinstate = undefined;

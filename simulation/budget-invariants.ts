@@ -16,7 +16,7 @@
 import type { MemoryCampaignStore } from "../control/campaign-store/index.js";
 import type { SimFleet } from "./agents.js";
 import { type AgentRecord, versionAt } from "./ground-truth.js";
-import type { IssuedCommand } from "./outcome-invariants.js";
+import { deferredOnly, type IssuedCommand } from "./outcome-invariants.js";
 
 /** What the budget checks remember between steps. */
 export interface BudgetCheckState {
@@ -63,7 +63,11 @@ function completionViolations(w: BudgetWorld, campaignId: string, now: number): 
   for (const n of nodes) {
     const r = w.fleet.agents.get(n.nodeId)?.record;
     if (r === undefined) continue;
-    const got = r.received.some((o) => o.id === upgradeId(campaignId, n.nodeId));
+    const id = upgradeId(campaignId, n.nodeId);
+    const got = r.received.some((o) => o.id === id);
+    const agent = w.fleet.agents.get(n.nodeId);
+    // A node that only deferred never took the upgrade: not a failure.
+    if (agent !== undefined && deferredOnly(agent, id)) continue;
     if (got && versionAt(r, now) !== target) failed.push(n.nodeId);
   }
   const allowed =

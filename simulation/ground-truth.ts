@@ -74,6 +74,10 @@ export interface AgentRecord {
   readonly configFailures: number[];
   /** Every download it made ({@link DownloadRecord}). */
   readonly downloads: DownloadRecord[];
+  /** The upgrade operations whose release's health checks failed on it (it reverted them). */
+  readonly healthFailures?: string[];
+  /** Each DEFERRED answer it gave: the operation and when. */
+  readonly deferrals?: { readonly operationId: string; readonly at: number }[];
 }
 
 /** A record of an agent that runs `version` at time 0. */
@@ -87,6 +91,8 @@ export function newAgentRecord(version: string): AgentRecord {
     reports: [],
     configFailures: [],
     downloads: [],
+    healthFailures: [],
+    deferrals: [],
   };
 }
 

@@ -23,8 +23,9 @@
  *   version below the one it runs.
  * - I2 (ground truth): when a rolled-back campaign finishes, every agent of the batch that ran
  *   its target after its upgrade was sent a rollback, is named as not rolled back, or was back
- *   on its previous release by itself (on a stream opened on it) before the rollback began; and
- *   none ends on the target unnamed.
+ *   on its previous release by itself (on a stream opened on it) before the rollback began, or
+ *   failed the target's health checks and was taken back to its previous version by its own
+ *   supervisor (off the target since); and none ends on the target unnamed.
  * - I3 (ground truth, at the end): every agent of a passed batch that succeeded and is still
  *   online on the target received that campaign's confirm.
  */
@@ -281,6 +282,8 @@ function completionViolations(w: OutcomeWorld, campaignId: string): string[] {
         if (received === undefined && versionAt(r, entry.createdAt) === target) offerable++;
         continue;
       }
+      // It said "not now" and never took the upgrade: neither offered nor failed (DF1).
+      if (deferredOnly(agent, opId(campaignId, row.nodeId, "upgrade"))) continue;
       offerable++;
       if (!trulyUpgraded(r, received, passedAt, target, c.spec.configGraceMs))
         failed.push(row.nodeId);
@@ -291,6 +294,14 @@ function completionViolations(w: OutcomeWorld, campaignId: string): string[] {
       );
   }
   return out;
+}
+
+/** True when the agent answered operation `id` DEFERRED and never applied it. */
+export function deferredOnly(agent: SimAgent, id: string): boolean {
+  return (
+    (agent.applied.get(id) ?? 0) === 0 &&
+    (agent.record.deferrals ?? []).some((x) => x.operationId === id)
+  );
 }
 
 /** I2 from ground truth, when a campaign that rolled a batch back finishes. */
@@ -316,7 +327,12 @@ function finishedRollbackViolations(w: OutcomeWorld, campaignId: string): string
     const sent = firstSent(r, opId(campaignId, row.nodeId, "rollback")) !== undefined;
     // Back on its previous release by itself, and seen so, before the rollback began.
     const back = backOnBy(r, previous, received, rollbackAt);
-    if (!sent && !back && !names(c.message, row))
+    // It failed the release's health checks on the target and its supervisor took it back to
+    // its previous version before it ever connected on it: nothing is left to roll back.
+    const revertedItself =
+      (r.healthFailures ?? []).includes(opId(campaignId, row.nodeId, "upgrade")) &&
+      agent.version !== target;
+    if (!sent && !back && !revertedItself && !names(c.message, row))
       out.push(
         `I2: ${row.nodeId} ran ${target} after ${campaignId}'s upgrade and was neither sent a rollback nor named as not rolled back`,
       );

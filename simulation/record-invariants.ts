@@ -37,6 +37,7 @@ const NEVER_RAN_TARGET: ReadonlySet<string> = new Set([
   "rejected",
   "apply_failed",
   "reverted",
+  "health_check_failed",
   "offer_failed",
 ]);
 

@@ -187,7 +187,12 @@ export function rolloutEndViolations(
       (c) =>
         c.createdBy === `${CONVERGENCE_CREATOR}${d.id}` &&
         (t.nodes.get(c.campaign.id) ?? []).some(
-          (n) => n.nodeId === nodeId && (n.state === "failed" || n.state === "timed_out"),
+          (n) =>
+            n.nodeId === nodeId &&
+            (n.state === "failed" ||
+              n.state === "timed_out" ||
+              // It kept deferring past the campaign's max defer: left behind like a failure.
+              (n.state === "skipped" && n.code === "deferred")),
         ),
     );
     // An operator's abort of a convergence campaign stops convergence of the nodes it held.

@@ -8,6 +8,8 @@ import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
 import type { AdminCommand, CampaignSpecInput } from "../control/campaign/index.js";
 import type { AgentScript, Behaviour, RollbackBehaviour } from "./agent-script.js";
 import { withLimits, type YankPlan, yanksOf } from "./budget-scenario.js";
+import { withDeferrals, withMaxDefer } from "./deferral-scenario.js";
+import { withHealthChecks } from "./health-scenario.js";
 import { type GateScript, scheduleOf } from "./schedules.js";
 
 /** One campaign to start. */
@@ -129,6 +131,7 @@ export const TIMING_FREE: ReadonlySet<Behaviour> = new Set([
   "refuse",
   "fail",
   "revert",
+  "health_fail",
   "crash_before_ack",
   "dup_reports",
   "no_cap",
@@ -216,11 +219,11 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
   const groups = int(prng, 1, 3);
   // A calm scenario's outcome does not depend on timing: I9 compares it with and without faults.
   const calm = prng.next() < 0.4;
-  const agents: AgentScript[] = [];
+  const drawn: AgentScript[] = [];
   for (let i = 0; i < size; i++) {
     const rollback: RollbackBehaviour =
       calm || prng.next() < 0.9 ? "reinstate" : pick(prng, ["fail", "silent"] as const);
-    agents.push({
+    drawn.push({
       id: `node-${String(i).padStart(3, "0")}`,
       pool: pick(prng, pools),
       labels: { group: String(i % groups), ...(prng.next() < 0.1 ? { canary: "true" } : {}) },
@@ -234,6 +237,8 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
       onlineAt: !calm && prng.next() < 0.2 ? int(prng, 0, 5 * MIN) : int(prng, 0, 2400),
     });
   }
+  // Some succeeding agents fail the target's health checks instead (a seed stream of their own).
+  const agents = withDeferrals(seed, withHealthChecks(seed, drawn));
   const budget = pick(prng, [5, 20, 50, 100]);
   const campaigns: CampaignPlan[] = [];
   for (let g = 0; g < groups; g++) {
@@ -318,7 +323,7 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
   const scheduled = campaigns.map((c, i) => {
     const s = scheduleOf(seed, i, c.spec);
     if (s.gateScripts.length > 0) gateScripts.set(c.id, s.gateScripts);
-    return { ...c, spec: withLimits(seed, i, s.spec) };
+    return { ...c, spec: withMaxDefer(seed, i, withLimits(seed, i, s.spec)) };
   });
   return {
     seed,

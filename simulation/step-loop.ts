@@ -10,8 +10,10 @@ import { WORKER_LEASE } from "../control/campaign-store/index.js";
 import { budgetViolations } from "./budget-invariants.js";
 import { type ClaimWorld, claimEndViolations, claimViolations } from "./claim-invariants.js";
 import { downloadViolations } from "./download-invariants.js";
+import { deferralViolations } from "./deferral-invariants.js";
 import { checkStep } from "./fleet-invariants.js";
 import { stalePassViolations, unreachableBreachViolations } from "./gate-takeovers.js";
+import { healthViolations } from "./health-invariants.js";
 import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
 import {
   type OutcomeWorld,
@@ -136,6 +138,8 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
       ),
     );
     found.push(...downloadViolations(store, fleet, world.downloadChecks));
+    found.push(...healthViolations(store, fleet, now));
+    found.push(...deferralViolations(store, fleet));
     found.push(
       ...gateViolations(
         gates,

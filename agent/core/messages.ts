@@ -50,26 +50,49 @@ export function heartbeatMessage(): AgentMessage {
   return HEARTBEAT;
 }
 
-/** A ConfigStatus message. */
+/**
+ * `text` with each U+0000 written as U+FFFD. The Agent's messages quote refusals, which can
+ * quote the bytes a hostile server sent, and Control ends a stream whose message carries
+ * U+0000 (PostgreSQL text cannot hold it): an Agent sending one would lose its stream after
+ * every Welcome, as it sends the same report again.
+ */
+function wireText(text: string): string {
+  return text.replaceAll("\u0000", "\uFFFD");
+}
+
+/** A ConfigStatus message; `message` is sent without U+0000 (see {@link wireText}). */
 export function configStatusMessage(ok: boolean, message: string): AgentMessage {
   return create(AgentMessageSchema, {
-    body: { case: "configStatus", value: create(ConfigStatusSchema, { ok, message }) },
+    body: {
+      case: "configStatus",
+      value: create(ConfigStatusSchema, { ok, message: wireText(message) }),
+    },
   });
 }
 
-/** An ObservedState message reporting `report` for operation `operationId`. */
+/**
+ * An ObservedState message reporting `report` for operation `operationId`; the report's
+ * message is sent without U+0000 (see {@link wireText}).
+ */
 export function observedMessage(operationId: string, report: ReportedState): AgentMessage {
   return create(AgentMessageSchema, {
-    body: { case: "observed", value: create(ObservedStateSchema, { operationId, ...report }) },
+    body: {
+      case: "observed",
+      value: create(ObservedStateSchema, {
+        operationId,
+        ...report,
+        message: wireText(report.message),
+      }),
+    },
   });
 }
 
 /**
  * A TrustStatus message for `trust`: `reason` is the refusal's message (at most 1024
- * characters) and `since` is set only while frozen.
+ * characters, without U+0000: see {@link wireText}) and `since` is set only while frozen.
  */
 export function trustStatusMessage(trust: TrustState): AgentMessage {
-  const reason = trust.frozen ? (trust.message ?? trust.code ?? "").slice(0, 1024) : "";
+  const reason = trust.frozen ? wireText(trust.message ?? trust.code ?? "").slice(0, 1024) : "";
   return create(AgentMessageSchema, {
     body: {
       case: "trustStatus",

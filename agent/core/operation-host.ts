@@ -94,6 +94,11 @@ export interface OperationHost {
   restart(kind: RestartKind): void;
   /** Runs `task` after every task enqueued before it (operations apply one at a time). */
   enqueue(task: () => Promise<void>): Promise<void>;
+  /**
+   * Why the node cannot take an upgrade now (it answers DEFERRED with this reason), or
+   * undefined when it can; absent: it never defers.
+   */
+  deferral?(): Promise<string | undefined>;
 }
 
 /** Records and sends one report of an operation (durably first). */

@@ -124,6 +124,15 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
     noteTrust(host, listed, new Date());
     if (!listed.ok) return report(REFUSED, from, listed.code, listed.message);
   }
+  const busy = await host.deferral?.();
+  if (busy !== undefined) {
+    // Not now: nothing is applied, and the operation is forgotten, so Control's next offer
+    // of it is handled afresh.
+    await report(OperationPhase.DEFERRED, from, "deferred", busy);
+    delete host.state.handled[opId];
+    await host.persist();
+    return;
+  }
   const { version, artifact } = accepted;
   await step(host, report, ACCEPTED, version);
   await step(host, report, DOWNLOADING, version);

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import {
   isReleaseError,
+  type ReleaseHealth,
   type VerifiedRelease,
   verifyEnvelope,
 } from "../../control/shared/release/index.js";
@@ -24,6 +25,8 @@ export interface AcceptedUpgrade {
   version: string;
   sequence: bigint;
   artifact: { url: string; sha256: string; size: number };
+  /** The signed health checks the new version must pass before it reports success. */
+  health?: ReleaseHealth;
 }
 
 /** The verdict on one upgrade operation. */
@@ -107,6 +110,7 @@ export class ReleaseVerifier {
           sha256: signed.sha256,
           size: signed.size,
         },
+        ...(manifest.health === undefined ? {} : { health: manifest.health }),
       },
     };
   }

@@ -14,8 +14,9 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { MetadataKind } from "@tufjs/models";
 import { BaseFetcher, Updater } from "tuf-js";
-// tuf-js tells "no newer root" from a 404 by this class; its index does not export it.
-import { DownloadHTTPError } from "tuf-js/dist/error.js";
+// tuf-js tells "no newer root" from a 404 by this class and an expired role by the other;
+// its index exports neither.
+import { DownloadHTTPError, ExpiredMetadataError } from "tuf-js/dist/error.js";
 import { parseMetadata, releaseTargetPath } from "../../control/shared/tuf/repository.js";
 import { writeFileDurably } from "./durable-state.js";
 import type { AcceptedUpgrade } from "./release-check.js";
@@ -32,8 +33,8 @@ export interface TufCheck {
   check(upgrade: AcceptedUpgrade, platform: string): Promise<TufVerdict>;
   /**
    * Refreshes the metadata only (the same refresh `check` starts with): `metadata_expired`
-   * when the Agent is frozen, which includes any failed refresh while the newest timestamp
-   * it trusts has expired. Never throws.
+   * when the Agent is frozen, which includes any failed refresh while the newest copy it
+   * trusts of any role (timestamp, snapshot, targets, root) has expired. Never throws.
    */
   refresh(): Promise<TufVerdict>;
 }
@@ -85,8 +86,8 @@ export function tufClient(options: TufClientOptions): TufCheck {
 
   /**
    * Refreshes the trusted metadata; then `inspect` judges it. A refresh that fails while the
-   * newest trusted timestamp has expired is a freeze (`metadata_expired`), whatever the server
-   * answered. Never throws.
+   * newest trusted copy of any role has expired is a freeze (`metadata_expired`), whatever the
+   * server answered. Never throws.
    */
   async function refreshed(
     inspect: (updater: Updater) => Promise<TufVerdict>,
@@ -105,7 +106,7 @@ export function tufClient(options: TufClientOptions): TufCheck {
     } catch (error) {
       const verdict = classify(error);
       if (!verdict.ok && verdict.code !== "metadata_expired") {
-        return (await expiredTimestamp(options.metadataDir, verdict.message)) ?? verdict;
+        return (await expiredTrusted(options.metadataDir, verdict.message)) ?? verdict;
       }
       return verdict;
     } finally {
@@ -173,29 +174,49 @@ async function keepRoot(dir: string): Promise<void> {
   }
 }
 
+/** The roles whose trusted copy a failed refresh reads for expiry, in the order named. */
+const TRUSTED_ROLES = [
+  MetadataKind.Timestamp,
+  MetadataKind.Snapshot,
+  MetadataKind.Targets,
+  MetadataKind.Root,
+] as const;
+
 /**
- * A freeze by withholding: no newer metadata could be fetched and the newest timestamp this
- * agent trusts has expired, so it is frozen exactly as when it is served a stale one.
+ * A freeze by withholding: no newer metadata could be fetched and the newest copy this agent
+ * trusts of some role (timestamp, snapshot, targets or root) has expired, so it is frozen
+ * exactly as when it is served a stale one. Checking the timestamp alone would let a server
+ * that answers with junk clear the freeze of expired targets behind a current timestamp.
  */
-async function expiredTimestamp(dir: string, why: string): Promise<TufVerdict | undefined> {
-  const bytes = await readFile(join(dir, "timestamp.json")).catch(() => undefined);
-  if (bytes === undefined) return undefined;
-  try {
-    const trusted = parseMetadata(MetadataKind.Timestamp, bytes);
-    if (!trusted.signed.isExpired(new Date())) return undefined;
+async function expiredTrusted(dir: string, why: string): Promise<TufVerdict | undefined> {
+  const now = new Date();
+  for (const role of TRUSTED_ROLES) {
+    const bytes = await readFile(join(dir, `${role}.json`)).catch(() => undefined);
+    if (bytes === undefined) continue;
+    let expires: string;
+    try {
+      const trusted = parseMetadata(role, bytes);
+      if (!trusted.signed.isExpired(now)) continue;
+      expires = trusted.signed.expires;
+    } catch {
+      continue;
+    }
     return refuse(
       "metadata_expired",
-      `TUF metadata expired (a freeze): the newest trusted timestamp expired at ${trusted.signed.expires} and no newer one could be fetched (${why})`,
+      `TUF metadata expired (a freeze): the newest trusted ${role} expired at ${expires} and no newer one could be fetched (${why})`,
     );
-  } catch {
-    return undefined;
   }
+  return undefined;
 }
 
+/**
+ * The verdict of a failed refresh. Only tuf-js's own expiry error is a freeze: a message can
+ * quote the bytes the server sent (a parse error names what it found), so no message text
+ * decides it.
+ */
 function classify(error: unknown): TufVerdict {
   const message = error instanceof Error ? error.message : String(error);
-  const name = error instanceof Error ? error.constructor.name : "";
-  if (name === "ExpiredMetadataError" || /is expired/.test(message)) {
+  if (error instanceof ExpiredMetadataError) {
     return refuse("metadata_expired", `TUF metadata expired (a freeze): ${message}`);
   }
   if (error instanceof DownloadHTTPError || /fetch failed|ECONNREFUSED|aborted/i.test(message)) {

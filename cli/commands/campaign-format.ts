@@ -314,6 +314,8 @@ function scheduleFields(spec: Campaign["spec"]): [string, string][] {
     rows.push(["Min canaries", `${spec.minCanaries} nodes settled per batch before it passes`]);
   if (spec.maxDownloads > 0)
     rows.push(["Max downloads", `${spec.maxDownloads} nodes downloading at once`]);
+  if (spec.maxDefer !== undefined)
+    rows.push(["Max defer", `${formatDuration(durationMs(spec.maxDefer))} per node, then skipped`]);
   if (spec.gates.length > 0) {
     const grace = spec.gateGrace
       ? ` (unreachable fails after ${Number(spec.gateGrace.seconds)} s)`

@@ -130,6 +130,12 @@ export const SPEC_FLAGS: FlagSpecs = {
     description:
       "at most N of the campaign's nodes downloading the artifact at once (from its offer until it reports the download ended), beside --concurrency",
   },
+  "max-defer": {
+    type: "string",
+    value: "DURATION",
+    description:
+      "a node may answer DEFERRED (busy) for up to this long after its first deferral, offered again when a slot frees; past it the node is skipped with code deferred (default 1h; 0s: skipped at its first deferral)",
+  },
   reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
   window: {
     type: "string",
@@ -252,6 +258,12 @@ export function specFromFlags(values: FlagValues): CampaignSpec {
   const maxDownloads = stringFlag(values, "max-downloads");
   if (maxDownloads !== undefined)
     spec.maxDownloads = parseInteger(maxDownloads, "max-downloads", 1, MAX_DOWNLOADS);
+  const maxDefer = optionalDuration(values, "max-defer");
+  if (maxDefer !== undefined) {
+    if (Number(maxDefer.seconds) > 7 * 24 * 3600)
+      throw new UsageError("invalid --max-defer: at most 168h (7 days)");
+    spec.maxDefer = maxDefer;
+  }
   scheduleFromFlags(values, spec);
   return spec;
 }

@@ -38,6 +38,7 @@ import {
 } from "../args.js";
 import { type Command, type Context, ExitError } from "../command.js";
 import { plainJson } from "../output.js";
+import { readHealthFile } from "./release-health.js";
 
 /** How long a manifest stays valid when `--expires` is not given. */
 export const DEFAULT_MANIFEST_EXPIRY = "720h";
@@ -128,6 +129,12 @@ const manifest: Command = {
       description:
         "artifacts are downloaded from URL/<file name> (default: uploaded to Control by register)",
     },
+    health: {
+      type: "string",
+      value: "FILE",
+      description:
+        'health checks the Agent runs after the new version starts: a JSON file {"checks": [...], "periodSeconds", "intervalSeconds"}',
+    },
     out: { type: "string", value: "MANIFEST", description: "manifest file to write (required)" },
   },
   details:
@@ -153,6 +160,7 @@ const manifest: Command = {
     );
     const urlBase = checkUrlBase(stringFlag(values, "url-base"));
     const out = requiredFlag(values, "out");
+    const health = await readHealthFile(stringFlag(values, "health"));
     const artifacts: Record<string, ManifestArtifact> = {};
     const files = parseArtifacts(listFlag(values, "artifact"));
     for (const [platform, path] of files) {
@@ -167,7 +175,13 @@ const manifest: Command = {
       };
     }
     const expires = new Date(ctx.now().getTime() + expiresMs);
-    const bytes = buildManifest({ version, sequence, expires, artifacts });
+    const bytes = buildManifest({
+      version,
+      sequence,
+      expires,
+      artifacts,
+      ...(health === undefined ? {} : { health }),
+    });
     await writeFile(out, bytes);
     const doc = JSON.parse(new TextDecoder().decode(bytes)) as { expires: string };
     if (ctx.output === "json") {
@@ -176,7 +190,7 @@ const manifest: Command = {
       );
     } else {
       ctx.stdout.write(
-        `wrote ${out}: agent ${version} sequence ${sequence}, ${Object.keys(artifacts).length} artifact(s), expires ${doc.expires}\n`,
+        `wrote ${out}: agent ${version} sequence ${sequence}, ${Object.keys(artifacts).length} artifact(s)${health === undefined ? "" : `, ${health.checks.length} health check(s)`}, expires ${doc.expires}\n`,
       );
     }
     return 0;

@@ -39,6 +39,7 @@ import {
   type FailureBudget,
   formatWindow,
   isFailure,
+  maxDeferOf,
   NODE_STATES,
   type NodeState,
   type OnBreach,
@@ -163,6 +164,7 @@ export function specInputFromProto(
     maxFailures: failureBudgetFromProto(spec.maxFailures),
     minCanaries: spec.minCanaries,
     maxDownloads: spec.maxDownloads,
+    maxDeferMs: ms(spec.maxDefer),
   };
 }
 
@@ -232,6 +234,8 @@ export function specToProto(spec: CampaignSpec): CampaignSpecMessage {
         }),
     minCanaries: spec.minCanaries ?? 0,
     maxDownloads: spec.maxDownloads ?? 0,
+    // The limit in force: the campaign's own, or the default it gets.
+    maxDefer: durationFromMs(maxDeferOf(spec)),
   });
 }
 
@@ -396,5 +400,6 @@ export function campaignNodeToProto(n: CampaignNode): CampaignNodeMessage {
     finishedAt: ts(n.finishedAt),
     updatedAt: timestampFromDate(new Date(n.stateChangedAt)),
     rollbackResult: n.rollbackResult ?? "",
+    deferredAt: ts(n.deferredAt),
   });
 }

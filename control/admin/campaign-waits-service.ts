@@ -80,6 +80,13 @@ export function waitToProto(w: Wait, now: number): CampaignWait {
     case "disconnected":
     case "to_offer":
       return create(CampaignWaitSchema, { ...base, count: w.count });
+    case "deferred":
+      return create(CampaignWaitSchema, {
+        ...base,
+        count: w.count,
+        left: durationFromMs(w.nextOfferLeftMs),
+        until: at(now + w.nextOfferLeftMs),
+      });
     case "min_duration":
     case "soak":
       return create(CampaignWaitSchema, {

@@ -11,6 +11,7 @@ import type {
 import { OperationPhase } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { NodeHello } from "../db/node-store.js";
 import { isNodeId, NODE_ID_MAX_LENGTH } from "../shared/node-id.js";
+import { printableText } from "../shared/printable-text.js";
 
 /** Limits on what one Hello may carry. */
 export const HELLO_LIMITS = {
@@ -142,7 +143,7 @@ export function checkObserved(observed: ObservedState): Checked<ObservedState> {
 /** A TrustStatus as Control keeps it. */
 export interface CheckedTrust {
   readonly frozen: boolean;
-  /** At most 1024 characters; empty when not frozen. */
+  /** At most 1024 characters, control characters replaced (printable); empty when not frozen. */
   readonly reason: string;
   /** When the Agent first found itself frozen, never after `now`; null when not frozen. */
   readonly since: Date | null;
@@ -173,7 +174,11 @@ export function checkTrustStatus(trust: TrustStatus, now: Date): Checked<Checked
   const sinceMs = Math.min(timestampMs(since), now.getTime());
   return {
     ok: true,
-    value: { frozen: true, reason: trust.reason.slice(0, 1024), since: new Date(sinceMs) },
+    value: {
+      frozen: true,
+      reason: printableText(trust.reason.slice(0, 1024)),
+      since: new Date(sinceMs),
+    },
   };
 }
 

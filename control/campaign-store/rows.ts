@@ -36,6 +36,10 @@ const NODE_KEYS: readonly (keyof CampaignNode)[] = [
   "rollbackBootId",
   "rollbackDeadline",
   "rollbackResult",
+  "deferredAt",
+  "deferRetryAt",
+  "deferrals",
+  "revertSeenAt",
   "stateChangedAt",
   "finishedAt",
 ];
@@ -112,6 +116,7 @@ const PHASES = new Set<ObservedPhase>([
   "FAILED",
   "REINSTATED",
   "CONFIRMED",
+  "DEFERRED",
 ]);
 
 /** True for the phase names the engine knows. */

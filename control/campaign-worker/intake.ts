@@ -73,6 +73,8 @@ export function phaseName(phase: OperationPhase): ObservedPhase | undefined {
       return "REINSTATED";
     case OperationPhase.CONFIRMED:
       return "CONFIRMED";
+    case OperationPhase.DEFERRED:
+      return "DEFERRED";
     default:
       return undefined;
   }

@@ -4,6 +4,7 @@
  */
 import { countedMs, soakedMs } from "./batch-rules.js";
 import { applyCommand } from "./commands.js";
+import { deferralEnds } from "./deferral.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
@@ -13,11 +14,17 @@ import {
   currentBatch,
   type FactsLookup,
   judgedDeadline,
+  waitingNodes,
 } from "./draft.js";
 import { gateGraceEnds } from "./gate-rules.js";
 import type { GateResult } from "./gates.js";
 import { judgeBreach, judgeFinish, judgePass } from "./judge-batch.js";
-import { judgeRollback, judgeUpgrade, judgeVerifying } from "./judge-node.js";
+import {
+  judgeRollback,
+  judgeUpgrade,
+  judgeVerifying,
+  REVERT_REPORT_GRACE_MS,
+} from "./judge-node.js";
 import { judgingContext, nodesToJudge } from "./judge-since.js";
 import type { JudgedMark } from "./judged-mark.js";
 import type {
@@ -193,7 +200,10 @@ function nextWake(d: Draft): number | undefined {
   for (const n of activeNodes(d)) {
     if (n.state === "verifying") take(n.graceEndsAt);
     // Offered, applying or restarting; a rolling-back node waits for its rollback (below).
-    else if (n.state !== "rolling_back") takeDeadline(n.reconnectDeadline);
+    else if (n.state !== "rolling_back") {
+      takeDeadline(n.reconnectDeadline);
+      if (n.revertSeenAt !== undefined) take(n.revertSeenAt + REVERT_REPORT_GRACE_MS);
+    }
   }
   const c = d.campaign;
   const b = currentBatch(d);
@@ -216,6 +226,14 @@ function nextWake(d: Draft): number | undefined {
   }
   if ((c.phase === "running" || c.phase === "paused") && b.state === "running") {
     take(gateGraceEnds(c, b, d.gateResults, d.readyAt));
+  }
+  if (c.phase === "running" && b.state === "running") {
+    // A deferred node is offered again at its retry time and skipped when its deferral ends.
+    for (const n of waitingNodes(d, b.index)) {
+      if (n.deferredAt === undefined) continue;
+      take(n.deferRetryAt);
+      take(deferralEnds(c.spec, n));
+    }
   }
   return wake === Number.POSITIVE_INFINITY ? undefined : wake;
 }

@@ -266,6 +266,8 @@ export function updateNode(
       : {}),
   };
   d.records[at] = after;
+  // A deferred node goes back to waiting: the batch's first waiting node may be earlier now.
+  if (after.state === "waiting" && before.state !== "waiting") d.waitingFrom[after.batch] = 0;
   const t = d.tallies[after.batch];
   if (t !== undefined && before.state !== after.state) {
     count(t, before, -1);

@@ -130,6 +130,7 @@ export { commandError } from "./commands.js";
 export * from "./convergence-plan.js";
 export * from "./create.js";
 export * from "./decide.js";
+export * from "./deferral.js";
 export * from "./desired.js";
 export * from "./desired-record.js";
 export * from "./download-budget.js";

@@ -3,10 +3,11 @@
  * non-final node at most one step per call; the decision loop calls them until nothing changes.
  */
 import { assertNever } from "./assert-never.js";
+import { defersCurrentOffer, judgeDeferred } from "./deferral.js";
 import type { Draft } from "./draft.js";
 import { currentBatch, factsOf, judgedDeadline, updateNode } from "./draft.js";
 import type { CampaignNode } from "./model.js";
-import { CAP_CONFIG } from "./model.js";
+import { CAP_CONFIG, HEALTH_CHECK_FAILED } from "./model.js";
 import { detail, minutes, reportFor, sendFailureFor } from "./reports.js";
 
 /** Judging a node told to roll back lives with the rollback's other rules. */
@@ -14,7 +15,9 @@ export { judgeRollback } from "./rollback-verdict.js";
 
 /**
  * Judges a node that was offered the upgrade (offered, applying, restarting), in this order:
- * send failure → failed/offer_failed; REFUSED → failed/rejected; FAILED → failed/apply_failed;
+ * send failure → failed/offer_failed; REFUSED → failed/rejected; FAILED → failed/apply_failed
+ * (failed/health_check_failed, with the agent's message, when the agent's code is that: the
+ * release's health checks failed on the new version and the agent reverted it);
  * REINSTATED → failed/reverted; a new boot id on the target → verifying (config grace from now,
  * none without config.v1); a new boot id on another version → failed/reverted, except while
  * `offered` with no report at all on the upgrade (it restarted before receiving the offer): it
@@ -40,7 +43,10 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
     );
     return;
   }
-  const r = reportFor(f, n.upgradeOperationId);
+  const reported = reportFor(f, n.upgradeOperationId);
+  // A DEFERRED answer to an earlier offer of the same operation says nothing about this one.
+  const r =
+    reported?.phase === "DEFERRED" && !defersCurrentOffer(n, reported) ? undefined : reported;
   if (r !== undefined) {
     switch (r.phase) {
       case "REFUSED":
@@ -55,12 +61,14 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
         updateNode(
           d,
           n,
-          {
-            state: "failed",
-            code: "apply_failed",
-            message: `failed to apply the upgrade: ${detail(r)}`,
-          },
-          "apply failed",
+          r.code === HEALTH_CHECK_FAILED
+            ? { state: "failed", code: HEALTH_CHECK_FAILED, message: r.message || r.code }
+            : {
+                state: "failed",
+                code: "apply_failed",
+                message: `failed to apply the upgrade: ${detail(r)}`,
+              },
+          r.code === HEALTH_CHECK_FAILED ? "failed its health checks" : "apply failed",
         );
         return;
       case "REINSTATED":
@@ -74,6 +82,9 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
           },
           "reverted by the agent",
         );
+        return;
+      case "DEFERRED":
+        judgeDeferred(d, n, r);
         return;
       case "ACCEPTED":
       case "DOWNLOADING":
@@ -112,6 +123,12 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
         { offerBootId: f.bootId },
         "restarted before acknowledging the offer; offered again",
       );
+    } else if (n.state === "restarting" && awaitsRevertReport(d, n)) {
+      // Back on another version after announcing its restart: its supervisor reverted it, and
+      // the agent says why (a failed health check, a crash at start) right after its Welcome.
+      if (n.revertSeenAt === undefined) {
+        updateNode(d, n, { revertSeenAt: d.now }, "back on another version; awaiting its report");
+      }
     } else {
       updateNode(
         d,
@@ -165,6 +182,14 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
       );
     }
   }
+}
+
+/** How long a node back on another version after its restart has to report why. */
+export const REVERT_REPORT_GRACE_MS = 5_000;
+
+/** True while a restarting node back on another version may still report why it reverted. */
+function awaitsRevertReport(d: Draft, n: CampaignNode): boolean {
+  return n.revertSeenAt === undefined || d.now < n.revertSeenAt + REVERT_REPORT_GRACE_MS;
 }
 
 /**

@@ -10,6 +10,7 @@
  */
 import type { Draft } from "./draft.js";
 import { activeNodes, judgedDeadline } from "./draft.js";
+import { REVERT_REPORT_GRACE_MS } from "./judge-node.js";
 import type { CampaignNode } from "./model.js";
 
 /** The judging context of the draft as it stands: what a node's verdict reads besides its own. */
@@ -29,15 +30,23 @@ export function judgingContext(d: Draft): string {
 
 /**
  * True when `now` reached, after `since`, a deadline the judging of `n` compares it with: the
- * reconnect deadline while upgrading, the config grace end while verifying, the rollback
- * deadline while rolling back (each as judged, {@link judgedDeadline}).
+ * reconnect deadline while upgrading, the end of a restarting node's time to report why it came
+ * back on another version, the config grace end while verifying, the rollback deadline while
+ * rolling back (each as judged, {@link judgedDeadline}).
  */
 function deadlineCrossed(d: Draft, n: CampaignNode, since: number): boolean {
   let t: number | undefined;
   switch (n.state) {
     case "offered":
     case "applying":
+      t = n.reconnectDeadline === undefined ? undefined : judgedDeadline(d, n.reconnectDeadline);
+      break;
     case "restarting":
+      if (
+        n.revertSeenAt !== undefined &&
+        crossed(n.revertSeenAt + REVERT_REPORT_GRACE_MS, d, since)
+      )
+        return true;
       t = n.reconnectDeadline === undefined ? undefined : judgedDeadline(d, n.reconnectDeadline);
       break;
     case "verifying":
@@ -49,8 +58,11 @@ function deadlineCrossed(d: Draft, n: CampaignNode, since: number): boolean {
     default:
       t = undefined;
   }
-  return t !== undefined && t > since && t <= d.now;
+  return t !== undefined && crossed(t, d, since);
 }
+
+/** True when `t` lies after `since` and at or before the draft's `now`. */
+const crossed = (t: number, d: Draft, since: number): boolean => t > since && t <= d.now;
 
 /**
  * The active nodes this round judges, in canary order: all of them without a valid mark, else

@@ -117,11 +117,18 @@ export function isEndedPhase(phase: CampaignPhase): boolean {
 /** Where one batch stands (proto `BatchState`). */
 export type BatchState = "pending" | "running" | "passed" | "breached" | "rolled_back" | "canceled";
 
+/**
+ * The code of a node whose agent reported FAILED `health_check_failed`: the release's signed
+ * health checks failed on the new version, and the agent reverted to its previous one.
+ */
+export const HEALTH_CHECK_FAILED = "health_check_failed";
+
 /** Why a node ended as it did (empty while it is on its way). */
 export type NodeCode =
   | "already_current"
   | "rejected"
   | "apply_failed"
+  | "health_check_failed"
   | "reverted"
   | "config_apply_failed"
   | "offer_failed"
@@ -130,6 +137,7 @@ export type NodeCode =
   | "node_disabled"
   | "upgrade_unsupported"
   | "platform_unsupported"
+  | "deferred"
   | "batch_failed"
   | "aborted"
   | "rollback_failed"
@@ -253,6 +261,14 @@ export interface CampaignNode {
    * every other node (a node rolling back says it by its own state).
    */
   readonly rollbackResult?: RollbackResult | undefined;
+  /** When it first answered DEFERRED in this campaign (`deferral.ts`); absent: never. */
+  readonly deferredAt?: number | undefined;
+  /** A deferred waiting node is not offered again before this. */
+  readonly deferRetryAt?: number | undefined;
+  /** How many times it deferred. */
+  readonly deferrals?: number | undefined;
+  /** A restarting node first seen back on another version (it may still report why). */
+  readonly revertSeenAt?: number | undefined;
   readonly stateChangedAt: number;
   /** When it reached a final state. */
   readonly finishedAt: number | undefined;

@@ -13,7 +13,9 @@ export type ObservedPhase =
   | "RESTARTING"
   | "FAILED"
   | "REINSTATED"
-  | "CONFIRMED";
+  | "CONFIRMED"
+  /** Not now: the node is busy and asks to be offered again later (nothing applied). */
+  | "DEFERRED";
 
 /** The latest `ObservedState` an Agent sent for one operation. */
 export interface ObservedReport {

@@ -3,6 +3,7 @@
  */
 import { concurrencyLimit, inFlight, poolLimit } from "./batch-rules.js";
 import { downloadLimit, mayBeDownloading } from "./download-budget.js";
+import { deferralHolds, skipExpiredDeferrals } from "./deferral.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
@@ -113,6 +114,10 @@ export function offerNext(d: Draft): void {
   for (const n of activeNodes(d)) {
     if (inFlight(n, d.now)) poolInFlight.set(n.pool, (poolInFlight.get(n.pool) ?? 0) + 1);
   }
+  skipExpiredDeferrals(
+    d,
+    waitingNodes(d, b.index).filter((n) => n.deferredAt !== undefined),
+  );
   const limit = concurrencyLimit(spec.concurrency);
   if (batchInFlight >= limit) return;
   const maxDownloads = downloadLimit(spec);
@@ -120,6 +125,8 @@ export function offerNext(d: Draft): void {
   if (downloading >= maxDownloads) return;
   for (const n of waitingNodes(d, b.index)) {
     if (batchInFlight >= limit || downloading >= maxDownloads) break;
+    // A deferred node waits for its retry time, then for a free slot like any other.
+    if (deferralHolds(n, d.now)) continue;
     const f = factsOf(d, n.nodeId);
     if (f?.disabled === true) {
       skipDisabled(d, n);
@@ -141,6 +148,7 @@ export function offerNext(d: Draft): void {
         offerBootId: f.bootId,
         previousVersion: f.agentVersion,
         reconnectDeadline: d.now + spec.reconnectTimeoutMs,
+        deferRetryAt: undefined,
         message: undefined,
       },
       `offered ${d.target.version}`,

@@ -84,6 +84,11 @@ export interface CampaignSpec {
    * fetching the artifact at once, beside `concurrency`; absent: none.
    */
   readonly maxDownloads?: number | undefined;
+  /**
+   * Deferral (`deferral.ts`): how long after its first DEFERRED answer a node may keep
+   * deferring before it ends skipped `deferred`; absent: `DEFAULT_MAX_DEFER_MS` (1 hour).
+   */
+  readonly maxDeferMs?: number | undefined;
 }
 
 /** A ramp as an administrator gives it: the step length defaults to the policy minimum. */
@@ -120,6 +125,8 @@ export interface CampaignSpecInput {
   readonly minCanaries?: number | undefined;
   /** 0 or absent: no download budget. */
   readonly maxDownloads?: number | undefined;
+  /** Absent: the default (1 hour); 0: a node that defers is skipped at once. */
+  readonly maxDeferMs?: number | undefined;
 }
 
 /** Operator policy (config file `policy.*` and `timeouts.*`), bounding and defaulting specs. */
@@ -204,6 +211,7 @@ export function resolveSpec(
     ...(input.maxFailures === undefined ? {} : { maxFailures: input.maxFailures }),
     ...(input.minCanaries ? { minCanaries: input.minCanaries } : {}),
     ...(input.maxDownloads ? { maxDownloads: input.maxDownloads } : {}),
+    ...(input.maxDeferMs === undefined ? {} : { maxDeferMs: input.maxDeferMs }),
   };
 }
 
@@ -282,6 +290,9 @@ export const MAX_DOWNLOADS = 1_000_000;
 /** The most nodes `--min-canaries` may ask for. */
 export const MAX_MIN_CANARIES = 100_000;
 
+/** The longest `maxDeferMs` a campaign may ask for: seven days. */
+export const MAX_MAX_DEFER_MS = 7 * 24 * 3_600_000;
+
 function validateSample(spec: CampaignSpec, add: Add): void {
   const budget = spec.maxFailures;
   if (budget?.kind === "count" && !(isInt(budget.count) && budget.count >= 0))
@@ -297,6 +308,9 @@ function validateSample(spec: CampaignSpec, add: Add): void {
       "min_canaries",
       `min canaries must be a whole number from 1 to ${MAX_MIN_CANARIES}, not ${min}`,
     );
+  const defer = spec.maxDeferMs;
+  if (defer !== undefined && !(isInt(defer) && defer >= 0 && defer <= MAX_MAX_DEFER_MS))
+    add("max_defer", `max defer must be from 0 to 7 days, not ${minutes(defer)}`);
 }
 
 function validateRamp(spec: CampaignSpec, policy: Policy, add: Add): void {

@@ -60,6 +60,8 @@ export function formatWait(w: Wait): string {
       return `${nodes(w.count)} to offer not connected (offered when back, skipped once offline)`;
     case "to_offer":
       return `${nodes(w.count)} to offer at the next decision`;
+    case "deferred":
+      return `${nodes(w.count)} deferred (busy), offered again in ${formatLeft(w.nextOfferLeftMs)} at the soonest, skipped once past max defer`;
     case "min_duration":
       return `minimum duration: ${formatLeft(w.leftMs)} left`;
     case "soak":

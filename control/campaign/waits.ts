@@ -74,6 +74,8 @@ export type Wait =
     }
   | { readonly kind: "disconnected"; readonly count: number }
   | { readonly kind: "to_offer"; readonly count: number }
+  /** Waiting nodes that answered DEFERRED: offered again in `nextOfferLeftMs` at the soonest. */
+  | { readonly kind: "deferred"; readonly count: number; readonly nextOfferLeftMs: number }
   | { readonly kind: "min_duration"; readonly leftMs: number }
   | { readonly kind: "soak"; readonly leftMs: number }
   | { readonly kind: "gate_pending"; readonly label: string }
@@ -174,7 +176,19 @@ function nodeWaits(input: WaitsInput, batch: readonly CampaignNode[], offering: 
     const last = latest(verifying, (n) => n.graceEndsAt ?? now);
     out.push({ kind: "verifying", count: verifying.length, graceLeftMs: positive(last - now) });
   }
-  const waiting = batch.filter((n) => n.state === "waiting");
+  const all = batch.filter((n) => n.state === "waiting");
+  const deferred = all.filter((n) => n.deferredAt !== undefined);
+  if (deferred.length > 0) {
+    let soonest = Number.POSITIVE_INFINITY;
+    for (const n of deferred) soonest = Math.min(soonest, n.deferRetryAt ?? now);
+    out.push({
+      kind: "deferred",
+      count: deferred.length,
+      nextOfferLeftMs: positive(soonest - now),
+    });
+  }
+  // A deferred node waits for its retry time before it is one to offer again.
+  const waiting = all.filter((n) => n.deferRetryAt === undefined || n.deferRetryAt <= now);
   if (waiting.length === 0 || !offering) return out;
   const online = input.online ?? (() => true);
   const reachable = waiting.filter((n) => online(n.nodeId));

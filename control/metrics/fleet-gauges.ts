@@ -22,6 +22,8 @@ interface CampaignRow {
   /** Null for a campaign without node rows. */
   readonly state: string | null;
   readonly nodes: number;
+  /** Of `nodes` (waiting ones), those that answered DEFERRED and wait to be offered again. */
+  readonly deferred: number;
 }
 
 interface NodesRow {
@@ -40,10 +42,11 @@ interface NodesRow {
  */
 const CAMPAIGNS_SQL = `
   select c.id, c.phase, c.current_batch, extract(epoch from c.updated_at)::float8 as changed,
-         s.state, coalesce(s.nodes, 0) as nodes
+         s.state, coalesce(s.nodes, 0) as nodes, coalesce(s.deferred, 0) as deferred
     from campaigns c
     left join lateral (
-      select n.state, count(*)::int as nodes
+      select n.state, count(*)::int as nodes,
+             (count(*) filter (where n.state = 'waiting' and n.record ? 'deferredAt'))::int as deferred
         from campaign_nodes n
        where n.campaign_id = c.id
        group by n.state
@@ -164,6 +167,19 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
       this.reset();
       for (const r of rows)
         if (r.state !== null) this.set({ campaign: r.id, state: r.state }, r.nodes);
+    },
+  });
+  new Gauge({
+    name: "agent_control_campaign_deferred_nodes",
+    help: "Waiting nodes of each unfinished campaign that answered DEFERRED (busy) and wait to be offered again.",
+    labelNames: ["campaign"],
+    registers,
+    async collect() {
+      const rows = (await campaigns()) ?? [];
+      this.reset();
+      const byCampaign = new Map<string, number>();
+      for (const r of rows) byCampaign.set(r.id, (byCampaign.get(r.id) ?? 0) + r.deferred);
+      for (const [campaign, count] of byCampaign) this.set({ campaign }, count);
     },
   });
 }

@@ -4,6 +4,7 @@
  * that Control, and waits on what Control sees of a node.
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ReleaseHealth } from "../../control/shared/release/index.js";
 import type { SelectorSchema } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { type Node, NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
@@ -37,13 +38,15 @@ export function agentCampaignFixture(): Promise<CampaignFixture> {
 
 /**
  * Registers a release of `version` at `sequence` for {@link PLATFORM}, signed by the
- * fixture's key, with `content` as its artifact uploaded to Control.
+ * fixture's key, with `content` as its artifact uploaded to Control and `health` as its
+ * signed health checks when given.
  */
 export async function registerAgentRelease(
   fx: CampaignFixture,
   version: string,
   sequence: number,
   content: Uint8Array,
+  health?: ReleaseHealth,
 ): Promise<void> {
   const release = await makeRelease({
     version,
@@ -51,6 +54,7 @@ export async function registerAgentRelease(
     keys: [fx.key],
     platforms: [PLATFORM],
     content: () => content,
+    ...(health === undefined ? {} : { health }),
   });
   await fx.tc.client(ReleaseService).registerRelease({
     envelope: release.envelope,

@@ -12,6 +12,7 @@ import {
   keyIdOf,
   preAuthEncoding,
   RELEASE_PAYLOAD_TYPE,
+  type ReleaseHealth,
   type ReleaseKeyPair,
   serializeEnvelope,
   sha256Hex,
@@ -47,6 +48,8 @@ export interface MakeReleaseOptions {
   readonly content?: (platform: string) => Uint8Array;
   /** Use artifact urls under this base instead of files served by Control. */
   readonly urlBase?: string;
+  /** The manifest's signed health checks. */
+  readonly health?: ReleaseHealth;
 }
 
 /** Builds and signs a release. */
@@ -85,6 +88,7 @@ export async function makeRelease(options: MakeReleaseOptions): Promise<TestRele
       sequence: options.sequence,
       expires,
       artifacts,
+      ...(options.health === undefined ? {} : { health: options.health }),
     });
   }
   let envelope: Envelope = createEnvelope(payload);

@@ -16,6 +16,7 @@ import { ManualClock } from "../../control/manual-clock.js";
 import type { SimAgent } from "../../simulation/agent-script.js";
 import type { SimFleet } from "../../simulation/agents.js";
 import type { WireOperation } from "../../simulation/ground-truth.js";
+import { healthViolations } from "../../simulation/health-invariants.js";
 import {
   newOutcomeCheckState,
   type OutcomeWorld,
@@ -206,6 +207,50 @@ describe("I2 from ground truth: a finished rollback reached every node that ran 
     expect(outcomeViolations(w, 100).join("\n")).toMatch(
       /^I2: n1 ran 2\.0\.0 after c0's upgrade and was neither sent a rollback/m,
     );
+  });
+});
+
+describe("health checks from ground truth: I2 and H1", () => {
+  /** The agent boots on the target, fails its health checks and its supervisor reverts it. */
+  function failHealth(a: SimAgent, at: number): void {
+    upgrade(a, "c0", at);
+    a.version = OLD;
+    a.record.runs.push({ version: OLD, at: at + 8 });
+    (a.record.healthFailures as string[]).push("c0/n1/upgrade");
+  }
+
+  it("I2 asks no rollback of a node its own supervisor took off the target, but still of one on it", () => {
+    const a = testAgent("n1", { connected: true });
+    const { w, set, campaign } = world([a]);
+    failHealth(a, 10);
+    set(
+      { ...rolledBack(campaign), finishedAt: 100 },
+      { state: "failed", code: "health_check_failed" },
+    );
+    expect(outcomeViolations(w, 100).filter((v) => v.startsWith("I2"))).toEqual([]);
+    // Back on the target afterwards: the exemption no longer holds.
+    a.version = NEW;
+    a.record.runs.push({ version: NEW, at: 90 });
+    const again = world([a]);
+    again.set(
+      { ...rolledBack(again.campaign), finishedAt: 100 },
+      { state: "failed", code: "health_check_failed" },
+    );
+    expect(outcomeViolations(again.w, 100).join("\n")).toMatch(
+      /^I2: n1 ran 2\.0\.0 after c0's upgrade/m,
+    );
+  });
+
+  it("H1 breaks when a node that failed the target's health checks is succeeded, and holds when it failed", () => {
+    const a = testAgent("n1", { connected: true });
+    const { w, set } = world([a]);
+    failHealth(a, 10);
+    set({}, { state: "succeeded" });
+    expect(healthViolations(w.store, w.fleet, 100)).toEqual([
+      "H1: n1 failed the health checks of c0's upgrade, yet the campaign says it succeeded",
+    ]);
+    set({}, { state: "failed", code: "health_check_failed" });
+    expect(healthViolations(w.store, w.fleet, 100)).toEqual([]);
   });
 });
 

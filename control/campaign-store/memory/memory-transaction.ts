@@ -135,7 +135,9 @@ export class MemoryTransaction implements CampaignTransaction {
         if (i !== undefined) records[i] = n;
       }
       for (const o of w.operations) {
-        if (t.operations.has(o.id)) continue;
+        const prior = t.operations.get(o.id);
+        // An offer again to a node that deferred: the same operation, sent afresh.
+        if (prior !== undefined && prior.report?.phase !== "DEFERRED") continue;
         t.operations.set(o.id, {
           id: o.id,
           campaignId: o.campaignId,

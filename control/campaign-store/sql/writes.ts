@@ -147,7 +147,12 @@ export async function writeDecision(q: Queryable, w: DecisionWrite): Promise<boo
               case when x.failure is null then null else $7::timestamptz end, x.failure
          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[])
               as x(id, campaign_id, node_id, kind, payload, failure)
-       on conflict (id) do nothing`,
+       on conflict (id) do update set
+          payload = excluded.payload, created_at = excluded.created_at, last_sent_at = null,
+          send_count = 0, acked_at = null, report_phase = null, report_code = null,
+          report_message = null, report_version = null, report_at = null, report_boot_id = null,
+          failed_at = excluded.failed_at, failure = excluded.failure
+        where campaign_operations.report_phase = 'DEFERRED'`,
       [
         ops.map((o) => o.id),
         ops.map((o) => o.campaignId),

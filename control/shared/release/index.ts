@@ -10,7 +10,9 @@
  * `artifacts` (object keyed by platform from {@link KNOWN_PLATFORMS}, at least one; each
  * `{sha256: 64 lower-case hex, size: positive safe integer, url | file}` with exactly one of
  * `url` (absolute https/http, no credentials) or `file` (relative `/`-separated path, no
- * `.`/`..`)). Unknown fields, duplicate keys and invalid UTF-8 are refused, not ignored:
+ * `.`/`..`)), and optionally `health` (the checks the Agent runs after the new version
+ * starts, see {@link ReleaseHealth}; an Agent that predates it refuses such a manifest as
+ * malformed, which fails safe). Unknown fields, duplicate keys and invalid UTF-8 are refused, not ignored:
  * a verifier never silently skips what a signer meant; a new field needs a new payload
  * type. {@link buildManifest} writes the canonical form (sorted keys, 2-space indent,
  * trailing newline), but any byte spelling that parses is accepted: signatures cover the
@@ -69,6 +71,15 @@ export {
   serializeEnvelope,
 } from "./envelope.js";
 export { isReleaseError, RELEASE_REFUSALS, ReleaseError, type ReleaseRefusal } from "./errors.js";
+export {
+  type CommandHealthCheck,
+  HEALTH_LIMITS,
+  type HealthCheck,
+  type HttpHealthCheck,
+  healthBudgetMs,
+  parseHealth,
+  type ReleaseHealth,
+} from "./health.js";
 export {
   ED25519_KEY_LENGTH,
   ED25519_SIGNATURE_LENGTH,

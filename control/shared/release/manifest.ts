@@ -2,6 +2,7 @@
  * The release manifest: what a signed release says. Parsed strictly; built canonically.
  */
 import { ReleaseError } from "./errors.js";
+import { parseHealth, type ReleaseHealth } from "./health.js";
 import { isKnownPlatform, KNOWN_PLATFORMS } from "./platforms.js";
 import { isSemver } from "./semver.js";
 import { canonicalJson, isJsonObject, parseStrictJson } from "./strict-json.js";
@@ -33,12 +34,14 @@ export interface ReleaseManifest {
   sequence: number;
   expires: string;
   artifacts: Record<string, ManifestArtifact>;
+  /** The checks the Agent runs after the new version starts (absent: none). */
+  health?: ReleaseHealth;
 }
 
 /** The only product a manifest may name. */
 export const RELEASE_PRODUCT = "agent";
 
-const MANIFEST_KEYS = new Set(["product", "version", "sequence", "expires", "artifacts"]);
+const MANIFEST_KEYS = new Set(["product", "version", "sequence", "expires", "artifacts", "health"]);
 const ARTIFACT_KEYS = new Set(["sha256", "size", "url", "file"]);
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 const FILE_PATH = /^[A-Za-z0-9._+-]+(?:\/[A-Za-z0-9._+-]+)*$/;
@@ -65,10 +68,10 @@ export function parseManifest(payload: Uint8Array): ReleaseManifest {
   if (unknown.length > 0) {
     throw new ReleaseError(
       "malformed_manifest",
-      `the manifest has unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}; allowed: product, version, sequence, expires, artifacts`,
+      `the manifest has unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}; allowed: product, version, sequence, expires, artifacts, health`,
     );
   }
-  const { product, version, sequence, expires, artifacts } = doc;
+  const { product, version, sequence, expires, artifacts, health } = doc;
   if (product !== RELEASE_PRODUCT) {
     throw new ReleaseError(
       "wrong_product",
@@ -93,7 +96,15 @@ export function parseManifest(payload: Uint8Array): ReleaseManifest {
       `the manifest's expires must be an RFC 3339 date-time (e.g. "2030-01-31T00:00:00Z"), found ${describe(expires)}`,
     );
   }
-  return { product, version, sequence, expires, artifacts: parseArtifacts(artifacts) };
+  const parsedArtifacts = parseArtifacts(artifacts);
+  return {
+    product,
+    version,
+    sequence,
+    expires,
+    artifacts: parsedArtifacts,
+    ...(health === undefined ? {} : { health: parseHealth(health) }),
+  };
 }
 
 function parseArtifacts(value: unknown): Record<string, ManifestArtifact> {
@@ -194,6 +205,8 @@ export interface ManifestInput {
   sequence: number;
   expires: Date;
   artifacts: Record<string, ManifestArtifact>;
+  /** Health checks (see {@link ReleaseHealth}); omitted from the bytes when absent. */
+  health?: ReleaseHealth;
 }
 
 /**
@@ -219,6 +232,7 @@ export function buildManifest(input: ManifestInput): Uint8Array {
     sequence: input.sequence,
     expires,
     artifacts: input.artifacts,
+    ...(input.health === undefined ? {} : { health: input.health }),
   };
   const bytes = new TextEncoder().encode(canonicalJson(doc));
   parseManifest(bytes);

@@ -104,6 +104,24 @@ describeStoreContract("facts", ({ fx, store, insert, addOperations, unackedIds }
       expect(await unackedIds()).toEqual(["c1/n2/upgrade", "c1/n3/upgrade"]);
     });
 
+    it("sends an operation its node answered DEFERRED afresh when a decision offers it again, and keeps any other", async () => {
+      await store.recordFacts(
+        [
+          report("c1/n1/upgrade", "n1", "DEFERRED", 10),
+          report("c1/n2/upgrade", "n2", "ACCEPTED", 10),
+        ],
+        [],
+      );
+      expect(await unackedIds()).toEqual(["c1/n3/upgrade"]);
+      await addOperations("c1", [op("c1", "n1", "upgrade"), op("c1", "n2", "upgrade")], at(70));
+      // The deferred one has no report any more; the accepted one kept its own.
+      expect(await factsOf("c1")).toEqual([
+        { id: "c1/n2/upgrade", phase: "ACCEPTED", at: at(10), failed: null },
+      ]);
+      // Oldest first: the new offer is the newest row.
+      expect(await unackedIds()).toEqual(["c1/n3/upgrade", "c1/n1/upgrade"]);
+    });
+
     it("ignores a report older than the stored one, and sets acked_at from the first report only", async () => {
       await store.recordFacts([report("c1/n1/upgrade", "n1", "ACCEPTED", 10)], []);
       expect(await fx.operation("c1/n1/upgrade")).toMatchObject({ acked_at: at(10) });

@@ -98,6 +98,53 @@ describe("the supervisor protects the node from a new version", () => {
     );
   });
 
+  it("reverts a version that fails its release's health checks, with health_check_failed and the check's message", async () => {
+    const paths = await onTrial(HANGS);
+    const failing = `import { readFileSync, writeFileSync } from "node:fs";
+const file = ${JSON.stringify(paths.state)};
+const state = JSON.parse(readFileSync(file, "utf8"));
+state.healthFailure = { opId: "op1", message: 'health check "api" (GET http://127.0.0.1:8080/) answered status 503' };
+writeFileSync(file, JSON.stringify(state));
+process.exit(76);`;
+    await installVersion(paths, "2.0.0", new TextEncoder().encode(failing));
+    await superviseUntil(paths, 60_000, async () => (await readCurrent(paths)) === "1.0.0");
+    const state = await loadState(paths);
+    expect(state?.healthFailure).toBeUndefined();
+    expect(state?.switch).toBeUndefined();
+    expect(state?.pendingReport).toBe("op1");
+    expect(state?.handled.op1).toEqual({
+      phase: OperationPhase.FAILED,
+      version: "1.0.0",
+      code: "health_check_failed",
+      message:
+        '2.0.0 failed health check "api" (GET http://127.0.0.1:8080/) answered status 503; reverted to 1.0.0',
+    });
+  });
+
+  it("gives a version on trial the time of its health checks on top of the start deadline", async () => {
+    const paths = await onTrial(HANGS);
+    const state = await loadState(paths);
+    if (state?.switch === undefined) throw new Error("no switch");
+    state.switch = {
+      ...state.switch,
+      health: {
+        checks: [{ kind: "http", name: "api", port: 8080, path: "/", timeoutSeconds: 1 }],
+        periodSeconds: 2,
+        intervalSeconds: 1,
+      },
+    };
+    await saveState(paths, state);
+    const took = await superviseUntil(
+      paths,
+      500,
+      async () => (await readCurrent(paths)) === "1.0.0",
+    );
+    expect(took).toBeGreaterThanOrEqual(4500);
+    expect((await loadState(paths))?.handled.op1?.message).toMatch(
+      /not welcomed by Control within 4500 ms/,
+    );
+  });
+
   it("reverts a version that runs but is not welcomed within the deadline", async () => {
     const paths = await onTrial(HANGS);
     const took = await superviseUntil(

@@ -123,12 +123,13 @@ function patchFacts(h: Harness, nodeId: string, patch: Partial<NodeFacts>): void
   h.facts.set(nodeId, { ...f, ...patch });
 }
 
-/** The agent reports `phase` on its operation of `kind`. */
+/** The agent reports `phase` on its operation of `kind` (with `said`'s code and message when given). */
 export function report(
   h: Harness,
   nodeId: string,
   phase: ObservedPhase,
   kind: ActionKind = "upgrade",
+  said: { readonly code?: string; readonly message?: string } = {},
 ): void {
   const f = h.facts.get(nodeId);
   const id = operationId(h.campaign.id, nodeId, kind);
@@ -140,8 +141,8 @@ export function report(
         operationId: id,
         phase,
         version: "",
-        code: "",
-        message: phase.toLowerCase(),
+        code: said.code ?? "",
+        message: said.message ?? phase.toLowerCase(),
         at: h.now,
         bootId: f?.bootId,
       },

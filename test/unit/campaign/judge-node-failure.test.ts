@@ -53,6 +53,22 @@ describe("what a failed upgrade records", () => {
       reason: `node ${ID}: offered → failed: apply failed`,
     },
     {
+      name: "a health check that failed on the new version",
+      script: (h) =>
+        report(h, ID, "FAILED", "upgrade", {
+          code: "health_check_failed",
+          message:
+            '2.0.0 failed health check "api" (GET http://127.0.0.1:8080/) answered status 503; reverted to 1.0.0',
+        }),
+      node: {
+        state: "failed",
+        code: "health_check_failed",
+        message:
+          '2.0.0 failed health check "api" (GET http://127.0.0.1:8080/) answered status 503; reverted to 1.0.0',
+      },
+      reason: `node ${ID}: offered → failed: failed its health checks`,
+    },
+    {
       name: "a reinstatement by the agent",
       script: (h) => report(h, ID, "REINSTATED"),
       node: {

@@ -1,7 +1,19 @@
 import { describe, expect, it } from "vitest";
 import type { Decision, JudgedMark } from "../../../control/campaign/index.js";
 import { decide } from "../../../control/campaign/index.js";
-import { fleet, type Harness, MIN, NEW, nodeOf, reboot, report, start, tick } from "./harness.js";
+import { REVERT_REPORT_GRACE_MS } from "../../../control/campaign/judge-node.js";
+import {
+  fleet,
+  type Harness,
+  MIN,
+  NEW,
+  nodeOf,
+  OLD,
+  reboot,
+  report,
+  start,
+  tick,
+} from "./harness.js";
 
 /** Three nodes in one batch, all offered by a first decision; returns its mark. */
 function offeredAll(): { h: Harness; mark: JudgedMark } {
@@ -55,6 +67,23 @@ describe("judging since the previous decision", () => {
       ["node-000", "failed", "reconnect_timeout"],
       ["node-001", "failed", "reconnect_timeout"],
       ["node-002", "failed", "reconnect_timeout"],
+    ]);
+  });
+
+  it("judges a node back on another version once its time to report why ran out, though nothing was said", () => {
+    const { h } = offeredAll();
+    h.now += 1000;
+    report(h, "node-000", "RESTARTING");
+    tick(h);
+    h.now += 1000;
+    reboot(h, "node-000", OLD);
+    const seen = tick(h);
+    expect(nodeOf(h, "node-000").revertSeenAt).toBe(h.now);
+    if (seen.judged === undefined) throw new Error("the decision settled and left a mark");
+    h.now += REVERT_REPORT_GRACE_MS;
+    const d = since(h, seen.judged, []);
+    expect(d.changes.nodes.map((n) => [n.nodeId, n.state, n.code])).toEqual([
+      ["node-000", "failed", "reverted"],
     ]);
   });
 

@@ -21,6 +21,7 @@ import {
   type Harness,
   inState,
   MIN,
+  report,
   start,
   tick,
 } from "./harness.js";
@@ -62,6 +63,20 @@ interface Row {
 }
 
 const rows: Row[] = [
+  {
+    name: "a node that deferred is counted with the time until it is offered again",
+    drive: () => {
+      const h = start(fleet(1), { batches: [{ percent: 100, minDurationMs: 0 }] });
+      tick(h);
+      report(h, "node-000", "DEFERRED", "upgrade", { message: "backup running" });
+      tick(h);
+      h.now += 20 * S;
+      return { h };
+    },
+    expected: [
+      "1 node deferred (busy), offered again in 40 s at the soonest, skipped once past max defer",
+    ],
+  },
   {
     name: "a settled batch 18 minutes into its 30 waits 12 minutes",
     drive: () => {

@@ -1,0 +1,104 @@
+/**
+ * Deferral (internal to decide): a node may answer an offer DEFERRED ("not now", with a
+ * reason). It is then neither failed nor in flight: it goes back to waiting, is offered again
+ * no sooner than {@link deferRetryMs} later and only when a slot is free, and once
+ * `maxDeferMs` have passed since its first deferral in the campaign it ends skipped with code
+ * `deferred` (at its next DEFERRED answer, or while it waits for a slot).
+ */
+import type { Draft } from "./draft.js";
+import { updateNode } from "./draft.js";
+import type { CampaignNode, ObservedReport } from "./model.js";
+import { minutes } from "./reports.js";
+import type { CampaignSpec } from "./spec.js";
+
+/** How long a node may keep deferring when its campaign names no `maxDeferMs`: one hour. */
+export const DEFAULT_MAX_DEFER_MS = 3_600_000;
+
+/**
+ * A deferred node is offered again no sooner than this after its answer: one minute, or a
+ * quarter of the campaign's max defer when that is shorter (at least a second).
+ */
+export const DEFER_RETRY_MS = 60_000;
+
+/** How long after a DEFERRED answer the node may be offered again (see {@link DEFER_RETRY_MS}). */
+export function deferRetryMs(spec: CampaignSpec): number {
+  return Math.min(DEFER_RETRY_MS, Math.max(1000, Math.floor(maxDeferOf(spec) / 4)));
+}
+
+/** The campaign's deferral limit. */
+export function maxDeferOf(spec: CampaignSpec): number {
+  return spec.maxDeferMs ?? DEFAULT_MAX_DEFER_MS;
+}
+
+/** When a deferred node's deferral runs out (undefined for a node that never deferred). */
+export function deferralEnds(spec: CampaignSpec, n: CampaignNode): number | undefined {
+  return n.deferredAt === undefined ? undefined : n.deferredAt + maxDeferOf(spec);
+}
+
+/** True while a deferred waiting node must not be offered yet (its retry time is ahead). */
+export function deferralHolds(n: CampaignNode, now: number): boolean {
+  return n.deferRetryAt !== undefined && now < n.deferRetryAt;
+}
+
+/**
+ * True when `r` is a DEFERRED answer to the node's current offer: a DEFERRED report from
+ * before the node was last offered answered an earlier offer of the same operation.
+ */
+export function defersCurrentOffer(n: CampaignNode, r: ObservedReport): boolean {
+  return r.phase === "DEFERRED" && r.at >= (n.offeredAt ?? 0);
+}
+
+/**
+ * Judges a node that answered its offer DEFERRED: back to waiting with its first deferral time,
+ * its retry time and the reason as its message; skipped `deferred` when its deferral ran out.
+ */
+export function judgeDeferred(d: Draft, n: CampaignNode, r: ObservedReport): void {
+  const first = n.deferredAt ?? d.now;
+  const limit = maxDeferOf(d.campaign.spec);
+  const reason = r.message || "the node asked to be offered later";
+  if (d.now >= first + limit) {
+    skipDeferred(d, n, first, reason);
+    return;
+  }
+  updateNode(
+    d,
+    n,
+    {
+      state: "waiting",
+      deferredAt: first,
+      deferRetryAt: d.now + deferRetryMs(d.campaign.spec),
+      deferrals: (n.deferrals ?? 0) + 1,
+      reconnectDeadline: undefined,
+      offerBootId: undefined,
+      message: `deferred: ${reason}`,
+    },
+    "deferred",
+  );
+}
+
+/** Skips the deferred waiting nodes of `nodes` whose deferral ran out by now. */
+export function skipExpiredDeferrals(d: Draft, nodes: readonly CampaignNode[]): void {
+  for (const n of nodes) {
+    const ends = deferralEnds(d.campaign.spec, n);
+    if (ends === undefined || d.now < ends) continue;
+    const reason = n.message?.replace(/^deferred: /, "") ?? "the node asked to be offered later";
+    skipDeferred(d, n, n.deferredAt as number, reason);
+  }
+}
+
+function skipDeferred(d: Draft, n: CampaignNode, first: number, reason: string): void {
+  const limit = maxDeferOf(d.campaign.spec);
+  updateNode(
+    d,
+    n,
+    {
+      state: "skipped",
+      code: "deferred",
+      deferredAt: first,
+      deferRetryAt: undefined,
+      reconnectDeadline: undefined,
+      message: `deferred for ${minutes(limit)} or more (the campaign's max defer): ${reason}`,
+    },
+    "skipped deferred",
+  );
+}

@@ -1,0 +1,131 @@
+/**
+ * Health checks carried in a signed release, run by real Agents: two real Agents installed at
+ * 1.0.0 take a campaign to 1.1.0, whose manifest names an HTTP check of a local port and a
+ * command. On one node the command fails (what it reads on that node says so): its new version
+ * never connects, its supervisor reverts it and it reports FAILED health_check_failed with the
+ * check, its exit code and its output. Half the canaries failed: the batch breaches, the other
+ * node is rolled back, and both run 1.0.0 again. `agentctl campaign show` prints the message.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ReleaseHealth } from "../../control/shared/release/index.js";
+import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { agentctl } from "../helpers/agentctl.js";
+import {
+  type CampaignFixture,
+  isDone,
+  quickSpec,
+  waitForCampaign,
+} from "../integration/campaign-fixture.js";
+import {
+  agentCampaignFixture,
+  enrollFlags,
+  registerAgentRelease,
+  waitOnline,
+} from "./agent-campaign-fixture.js";
+import { agentStatus, buildAgent, type RunningAgent, startAgent } from "./agent-fixture.js";
+
+const FAILING = "health-node-a";
+const PASSING = "health-node-b";
+const DEADLINE_MS = 8_000;
+
+describe("a release's health checks run by real Agents", () => {
+  let fx: CampaignFixture;
+  let dir = "";
+  let api: Server;
+  let apiHits = 0;
+  const agents: RunningAgent[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "agent-health-"));
+    api = createServer((_req, res) => {
+      apiHits++;
+      res.writeHead(200).end("ok\n");
+    });
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    const [, v110] = await Promise.all(
+      ["1.0.0", "1.1.0"].map((v) => buildAgent(v, join(dir, `agent-${v}.mjs`))),
+    );
+    fx = await agentCampaignFixture();
+    const health: ReleaseHealth = {
+      checks: [
+        {
+          kind: "http",
+          name: "local-api",
+          port: (api.address() as AddressInfo).port,
+          path: "/healthz",
+          timeoutSeconds: 5,
+        },
+        {
+          kind: "command",
+          name: "workload",
+          command: "/bin/sh",
+          args: ["-c", 'echo "probing the workload"; test ! -e "$HEALTH_MARK"'],
+          timeoutSeconds: 10,
+          exitCode: 0,
+        },
+      ],
+      periodSeconds: 2,
+      intervalSeconds: 1,
+    };
+    await registerAgentRelease(fx, "1.1.0", 11, v110 as Uint8Array, health);
+    const broken = join(dir, "workload-broken");
+    await writeFile(broken, "");
+    for (const [node, mark] of [
+      [FAILING, broken],
+      [PASSING, join(dir, "no-such-file")],
+    ] as const) {
+      agents.push(
+        startAgent(
+          join(dir, "agent-1.0.0.mjs"),
+          join(dir, node),
+          await enrollFlags(fx, node, DEADLINE_MS),
+          { ...process.env, HEALTH_MARK: mark },
+        ),
+      );
+    }
+    await Promise.all([FAILING, PASSING].map((n) => waitOnline(fx.tc, n, "1.0.0")));
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(agents.map((a) => a.stop()));
+    await fx?.stop();
+    await new Promise((resolve) => api?.close(resolve));
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("fails the node whose check fails with the check's message, breaches, and both nodes run 1.0.0 again", async () => {
+    // Both nodes are canaries: the check fails on half of them.
+    const started = await fx.campaigns.startCampaign({
+      spec: quickSpec("1.1.0", [5, 100], { minCanaries: 2 }),
+    });
+    const id = started.campaign?.id ?? "";
+    const done = await waitForCampaign(fx.campaigns, id, isDone, 120_000);
+    expect(CampaignPhase[done.phase]).toBe("ROLLED_BACK");
+    const { nodes } = await fx.campaigns.getCampaign({ id });
+    const failing = nodes.find((n) => n.nodeId === FAILING);
+    expect(failing).toMatchObject({ state: NodeState.FAILED, code: "health_check_failed" });
+    expect(failing?.message).toMatch(
+      /1\.1\.0 failed health check "workload" \(\/bin\/sh -c .*\) exited with code 1, expected 0: probing the workload; reverted to 1\.0\.0/,
+    );
+    expect(NodeState[nodes.find((n) => n.nodeId === PASSING)?.state ?? 0]).toBe("ROLLED_BACK");
+    for (const node of [FAILING, PASSING]) {
+      await waitOnline(fx.tc, node, "1.0.0");
+      const status = await agentStatus(join(dir, "agent-1.0.0.mjs"), join(dir, node));
+      expect(status).toMatchObject({ current: "1.0.0", pending: null });
+    }
+    // The passing node ran its checks for the stated period: at least two rounds of the HTTP check.
+    expect(apiHits).toBeGreaterThanOrEqual(3);
+    expect(agents[0]?.logs()).toMatch(/a health check failed/);
+
+    const shown = await agentctl(["campaign", "show", id], {
+      AGENTCTL_SERVER: fx.tc.adminUrl,
+      AGENTCTL_TOKEN: fx.tc.operatorToken,
+    });
+    expect(shown.stdout).toContain('failed health check "workload"');
+  }, 180_000);
+});

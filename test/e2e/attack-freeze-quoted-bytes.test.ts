@@ -1,0 +1,111 @@
+/**
+ * Attack (a freeze hidden by the server's own bytes): the metadata of a real Agent process
+ * expires, and the hostile server then answers timestamp.json with metadata that carries
+ * U+0000 and terminal escape sequences, which tuf-js quotes in its refusal. Control ends any
+ * stream whose message holds U+0000, so an Agent that sent that refusal as its reason would
+ * lose its stream after every Welcome, and its freeze would never be recorded.
+ *
+ * Expected: the real Agent (`--tuf-refresh 2s`) is frozen, says so once on its stream with a
+ * reason free of U+0000, and keeps that stream.
+ */
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateKeyPair } from "../../control/shared/release/index.js";
+import { TestTufRepo } from "../helpers/tuf-repo.js";
+import {
+  agentStatus,
+  buildAgent,
+  eventually,
+  type RunningAgent,
+  startAgent,
+} from "./agent-fixture.js";
+import { HostileControl } from "./hostile-control.js";
+import { FORGED_PLATFORM } from "./hostile-forge.js";
+
+const JOIN = "freeze-quoted-join";
+
+describe("a freeze whose refusal quotes the server's bytes", () => {
+  let dir = "";
+  let install = "";
+  let artifact = "";
+  let control: HostileControl;
+  let repo: TestTufRepo;
+  let agent: RunningAgent | undefined;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "attack-freeze-quoted-"));
+    install = join(dir, "install");
+    artifact = join(dir, "agent-1.0.0.mjs");
+    await buildAgent("1.0.0", artifact);
+    const key = await generateKeyPair();
+    control = await new HostileControl(JOIN).start();
+    repo = await TestTufRepo.create();
+    await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
+    const root = join(dir, "root.json");
+    await writeFile(root, repo.initialRoot);
+    agent = startAgent(artifact, install, [
+      "--server",
+      control.address,
+      "--join-token",
+      JOIN,
+      "--node-id",
+      "frozen-quoted-1",
+      "--platform",
+      FORGED_PLATFORM,
+      "--pins",
+      key.pin,
+      "--tuf-root",
+      root,
+      "--tuf-url",
+      repo.base,
+      "--tuf-refresh",
+      "2s",
+    ]);
+    await eventually(async () => control.live()?.hello, "the Agent's first Hello");
+  }, 120_000);
+
+  afterAll(async () => {
+    await agent?.stop();
+    control?.stop();
+    await repo?.stop();
+  });
+
+  it("reports the freeze without U+0000 and keeps its stream", async () => {
+    const status = async () =>
+      (await agentStatus(artifact, install)) as unknown as { trust: { frozen: boolean } | null };
+    await eventually(
+      async () => ((await status()).trust?.frozen === false ? true : undefined),
+      "a first refresh that finds the metadata current",
+    );
+    // A timestamp that expires at once, trusted by the next refresh (tuf-js refuses a served
+    // expired one, so the Agent keeps the current one and expires with it)…
+    await repo.publishTimestamp(new Date(Date.now() + 2500));
+    const trustedAt = (await agentStatus(artifact, install)) as unknown as {
+      trust: { checkedAt: string };
+    };
+    await eventually(async () => {
+      const now = (await agentStatus(artifact, install)) as unknown as {
+        trust: { checkedAt: string };
+      };
+      return now.trust.checkedAt !== trustedAt.trust.checkedAt ? true : undefined;
+    }, "a refresh that trusts the short timestamp");
+    // …then, in its place, metadata whose refusal quotes U+0000 and an escape sequence.
+    repo.files.set(
+      "timestamp.json",
+      Buffer.from('{"signed":{"_type":"\\u0000\\u001b[2J"},"signatures":[]}'),
+    );
+    const streams = control.streams.length;
+    const frozen = await eventually(
+      async () => control.trust.find((t) => t.frozen),
+      "a TrustStatus saying frozen",
+      15_000,
+    );
+    expect(frozen.reason).toMatch(/no newer one could be fetched/);
+    expect(frozen.reason.includes("\u0000")).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(control.streams.length).toBe(streams);
+    expect(control.trust.filter((t) => t.frozen)).toHaveLength(1);
+  }, 60_000);
+});

@@ -1,0 +1,53 @@
+/**
+ * A node that announced its restart and comes back on its old version was reverted by its
+ * supervisor, which says why right after the Welcome: the engine gives that report a short
+ * grace, so a failed health check is recorded as such, and judges the node reverted after it.
+ */
+import { describe, expect, it } from "vitest";
+import { REVERT_REPORT_GRACE_MS } from "../../../control/campaign/judge-node.js";
+import { bringBack, fleet, nodeOf, OLD, report, start, tick } from "./harness.js";
+
+const ID = "node-000";
+const restarting = () => {
+  const h = start(fleet(1), {
+    batches: [{ percent: 100, minDurationMs: 0 }],
+    failureThresholdPercent: 100,
+  });
+  tick(h);
+  report(h, ID, "RESTARTING");
+  tick(h);
+  expect(nodeOf(h, ID).state).toBe("restarting");
+  bringBack(h, [ID], OLD);
+  return h;
+};
+
+describe("a node back on its old version after its restart", () => {
+  it("fails health_check_failed with the agent's message when that report follows its Hello", () => {
+    const h = restarting();
+    const back = tick(h);
+    expect(nodeOf(h, ID)).toMatchObject({ state: "restarting", revertSeenAt: h.now });
+    expect(back.wakeAt).toBe(h.now + REVERT_REPORT_GRACE_MS);
+    h.now += 20;
+    report(h, ID, "FAILED", "upgrade", {
+      code: "health_check_failed",
+      message: '2.0.0 failed health check "api"; reverted to 1.0.0',
+    });
+    tick(h);
+    expect(nodeOf(h, ID)).toMatchObject({
+      state: "failed",
+      code: "health_check_failed",
+      message: '2.0.0 failed health check "api"; reverted to 1.0.0',
+    });
+  });
+
+  it("is reverted once the grace passed without a report", () => {
+    const h = restarting();
+    tick(h);
+    h.now += REVERT_REPORT_GRACE_MS - 1;
+    tick(h);
+    expect(nodeOf(h, ID).state).toBe("restarting");
+    h.now += 1;
+    tick(h);
+    expect(nodeOf(h, ID)).toMatchObject({ state: "failed", code: "reverted", version: OLD });
+  });
+});
