@@ -79,9 +79,11 @@ describe("a freeze whose refusal quotes the server's bytes", () => {
       async () => ((await status()).trust?.frozen === false ? true : undefined),
       "a first refresh that finds the metadata current",
     );
-    // A timestamp that expires at once, trusted by the next refresh (tuf-js refuses a served
-    // expired one, so the Agent keeps the current one and expires with it)…
-    await repo.publishTimestamp(new Date(Date.now() + 2500));
+    // A timestamp that expires soon, trusted by the next refresh (tuf-js refuses a served
+    // expired one, so the Agent keeps the current one and expires with it). Its 8 s leave the
+    // junk below time to take its place before it expires, however slow the status polls are
+    // (served again once expired, it would be refused as expired, quoting nothing)…
+    await repo.publishTimestamp(new Date(Date.now() + 8000));
     const trustedAt = (await agentStatus(artifact, install)) as unknown as {
       trust: { checkedAt: string };
     };
@@ -100,7 +102,7 @@ describe("a freeze whose refusal quotes the server's bytes", () => {
     const frozen = await eventually(
       async () => control.trust.find((t) => t.frozen),
       "a TrustStatus saying frozen",
-      15_000,
+      25_000,
     );
     expect(frozen.reason).toMatch(/no newer one could be fetched/);
     expect(frozen.reason.includes("\u0000")).toBe(false);

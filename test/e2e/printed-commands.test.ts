@@ -294,6 +294,11 @@ describe("every agentctl command the operator guide and the demo print", {
     const online = await guide("npx agentctl node list --online");
     expect(online.output).toContain("web-00001");
     await guide("npx agentctl node show <id>", { "<id>": "web-00001" });
+    // The trust section's look at a node (none is frozen here: the columns are there).
+    const listed = await guide("npx agentctl node list");
+    expect(listed.output).toContain("web-00001");
+    const shown = await guide("npx agentctl node show web-17", { "web-17": "web-00001" });
+    expect(shown.output).toContain("web-00001");
 
     // Campaigns. The guide's variants start on the fleet one after another; before the
     // next, the reader aborts the last one (rolling its batch back) and waits for its end.
