@@ -96,12 +96,12 @@ describe("the failure threshold of a 100-node batch (5 %)", { timeout: 120_000 }
       failureThresholdPercent: 100,
       disruptionBudgetPercent: 100,
     });
+    // Both batches are watched for 3 s: the canary order is keyed by the fleet's own secret,
+    // so config-00007 may be the first batch's one node as well as one of the second's.
     spec.batches = [
-      { percent: 5, minDuration: { seconds: 0n, nanos: 0 } },
+      { percent: 5, minDuration: { seconds: 3n, nanos: 0 } },
       { percent: 100, minDuration: { seconds: 3n, nanos: 0 } },
     ];
-    const plan = await fx.campaigns.planCampaign({ spec });
-    expect(plan.batches[1]?.nodeIds).toContain("config-00007");
     const id = (await fx.campaigns.startCampaign({ spec })).campaign?.id ?? "";
     const done = await waitForCampaign(fx.campaigns, id);
     expect(done.phase).toBe(CampaignPhase.COMPLETED);
