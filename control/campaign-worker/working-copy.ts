@@ -284,7 +284,12 @@ export class WorkingCopies {
     }
   }
 
-  /** Re-reads the facts and registry rows of the copy's active nodes (and final ones awaiting their rollback). */
+  /**
+   * Re-reads the facts and registry rows of the copy's active nodes (and final ones awaiting
+   * their rollback), and the registry rows of the waiting nodes it holds offline: a waiting
+   * node that came back on another Control while that Control's announcement was lost (or
+   * sent before this copy was loaded, at a takeover) would otherwise never be offered.
+   */
   private async refreshActive(
     tx: CampaignTransaction,
     campaignId: string,
@@ -294,8 +299,17 @@ export class WorkingCopies {
     const active = copy.nodes
       .filter((n) => isActive(n.state) || awaitsRollback(n))
       .map((n) => n.nodeId);
-    for (const row of await tx.readRegistry(active)) {
-      if (!sameRow(copy.registry.get(row.id), row)) copy.factsChanged.add(row.id);
+    const away = copy.nodes
+      .filter((n) => n.state === "waiting" && copy.registry.get(n.nodeId)?.online !== true)
+      .map((n) => n.nodeId);
+    const rows = await tx.readRegistry([...active, ...away]);
+    const waiting = new Set(away);
+    for (const row of rows) {
+      if (!sameRow(copy.registry.get(row.id), row)) {
+        copy.factsChanged.add(row.id);
+        // Back online elsewhere: looked at as a Hello here would be.
+        if (waiting.has(row.id)) copy.hellos.add(row.id);
+      }
       copy.registry.set(row.id, row);
     }
     for (const nodeId of active) this.markStale(campaignId, nodeId);

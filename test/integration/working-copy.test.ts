@@ -76,6 +76,25 @@ describe("the campaign worker's working copy", () => {
     expect(later.registry.get(node)).toMatchObject({ agent_version: "2.0.0", boot_id: "b1" });
   });
 
+  it("re-reads every REFRESH_MS the registry rows of the waiting nodes it holds offline (back on another Control, its announcement lost)", async () => {
+    await seedCampaign(db.pool, "wc4", 30, 5);
+    const copies = new WorkingCopies();
+    const v = await versionOf("wc4");
+    const first = await copies.current(sqlTransaction(db.pool), "wc4", v, T0);
+    const waiting = first.nodes.find((n) => n.state === "waiting")?.nodeId as string;
+    await db.pool.query("update nodes set online = false where id = $1", [waiting]);
+    // Loaded again (a takeover) while the node is away…
+    await db.pool.query("update campaigns set version = version + 1 where id = 'wc4'");
+    const loaded = await copies.current(sqlTransaction(db.pool), "wc4", v + 1, T0);
+    expect(loaded.registry.get(waiting)?.online).toBe(false);
+    // …then back on another Control, which announces nothing here.
+    await db.pool.query("update nodes set online = true, boot_id = 'b9' where id = $1", [waiting]);
+    const early = await copies.current(sqlTransaction(db.pool), "wc4", v + 1, T0 + REFRESH_MS - 1);
+    expect(early.registry.get(waiting)?.online).toBe(false);
+    const later = await copies.current(sqlTransaction(db.pool), "wc4", v + 1, T0 + REFRESH_MS);
+    expect(later.registry.get(waiting)).toMatchObject({ online: true, boot_id: "b9" });
+  });
+
   it("keeps Hellos pending until a decision looked at the waiting nodes, and takes Hellos into the registry", async () => {
     const flying = await seedCampaign(db.pool, "wc3", 30, 5);
     const copies = new WorkingCopies();
