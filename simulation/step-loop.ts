@@ -9,8 +9,8 @@
 import { WORKER_LEASE } from "../control/campaign-store/index.js";
 import { budgetViolations } from "./budget-invariants.js";
 import { type ClaimWorld, claimEndViolations, claimViolations } from "./claim-invariants.js";
-import { downloadViolations } from "./download-invariants.js";
 import { deferralViolations } from "./deferral-invariants.js";
+import { downloadViolations } from "./download-invariants.js";
 import { checkStep } from "./fleet-invariants.js";
 import { stalePassViolations, unreachableBreachViolations } from "./gate-takeovers.js";
 import { healthViolations } from "./health-invariants.js";

@@ -2,8 +2,8 @@
  * Offering the upgrade within the current batch (internal to decide).
  */
 import { concurrencyLimit, inFlight, poolLimit } from "./batch-rules.js";
-import { downloadLimit, mayBeDownloading } from "./download-budget.js";
 import { deferralHolds, skipExpiredDeferrals } from "./deferral.js";
+import { downloadLimit, mayBeDownloading } from "./download-budget.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
