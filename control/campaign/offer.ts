@@ -34,10 +34,12 @@ export function settleWithoutOffer(d: Draft): void {
   const candidates =
     known === undefined
       ? waitingNodes(d, b.index)
-      : [...known]
-          .map((id) => nodeById(d, id))
-          .filter((n) => n?.state === "waiting" && n.batch === b.index);
-  for (const n of candidates as CampaignNode[]) {
+      : (
+          [...known]
+            .map((id) => nodeById(d, id))
+            .filter((n) => n?.state === "waiting" && n.batch === b.index) as CampaignNode[]
+        ).sort((x, y) => x.order - y.order); // canary order, as without the hint
+  for (const n of candidates) {
     const f = factsOf(d, n.nodeId);
     if (f === undefined) continue;
     if (f.disabled) {

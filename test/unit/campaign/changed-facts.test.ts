@@ -32,6 +32,21 @@ describe("waiting nodes whose facts changed", () => {
     expect(nodeOf(h, "node-010")).toMatchObject({ state: "succeeded", code: "already_current" });
   });
 
+  it("settles the changed nodes in canary order, whatever the order of the hint", () => {
+    const h = setup();
+    const changed = ["node-003", "node-007", "node-012"];
+    for (const id of changed) becomesCurrent(h, id);
+    const canaryOrder = [...h.nodes]
+      .sort((a, b) => a.order - b.order)
+      .map((n) => n.nodeId)
+      .filter((id) => changed.includes(id));
+    const hint = new Set([...canaryOrder].reverse());
+    const reasons = tickKnowing(h, hint).reasons.filter((r) => r.includes("already current"));
+    expect(reasons).toEqual(
+      canaryOrder.map((id) => `node ${id}: waiting → succeeded: already current`),
+    );
+  });
+
   it("leaves a waiting node alone when its facts are not said to have changed", () => {
     const h = setup();
     becomesCurrent(h, "node-010");

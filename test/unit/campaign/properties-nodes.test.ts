@@ -6,7 +6,34 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { runChecked } from "./checked-run.js";
 import { PROPERTY_RUNS, scenariosWith } from "./scenario-arbitraries.js";
-import type { Behaviour } from "./sim.js";
+import type { Behaviour, Scenario } from "./sim.js";
+
+/**
+ * A counterexample CI found: all three nodes disabled while the first restarts. The changed-facts
+ * hint then settled the two waiting nodes in the hint's order rather than canary order.
+ */
+const DISABLED_WHILE_ONE_RESTARTS: Scenario = {
+  nodes: [false, true, true].map((canary) => ({
+    behaviour: "disable_later",
+    rollback: "reinstate",
+    pool: "",
+    canary,
+    stepMs: 100,
+    restartMs: 1000,
+    configGraceCapable: false,
+  })),
+  spec: {
+    batches: [{ percent: 100, minDurationMs: 0 }],
+    failureThresholdPercent: 0,
+    concurrency: 0,
+    onBreach: "rollback",
+    reconnectTimeoutMs: 60000,
+    configGraceMs: 0,
+    soakMs: 0,
+    disruptionBudgetPercent: 1,
+  },
+  commands: [],
+};
 
 describe("campaign engine properties", () => {
   it("never offers a disabled node, and skips a node disabled from the start node_disabled", () => {
@@ -23,7 +50,7 @@ describe("campaign engine properties", () => {
           });
         },
       ),
-      { numRuns: PROPERTY_RUNS },
+      { numRuns: PROPERTY_RUNS, examples: [[DISABLED_WHILE_ONE_RESTARTS]] },
     );
   });
 
