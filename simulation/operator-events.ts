@@ -8,10 +8,11 @@ import { type StartDeps, startCampaign } from "../control/admin/campaign-start.j
 import { setDesired } from "../control/admin/desired-commands.js";
 import { disableNode } from "../control/admin/node-commands.js";
 import { startRolloutPlan } from "../control/admin/plan-commands.js";
-import { type CampaignState, resolveSpec } from "../control/campaign/index.js";
+import { type CampaignState, isEndedPhase, resolveSpec } from "../control/campaign/index.js";
 import { StoreOutageError } from "../control/campaign-store/index.js";
 import { admissionRelease } from "../control/campaign-worker/system-start.js";
 import { ControlError } from "../control/errors.js";
+import { LOOK_AGAIN_MS, LOOKS, nextInLine } from "./disable-next.js";
 import { backwardsDesired, type FleetScenario } from "./rollout-scenario.js";
 import { OLD, SIM_RULES, type SimWorld, TARGET } from "./sim-world.js";
 
@@ -92,21 +93,11 @@ export function scheduleOperator(world: SimWorld): void {
   for (const action of scenario.operator) {
     queue.at(action.at, () => {
       if (action.kind === "disable") {
-        const disable = async (): Promise<void> => {
-          const command = { nodeId: action.nodeId, reason: "simulated operator", actor: OPERATOR };
-          const changed = await disableNode(fleetStore, { ...command, now: clock.now() }).catch(
-            (error: unknown) => {
-              if (error instanceof ControlError) return false;
-              // The store failed: the operator tries again a second later.
-              queue.at(clock.ms + 1000, () => world.pending.push(disable));
-              return false;
-            },
-          );
-          if (!changed) return;
-          checks.disabledAt.set(action.nodeId, clock.ms);
-          say(`operator disables ${action.nodeId}`);
-        };
-        world.pending.push(disable);
+        world.pending.push(() => disableNodes(world, [action.nodeId]));
+        return;
+      }
+      if (action.kind === "disable_next") {
+        disableNextInLine(world, action.campaignId, action.count, LOOKS);
         return;
       }
       if (!store.tables.campaigns.has(action.campaignId)) return;
@@ -146,6 +137,52 @@ export function scheduleOperator(world: SimWorld): void {
 
 /** The simulated operator, as the audit log names it. */
 const OPERATOR = { name: "operator", ip: "" };
+
+/**
+ * Disables `nodeIds` through the administrator's disable, one after another in one step (no
+ * decision runs between them); what the store failed to disable is tried again a second later.
+ */
+async function disableNodes(world: SimWorld, nodeIds: readonly string[]): Promise<void> {
+  const { fleetStore, clock, queue, checks, say } = world;
+  for (const [i, nodeId] of nodeIds.entries()) {
+    const command = { nodeId, reason: "simulated operator", actor: OPERATOR };
+    let changed: boolean;
+    try {
+      changed = await disableNode(fleetStore, { ...command, now: clock.now() });
+    } catch (error) {
+      if (error instanceof ControlError) continue;
+      // The store failed: the operator tries the rest again a second later.
+      const rest = nodeIds.slice(i);
+      queue.at(clock.ms + 1000, () => world.pending.push(() => disableNodes(world, rest)));
+      return;
+    }
+    if (!changed) continue;
+    checks.disabledAt.set(nodeId, clock.ms);
+    say(`operator disables ${nodeId}`);
+  }
+}
+
+/**
+ * Disables the `count` nodes the campaign would offer next (`disable-next.ts`), as an operator
+ * reading `campaign show` and `node list` would pick them; while fewer than two online nodes wait
+ * in its current batch, looks
+ * again later, `looks` times at most, and not once the campaign has finished.
+ */
+function disableNextInLine(world: SimWorld, campaignId: string, count: number, looks: number) {
+  const row = world.store.tables.campaigns.get(campaignId);
+  if (looks <= 0 || (row !== undefined && isEndedPhase(row.campaign.phase))) return;
+  const nodes = world.store.tables.nodes.get(campaignId) ?? [];
+  const online = (nodeId: string) => world.fleet.connected(nodeId) !== undefined;
+  const line = row === undefined ? [] : nextInLine(nodes, row.campaign.currentBatch, count, online);
+  if (line.length < 2) {
+    world.queue.at(world.clock.ms + LOOK_AGAIN_MS, () =>
+      disableNextInLine(world, campaignId, count, looks - 1),
+    );
+    return;
+  }
+  world.say(`operator disables the next in line of ${campaignId}: ${line.join(", ")}`);
+  world.pending.push(() => disableNodes(world, line));
+}
 
 /**
  * Starts the scenario's plan through the administrator's plan start (its admission included);

@@ -54,7 +54,14 @@ export type OperatorAction =
       readonly campaignId: string;
       readonly command: AdminCommand;
     }
-  | { readonly kind: "disable"; readonly at: number; readonly nodeId: string };
+  | { readonly kind: "disable"; readonly at: number; readonly nodeId: string }
+  /** Disables the `count` nodes the campaign would offer next (`disable-next.ts`). */
+  | {
+      readonly kind: "disable_next";
+      readonly at: number;
+      readonly campaignId: string;
+      readonly count: number;
+    };
 
 /** A whole scenario. */
 export interface Scenario {

@@ -14,6 +14,7 @@ import { SimFleet } from "./agents.js";
 import { type BudgetCheckState, newBudgetCheckState } from "./budget-invariants.js";
 import { type ClaimCheckState, newClaimCheckState } from "./claim-invariants.js";
 import { withConvergenceBurst } from "./convergence-bursts.js";
+import { withDisableNext } from "./disable-next.js";
 import { withDisablePairs } from "./disable-pairs.js";
 import { type DownloadCheckState, newDownloadCheckState } from "./download-invariants.js";
 import { withDstDays } from "./dst-days.js";
@@ -93,10 +94,12 @@ export function buildWorld(
   options: { readonly faults: boolean; readonly fullTrace?: boolean },
 ): SimWorld {
   const scenario = withDstDays(
-    withSoakTakeovers(
-      withGateTakeovers(
-        withConvergenceBurst(
-          withFleetVariants(withRollout(withDisablePairs(scenarioOf(seed, options.faults)))),
+    withDisableNext(
+      withSoakTakeovers(
+        withGateTakeovers(
+          withConvergenceBurst(
+            withFleetVariants(withRollout(withDisablePairs(scenarioOf(seed, options.faults)))),
+          ),
         ),
       ),
     ),
