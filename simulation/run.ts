@@ -14,6 +14,7 @@ import { scheduleAdminActions } from "./admin-events.js";
 import { convergenceAborter } from "./convergence-aborts.js";
 import { scheduleConvergenceBurst } from "./convergence-burst-events.js";
 import { scheduleFaults, scheduleGateFaults } from "./fault-events.js";
+import { scheduleLateRollback } from "./late-rollback.js";
 import { scheduleOperator } from "./operator-events.js";
 import type { Outcome } from "./outcome.js";
 import { pauseAnswerer } from "./pause-answers.js";
@@ -55,6 +56,7 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
   scheduleFaults(world);
   scheduleGateFaults(world);
   scheduleSoakTakeover(world);
+  scheduleLateRollback(world);
   const answerPauses = pauseAnswerer(world);
   const abortConvergence = convergenceAborter(world);
   const end = await runToEnd(world, () => {

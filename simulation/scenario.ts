@@ -89,6 +89,11 @@ export interface Scenario {
    */
   readonly soakTakeover?: SoakTakeover | undefined;
   /**
+   * A rollback decided across a takeover while a final node is away (`late-rollback.ts`): the
+   * campaign and its late node; with faults only.
+   */
+  readonly lateRollback?: { readonly campaignId: string; readonly nodeId: string } | undefined;
+  /**
    * The virtual time the run starts at, epoch ms (`dst-days.ts`: shortly before a daylight-saving
    * change of 2026); every time of the scenario is already shifted by it. Absent: 0.
    */

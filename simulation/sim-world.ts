@@ -22,6 +22,7 @@ import { EventQueue } from "./events.js";
 import { type CheckState, newCheckState } from "./fleet-invariants.js";
 import { withFleetVariants } from "./fleet-variants.js";
 import { withGateTakeovers } from "./gate-takeovers.js";
+import { withLateRollback } from "./late-rollback.js";
 import { newOutcomeCheckState, type OutcomeCheckState } from "./outcome-invariants.js";
 import { newRolloutCheckState, type RolloutCheckState } from "./rollout-invariants.js";
 import { type FleetScenario, withRollout } from "./rollout-scenario.js";
@@ -95,10 +96,12 @@ export function buildWorld(
 ): SimWorld {
   const scenario = withDstDays(
     withDisableNext(
-      withSoakTakeovers(
-        withGateTakeovers(
-          withConvergenceBurst(
-            withFleetVariants(withRollout(withDisablePairs(scenarioOf(seed, options.faults)))),
+      withLateRollback(
+        withSoakTakeovers(
+          withGateTakeovers(
+            withConvergenceBurst(
+              withFleetVariants(withRollout(withDisablePairs(scenarioOf(seed, options.faults)))),
+            ),
           ),
         ),
       ),
