@@ -286,7 +286,7 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
       phase: OperationPhase.FAILED,
       version: trial.from,
       code: "health_check_failed",
-      message: `${trial.to} failed health check "${trial.check}" (simulated): exited with code 1, expected 0; reverted to ${trial.from}`,
+      message: `${trial.to} failed health check "${trial.check}" (simulated) exited with code 1, expected 0; reverted to ${trial.from}`,
     });
     this.state.pendingReport = trial.opId;
     void this.persist();

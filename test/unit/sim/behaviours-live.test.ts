@@ -111,7 +111,7 @@ describe("scripted behaviours on the wire", () => {
       code: "health_check_failed",
       version: "1.0.0",
       message:
-        '1.1.0 failed health check "simulated" (simulated): exited with code 1, expected 0; reverted to 1.0.0',
+        '1.1.0 failed health check "simulated" (simulated) exited with code 1, expected 0; reverted to 1.0.0',
     });
     const agent = harness.fleet.agent(NODE);
     expect([agent.version, agent.previousVersion, agent.applyCount("up-1")]).toEqual([
