@@ -154,7 +154,13 @@ describe("scripted behaviours on the wire", () => {
     ]);
     agent.setBehaviour({ defer: false });
     harness.control.send(NODE, upgradeOp("up-1", release));
-    await eventually(() => agent.version === "1.1.0" && agent.welcomed);
+    await eventually(
+      () =>
+        harness.control.reports(NODE, "up-1").length === 7 &&
+        harness.control.sessionsOf(NODE).length === 2 &&
+        agent.welcomed,
+    );
+    expect(harness.control.sessionsOf(NODE)[1]!.hello!.agentVersion).toBe("1.1.0");
     expect(phases(harness.control.reports(NODE, "up-1")).slice(2)).toEqual([
       "ACCEPTED",
       "DOWNLOADING",
