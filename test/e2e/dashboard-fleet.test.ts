@@ -247,6 +247,13 @@ describe("the fleet page, a campaign's schedule and the start form in a real bro
       `1/min ×2, each step at least 1m0s: ${started?.batches.length} steps (the batches below)`,
     ]);
     expect(await page.$$("li.batch")).toHaveLength(started?.batches.length ?? -1);
+    // The budgets the form sent are the campaign's settings on its page.
+    const settings = Object.fromEntries(
+      await page.$$eval("dl.settings dt", (dts) =>
+        dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]),
+      ),
+    );
+    expect(settings).toMatchObject({ "Downloads at once": "2", "Max defer": "2h0m" });
     // The gate is judged once the first step settled: unreachable, within its hour of grace.
     const gate = await page.waitForSelector("tr[data-gate='0'][data-status=unreachable]", {
       timeout: 30_000,
