@@ -112,10 +112,10 @@ const positive = (ms: number): number => Math.max(0, ms);
 /**
  * The current batch's waits, most blocking first: an ended campaign waits for nothing (or for
  * its in-flight nodes to finish); a paused one for its operator; one rolling back for its
- * rollbacks; a running batch for its window, its in-flight nodes, its slots (concurrency,
- * download budget, pool budget), its deferred and disconnected nodes, its minimum duration and soak, then its gates. A running
- * batch that waits for none of these reports `next_decision` (it passes when the worker next
- * decides). Never empty.
+ * rollbacks; a running batch for its window, its in-flight nodes, its deferred and
+ * disconnected nodes, its slots (concurrency, download budget, pool budget), its minimum
+ * duration and soak, then its gates. A running batch that waits for none of these reports
+ * `next_decision` (it passes when the worker next decides). Never empty.
  */
 export function waitsFor(input: WaitsInput): Wait[] {
   const { campaign: c, now } = input;

@@ -1,7 +1,8 @@
 /**
  * The reads behind "what does the current batch wait for" (`waitsFor`): which of some nodes
  * have a stream now, who paused the campaign, the current batch's gate results, the
- * fleet-wide load of its pools and the latest phases of some upgrade operations. Reads only, on any Control (not only the leader).
+ * fleet-wide load of its pools and the latest phases of some upgrade operations. Reads only,
+ * on any Control (not only the leader).
  */
 import type { GateResult, ObservedPhase, PauseInfo, PoolLoad } from "../../campaign/index.js";
 import { isObservedPhase } from "../rows.js";
