@@ -14,6 +14,7 @@ import {
   type DurableState,
   enrollmentKeyOf,
   type ReportedState,
+  rememberReport,
   SaveQueue,
 } from "../agent/core/durable-state.js";
 import {
@@ -29,6 +30,7 @@ import {
   deliverOperation,
   type OperationHost,
   type RestartKind,
+  reportPending,
   reportReinstated,
 } from "../agent/core/operations.js";
 import {
@@ -39,9 +41,9 @@ import {
 } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { AgentBehaviour } from "./behaviours.js";
 import { AgentLifecycle, type LifecycleHost } from "./lifecycle.js";
-import { createPrng, intBetween, type Prng } from "./prng.js";
+import { createPrng, deriveSeed, intBetween, type Prng } from "./prng.js";
 import type { AgentRuntime } from "./runtime.js";
-import { simApplier } from "./sim-applier.js";
+import { type HealthTrial, simApplier } from "./sim-applier.js";
 import { StreamTimers } from "./stream-timers.js";
 import type { Tickable } from "./ticker.js";
 
@@ -94,6 +96,10 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
   readonly #timers = new StreamTimers();
   readonly #applications = new Map<string, number>();
   readonly #rng: Prng;
+  /** Draws whether a deferring agent defers an offer (apart from the restart delays). */
+  readonly #deferRng: Prng;
+  /** The upgrade whose version fails its health check at the next restart (health-fail). */
+  #trial: HealthTrial | undefined;
   readonly #lifecycle: AgentLifecycle;
   readonly #saves: SaveQueue;
   #operations: Promise<void> = Promise.resolve();
@@ -111,11 +117,15 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
     this.runtime = runtime;
     this.#behaviour = { ...spec.behaviour };
     this.#rng = createPrng(spec.seed);
+    this.#deferRng = createPrng(deriveSeed(spec.seed, 1));
     this.#lifecycle = new AgentLifecycle(this, runtime, this.#rng, !spec.behaviour.offline);
     this.applier = simApplier({
       behaviour: () => this.#behaviour,
       state: spec.state,
       failVersions: runtime.settings.failVersions,
+      onHealthTrial: (trial) => {
+        this.#trial = trial;
+      },
     });
     this.#saves = new SaveQueue(runtime.store, spec.state, (error) =>
       this.log.error({ err: error }, "could not save agent state"),
@@ -260,6 +270,39 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
     return kind === "upgrade" && this.#behaviour.upgrade === "no-return";
   }
 
+  /**
+   * @internal After a restart into a version on trial that fails its health check: back on
+   * the version it came from, its upgrade recorded FAILED `health_check_failed` (sent once
+   * welcomed), as the real Agent's supervisor reverts it.
+   */
+  restarted(kind: RestartKind): void {
+    const trial = this.#trial;
+    this.#trial = undefined;
+    if (kind !== "upgrade" || trial === undefined || this.state.version !== trial.to) return;
+    this.state.version = trial.from;
+    this.state.previousVersion = trial.previousBefore === trial.from ? "" : trial.previousBefore;
+    this.state.configBroken = false;
+    rememberReport(this.state, trial.opId, {
+      phase: OperationPhase.FAILED,
+      version: trial.from,
+      code: "health_check_failed",
+      message: `${trial.to} failed health check "${trial.check}" (simulated) exited with code 1, expected 0; reverted to ${trial.from}`,
+    });
+    this.state.pendingReport = trial.opId;
+    void this.persist();
+    this.log.info({ from: trial.to, to: trial.from }, "health check failed (simulated); reverted");
+  }
+
+  /**
+   * @internal Why a deferring agent cannot take this upgrade now (with the fleet's defer
+   * chance per offer), or undefined.
+   */
+  async deferral(): Promise<string | undefined> {
+    if (!this.#behaviour.defer) return undefined;
+    if (this.#deferRng.next() >= this.runtime.settings.deferChance) return undefined;
+    return "busy (simulated): a maintenance job holds the update lock";
+  }
+
   /** @internal */
   hello(): AgentMessage {
     const offered = this.offeredCapabilities;
@@ -309,6 +352,7 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
       this.#behaviour.flap ? intBetween(this.#rng, ...settings.flapMs) : undefined,
     );
     reportReinstated(this);
+    reportPending(this);
     this.runtime.ticker.add(this);
     this.log.debug({ sessionId: welcome.sessionId }, "welcomed");
   }

@@ -4,7 +4,8 @@
  * How an agent reacts to an upgrade is one exclusive choice, so fractions add up
  * predictably (`--refuse-rate 0.1 --fail-rate 0.05` over 100 agents gives exactly 10
  * refusers and 5 failers, never one agent counted twice). Connectivity behaviours
- * (offline at start, flapping, silent) are drawn independently of it and of each other.
+ * (offline at start, flapping, silent) and deferring (busy nodes) are drawn independently of
+ * it and of each other.
  */
 import { createPrng, deriveSeed, shuffledIndexes } from "./prng.js";
 
@@ -18,6 +19,9 @@ import { createPrng, deriveSeed, shuffledIndexes } from "./prng.js";
  * - `config-fail`: comes back on the new version, then reports ConfigStatus `ok: false`.
  * - `no-upgrade-cap`: does not offer the `upgrade.v1` capability (and refuses upgrades
  *   with `upgrade_unsupported` should one arrive anyway).
+ * - `health-fail`: applies it and restarts, but the new version fails its health check (as a
+ *   real Agent's release check would): it comes back on the old version and reports FAILED
+ *   `health_check_failed` naming the check, as the real Agent's supervisor does.
  */
 export type UpgradeReaction =
   | "succeed"
@@ -26,7 +30,8 @@ export type UpgradeReaction =
   | "no-return"
   | "revert"
   | "config-fail"
-  | "no-upgrade-cap";
+  | "no-upgrade-cap"
+  | "health-fail";
 
 /** Everything scripted about one agent. */
 export interface AgentBehaviour {
@@ -38,6 +43,12 @@ export interface AgentBehaviour {
   flap: boolean;
   /** Never heartbeats (the stream stays open). */
   silent: boolean;
+  /**
+   * A busy node: answers an upgrade DEFERRED (code `deferred`, with a reason) with the fleet's
+   * `deferChance` per offer, after verifying the release and before downloading anything, as
+   * the real Agent does while its update lock is held.
+   */
+  defer: boolean;
 }
 
 /** The default behaviour: a well-behaved, online agent. */
@@ -46,6 +57,7 @@ export const DEFAULT_BEHAVIOUR: Readonly<AgentBehaviour> = Object.freeze({
   offline: false,
   flap: false,
   silent: false,
+  defer: false,
 });
 
 /** Fleet fractions, each in [0, 1]. The upgrade reactions together must not exceed 1. */
@@ -56,9 +68,11 @@ export interface BehaviourRates {
   revert?: number;
   configFail?: number;
   noUpgradeCap?: number;
+  healthFail?: number;
   offline?: number;
   flap?: number;
   silent?: number;
+  defer?: number;
 }
 
 const REACTION_RATES: readonly [keyof BehaviourRates, UpgradeReaction][] = [
@@ -68,9 +82,17 @@ const REACTION_RATES: readonly [keyof BehaviourRates, UpgradeReaction][] = [
   ["revert", "revert"],
   ["configFail", "config-fail"],
   ["noUpgradeCap", "no-upgrade-cap"],
+  // Last, so the agents the earlier reactions pick for a seed stay the same.
+  ["healthFail", "health-fail"],
 ];
 
-const FLAG_RATES: readonly ("offline" | "flap" | "silent")[] = ["offline", "flap", "silent"];
+// "defer" last, so the agents the earlier flags pick for a seed stay the same.
+const FLAG_RATES: readonly ("offline" | "flap" | "silent" | "defer")[] = [
+  "offline",
+  "flap",
+  "silent",
+  "defer",
+];
 
 /**
  * Checks every rate is a number in [0, 1] and the upgrade reactions sum to at most 1.
@@ -86,7 +108,7 @@ export function validateRates(rates: BehaviourRates): string | undefined {
   }
   for (const [key] of REACTION_RATES) sum += rates[key] ?? 0;
   if (sum > 1 + 1e-9) {
-    return `the upgrade reaction rates (refuse, fail, no-return, revert, config-fail, no-upgrade-cap) add up to ${sum}, more than 1`;
+    return `the upgrade reaction rates (refuse, fail, no-return, revert, config-fail, no-upgrade-cap, health-fail) add up to ${sum}, more than 1`;
   }
   return undefined;
 }

@@ -35,9 +35,11 @@ const RATE_FLAGS: Record<string, keyof BehaviourRates> = {
   "revert-rate": "revert",
   "config-fail-rate": "configFail",
   "no-upgrade-cap-rate": "noUpgradeCap",
+  "health-fail-rate": "healthFail",
   "offline-rate": "offline",
   "flap-rate": "flap",
   "silent-rate": "silent",
+  "defer-rate": "defer",
 };
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -68,6 +70,7 @@ const FLAGS = {
   "connect-rate": s,
   "step-ms": s,
   "config-fail-delay-ms": s,
+  "defer-chance": s,
   "no-download": { type: "boolean" },
   "download-stall-ms": s,
   "download-origins": s,
@@ -105,10 +108,15 @@ Releases:
   --download-origins URL,…  origins of Control's downloads that receive node tokens
 Behaviours (seeded by --seed S, default 1; rates 0–1, reactions add up to ≤ 1):
   --refuse-rate R  --fail-rate R  --no-return-rate R  --revert-rate R
-  --config-fail-rate R  --no-upgrade-cap-rate R     how agents react to upgrades
+  --config-fail-rate R  --no-upgrade-cap-rate R
+  --health-fail-rate R      how agents react to upgrades (health-fail: the new version
+                            fails its health check, the agent reverts and reports FAILED
+                            health_check_failed)
   --offline-rate R          offline at start
   --flap-rate R             drop the stream every --flap-ms MIN-MAX (default 5000-30000)
   --silent-rate R           never heartbeat (stream stays open)
+  --defer-rate R            busy nodes: answer an offer DEFERRED (code deferred, with a
+                            reason) with a chance of --defer-chance P each (default 0.5)
   --fail-versions V,…       every agent fails to apply these versions
   --restart-ms MIN-MAX      restart delay (default 1000-3000)
   --step-ms MS              pause between upgrade phases (default 0)
@@ -190,15 +198,19 @@ function toCommand(
       ?.split(",")
       .map((item) => item.trim())
       .filter((item) => item !== "");
-  const rates: BehaviourRates = {};
-  for (const [flag, key] of Object.entries(RATE_FLAGS)) {
+  const chance = (flag: string) => {
     const text = str(flag);
-    if (text === undefined) continue;
+    if (text === undefined) return undefined;
     const value = Number(text);
     if (text.trim() === "" || !Number.isFinite(value) || value < 0 || value > 1) {
       throw new Error(`--${flag} must be a number from 0 to 1, got ${JSON.stringify(text)}`);
     }
-    rates[key] = value;
+    return value;
+  };
+  const rates: BehaviourRates = {};
+  for (const [flag, key] of Object.entries(RATE_FLAGS)) {
+    const value = chance(flag);
+    if (value !== undefined) rates[key] = value;
   }
   const logLevel = str("log-level") ?? "warn";
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -237,6 +249,7 @@ function toCommand(
     heartbeatScale: positive("heartbeat-scale", MAX_HEARTBEAT_SCALE),
     stepMs: ms("step-ms"),
     configFailDelayMs: ms("config-fail-delay-ms"),
+    deferChance: chance("defer-chance"),
     downloadStallMs: ms("download-stall-ms", 1),
     downloadOrigins: list("download-origins"),
   };

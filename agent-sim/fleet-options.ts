@@ -53,6 +53,8 @@ export interface FleetOptions {
   configFailDelayMs?: number;
   /** Pause between upgrade phases in ms (default 0). */
   stepMs?: number;
+  /** The chance, 0–1, that a deferring agent defers a given offer (default 0.5). */
+  deferChance?: number;
   /** Download artifacts (default true); false trusts the operation's sha256 and size. */
   download?: boolean;
   /**
@@ -142,6 +144,10 @@ export function validateFleetOptions(options: FleetOptions): string | undefined 
   }
   for (const [name, value] of Object.entries(options.backoff ?? {})) {
     if (!Number.isFinite(value) || value < 0) return `backoff.${name} must be a number ≥ 0`;
+  }
+  const chance = options.deferChance;
+  if (chance !== undefined && !(Number.isFinite(chance) && chance >= 0 && chance <= 1)) {
+    return `deferChance must be a number between 0 and 1, got ${chance}`;
   }
   const rates = validateRates(options.rates ?? {});
   if (rates !== undefined) return rates;

@@ -135,6 +135,7 @@ function settingsOf(options: FleetOptions): AgentSettings {
     heartbeatScale: options.heartbeatScale ?? 1,
     configFailDelayMs: options.configFailDelayMs ?? 500,
     stepMs: options.stepMs ?? 0,
+    deferChance: options.deferChance ?? 0.5,
     download: options.download ?? true,
     shareDownloads: options.shareDownloads ?? true,
     trustedOrigins: trustedOrigins(

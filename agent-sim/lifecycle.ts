@@ -20,6 +20,8 @@ export interface LifecycleHost extends SessionHost {
   readonly log: Logger;
   /** True when a restart after an upgrade must never come back (the no-return behaviour). */
   neverReturns(kind: RestartKind): boolean;
+  /** Called as the simulated process starts again after a restart of `kind` (before Hello). */
+  restarted(kind: RestartKind): void;
   persist(): Promise<void>;
 }
 
@@ -141,6 +143,7 @@ export class AgentLifecycle {
       const [min, max] = this.runtime.settings.restartMs;
       await sleep(intBetween(this.rng, min, max), signal);
     }
+    this.host.restarted(kind);
     this.#bootId = randomUUID();
     this.#restarting = false;
   }

@@ -32,6 +32,8 @@ export interface AgentSettings {
   readonly configFailDelayMs: number;
   /** Pause between the phases of an upgrade (makes progress visible in demos). */
   readonly stepMs: number;
+  /** The chance that a deferring agent answers an offer DEFERRED. */
+  readonly deferChance: number;
   /** Download artifacts (default) or trust the operation's size and sha256 (`--no-download`). */
   readonly download: boolean;
   /** One download per artifact shared by the fleet (default), or one per agent. */

@@ -1,13 +1,28 @@
 /**
  * The simulated applier: what "apply" means for a simulated Agent. Nothing is written
  * anywhere; the versions change in its durable state, and its scripted behaviour decides
- * whether it refuses, fails, comes back on the old version or with a broken configuration.
+ * whether it refuses, fails, comes back on the old version or with a broken configuration, or
+ * switches to a new version that will fail its health check (see {@link HealthTrial}).
  */
 
 import type { DurableState } from "../agent/core/durable-state.js";
 import type { Applier, ApplyOutcome } from "../agent/core/operations.js";
 import type { AcceptedUpgrade } from "../agent/core/release-check.js";
 import type { AgentBehaviour } from "./behaviours.js";
+
+/**
+ * An upgrade switched to by a `health-fail` agent: when it restarts into `to`, the version's
+ * health check fails and the agent goes back to `from`, as the real Agent's supervisor does.
+ */
+export interface HealthTrial {
+  readonly opId: string;
+  readonly from: string;
+  readonly to: string;
+  /** The previous version before the switch (restored with `from`). */
+  readonly previousBefore: string;
+  /** The check that fails: the release's first, or `simulated` when it names none. */
+  readonly check: string;
+}
 
 /** What the simulated applier reads of its agent. */
 export interface SimApplierHost {
@@ -16,6 +31,8 @@ export interface SimApplierHost {
   readonly state: DurableState;
   /** Versions every agent of the fleet fails to apply. */
   readonly failVersions: ReadonlySet<string>;
+  /** Told of an upgrade whose version will fail its health check at the restart. */
+  onHealthTrial(trial: HealthTrial): void;
 }
 
 /** The applier of one simulated agent, following its behaviour at the moment it applies. */
@@ -31,11 +48,20 @@ export function simApplier(host: SimApplierHost): Applier {
           return undefined;
       }
     },
-    async applyUpgrade(_opId: string, from: string, upgrade: AcceptedUpgrade) {
+    async applyUpgrade(opId: string, from: string, upgrade: AcceptedUpgrade) {
       const { version } = upgrade;
       const reaction = host.behaviour().upgrade;
       if (reaction === "fail" || host.failVersions.has(version)) {
         return { code: "apply_failed", message: `applying ${version} failed (simulated)` };
+      }
+      if (reaction === "health-fail") {
+        host.onHealthTrial({
+          opId,
+          from,
+          to: version,
+          previousBefore: host.state.previousVersion,
+          check: upgrade.health?.checks[0]?.name ?? "simulated",
+        });
       }
       if (reaction !== "revert") {
         host.state.previousVersion = from;

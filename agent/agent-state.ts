@@ -30,8 +30,6 @@ export interface PendingSwitch {
 export interface AgentState extends DurableState {
   /** The switch in progress, if any. */
   switch?: PendingSwitch;
-  /** An operation whose stored report must be sent once welcomed (set by the supervisor). */
-  pendingReport?: string;
   /** Why the version on trial failed its health checks (written by it, read by the supervisor). */
   healthFailure?: { readonly opId: string; readonly message: string };
 }

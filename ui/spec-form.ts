@@ -7,6 +7,7 @@
  */
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { parseRamp, parseRate } from "../control/campaign/ramp.js";
+import { MAX_DOWNLOADS, MAX_MAX_DEFER_MS } from "../control/campaign/spec.js";
 import {
   type CampaignSpecSchema,
   OnBreach,
@@ -43,6 +44,10 @@ export interface SpecFields {
   configGrace: string;
   soak: string;
   progressDeadline: string;
+  /** `N` as `--max-downloads` (1 to 1,000,000 nodes downloading at once). */
+  maxDownloads: string;
+  /** A duration as `--max-defer` (at most 168h). */
+  maxDefer: string;
 }
 
 /** An empty form. */
@@ -69,6 +74,8 @@ export const EMPTY_FIELDS: SpecFields = {
   configGrace: "",
   soak: "",
   progressDeadline: "",
+  maxDownloads: "",
+  maxDefer: "",
 };
 
 /** A spec as the Connect client takes it. */
@@ -123,6 +130,23 @@ function whole(field: keyof SpecFields, text: string, max: number): number | und
   if (!/^\d+$/.test(t) || Number(t) > max)
     throw new FieldError(field, `"${t}" is not a whole number from 0 to ${max}`);
   return Number(t);
+}
+
+/** A whole number from `min` to `max` (as `agentctl`'s integer flags), or undefined when empty. */
+function bounded(field: keyof SpecFields, text: string, min: number, max: number) {
+  const t = text.trim();
+  if (t === "") return undefined;
+  if (!/^\d+$/.test(t) || Number(t) < min || Number(t) > max)
+    throw new FieldError(field, `"${t}" is not a whole number from ${min} to ${max}`);
+  return Number(t);
+}
+
+/** `--max-defer`: a duration of at most seven days. */
+function maxDeferOf(text: string) {
+  const d = duration("maxDefer", text);
+  if (d !== undefined && Number(d.seconds) * 1000 > MAX_MAX_DEFER_MS)
+    throw new FieldError("maxDefer", `"${text.trim()}" is more than 168h (7 days)`);
+  return d;
 }
 
 function batchesOf(text: string): NonNullable<SpecInit["batches"]> {
@@ -188,6 +212,10 @@ export function specFromFields(f: SpecFields): SpecParse {
     if (budget !== undefined) spec.disruptionBudgetPercent = budget;
     const ramp = rampOf(f);
     if (ramp) spec.ramp = ramp;
+    const maxDownloads = bounded("maxDownloads", f.maxDownloads, 1, MAX_DOWNLOADS);
+    if (maxDownloads !== undefined) spec.maxDownloads = maxDownloads;
+    const maxDefer = maxDeferOf(f.maxDefer);
+    if (maxDefer) spec.maxDefer = maxDefer;
     const times = {
       gateGrace: duration("gateGrace", f.gateGrace),
       reconnectTimeout: duration("reconnectTimeout", f.reconnectTimeout),

@@ -47,6 +47,11 @@ export interface DurableState {
   trust?: TrustState;
   /** A rollback operation whose REINSTATED is due once the agent is back. */
   pendingReinstate?: string;
+  /**
+   * An operation whose stored report (in `handled`) must be sent once welcomed: an upgrade the
+   * agent reverted while restarting into it (the real Agent's supervisor sets it).
+   */
+  pendingReport?: string;
   /** The agent came back from an upgrade whose configuration does not apply. */
   configBroken?: boolean;
 }

@@ -236,3 +236,17 @@ export function reportReinstated(host: OperationHost): void {
   rememberReport(host.state, opId, report);
   void host.persist().then(() => host.send(opId, report));
 }
+
+/**
+ * Once welcomed: sends the stored report of the operation `state.pendingReport` names (an
+ * upgrade reverted while the agent restarted into it) and clears the mark, durably first.
+ */
+export function reportPending(host: OperationHost): void {
+  const opId = host.state.pendingReport;
+  if (opId === undefined) return;
+  delete host.state.pendingReport;
+  const report = host.state.handled[opId];
+  void host.persist().then(() => {
+    if (report !== undefined) host.send(opId, report);
+  });
+}

@@ -1,7 +1,8 @@
 /**
  * `agentcontrol.admin.v1.CampaignWaitsService`: what a campaign's current batch waits for,
  * judged by the engine's pure `waitsFor` over the stored campaign, its nodes, the registry's
- * liveness, the pause command, the batch's gate results and its pools' fleet-wide load. Reads
+ * liveness, the pause command, the batch's gate results, its pools' fleet-wide load and the
+ * latest phases of the campaign's upgrades in progress (for the download budget). Reads
  * only; any Control answers (not only the leader).
  */
 import { create } from "@bufbuild/protobuf";
@@ -70,6 +71,8 @@ export function waitToProto(w: Wait, now: number): CampaignWait {
       });
     case "concurrency":
       return create(CampaignWaitSchema, { ...base, count: w.inFlight, limit: w.limit });
+    case "download_budget":
+      return create(CampaignWaitSchema, { ...base, count: w.downloading, limit: w.limit });
     case "pool_budget":
       return create(CampaignWaitSchema, {
         ...base,
@@ -136,6 +139,9 @@ export function createCampaignWaitsService(
         [...new Set(batch.map((n) => n.pool))],
         now,
         campaign.pausedAt,
+        nodes
+          .filter((n) => n.state === "offered" || n.state === "applying")
+          .flatMap((n) => (n.upgradeOperationId === undefined ? [] : [n.upgradeOperationId])),
       );
       const waits = waitsFor({
         campaign,
@@ -144,6 +150,7 @@ export function createCampaignWaitsService(
         online: (id) => facts.online.has(id),
         gates: facts.gates,
         pools: facts.pools,
+        upgradePhases: facts.upgradePhases,
         ...(facts.pause === undefined || campaign.pausedAt === undefined
           ? {}
           : { pause: { ...facts.pause, at: campaign.pausedAt } }),

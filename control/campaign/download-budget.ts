@@ -3,7 +3,7 @@
  * artifact at once, a sub-budget of the in-flight slots beside the batch's concurrency and the
  * pools' disruption budgets. Pure functions of the records and the live facts.
  */
-import type { CampaignNode, NodeFacts } from "./model.js";
+import type { CampaignNode, NodeFacts, ObservedPhase } from "./model.js";
 import { reportFor } from "./reports.js";
 import type { CampaignSpec } from "./spec.js";
 
@@ -17,9 +17,17 @@ import type { CampaignSpec } from "./spec.js";
  * downloading: it lags behind their reports, never ahead of them.
  */
 export function mayBeDownloading(n: CampaignNode, facts: NodeFacts | undefined): boolean {
+  return downloadingAfter(n, reportFor(facts, n.upgradeOperationId)?.phase);
+}
+
+/**
+ * {@link mayBeDownloading} from the phase alone: `phase` is the latest phase the node reported
+ * on its upgrade operation (undefined when it reported none). Any reader that knows only the
+ * stored phases (`campaign why`) counts the same nodes the engine counts.
+ */
+export function downloadingAfter(n: CampaignNode, phase: ObservedPhase | undefined): boolean {
   if (n.state !== "offered" && n.state !== "applying") return false;
-  const r = reportFor(facts, n.upgradeOperationId);
-  return r === undefined || r.phase === "ACCEPTED" || r.phase === "DOWNLOADING";
+  return phase === undefined || phase === "ACCEPTED" || phase === "DOWNLOADING";
 }
 
 /** How many nodes the campaign may have downloading at once: `maxDownloads`, or no limit. */

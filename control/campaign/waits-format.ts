@@ -54,6 +54,8 @@ export function formatWait(w: Wait): string {
       return `${nodes(w.count)} verifying, config grace ${formatLeft(w.graceLeftMs)} left`;
     case "concurrency":
       return `concurrency: ${w.inFlight} of ${w.limit} in flight`;
+    case "download_budget":
+      return `download budget: ${w.downloading} of ${w.limit} downloading (max downloads)`;
     case "pool_budget":
       return `pool budget: ${w.inFlight} of ${w.limit} in flight in pool ${w.pool === "" ? "(none)" : w.pool}`;
     case "disconnected":

@@ -12,6 +12,7 @@ import {
   poolLimit,
   soakedMs,
 } from "./batch-rules.js";
+import { downloadingAfter, downloadLimit } from "./download-budget.js";
 import { countingResults } from "./gate-rules.js";
 import { type GateResult, gateLabel } from "./gates.js";
 import {
@@ -20,6 +21,7 @@ import {
   type CampaignState,
   isEndedPhase,
   isFinal,
+  type ObservedPhase,
   type PoolLoad,
 } from "./model.js";
 import { nextWindowChange, windowOpen } from "./windows.js";
@@ -50,6 +52,12 @@ export interface WaitsInput {
   readonly pause?: PauseInfo | undefined;
   /** When the deciding Control took the lead (gate results before it do not count). */
   readonly readyAt?: number | undefined;
+  /**
+   * The latest phase each node reported on its upgrade operation, by operation id (the
+   * download budget reads it); absent, or an operation missing: no report (an offered or
+   * applying node then counts as downloading, as the engine counts it).
+   */
+  readonly upgradePhases?: ReadonlyMap<string, ObservedPhase> | undefined;
 }
 
 /** One thing the current batch waits for. Times are epoch ms, durations ms. */
@@ -66,6 +74,8 @@ export type Wait =
   | { readonly kind: "upgrading"; readonly count: number; readonly deadlineLeftMs: number }
   | { readonly kind: "verifying"; readonly count: number; readonly graceLeftMs: number }
   | { readonly kind: "concurrency"; readonly inFlight: number; readonly limit: number }
+  /** `--max-downloads`: `downloading` of the campaign's nodes may be fetching the artifact. */
+  | { readonly kind: "download_budget"; readonly downloading: number; readonly limit: number }
   | {
       readonly kind: "pool_budget";
       readonly pool: string;
@@ -102,10 +112,10 @@ const positive = (ms: number): number => Math.max(0, ms);
 /**
  * The current batch's waits, most blocking first: an ended campaign waits for nothing (or for
  * its in-flight nodes to finish); a paused one for its operator; one rolling back for its
- * rollbacks; a running batch for its window, its in-flight nodes, its slots (concurrency, pool
- * budget), its disconnected nodes, its minimum duration and soak, then its gates. A running
- * batch that waits for none of these reports `next_decision` (it passes when the worker next
- * decides). Never empty.
+ * rollbacks; a running batch for its window, its in-flight nodes, its deferred and
+ * disconnected nodes, its slots (concurrency, download budget, pool budget), its minimum
+ * duration and soak, then its gates. A running batch that waits for none of these reports
+ * `next_decision` (it passes when the worker next decides). Never empty.
  */
 export function waitsFor(input: WaitsInput): Wait[] {
   const { campaign: c, now } = input;
@@ -200,6 +210,18 @@ function nodeWaits(input: WaitsInput, batch: readonly CampaignNode[], offering: 
   if (own.length >= limit) {
     out.push({ kind: "concurrency", inFlight: own.length, limit });
     return out;
+  }
+  // The engine offers nothing while the campaign's download budget is full (`offer.ts`).
+  const maxDownloads = downloadLimit(c.spec);
+  if (Number.isFinite(maxDownloads)) {
+    const phases = input.upgradePhases;
+    const phaseOf = (n: CampaignNode) =>
+      n.upgradeOperationId === undefined ? undefined : phases?.get(n.upgradeOperationId);
+    const downloading = input.nodes.filter((n) => downloadingAfter(n, phaseOf(n))).length;
+    if (downloading >= maxDownloads) {
+      out.push({ kind: "download_budget", downloading, limit: maxDownloads });
+      return out;
+    }
   }
   const blocked = new Set<string>();
   for (const pool of new Set(reachable.map((n) => n.pool))) {

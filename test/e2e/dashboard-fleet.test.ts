@@ -188,10 +188,24 @@ describe("the fleet page, a campaign's schedule and the start form in a real bro
       .toMatch(/^NotFound: .*9\.9\.9/);
 
     await page.fill("input[name=version]", NEW);
+    // The download budget and the deferral limit are read as agentctl reads their flags.
+    await page.fill("input[name=maxDownloads]", "0");
+    await page.click("button:text-is('Plan')");
+    expect(await page.textContent("[role=alert][data-field=maxDownloads]")).toBe(
+      '"0" is not a whole number from 1 to 1000000',
+    );
+    expect(await page.getAttribute("input[name=maxDownloads]", "aria-invalid")).toBe("true");
+    await page.fill("input[name=maxDownloads]", "2");
     await page.fill("input[name=pools]", "api");
     await page.fill("input[name=reason]", "from the form");
     await page.fill("textarea[name=gates]", "prometheus http://127.0.0.1:1 up");
     await page.click("details.start-more summary");
+    await page.fill("input[name=maxDefer]", "169h");
+    await page.click("button:text-is('Plan')");
+    expect(await page.textContent("[role=alert][data-field=maxDefer]")).toBe(
+      '"169h" is more than 168h (7 days)',
+    );
+    await page.fill("input[name=maxDefer]", "2h");
     await page.fill("input[name=ramp]", "1/min×2");
     await page.fill("input[name=rampStep]", "1m");
     await page.fill("input[name=gateGrace]", "1h");
@@ -221,6 +235,8 @@ describe("the fleet page, a campaign's schedule and the start form in a real bro
     const started = (await fx.campaigns.getCampaign({ id, summaryOnly: true })).campaign;
     expect(started?.spec?.reason).toBe("from the start form");
     expect(started?.spec?.selector?.pools).toEqual(["api"]);
+    expect(started?.spec?.maxDownloads).toBe(2);
+    expect(started?.spec?.maxDefer?.seconds).toBe(7200n);
     expect(
       await page.$eval(".ramp", (p) => [
         p.dataset.steps,
@@ -231,6 +247,13 @@ describe("the fleet page, a campaign's schedule and the start form in a real bro
       `1/min ×2, each step at least 1m0s: ${started?.batches.length} steps (the batches below)`,
     ]);
     expect(await page.$$("li.batch")).toHaveLength(started?.batches.length ?? -1);
+    // The budgets the form sent are the campaign's settings on its page.
+    const settings = Object.fromEntries(
+      await page.$$eval("dl.settings dt", (dts) =>
+        dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]),
+      ),
+    );
+    expect(settings).toMatchObject({ "Downloads at once": "2", "Max defer": "2h0m" });
     // The gate is judged once the first step settled: unreachable, within its hour of grace.
     const gate = await page.waitForSelector("tr[data-gate='0'][data-status=unreachable]", {
       timeout: 30_000,

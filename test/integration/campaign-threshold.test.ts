@@ -36,6 +36,10 @@ describe("the failure threshold of a 100-node batch (5 %)", { timeout: 120_000 }
         configFailDelayMs: 100,
       }),
     );
+    fleets.set(
+      "health",
+      await fx.fleet({ count: 4, idPrefix: "health", labels: { group: "health" } }),
+    );
   }, 180_000);
   afterAll(async () => {
     await fx?.stop();
@@ -111,5 +115,30 @@ describe("the failure threshold of a 100-node batch (5 %)", { timeout: 120_000 }
       ["config-00007", "config_apply_failed"],
     ]);
     expect(nodes.filter((n) => n.state === NodeState.SUCCEEDED)).toHaveLength(19);
+  });
+
+  it("rolls back the canary whose simulated new version fails its health check, back on the old one", async () => {
+    const fleet = fleets.get("health")!;
+    const spec = quickSpec(NEW, [5, 100], {
+      selector: { labels: { group: "health" } },
+      disruptionBudgetPercent: 100,
+    });
+    const plan = await fx.campaigns.planCampaign({ spec });
+    const [canary] = plan.batches[0]!.nodeIds;
+    fleet.agent(canary!).setBehaviour({ upgrade: "health-fail" });
+    const id = (await fx.campaigns.startCampaign({ spec })).campaign?.id ?? "";
+    const done = await waitForCampaign(fx.campaigns, id);
+    expect([done.phase, done.code]).toEqual([CampaignPhase.ROLLED_BACK, "batch_failed"]);
+    const { nodes } = await fx.campaigns.getCampaign({ id });
+    expect(nodes.find((n) => n.nodeId === canary)).toMatchObject({
+      state: NodeState.FAILED,
+      code: "health_check_failed",
+      message: expect.stringContaining(`${NEW} failed health check "simulated"`),
+    });
+    expect(nodes.filter((n) => n.batch === 1).map((n) => n.state)).toEqual(
+      Array(3).fill(NodeState.CANCELED),
+    );
+    for (const agent of fleet.agents) expect(agent.version).toBe(OLD);
+    expect(fleet.stats().duplicateApplications).toBe(0);
   });
 });

@@ -2,11 +2,13 @@
  * `agentctl campaign why ID` against a real Control: the real binary over the admin API, a
  * real PostgreSQL, and simulated agents on real streams. The sentences are those an operator
  * reads: a minimum duration counting down, a pause with its actor and reason, a closed window
- * with its next opening; and `campaign plan`'s duration estimate.
+ * with its next opening, a full download budget, nodes that deferred (simulated busy agents
+ * answering DEFERRED); and `campaign plan`'s duration estimate.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { agentctl } from "../helpers/agentctl.js";
+import { eventually } from "../helpers/raw-agent.js";
 import { type CampaignFixture, campaignFixture, NEW, waitForCampaign } from "./campaign-fixture.js";
 
 const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
@@ -16,11 +18,24 @@ describe("agentctl campaign why", { timeout: 180_000 }, () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    f = await campaignFixture();
+    // A first batch may hold the whole selection (the download budget needs a batch of 2+).
+    f = await campaignFixture({
+      policy: { minBatchDurationSeconds: 0, firstBatchMaxPercent: 100 },
+    });
     env = { AGENTCTL_SERVER: f.tc.adminUrl, AGENTCTL_TOKEN: f.tc.operatorToken };
     await f.register(NEW);
     await f.fleet({ count: 2, idPrefix: "soak", labels: { group: "soak" } });
     await f.fleet({ count: 2, idPrefix: "win", labels: { group: "win" } });
+    // Agents that take a minute over each phase: an offered one stays ACCEPTED, downloading.
+    await f.fleet({ count: 3, idPrefix: "dl", labels: { group: "dl" }, stepMs: 60_000 });
+    // Busy agents: every offer is answered DEFERRED.
+    await f.fleet({
+      count: 2,
+      idPrefix: "busy",
+      labels: { group: "busy" },
+      rates: { defer: 1 },
+      deferChance: 1,
+    });
   });
   afterAll(async () => {
     await f?.stop();
@@ -83,6 +98,77 @@ describe("agentctl campaign why", { timeout: 180_000 }, () => {
     expect(why.stdout).toBe(
       `campaign ${id} running, batch 1 of 2 waits for:\n  - window closed: opens ${day} 02:00 UTC\n  - minimum duration: 60 s left\n`,
     );
+  });
+
+  it("says the waiting nodes wait for the download budget, with how many download and the budget", async () => {
+    const id = await start(
+      "--selector",
+      "group=dl",
+      "--batches",
+      "100:0s",
+      "--disruption-budget",
+      "100",
+      "--max-downloads",
+      "1",
+      "--reconnect-timeout",
+      "10m",
+    );
+    // Offered, then applying once it answered ACCEPTED: either way it holds the one download.
+    await waitForCampaign(f.campaigns, id, (c) =>
+      c.counts.some(
+        (n) => (n.state === NodeState.OFFERED || n.state === NodeState.APPLYING) && n.count === 1,
+      ),
+    );
+    const why = await agentctl(["campaign", "why", id], env);
+    expect(why).toMatchObject({ code: 0, stderr: "" });
+    expect(why.stdout).toMatch(
+      new RegExp(
+        `^campaign ${id} running, batch 1 of 1 waits for:\\n  - 1 node upgrading, reconnect timeout 10 min left\\n  - download budget: 1 of 1 downloading \\(max downloads\\)\\n$`,
+      ),
+    );
+    const json = await agentctl(["campaign", "why", id, "--json"], env);
+    const body = JSON.parse(json.stdout) as {
+      waits: { kind: string; count?: number; limit?: number }[];
+    };
+    expect(body.waits[1]).toMatchObject({ kind: "download_budget", count: 1, limit: 1 });
+  });
+
+  it("counts the nodes that deferred, with when the next is offered again, in why and the metrics", async () => {
+    const id = await start(
+      "--selector",
+      "group=busy",
+      "--batches",
+      "100:0s",
+      "--disruption-budget",
+      "100",
+      "--max-defer",
+      "1h",
+    );
+    await eventually(
+      async () => {
+        const { nodes } = await f.campaigns.getCampaign({ id });
+        return (
+          nodes.length === 2 &&
+          nodes.every((n) => n.state === NodeState.WAITING && n.deferredAt !== undefined)
+        );
+      },
+      30_000,
+      "both nodes deferred",
+    );
+    const why = await agentctl(["campaign", "why", id], env);
+    expect(why).toMatchObject({ code: 0, stderr: "" });
+    expect(why.stdout).toMatch(
+      new RegExp(
+        `^campaign ${id} running, batch 1 of 1 waits for:\\n  - 2 nodes deferred \\(busy\\), offered again in (59|60) s at the soonest, skipped once past max defer\\n$`,
+      ),
+    );
+    const json = JSON.parse((await agentctl(["campaign", "why", id, "--json"], env)).stdout) as {
+      waits: { kind: string; count?: number }[];
+    };
+    expect(json.waits).toMatchObject([{ kind: "deferred", count: 2 }]);
+    await expect
+      .poll(async () => (await fetch(`${f.tc.adminUrl}/metrics`)).text(), { timeout: 10_000 })
+      .toContain(`agent_control_campaign_deferred_nodes{campaign="${id}"} 2`);
   });
 
   it("campaign plan estimates the duration from the batches, slots and reconnect timeout", async () => {

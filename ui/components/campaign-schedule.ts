@@ -2,7 +2,8 @@
  * How a campaign is paced: its maintenance windows (open now or not, when they close and when
  * they next open), its ramp (rate, factor, maximum, step length: each step is one of the
  * batches below), and its settings as Control resolved them (reconnect timeout, config grace,
- * soak, concurrency, disruption budget, on breach, progress deadline).
+ * soak, concurrency, disruption budget, download budget, max defer, on breach, progress
+ * deadline).
  */
 import { html } from "htm/preact";
 import { type Campaign, OnBreach } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
@@ -56,6 +57,8 @@ export function CampaignSchedule({ campaign, window }: CampaignScheduleProps) {
       <dt>On breach</dt><dd>${(OnBreach[spec?.onBreach || OnBreach.ROLLBACK] ?? "").toLowerCase()}</dd>
       <dt>Concurrency</dt><dd>${spec?.concurrency ? spec.concurrency : "whole batch"}</dd>
       <dt>Disruption budget</dt><dd>${spec?.disruptionBudgetPercent ?? 5}% per pool</dd>
+      <dt>Downloads at once</dt><dd>${spec?.maxDownloads ? spec.maxDownloads : "no limit"}</dd>
+      <dt>Max defer</dt><dd>${formatMs(msOf(spec?.maxDefer))}</dd>
       <dt>Reconnect timeout</dt><dd>${formatMs(msOf(spec?.reconnectTimeout))}</dd>
       <dt>Config grace</dt><dd>${formatMs(msOf(spec?.configGrace))}</dd>
       <dt>Soak</dt><dd>${formatMs(msOf(spec?.soak))}</dd>

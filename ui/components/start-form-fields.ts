@@ -63,6 +63,7 @@ export function StartFormFields({ fields, onChange, invalid }: StartFormFieldsPr
       </label>
       ${input("concurrency", "Concurrency", "concurrency", "0 = whole batch")}
       ${input("disruptionBudget", "Disruption budget % per pool", "disruption-budget", "5")}
+      ${input("maxDownloads", "Nodes downloading at once", "max-downloads", "no limit")}
       ${area("windows", "Maintenance windows", "window", "Mon-Fri 02:00-04:00 Europe/Berlin")}
       ${area("gates", "Health gates", "gate", "prometheus http://prometheus:9090 error_rate < 0.01")}
     </fieldset>
@@ -77,6 +78,7 @@ export function StartFormFields({ fields, onChange, invalid }: StartFormFieldsPr
         ${input("configGrace", "Config grace", "config-grace", "1m")}
         ${input("soak", "Soak", "soak", "0s")}
         ${input("progressDeadline", "Progress deadline", "progress-deadline", "default")}
+        ${input("maxDefer", "Max defer per node", "max-defer", "1h")}
       </fieldset>
     </details>`;
 }

@@ -1,9 +1,11 @@
 /**
  * The reads behind "what does the current batch wait for" (`waitsFor`): which of some nodes
- * have a stream now, who paused the campaign, the current batch's gate results and the
- * fleet-wide load of its pools. Reads only, on any Control (not only the leader).
+ * have a stream now, who paused the campaign, the current batch's gate results, the
+ * fleet-wide load of its pools and the latest phases of some upgrade operations. Reads only,
+ * on any Control (not only the leader).
  */
-import type { GateResult, PauseInfo, PoolLoad } from "../../campaign/index.js";
+import type { GateResult, ObservedPhase, PauseInfo, PoolLoad } from "../../campaign/index.js";
+import { isObservedPhase } from "../rows.js";
 import { readGateResults } from "./gates.js";
 import { poolLoads, type Queryable } from "./reads.js";
 
@@ -15,11 +17,14 @@ export interface WaitFacts {
   readonly pause: Omit<PauseInfo, "at"> | undefined;
   readonly gates: readonly GateResult[];
   readonly pools: ReadonlyMap<string, PoolLoad>;
+  /** The latest reported phase of each given upgrade operation that has a report. */
+  readonly upgradePhases: ReadonlyMap<string, ObservedPhase>;
 }
 
 /**
  * What the waits of `campaignId`'s batch `batch` read, at `now` (epoch ms). `pausedAt`: the
  * campaign's open pause, if any (a pause a breach opened has no command, hence no actor).
+ * `upgradeOperationIds`: the upgrade operations whose latest report the download budget reads.
  */
 export async function readWaitFacts(
   q: Queryable,
@@ -29,6 +34,7 @@ export async function readWaitFacts(
   pools: readonly string[],
   now: number,
   pausedAt: number | undefined,
+  upgradeOperationIds: readonly string[] = [],
 ): Promise<WaitFacts> {
   const online =
     nodeIds.length === 0
@@ -50,10 +56,24 @@ export async function readWaitFacts(
           [campaignId, new Date(pausedAt)],
         );
   const row = pause.rows[0];
+  const phases =
+    upgradeOperationIds.length === 0
+      ? []
+      : (
+          await q.query<{ id: string; report_phase: string }>(
+            `select id, report_phase from campaign_operations
+              where campaign_id = $1 and id = any($2::text[]) and report_phase is not null`,
+            [campaignId, upgradeOperationIds],
+          )
+        ).rows;
+  const upgradePhases = new Map<string, ObservedPhase>();
+  for (const p of phases)
+    if (isObservedPhase(p.report_phase)) upgradePhases.set(p.id, p.report_phase);
   return {
     online: new Set(online),
     pause: row === undefined ? undefined : { by: row.actor, reason: row.reason },
     gates: await readGateResults(q, campaignId, batch),
     pools: await poolLoads(q, pools, campaignId, now),
+    upgradePhases,
   };
 }

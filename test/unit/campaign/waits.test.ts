@@ -8,6 +8,7 @@ import {
   type CampaignSpecInput,
   formatWait,
   type GateResult,
+  type ObservedPhase,
   type PauseInfo,
   type PoolLoad,
   parseGate,
@@ -75,6 +76,40 @@ const rows: Row[] = [
     },
     expected: [
       "1 node deferred (busy), offered again in 40 s at the soonest, skipped once past max defer",
+    ],
+  },
+  {
+    name: "a full download budget holds the waiting nodes and says how many are downloading",
+    drive: () => {
+      const h = start(fleet(3), {
+        maxDownloads: 1,
+        disruptionBudgetPercent: 100,
+        batches: oneBatch(0),
+      });
+      tick(h);
+      report(h, inState(h, "offered")[0] as string, "DOWNLOADING");
+      return { h };
+    },
+    expected: [
+      "1 node upgrading, reconnect timeout 10 min left",
+      "download budget: 1 of 1 downloading (max downloads)",
+    ],
+  },
+  {
+    name: "a node past its download frees the download budget: the others are to offer",
+    drive: () => {
+      const h = start(fleet(3), {
+        maxDownloads: 1,
+        disruptionBudgetPercent: 100,
+        batches: oneBatch(0),
+      });
+      tick(h);
+      report(h, inState(h, "offered")[0] as string, "VERIFYING");
+      return { h };
+    },
+    expected: [
+      "1 node upgrading, reconnect timeout 10 min left",
+      "2 nodes to offer at the next decision",
     ],
   },
   {
@@ -251,6 +286,9 @@ const rows: Row[] = [
 describe("what the current batch waits for", () => {
   it.each(rows)("$name", (row) => {
     const { h, gates, pools, pause } = row.drive();
+    const upgradePhases = new Map<string, ObservedPhase>();
+    for (const f of h.facts.values())
+      for (const r of f.reports) upgradePhases.set(r.operationId, r.phase);
     const waits = waitsFor({
       campaign: h.campaign,
       nodes: h.nodes,
@@ -259,6 +297,7 @@ describe("what the current batch waits for", () => {
       gates,
       pools,
       pause,
+      upgradePhases,
     });
     expect(waits.map(formatWait)).toEqual(row.expected);
   });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { FleetOptions } from "../../../agent-sim/index.js";
+import { OperationPhase } from "../../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { eventually, type Harness, phases, startHarness } from "./harness.js";
 import { makeRelease, upgradeOp } from "./release-fixture.js";
 
@@ -86,6 +87,108 @@ describe("scripted behaviours on the wire", () => {
     const hello = harness.control.sessionsOf(NODE)[1]!.hello!;
     expect(hello.agentVersion).toBe("1.0.0");
     expect(hello.bootId).not.toBe(bootId);
+  });
+
+  it("health-fail: restarts, fails its health check, comes back on the old version and reports FAILED health_check_failed", async () => {
+    const harness = await withBehaviour({ upgrade: "health-fail" });
+    await harness.fleet.waitUntil((f) => f.welcomedCount() === 1);
+    const bootId = harness.fleet.agent(NODE).bootId;
+    expect(await offerUpgrade(harness)).toEqual([
+      "ACCEPTED",
+      "DOWNLOADING",
+      "VERIFYING",
+      "APPLYING",
+      "RESTARTING",
+    ]);
+    await eventually(() => harness.control.reports(NODE, "up-1").length === 6);
+    const second = harness.control.sessionsOf(NODE)[1]!;
+    expect(second.hello).toMatchObject({ agentVersion: "1.0.0", previousVersion: "" });
+    expect(second.hello!.bootId).not.toBe(bootId);
+    // Reported on the stream of the version it went back to, once welcomed.
+    expect(second.observed.map((o) => o.operationId)).toEqual(["up-1"]);
+    expect(harness.control.reports(NODE, "up-1").at(-1)).toMatchObject({
+      phase: OperationPhase.FAILED,
+      code: "health_check_failed",
+      version: "1.0.0",
+      message:
+        '1.1.0 failed health check "simulated" (simulated) exited with code 1, expected 0; reverted to 1.0.0',
+    });
+    const agent = harness.fleet.agent(NODE);
+    expect([agent.version, agent.previousVersion, agent.applyCount("up-1")]).toEqual([
+      "1.0.0",
+      "",
+      1,
+    ]);
+    // A redelivery is answered with the failure, never applied again.
+    harness.control.send(
+      NODE,
+      upgradeOp("up-1", await makeRelease(harness.artifacts, harness.key, "1.1.0", 2)),
+    );
+    await eventually(() => harness.control.reports(NODE, "up-1").length === 7);
+    expect(harness.control.reports(NODE, "up-1").at(-1)?.code).toBe("health_check_failed");
+    expect(agent.applyCount("up-1")).toBe(1);
+  });
+
+  it("defer: answers DEFERRED with its reason before downloading, and takes the same offer afresh once not busy", async () => {
+    const harness = await withBehaviour({ defer: true }, { deferChance: 1 });
+    await harness.fleet.waitUntil((f) => f.welcomedCount() === 1);
+    const release = await makeRelease(harness.artifacts, harness.key, "1.1.0", 2);
+    harness.control.send(NODE, upgradeOp("up-1", release));
+    await eventually(() => harness.control.reports(NODE, "up-1").length === 1);
+    harness.control.send(NODE, upgradeOp("up-1", release));
+    await eventually(() => harness.control.reports(NODE, "up-1").length === 2);
+    expect(harness.control.reports(NODE, "up-1")).toMatchObject([
+      {
+        phase: OperationPhase.DEFERRED,
+        code: "deferred",
+        version: "1.0.0",
+        message: "busy (simulated): a maintenance job holds the update lock",
+      },
+      { phase: OperationPhase.DEFERRED, code: "deferred" },
+    ]);
+    const agent = harness.fleet.agent(NODE);
+    expect([agent.version, agent.applyCount("up-1"), harness.fleet.stats().downloads]).toEqual([
+      "1.0.0",
+      0,
+      0,
+    ]);
+    agent.setBehaviour({ defer: false });
+    harness.control.send(NODE, upgradeOp("up-1", release));
+    await eventually(
+      () =>
+        harness.control.reports(NODE, "up-1").length === 7 &&
+        harness.control.sessionsOf(NODE).length === 2 &&
+        agent.welcomed,
+    );
+    expect(harness.control.sessionsOf(NODE)[1]!.hello!.agentVersion).toBe("1.1.0");
+    expect(phases(harness.control.reports(NODE, "up-1")).slice(2)).toEqual([
+      "ACCEPTED",
+      "DOWNLOADING",
+      "VERIFYING",
+      "APPLYING",
+      "RESTARTING",
+    ]);
+  });
+
+  it("defer: with a defer chance, defers some offers and takes others, the same ones for the same seed", async () => {
+    const draws = async (seed: number) => {
+      const harness = await startHarness({
+        seed,
+        behaviours: { [NODE]: { defer: true } },
+        deferChance: 0.5,
+      });
+      const agent = harness.fleet.agent(NODE);
+      const out: boolean[] = [];
+      for (let i = 0; i < 40; i++) out.push((await agent.deferral()) !== undefined);
+      await harness.close();
+      return out;
+    };
+    const first = await draws(3);
+    expect(first.filter(Boolean).length).toBeGreaterThan(10);
+    expect(first.filter(Boolean).length).toBeLessThan(30);
+    expect(await draws(3)).toEqual(first);
+    h = await startHarness({ deferChance: 1 });
+    expect(await h.fleet.agent(NODE).deferral()).toBeUndefined();
   });
 
   it("config-fail: comes back on the new version, then reports ConfigStatus ok:false", async () => {

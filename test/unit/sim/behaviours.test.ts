@@ -8,9 +8,11 @@ const RATES = {
   revert: 0.03,
   configFail: 0.04,
   noUpgradeCap: 0.06,
+  healthFail: 0.07,
   offline: 0.2,
   flap: 0.1,
   silent: 0.05,
+  defer: 0.15,
 };
 
 describe("behaviour assignment", () => {
@@ -31,10 +33,24 @@ describe("behaviour assignment", () => {
     expect(count((b) => b.upgrade === "revert")).toBe(30);
     expect(count((b) => b.upgrade === "config-fail")).toBe(40);
     expect(count((b) => b.upgrade === "no-upgrade-cap")).toBe(60);
-    expect(count((b) => b.upgrade === "succeed")).toBe(700);
+    expect(count((b) => b.upgrade === "health-fail")).toBe(70);
+    expect(count((b) => b.upgrade === "succeed")).toBe(630);
     expect(count((b) => b.offline)).toBe(200);
     expect(count((b) => b.flap)).toBe(100);
     expect(count((b) => b.silent)).toBe(50);
+    expect(count((b) => b.defer)).toBe(150);
+  });
+
+  it("adds health-fail and defer agents without changing whom the other rates pick", () => {
+    const { healthFail: _h, defer: _d, ...older } = RATES;
+    const before = assignBehaviours(1000, older, 5);
+    const after = assignBehaviours(1000, RATES, 5);
+    after.forEach((b, i) => {
+      const was = before[i]!;
+      expect(b.upgrade === "health-fail" ? "succeed" : b.upgrade).toBe(was.upgrade);
+      expect([b.offline, b.flap, b.silent]).toEqual([was.offline, was.flap, was.silent]);
+    });
+    expect(before.every((b) => !b.defer)).toBe(true);
   });
 
   it("spreads behaviours over the fleet rather than the first agents", () => {

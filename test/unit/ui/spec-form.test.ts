@@ -79,6 +79,9 @@ describe("the start form's spec", () => {
     ],
     [{ rampMax: "5/min" }, "ramp", "a ramp maximum or step needs a ramp"],
     [{ ramp: "fast" }, "ramp", expect.stringContaining('"fast"')],
+    [{ maxDownloads: "0" }, "maxDownloads", '"0" is not a whole number from 1 to 1000000'],
+    [{ maxDefer: "169h" }, "maxDefer", '"169h" is more than 168h (7 days)'],
+    [{ maxDefer: "1d" }, "maxDefer", '"1d" is not a duration such as 30m, 1h30m or 45s'],
     [
       { reconnectTimeout: "1.5h" },
       "reconnectTimeout",
@@ -114,6 +117,8 @@ describe("the start form's spec", () => {
         configGrace: "30s",
         soak: "1h",
         progressDeadline: "2h",
+        maxDownloads: "200",
+        maxDefer: "2h",
       },
       [
         "--version=2.0.0",
@@ -137,6 +142,8 @@ describe("the start form's spec", () => {
         "--config-grace=30s",
         "--soak=1h",
         "--progress-deadline=2h",
+        "--max-downloads=200",
+        "--max-defer=2h",
       ],
     ],
     [
@@ -153,4 +160,23 @@ describe("the start form's spec", () => {
       expect(create(CampaignSpecSchema, parsed.spec)).toEqual(cli);
     },
   );
+
+  it.each([
+    ["maxDownloads", "max-downloads", ["0", "1", "1000000", "1000001", "x", "-3", "2.5"]],
+    ["maxDefer", "max-defer", ["0s", "30m", "168h", "167h60m", "168h1s", "169h", "1.5h"]],
+  ] as const)("accepts in %s exactly what agentctl accepts for --%s", (field, flag, values) => {
+    for (const value of values) {
+      const parsed = specFromFields(form({ version: "2.0.0", [field]: value }));
+      let cli: unknown;
+      try {
+        cli = specFromFlags(
+          parseFlags(["--version=2.0.0", `--${flag}=${value}`], SPEC_FLAGS).values,
+        );
+      } catch {
+        cli = undefined;
+      }
+      expect({ value, ok: parsed.ok }).toEqual({ value, ok: cli !== undefined });
+      if (parsed.ok) expect(create(CampaignSpecSchema, parsed.spec)).toEqual(cli);
+    }
+  });
 });

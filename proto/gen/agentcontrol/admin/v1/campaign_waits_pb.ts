@@ -216,8 +216,9 @@ export const GateStateSchema: GenMessage<GateState> = /*@__PURE__*/
 export type CampaignWait = Message<"agentcontrol.admin.v1.CampaignWait"> & {
   /**
    * What it waits for: paused, rolling_back, window_closed, upgrading, verifying, concurrency,
-   * pool_budget, disconnected, to_offer, min_duration, soak, gate_pending, gate_unreachable,
-   * gate_failing, next_decision, finishing or ended (more may be added).
+   * download_budget, pool_budget, deferred, disconnected, to_offer, min_duration, soak,
+   * gate_pending, gate_unreachable, gate_failing, next_decision, finishing or ended (more may
+   * be added).
    *
    * @generated from field: string kind = 1;
    */
@@ -232,7 +233,7 @@ export type CampaignWait = Message<"agentcontrol.admin.v1.CampaignWait"> & {
 
   /**
    * The time left, for a wait that counts down (min_duration, soak, upgrading, verifying,
-   * and gate_unreachable's remaining grace).
+   * deferred's time until the next offer, and gate_unreachable's remaining grace).
    *
    * @generated from field: google.protobuf.Duration left = 3;
    */
@@ -246,14 +247,15 @@ export type CampaignWait = Message<"agentcontrol.admin.v1.CampaignWait"> & {
   until?: Timestamp | undefined;
 
   /**
-   * How many nodes it concerns, or how many are in flight (concurrency, pool_budget).
+   * How many nodes it concerns, or how many are in flight (concurrency, pool_budget) or
+   * downloading (download_budget).
    *
    * @generated from field: int32 count = 5;
    */
   count: number;
 
   /**
-   * The limit it is held at (concurrency, pool_budget).
+   * The limit it is held at (concurrency, pool_budget, download_budget: max downloads).
    *
    * @generated from field: int32 limit = 6;
    */
