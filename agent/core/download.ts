@@ -111,6 +111,8 @@ async function fetchOnce(
   let stalled = false;
   let tooSlow: string | undefined;
   let total = 0;
+  /** Milliseconds from the start to the response's headers; undefined before them. */
+  let headersMs: number | undefined;
   const started = Date.now();
   const deadlineMs = downloadDeadlineMs(maxBytes, policy);
   let timer = setTimeout(onStall, stallMs);
@@ -128,7 +130,8 @@ async function fetchOnce(
       tooSlow = `not done by its deadline of ${deadlineMs} ms (${total} of ${maxBytes} bytes)`;
     } else if (elapsed >= graceMs && (total * 1000) / Math.max(elapsed, 1) < minBytesPerSecond) {
       const rate = Math.floor((total * 1000) / Math.max(elapsed, 1));
-      tooSlow = `${rate} bytes/s after ${elapsed} ms, below the minimum of ${minBytesPerSecond} bytes/s`;
+      const headers = headersMs === undefined ? "no response yet" : `headers after ${headersMs} ms`;
+      tooSlow = `${rate} bytes/s after ${elapsed} ms (${headers}), below the minimum of ${minBytesPerSecond} bytes/s`;
     }
     if (tooSlow !== undefined) controller.abort();
   };
@@ -139,6 +142,7 @@ async function fetchOnce(
       signal: controller.signal,
       ...(authorization !== undefined ? { headers: { authorization }, redirect: "error" } : {}),
     });
+    headersMs = Date.now() - started;
     const retryAfter = Number(response.headers.get("retry-after") ?? Number.NaN);
     if (response.status === 503 && Number.isFinite(retryAfter) && retryAfter >= 0) {
       await response.body?.cancel();
@@ -183,14 +187,36 @@ async function fetchOnce(
       ? `no data for ${stallMs} ms`
       : signal.aborted
         ? "aborted"
-        : (error as Error).message;
-    return { ok: false, code: "download_failed", message: `GET ${url}: ${reason}` };
+        : networkReason(error);
+    const when =
+      headersMs === undefined
+        ? "before a response"
+        : `after ${total} of ${maxBytes} bytes (headers after ${headersMs} ms)`;
+    return { ok: false, code: "download_failed", message: `GET ${url}: ${reason} ${when}` };
   } finally {
     clearTimeout(timer);
     clearInterval(rateTimer);
     clearTimeout(deadlineTimer);
     signal.removeEventListener("abort", abort);
   }
+}
+
+/**
+ * What went wrong on the network, with its cause: fetch reports every network error as
+ * "fetch failed" and keeps the socket's error (`ECONNRESET`, `UND_ERR_SOCKET` "other side
+ * closed", …) as its `cause`, which is what an operator needs to read.
+ */
+export function networkReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause =
+    error instanceof Error
+      ? (error.cause as { code?: unknown; message?: unknown } | undefined)
+      : undefined;
+  if (cause === undefined || cause === null || typeof cause !== "object") return message;
+  const detail = [cause.code, cause.message]
+    .filter((part): part is string => typeof part === "string" && part !== "")
+    .join(" ");
+  return detail === "" ? message : `${message} (${detail})`;
 }
 
 /** Sleeps `ms`; false when `signal` aborted first. */
