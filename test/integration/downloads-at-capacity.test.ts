@@ -1,7 +1,8 @@
 /**
  * The downloads listener at its own advertised concurrency: `downloads.maxConcurrent`
  * clients fetching a multi-MiB artifact at once all finish, byte-exact, and share the
- * listener fairly; a client that reads a response late can still make its next request.
+ * listener fairly; more are refused (503) and wait their turn; a client that reads a response
+ * late can still make its next request.
  */
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -65,6 +66,18 @@ describe("downloads at the listener's concurrency", { timeout: 300_000 }, () => 
     expect(slowest).toBeGreaterThanOrEqual(median / STARVED);
   });
 
+  it("refuses downloads beyond maxConcurrent with 503, which the Agent waits out: every one completes", async () => {
+    const before = await downloadAnswers(tc, "503");
+    const extra = 16;
+    const downloads = await runClients(url("7.1.0"), SIZE, CLIENTS + extra, 1);
+    for (const d of downloads) {
+      expect(d.failure).toBeUndefined();
+      expect(d.sha256).toBe(sha256);
+    }
+    // Nothing queued inside Control: the excess was refused before any database work.
+    expect(await downloadAnswers(tc, "503")).toBeGreaterThan(before);
+  });
+
   it("answers the next request of a client that read its previous response late", async () => {
     const { hostname, port } = new URL(tc.control.downloadsUrl ?? "");
     // The response fits the sockets' buffers: Control has written all of it long before
@@ -100,4 +113,13 @@ async function runClients(
 
 function kib(bytesPerSecond: number): number {
   return Math.round(bytesPerSecond / 1024);
+}
+
+/** Control's `agent_control_downloads_total{status}`. */
+async function downloadAnswers(tc: TestControl, status: string): Promise<number> {
+  const text = await (await fetch(`${tc.adminUrl}/metrics`)).text();
+  const line = text
+    .split("\n")
+    .find((l) => l.startsWith(`agent_control_downloads_total{status="${status}"}`));
+  return line === undefined ? 0 : Number(line.split(" ").at(-1));
 }
