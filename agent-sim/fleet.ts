@@ -4,8 +4,9 @@
  */
 import { setMaxListeners } from "node:events";
 import pino from "pino";
+import { ArtifactCache } from "../agent/core/artifact-cache.js";
 import { DEFAULT_BACKOFF } from "../agent/core/backoff.js";
-import { ArtifactCache, DEFAULT_DOWNLOAD_POLICY, trustedOrigins } from "../agent/core/download.js";
+import { DEFAULT_DOWNLOAD_POLICY, trustedOrigins } from "../agent/core/download.js";
 import {
   type DurableState,
   fileStateStore,

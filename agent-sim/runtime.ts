@@ -5,8 +5,9 @@
  */
 import type * as grpc from "@grpc/grpc-js";
 import type { Logger } from "pino";
+import type { ArtifactCache } from "../agent/core/artifact-cache.js";
 import type { BackoffOptions } from "../agent/core/backoff.js";
-import type { ArtifactCache, DownloadPolicy } from "../agent/core/download.js";
+import type { DownloadPolicy } from "../agent/core/download.js";
 import type { StateStore } from "../agent/core/durable-state.js";
 import type { ReleaseVerifier } from "../agent/core/release-check.js";
 import type { AgentControlClientConstructor } from "../agent/core/session.js";

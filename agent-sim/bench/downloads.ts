@@ -65,6 +65,8 @@ export interface DownloadsMeasure {
   readonly fetches: number | undefined;
   /** Failed nodes by the Agent's code (download_too_slow, download_failed, …). */
   readonly failures: Readonly<Record<string, number>>;
+  /** Up to eight distinct failure messages (the artifact's URL left out), for the reasons. */
+  readonly failureMessages: readonly string[];
 }
 
 type Say = (text: string) => void;
@@ -243,10 +245,13 @@ async function measureCampaign(
     const seconds = (Date.now() - startedAt) / 1000;
     sampling = false;
     const failures = new Map<string, number>();
+    const messages = new Set<string>();
     for (const n of (await campaigns.getCampaign({ id })).nodes) {
       const code = /: (download_\w+|sha256_mismatch|artifact_too_large)/.exec(n.message)?.[1];
-      if (n.code !== "" && n.code !== "already_current")
+      if (n.code !== "" && n.code !== "already_current") {
         failures.set(code ?? n.code, (failures.get(code ?? n.code) ?? 0) + 1);
+        if (messages.size < 8) messages.add(n.message.replace(/GET \S+: /, "GET: "));
+      }
     }
     const cpu = (await cpuSeconds(pid)) - cpuBefore;
     const mirrorCpu = mirror ? (await mirror.cpuSeconds()) - mirrorBefore : undefined;
@@ -259,6 +264,7 @@ async function measureCampaign(
     say(
       `downloads: ${version} ${completed ? "completed" : `ended ${CampaignPhase[phase]}`} in ${seconds.toFixed(1)} s; Control ${cpu.toFixed(1)} CPU s, peak RSS ${(rssPeak / MB).toFixed(0)} MB`,
     );
+    for (const m of messages) say(`downloads: failed: ${m}`);
     return {
       source,
       completed,
@@ -276,6 +282,7 @@ async function measureCampaign(
       gigabytes: (plan.agents * plan.sizeBytes) / 1e9,
       fetches,
       failures: Object.fromEntries(failures),
+      failureMessages: [...messages],
     };
   }
 }

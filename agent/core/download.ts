@@ -1,13 +1,15 @@
 /**
  * Downloads an artifact as a careful Agent would: at most `size` bytes (aborting as soon
  * as more arrive), with a stall timeout, waiting as told when Control answers 503 with
- * Retry-After (too many downloads at once), and shares one download per sha256 among all
- * the agents of the process so ten thousand agents do not fetch the same URL at once.
+ * Retry-After (too many downloads at once) and trying again a request whose connection was
+ * lost before any response (artifact-cache.ts shares one download per sha256 among the
+ * agents of a process).
  * The node token goes only to the origins the agent was configured with (Control's and its
  * downloads listener's), never to another host, port or scheme an artifact URL names. A
  * download has a deadline and a minimum rate derived from its signed size (slow retrieval).
  */
 import { sha256Hex } from "../../control/shared/release/digest.js";
+import { connectionLost, networkReason } from "./download-errors.js";
 
 export { downloadAuthorization, trustedOrigins } from "./download-origins.js";
 
@@ -65,6 +67,8 @@ export interface DownloadRequest {
 
 /** 503 answers waited out before a download fails. */
 export const MAX_BUSY_RETRIES = 10;
+/** Connections lost before a response that are tried again before a download fails. */
+export const MAX_CONNECTION_LOST_RETRIES = 2;
 const MAX_RETRY_AFTER_MS = 30_000;
 
 /**
@@ -73,7 +77,9 @@ const MAX_RETRY_AFTER_MS = 30_000;
  * deadline or below its minimum rate, `download_failed` on an HTTP error, a
  * network error, a short body or no progress for `stallMs`. A 503 with Retry-After in
  * seconds (Control's "too many downloads at once") is retried after it (at most 30 s each,
- * {@link MAX_BUSY_RETRIES} times); any other error status fails at once. With a credential
+ * {@link MAX_BUSY_RETRIES} times); any other error status fails at once. A connection closed
+ * or reset before any response (a server closing a kept-alive connection as the request goes
+ * out) is tried again at once, {@link MAX_CONNECTION_LOST_RETRIES} times. With a credential
  * no redirect is followed (it fails `download_failed`), so the token stays at its origin.
  */
 export async function fetchArtifact(
@@ -83,19 +89,33 @@ export async function fetchArtifact(
   signal: AbortSignal,
   authorization?: string,
 ): Promise<DownloadResult> {
-  for (let retry = 0; ; retry++) {
+  let busy = 0;
+  let lost = 0;
+  for (;;) {
     const attempt = await fetchOnce(url, maxBytes, policy, signal, authorization);
+    if ("lostBeforeResponse" in attempt) {
+      if (lost >= MAX_CONNECTION_LOST_RETRIES) return attempt.lostBeforeResponse;
+      lost++;
+      continue;
+    }
     if (!("retryAfterMs" in attempt)) return attempt;
-    if (retry >= MAX_BUSY_RETRIES) {
+    if (busy >= MAX_BUSY_RETRIES) {
       return {
         ok: false,
         code: "download_failed",
-        message: `GET ${url}: HTTP 503 (busy) ${retry + 1} times`,
+        message: `GET ${url}: HTTP 503 (busy) ${busy + 1} times`,
       };
     }
+    busy++;
     if (!(await wait(attempt.retryAfterMs, signal))) return abortedResult();
   }
 }
+
+/** One attempt: a result, a 503 to wait out, or a connection lost before any response. */
+type Attempt =
+  | DownloadResult
+  | { readonly retryAfterMs: number }
+  | { readonly lostBeforeResponse: DownloadResult };
 
 async function fetchOnce(
   url: string,
@@ -103,7 +123,7 @@ async function fetchOnce(
   policy: DownloadPolicy,
   signal: AbortSignal,
   authorization: string | undefined,
-): Promise<DownloadResult | { retryAfterMs: number }> {
+): Promise<Attempt> {
   const { stallMs, graceMs, minBytesPerSecond } = policy;
   const controller = new AbortController();
   const abort = () => controller.abort();
@@ -111,6 +131,8 @@ async function fetchOnce(
   let stalled = false;
   let tooSlow: string | undefined;
   let total = 0;
+  /** Milliseconds from the start to the response's headers; undefined before them. */
+  let headersMs: number | undefined;
   const started = Date.now();
   const deadlineMs = downloadDeadlineMs(maxBytes, policy);
   let timer = setTimeout(onStall, stallMs);
@@ -128,7 +150,8 @@ async function fetchOnce(
       tooSlow = `not done by its deadline of ${deadlineMs} ms (${total} of ${maxBytes} bytes)`;
     } else if (elapsed >= graceMs && (total * 1000) / Math.max(elapsed, 1) < minBytesPerSecond) {
       const rate = Math.floor((total * 1000) / Math.max(elapsed, 1));
-      tooSlow = `${rate} bytes/s after ${elapsed} ms, below the minimum of ${minBytesPerSecond} bytes/s`;
+      const headers = headersMs === undefined ? "no response yet" : `headers after ${headersMs} ms`;
+      tooSlow = `${rate} bytes/s after ${elapsed} ms (${headers}), below the minimum of ${minBytesPerSecond} bytes/s`;
     }
     if (tooSlow !== undefined) controller.abort();
   };
@@ -139,6 +162,7 @@ async function fetchOnce(
       signal: controller.signal,
       ...(authorization !== undefined ? { headers: { authorization }, redirect: "error" } : {}),
     });
+    headersMs = Date.now() - started;
     const retryAfter = Number(response.headers.get("retry-after") ?? Number.NaN);
     if (response.status === 503 && Number.isFinite(retryAfter) && retryAfter >= 0) {
       await response.body?.cancel();
@@ -183,8 +207,18 @@ async function fetchOnce(
       ? `no data for ${stallMs} ms`
       : signal.aborted
         ? "aborted"
-        : (error as Error).message;
-    return { ok: false, code: "download_failed", message: `GET ${url}: ${reason}` };
+        : networkReason(error);
+    const when =
+      headersMs === undefined
+        ? "before a response"
+        : `after ${total} of ${maxBytes} bytes (headers after ${headersMs} ms)`;
+    const failed: DownloadResult = {
+      ok: false,
+      code: "download_failed",
+      message: `GET ${url}: ${reason} ${when}`,
+    };
+    const lost = !stalled && !signal.aborted && headersMs === undefined && connectionLost(error);
+    return lost ? { lostBeforeResponse: failed } : failed;
   } finally {
     clearTimeout(timer);
     clearInterval(rateTimer);
@@ -217,72 +251,7 @@ function tooLarge(url: string, maxBytes: number): DownloadResult {
   };
 }
 
-/**
- * Per-process artifact cache keyed by expected sha256. Concurrent requests for the same
- * artifact share one download; only a body whose digest and size matched is kept, so a
- * failed or tampered download is retried by the next agent that asks. Callers still
- * compare the returned bytes' size and digest with what they were told to expect.
- */
-export class ArtifactCache {
-  readonly #verified = new Map<string, FetchedArtifact>();
-  readonly #inflight = new Map<string, Promise<DownloadResult>>();
-  readonly #policy: DownloadPolicy;
-  readonly #signal: AbortSignal;
-  /** Downloads actually started (for tests and stats). */
-  downloads = 0;
-
-  /**
-   * @param policy the stall timeout, deadline and minimum rate of every download.
-   * @param signal aborts every shared download (the fleet's lifetime).
-   */
-  constructor(policy: DownloadPolicy, signal: AbortSignal) {
-    this.#policy = policy;
-    this.#signal = signal;
-  }
-
-  /** The artifact for `request`, downloaded or shared. `signal` cancels only the caller's wait. */
-  async get(request: DownloadRequest, signal: AbortSignal): Promise<DownloadResult> {
-    const cached = this.#verified.get(request.sha256);
-    if (cached !== undefined) return { ok: true, artifact: cached };
-    const key = `${request.sha256} ${request.size} ${request.url}`;
-    let pending = this.#inflight.get(key);
-    if (pending === undefined) {
-      this.downloads++;
-      pending = fetchArtifact(
-        request.url,
-        request.size,
-        this.#policy,
-        this.#signal,
-        request.authorization,
-      );
-      this.#inflight.set(key, pending);
-      void pending.then((result) => {
-        this.#inflight.delete(key);
-        if (
-          result.ok &&
-          result.artifact.sha256 === request.sha256 &&
-          result.artifact.bytes.byteLength === request.size
-        ) {
-          this.#verified.set(request.sha256, result.artifact);
-        }
-      });
-    }
-    return raceAbort(pending, signal);
-  }
-}
-
-function raceAbort(pending: Promise<DownloadResult>, signal: AbortSignal): Promise<DownloadResult> {
-  if (signal.aborted) return Promise.resolve(abortedResult());
-  return new Promise((resolve) => {
-    const onAbort = () => resolve(abortedResult());
-    signal.addEventListener("abort", onAbort, { once: true });
-    void pending.then((result) => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(result);
-    });
-  });
-}
-
-function abortedResult(): DownloadResult {
+/** The result of a download its caller stopped waiting for. */
+export function abortedResult(): DownloadResult {
   return { ok: false, code: "download_failed", message: "download aborted" };
 }

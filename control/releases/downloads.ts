@@ -10,6 +10,8 @@
  *   `Retry-After` before any database work;
  * - a client that reads nothing for `stallMs` is disconnected, freeing its slot;
  * - a single `Range` is answered 206 (416 when unsatisfiable), so an Agent resumes;
+ * - every answer on HTTP/1.1 ends its connection (`connection: close`, see
+ *   {@link endsConnection}), so no client sends a request on a connection Control is closing;
  * - with `authenticate`, a request needs a node credential (bearer node token, or a verified
  *   client certificate on a TLS listener with a client CA): 401 otherwise.
  */
@@ -76,6 +78,7 @@ export function downloadsRoute(options: DownloadsOptions): Downloads {
   const route: HttpRoute = async (req, res) => {
     const match = PATH.exec((req.url ?? "").split("?")[0] ?? "");
     if (!match) return false;
+    endsConnection(res);
     const answer = (status: number, headers: Record<string, string | number>, body = "") => {
       options.onAnswer?.(status);
       res.writeHead(status, body ? { "content-type": "text/plain", ...headers } : headers);
@@ -161,6 +164,21 @@ async function serve(
     // short body (and its sha256 check fails) instead of a wrong one.
     res.destroy();
   }
+}
+
+/**
+ * Marks an HTTP/1.1 response as the last of its connection (`connection: close`; Node.js
+ * then closes it once the response is written). A kept-alive connection would be closed
+ * by the listener's keep-alive timer, which starts when Control hands the last byte to the
+ * kernel, while a client starts its own when it reads that byte: a client that reads a
+ * multi-MiB body seconds behind Control (the socket buffers hold megabytes) then sends its
+ * next request on a connection Control is closing, and the request fails with no response
+ * at all ("other side closed"). A download is megabytes, so a new connection per download
+ * costs nothing that matters; a client refused with 503 also keeps no connection open
+ * while it waits. HTTP/2 streams (the admin port) have no such race and are left alone.
+ */
+function endsConnection(res: Response): void {
+  if ("shouldKeepAlive" in res) res.shouldKeepAlive = false;
 }
 
 /** Writes bytes `start`…`end`, one chunk at a time, waiting for the client between chunks. */

@@ -12,6 +12,7 @@ import { type ClientRequest, get as httpGet, type IncomingMessage } from "node:h
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { downloadPath } from "../../control/releases/downloads.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
+import { storeLargeArtifact } from "../helpers/large-artifact.js";
 
 const SIZE = 128 * 1024 * 1024;
 const READERS = 6;
@@ -93,34 +94,6 @@ describe("downloads under hostile load", { timeout: 180_000 }, () => {
     expect(await ended).toBe(false);
   });
 });
-
-/** Makes a `size`-byte artifact inside PostgreSQL and a release row serving it; its sha256. */
-async function storeLargeArtifact(tc: TestControl, version: string, size: number) {
-  const pool = tc.control.db.pool;
-  // 64 distinct bytes per row (sha512 of the row number): no period a chunk could hide in.
-  const made = await pool.query<{ sha256: string; size: string }>(
-    `with blob as (
-       select string_agg(sha512(int4send(i)), ''::bytea order by i) as content
-       from generate_series(0, $1::int - 1) as i)
-     insert into artifact_files (sha256, size, content)
-     select encode(sha256(content), 'hex'), octet_length(content), content from blob
-     returning sha256, size`,
-    [size / 64],
-  );
-  const row = made.rows[0];
-  if (!row || Number(row.size) !== size) throw new Error("artifact not made");
-  await pool.query(
-    `insert into releases (version, sequence, envelope, envelope_sha256, expires_at,
-       registered_at, registered_by, signer_key_ids, artifacts)
-     values ($1, 70, '\\x00', $2, now() + interval '1 day', now(), 'test', '[]', $3)`,
-    [
-      version,
-      `envelope-of-${version}`,
-      JSON.stringify([{ platform: "linux-amd64", sha256: row.sha256, size, url: "" }]),
-    ],
-  );
-  return row.sha256;
-}
 
 /** GETs `url` and stops reading as soon as the headers are in. */
 function open(url: string): Promise<{ request: ClientRequest; response: IncomingMessage }> {
