@@ -65,15 +65,19 @@ describe("a release's health checks run by real Agents", () => {
     await registerAgentRelease(fx, "1.1.0", 11, world.bytes("1.1.0"), health);
     const broken = join(world.dir, "workload-broken");
     await writeFile(broken, "");
-    for (const [node, mark] of [
-      [FAILING, broken],
-      [PASSING, join(world.dir, "no-such-file")],
+    // The passing node is labelled canary=true, so it comes first in canary order whatever the
+    // fleet's order secret: the disruption budget offers one node at a time, and the passing
+    // node has reached 1.1.0 when the failing one breaches the batch (else it is canceled).
+    for (const [node, mark, flags] of [
+      [FAILING, broken, []],
+      [PASSING, join(world.dir, "no-such-file"), ["--labels", "canary=true"]],
     ] as const) {
       agents.push(
         await world.start({
           nodeId: node,
           startDeadlineMs: DEADLINE_MS,
           install: node,
+          flags,
           env: { ...process.env, HEALTH_MARK: mark },
         }),
       );
