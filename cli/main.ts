@@ -317,7 +317,7 @@ function outputMode(json: boolean, output: string | undefined): OutputMode | "ya
 
 async function confirm(io: Io, question: string, signal: AbortSignal): Promise<boolean> {
   if (io.stdin === undefined) return false;
-  io.stderr.write(`${question} [y/N] `);
+  io.stderr.write(`${printableOutput(question)} [y/N] `);
   const rl = createInterface({ input: io.stdin, terminal: false });
   try {
     const answer = await new Promise<string>((resolve, reject) => {
