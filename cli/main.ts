@@ -234,13 +234,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     const format = outputMode(parsed.values.json === true, stringFlag(parsed.values, "output"));
     // -o yaml is the JSON output rendered as YAML: commands print JSON into a converting sink.
     const output: OutputMode = format === "yaml" ? "json" : format;
-    // JSON and YAML are written exact; what is written for people shows control characters.
+    // What is written for people shows control characters; JSON keeps its exact values.
     const stdout =
-      format === "yaml"
-        ? await yamlSink(io.stdout)
-        : output === "json"
-          ? io.stdout
-          : printableSink(io.stdout);
+      format === "yaml" ? await yamlSink(io.stdout) : printableSink(io.stdout, output === "json");
     checkConnectionFlags(parsed.values, io.env);
     const timeoutMs = resolveTimeoutMs(stringFlag(parsed.values, "timeout"), io.env);
     let clients: AdminClients | undefined;

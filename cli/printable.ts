@@ -7,8 +7,8 @@
  * character (C0, DEL, C1) in it is written as a visible escape such as `\x1b`, except a line's
  * newline and tab and the colour and cursor sequences agentctl itself makes
  * ({@link terminalSequence}). Those carry a mark drawn at random when agentctl starts, so no
- * text from Control or an Agent can pass as one. JSON output is written as it is: JSON
- * escapes every C0 character itself, and a script must read the exact value.
+ * text from Control or an Agent can pass as one. JSON output keeps its exact values: JSON
+ * escapes every C0 character itself, and {@link jsonPrintable} writes DEL and C1 as `\u00XX`.
  */
 import { randomBytes } from "node:crypto";
 
@@ -74,6 +74,17 @@ export function printableOutput(text: string): string {
   return out + text.slice(from).replace(CONTROL_BUT_LINES, visible);
 }
 
+const DEL_AND_C1 = /[\u007f-\u009f]/g;
+
+/**
+ * JSON text with each DEL and C1 character (which JSON.stringify leaves raw) written as its
+ * `\u00XX` escape: the same JSON value, and nothing a terminal obeys. Safe on any JSON text,
+ * since those characters can stand only inside its strings.
+ */
+export function jsonPrintable(text: string): string {
+  return text.replace(DEL_AND_C1, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** A stream agentctl writes to (see `output.ts`). */
 interface WritableSink {
   write(text: string): unknown;
@@ -81,10 +92,14 @@ interface WritableSink {
   readonly columns?: number | undefined;
 }
 
-/** `sink` with everything written through {@link printableOutput}. */
-export function printableSink<S extends WritableSink>(sink: S): WritableSink {
+/**
+ * `sink` with everything written through {@link printableOutput}, or through
+ * {@link jsonPrintable} when `json`.
+ */
+export function printableSink<S extends WritableSink>(sink: S, json = false): WritableSink {
+  const printed = json ? jsonPrintable : printableOutput;
   return {
-    write: (text) => sink.write(printableOutput(text)),
+    write: (text) => sink.write(printed(text)),
     get isTTY() {
       return sink.isTTY;
     },

@@ -44,6 +44,8 @@ describe("text an Agent sends, as agentctl prints it", () => {
     expect(list.stdout).toContain(`site=${SHOWN}`);
     expect(show.stdout).toMatch(/^Pool:\s+p\\x1b\[5m$/m);
     expect(show.stdout).toContain(`site=${SHOWN}`);
+    // Exact values, with DEL and C1 escaped as JSON escapes: nothing raw reaches the terminal.
+    expect(json.stdout).not.toMatch(RAW_CONTROL);
     const node = JSON.parse(json.stdout) as {
       node: { labels: Record<string, string>; pool: string };
     };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createPainter, formatFields, formatTable } from "../../../cli/output.js";
 import {
+  jsonPrintable,
   printable,
   printableOutput,
   printableSink,
@@ -49,6 +50,14 @@ describe("text from Control as agentctl prints it", () => {
       expect(printableOutput(`a${c}b`)).toMatch(c === "\n" || c === "\t" ? /^a[\n\t]b$/ : /^a\\/);
     }
     expect(printableOutput(CONTROLS.join(""))).not.toMatch(CONTROL_BUT_LINES);
+  });
+
+  it("writes DEL and C1 in JSON as escapes, keeping every value exact", () => {
+    const value = { text: CONTROLS.join(""), list: [`a\u009b1A`, "ünïcode ✓"] };
+    const json = jsonPrintable(JSON.stringify(value, null, 2));
+    expect(json).not.toMatch(CONTROL_BUT_LINES);
+    expect(json).toContain("\\u009b1A");
+    expect(JSON.parse(json)).toEqual(value);
   });
 
   it("measures agentctl's own sequences as no width", () => {
