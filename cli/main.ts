@@ -26,6 +26,7 @@ import {
 import { commandHelp, GLOBAL_FLAGS, groupHelp, rootHelp } from "./help.js";
 import type { Sink } from "./output.js";
 import { createPainter } from "./paint.js";
+import { printableOutput, printableSink } from "./printable.js";
 import { didYouMean } from "./suggest.js";
 import { resolveTimeoutMs } from "./timeout.js";
 import { yamlSink } from "./yaml-output.js";
@@ -233,14 +234,16 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     const format = outputMode(parsed.values.json === true, stringFlag(parsed.values, "output"));
     // -o yaml is the JSON output rendered as YAML: commands print JSON into a converting sink.
     const output: OutputMode = format === "yaml" ? "json" : format;
-    const stdout = format === "yaml" ? await yamlSink(io.stdout) : io.stdout;
+    // What is written for people shows control characters; JSON keeps its exact values.
+    const stdout =
+      format === "yaml" ? await yamlSink(io.stdout) : printableSink(io.stdout, output === "json");
     checkConnectionFlags(parsed.values, io.env);
     const timeoutMs = resolveTimeoutMs(stringFlag(parsed.values, "timeout"), io.env);
     let clients: AdminClients | undefined;
     const interactive = io.stdin?.isTTY === true && io.stderr.isTTY === true;
     const ctx: Context = {
       stdout,
-      stderr: io.stderr,
+      stderr: printableSink(io.stderr),
       env: io.env,
       signal,
       output,
@@ -272,7 +275,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       error instanceof UsageError
         ? error.message
         : (await import("./errors.js")).describeError(error, { connection, method: calls.method });
-    io.stderr.write(`agentctl: ${line}\n`);
+    io.stderr.write(`agentctl: ${printableOutput(line)}\n`);
     if (error instanceof ExitError) return error.exitCode;
     return error instanceof UsageError ? 2 : 1;
   }
@@ -310,7 +313,7 @@ function outputMode(json: boolean, output: string | undefined): OutputMode | "ya
 
 async function confirm(io: Io, question: string, signal: AbortSignal): Promise<boolean> {
   if (io.stdin === undefined) return false;
-  io.stderr.write(`${question} [y/N] `);
+  io.stderr.write(`${printableOutput(question)} [y/N] `);
   const rl = createInterface({ input: io.stdin, terminal: false });
   try {
     const answer = await new Promise<string>((resolve, reject) => {

@@ -7,6 +7,7 @@ import type { DescEnum, DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { toJson } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { printable, stripAnsi } from "./printable.js";
 
 /** A stream agentctl writes to: process.stdout in production, a buffer in tests. */
 export interface Sink {
@@ -15,11 +16,15 @@ export interface Sink {
   readonly columns?: number | undefined;
 }
 
-/** Pads each column to its widest cell; the last column is never padded. */
+/**
+ * Pads each column to its widest cell; the last column is never padded. Each cell is written
+ * {@link printable}: a control character an Agent put in its text is shown, never obeyed.
+ */
 export function formatTable(
   header: readonly string[],
-  rows: readonly (readonly string[])[],
+  cellRows: readonly (readonly string[])[],
 ): string {
+  const rows = cellRows.map((r) => r.map(printable));
   const widths = header.map((h, i) =>
     Math.max(visibleLength(h), ...rows.map((r) => visibleLength(r[i] ?? ""))),
   );
@@ -33,19 +38,15 @@ export function formatTable(
   return `${[line(header), ...rows.map(line)].join("\n")}\n`;
 }
 
-/** Formats `key: value` pairs with the values aligned; empty values are shown as "-". */
+/**
+ * Formats `key: value` pairs with the values aligned; empty values are shown as "-". Each
+ * value is written {@link printable}, on one line.
+ */
 export function formatFields(fields: readonly (readonly [string, string])[]): string {
   const width = Math.max(...fields.map(([k]) => k.length)) + 1;
-  return fields.map(([k, v]) => `${`${k}:`.padEnd(width)} ${v === "" ? "-" : v}\n`).join("");
-}
-
-/** The escape character that starts an ANSI control sequence. */
-export const ESC = String.fromCharCode(27);
-const ANSI = new RegExp(`${ESC}\\[[0-9;]*[A-Za-z]`, "g");
-
-/** `text` without ANSI colour or cursor sequences. */
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, "");
+  return fields
+    .map(([k, v]) => `${`${k}:`.padEnd(width)} ${v === "" ? "-" : printable(v)}\n`)
+    .join("");
 }
 
 /** The printed width of `text`, ignoring ANSI colour sequences. */
@@ -123,3 +124,4 @@ export function formatLabels(labels: Readonly<Record<string, string>>): string {
 }
 
 export { type Colour, createPainter, type Painter } from "./paint.js";
+export { ESC, printable, stripAnsi, terminalSequence } from "./printable.js";

@@ -2,9 +2,7 @@
  * ANSI colour for agentctl's terminal output, apart from the protobuf formatters of
  * output.ts so that starting agentctl (help, usage errors) does not load the protobuf runtime.
  */
-
-/** The escape character that starts an ANSI control sequence. */
-const ESC = String.fromCharCode(27);
+import { terminalSequence } from "./printable.js";
 
 /** Colour names {@link Painter} knows. */
 export type Colour = "red" | "green" | "yellow" | "cyan" | "dim" | "bold";
@@ -23,5 +21,6 @@ export type Painter = (colour: Colour, text: string) => string;
 
 /** A {@link Painter} that colours only when `enabled` (a TTY without `NO_COLOR`). */
 export function createPainter(enabled: boolean): Painter {
-  return (colour, text) => (enabled ? `${ESC}[${CODES[colour]}m${text}${ESC}[0m` : text);
+  return (colour, text) =>
+    enabled ? `${terminalSequence(`[${CODES[colour]}m`)}${text}${terminalSequence("[0m")}` : text;
 }

@@ -132,7 +132,11 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       log: log.child({ component: "agents" }),
     });
     hub.subscribe(trust.onEvent);
-    cleanup.push(() => trust.settled());
+    cleanup.push(async () => {
+      if (!(await trust.settledWithin(clock, config.limits.shutdownGraceSeconds * 1000))) {
+        log.warn("stopped waiting for trust-status writes: the shutdown grace ran out");
+      }
+    });
     const instances = new ControlInstances({
       pool: db.pool,
       instanceId,

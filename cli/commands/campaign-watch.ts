@@ -19,11 +19,11 @@ import { expectPositionals, formatDuration } from "../args.js";
 import { type Command, type Context, ExitError } from "../command.js";
 import {
   type Colour,
-  ESC,
   enumName,
   messageJsonLine,
   type Painter,
   stripAnsi,
+  terminalSequence,
   visibleLength,
 } from "../output.js";
 import {
@@ -137,8 +137,8 @@ function createTerminalDrawer(ctx: Context): (lines: string[]) => void {
     // A pseudo-terminal may report 0 columns; fall back to COLUMNS, then 120.
     const width = terminalWidth(ctx.stdout.columns, ctx.env.COLUMNS);
     const fitted = lines.map((l) => (visibleLength(l) > width - 1 ? truncate(l, width - 1) : l));
-    const up = drawn > 0 ? `${ESC}[${drawn}F` : "";
-    ctx.stdout.write(`${up}${ESC}[J${fitted.join("\n")}\n`);
+    const up = drawn > 0 ? terminalSequence(`[${drawn}F`) : "";
+    ctx.stdout.write(`${up}${terminalSequence("[J")}${fitted.join("\n")}\n`);
     drawn = fitted.length;
   };
 }

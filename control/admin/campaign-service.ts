@@ -41,8 +41,8 @@ import {
   nodeStateFromProto,
   phaseFromProto,
   planToProto,
-  specInputFromProto,
 } from "./campaign-convert.js";
+import { specInputFromProto } from "./campaign-spec-convert.js";
 import { planOnly, retryCampaign, type StartDeps, startCampaign } from "./campaign-start.js";
 import { decodePageToken, encodePageToken, pageSize } from "./paging.js";
 import { sqlReleaseLookup } from "./release-lookup.js";

@@ -18,7 +18,7 @@ import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { ControlError } from "../errors.js";
 import { type Principal, principalKey } from "./auth.js";
-import { specInputFromProto, specToProto } from "./campaign-convert.js";
+import { specInputFromProto, specToProto } from "./campaign-spec-convert.js";
 import { abortRolloutPlan, startRolloutPlan } from "./plan-commands.js";
 import { sqlReleaseLookup } from "./release-lookup.js";
 

@@ -7,6 +7,8 @@
  * of one node waiting meanwhile only the latest is kept (it is the node's state now). A failed
  * write is logged; the next report of that node writes again.
  */
+import type { Clock } from "../clock.js";
+import { scheduleOnce } from "../clock-timer.js";
 import type { NodeTrust } from "../db/node-trust.js";
 import type { Logger } from "../log.js";
 import type { AgentEvent } from "./events.js";
@@ -25,6 +27,13 @@ export interface TrustRecorder {
   readonly onEvent: (event: AgentEvent) => void;
   /** Resolves once every report received so far has been written (or failed). */
   settled(): Promise<void>;
+  /**
+   * {@link TrustRecorder.settled}, bounded by `ms` of `clock`'s time (shutdown's grace): true
+   * when every report received so far was written (or failed) in time, false when the grace
+   * ran out first. Writes still running then are abandoned, never awaited further, so a hung
+   * statement cannot hold shutdown past its grace. Leaves no timer behind either way.
+   */
+  settledWithin(clock: Clock, ms: number): Promise<boolean>;
 }
 
 /** Creates the recorder; subscribe its `onEvent` to the hub. */
@@ -71,6 +80,11 @@ export function trustRecorder(options: TrustRecorderOptions): TrustRecorder {
     }
   };
 
+  const settled = (): Promise<void> => {
+    if (writing.size === 0 && waiting.size === 0) return Promise.resolve();
+    return new Promise((resolve) => idle.push(resolve));
+  };
+
   return {
     onEvent(event) {
       if (event.kind !== "trust_status") return;
@@ -82,9 +96,15 @@ export function trustRecorder(options: TrustRecorderOptions): TrustRecorder {
       });
       pump();
     },
-    settled() {
-      if (writing.size === 0 && waiting.size === 0) return Promise.resolve();
-      return new Promise((resolve) => idle.push(resolve));
+    settled,
+    settledWithin(clock, ms) {
+      return new Promise<boolean>((resolve) => {
+        const timer = scheduleOnce(clock, ms, () => resolve(false));
+        void settled().then(() => {
+          timer.cancel();
+          resolve(true);
+        });
+      });
     },
   };
 }

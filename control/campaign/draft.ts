@@ -10,7 +10,7 @@
  */
 
 import type { GateResult } from "./gates.js";
-import type { JudgedMark } from "./judged-mark.js";
+import { type IncrementalJudging, noJudgedMark } from "./judge-since-state.js";
 import type {
   Action,
   BatchRecord,
@@ -33,8 +33,11 @@ export interface FactsLookup {
   get(nodeId: string): NodeFacts | undefined;
 }
 
-/** Mutable state of one decision. */
-export interface Draft {
+/**
+ * Mutable state of one decision; its incremental-judging bookkeeping (`judgedUnder`,
+ * `factsSince`, `touched`) is described in `judge-since-state.ts`.
+ */
+export interface Draft extends IncrementalJudging {
   readonly now: number;
   /**
    * When the deciding Control became ready (took the lead); deadlines are never judged within
@@ -68,16 +71,6 @@ export interface Draft {
   changedFacts: { readonly batch: number; readonly nodeIds: ReadonlySet<string> } | undefined;
   /** Per batch, the position in `batchIndexes[b]` before which no node is waiting. */
   readonly waitingFrom: number[];
-  /**
-   * The mark under which every active node not in `touched`, not in `factsSince` and without a
-   * deadline since was last judged with no change (`judge-since.ts`); undefined: judge every
-   * active node. Stays undefined for a whole decision that was given no mark (the full path).
-   */
-  judgedUnder: JudgedMark | undefined;
-  /** The nodes whose facts may have changed since `judgedUnder` (the caller's, then none). */
-  factsSince: ReadonlySet<string>;
-  /** Positions of the records changed since the active nodes were last judged. */
-  readonly touched: Set<number>;
   /** Campaign nodes per pool. */
   readonly poolSizes: ReadonlyMap<string, number>;
   /** The fleet-wide load per pool (see `DecideInput.pools`); undefined: this campaign alone. */
@@ -159,9 +152,7 @@ export function createDraft(
     settledBatches: new Set(),
     changedFacts: undefined,
     waitingFrom: campaign.batches.map(() => 0),
-    judgedUnder: undefined,
-    factsSince: new Set(),
-    touched: new Set(),
+    ...noJudgedMark(),
     poolSizes,
     pools,
     facts,
@@ -284,69 +275,6 @@ export function updateNode(
   d.revision++;
   if (reason !== undefined)
     d.reasons.push(`node ${nodeId}: ${before.state} → ${after.state}: ${reason}`);
-  return after;
-}
-
-/** The fields {@link annotateFinal} may set: operations sent to a node after it ended. */
-export type FinalAnnotation = Partial<
-  Pick<
-    CampaignNode,
-    | "rollbackOperationId"
-    | "rollbackAt"
-    | "rollbackBootId"
-    | "rollbackDeadline"
-    | "rollbackResult"
-    | "confirmOperationId"
-  >
->;
-
-const ANNOTATIONS: ReadonlySet<string> = new Set([
-  "rollbackOperationId",
-  "rollbackAt",
-  "rollbackBootId",
-  "rollbackDeadline",
-  "rollbackResult",
-  "confirmOperationId",
-]);
-
-/**
- * Records on a FINAL node an operation sent to it after it ended (the rollback of its batch, the
- * confirm of its passed batch): only `rollbackOperationId`, `rollbackAt`, `rollbackBootId`,
- * `rollbackDeadline`, `rollbackResult` and `confirmOperationId`, each written once. Its state, code, message and times stay as they are
- * (final states never change); the record counts as changed, so the worker writes it.
- * @throws when the node is not final, the patch names another field, or a field already holds
- * another value.
- */
-export function annotateFinal(
-  d: Draft,
-  n: CampaignNode,
-  patch: FinalAnnotation,
-  reason?: string,
-): CampaignNode {
-  const at = d.indexOf(n);
-  const before = at === undefined ? undefined : d.records[at];
-  if (at === undefined || before === undefined) {
-    throw new Error(`node ${n.nodeId} is not in campaign ${d.campaign.id}`);
-  }
-  if (!isFinal(before.state)) {
-    throw new Error(
-      `node ${n.nodeId} is ${before.state}, not final; annotateFinal is for final nodes`,
-    );
-  }
-  for (const [key, value] of Object.entries(patch)) {
-    if (!ANNOTATIONS.has(key)) {
-      throw new Error(`node ${n.nodeId} is final (${before.state}); refusing to set ${key}`);
-    }
-    const old = before[key as keyof FinalAnnotation];
-    if (old !== undefined && old !== value) {
-      throw new Error(`node ${n.nodeId}: ${key} is already ${old}; refusing ${String(value)}`);
-    }
-  }
-  const after: CampaignNode = { ...before, ...patch };
-  d.records[at] = after;
-  d.changed.add(at);
-  d.revision++;
-  if (reason !== undefined) d.reasons.push(`node ${n.nodeId}: ${before.state} (final): ${reason}`);
   return after;
 }
 

@@ -18,7 +18,6 @@ import type { Draft } from "./draft.js";
 import {
   activeNodes,
   allFinal,
-  annotateFinal,
   batchNodes,
   currentBatch,
   emit,
@@ -28,6 +27,7 @@ import {
   updateCampaign,
   updateNode,
 } from "./draft.js";
+import { annotateFinal } from "./draft-annotate.js";
 import { sampleOf } from "./failure-budget.js";
 import { failingGate, passingResults } from "./gate-rules.js";
 import { gateLabel } from "./gates.js";

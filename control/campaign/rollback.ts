@@ -6,7 +6,6 @@ import type { Draft } from "./draft.js";
 import {
   activeNodes,
   allNodes,
-  annotateFinal,
   batchNodes,
   currentBatch,
   emit,
@@ -15,6 +14,7 @@ import {
   updateCampaign,
   updateNode,
 } from "./draft.js";
+import { annotateFinal } from "./draft-annotate.js";
 import type { CampaignNode, NodeCode, RollbackCause } from "./model.js";
 import { isUpgrading } from "./model.js";
 import { operationId } from "./operation-id.js";

@@ -14,20 +14,38 @@ export interface NodeTrust {
   readonly reason: string;
 }
 
+/** How long one trust write may take before it is given up (a one-row update: it is hung). */
+export const TRUST_WRITE_TIMEOUT_MS = 10_000;
+
+/** Options of {@link recordNodeTrust}. */
+export interface RecordNodeTrustOptions {
+  /** Statement timeout, ms (default {@link TRUST_WRITE_TIMEOUT_MS}). */
+  readonly timeoutMs?: number;
+}
+
 /**
  * Records `trust` on its node's row; true when the row changed. A node without a row (never
  * enrolled) changes nothing. A frozen node's first `since` is kept while it stays frozen.
+ * A write still unanswered after its timeout (a lock held elsewhere, a stalled server) is
+ * rejected and its connection is dropped from the pool, so a hung statement holds neither
+ * the recorder nor the pool's close; the node's next report writes again.
  */
-export async function recordNodeTrust(pool: pg.Pool, trust: NodeTrust): Promise<boolean> {
-  const result = await pool.query(
-    `update nodes
+export async function recordNodeTrust(
+  pool: pg.Pool,
+  trust: NodeTrust,
+  options: RecordNodeTrustOptions = {},
+): Promise<boolean> {
+  // pg-pool releases a client whose query failed (a read timeout too) by destroying it.
+  const result = await pool.query({
+    query_timeout: options.timeoutMs ?? TRUST_WRITE_TIMEOUT_MS,
+    text: `update nodes
         set trust_frozen_since = case
               when $2::timestamptz is null then null
               else coalesce(trust_frozen_since, $2::timestamptz) end,
             trust_reason = $3
       where id = $1
         and ((trust_frozen_since is null) <> ($2::timestamptz is null) or trust_reason <> $3)`,
-    [trust.nodeId, trust.frozenSince, trust.frozenSince === null ? "" : trust.reason],
-  );
+    values: [trust.nodeId, trust.frozenSince, trust.frozenSince === null ? "" : trust.reason],
+  } as pg.QueryConfig);
   return (result.rowCount ?? 0) > 0;
 }

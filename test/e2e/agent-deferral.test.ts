@@ -5,8 +5,7 @@
  * and still runs 1.0.0. In a second campaign the lock is released after the first deferral: the
  * node is offered again and upgraded to 1.1.0.
  */
-import { mkdtemp, rm, unlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
@@ -16,43 +15,34 @@ import {
   quickSpec,
   waitForCampaign,
 } from "../integration/campaign-fixture.js";
-import {
-  agentCampaignFixture,
-  enrollFlags,
-  registerAgentRelease,
-  waitOnline,
-} from "./agent-campaign-fixture.js";
-import { buildAgent, eventually, type RunningAgent, startAgent } from "./agent-fixture.js";
+import { registerAgentRelease, waitOnline } from "./agent-campaign-fixture.js";
+import { eventually, type RunningAgent } from "./agent-fixture.js";
+import { type AgentWorld, startAgentWorld } from "./agent-world.js";
 
 const NODE = "deferring-node";
 const seconds = (s: number) => ({ seconds: BigInt(s), nanos: 0 });
 
 describe("a real Agent that defers while its update lock is held", () => {
+  let world: AgentWorld;
   let fx: CampaignFixture;
-  let dir = "";
   let agent: RunningAgent | undefined;
   let lock = "";
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "agent-defer-"));
-    lock = join(dir, "update.lock");
-    const [, v110] = await Promise.all(
-      ["1.0.0", "1.1.0"].map((v) => buildAgent(v, join(dir, `agent-${v}.mjs`))),
-    );
-    fx = await agentCampaignFixture();
-    await registerAgentRelease(fx, "1.1.0", 11, v110 as Uint8Array);
-    agent = startAgent(join(dir, "agent-1.0.0.mjs"), join(dir, "install"), [
-      ...(await enrollFlags(fx, NODE, 8_000)),
-      "--defer-lock",
-      lock,
-    ]);
+    world = await startAgentWorld({ prefix: "agent-defer-", versions: ["1.0.0", "1.1.0"] });
+    fx = world.fx;
+    lock = join(world.dir, "update.lock");
+    await registerAgentRelease(fx, "1.1.0", 11, world.bytes("1.1.0"));
+    agent = await world.start({
+      nodeId: NODE,
+      startDeadlineMs: 8_000,
+      flags: ["--defer-lock", lock],
+    });
     await waitOnline(fx.tc, NODE, "1.0.0");
   }, 120_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await fx?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.stop();
   });
 
   it("is offered again while it defers, then ends skipped deferred past --max-defer, still on 1.0.0", async () => {

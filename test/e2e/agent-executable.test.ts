@@ -8,8 +8,7 @@
  */
 import { execFile } from "node:child_process";
 import { constants } from "node:fs";
-import { access, mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { access, mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,19 +21,9 @@ import {
   quickSpec,
   waitForCampaign,
 } from "../integration/campaign-fixture.js";
-import {
-  agentCampaignFixture,
-  enrollFlags,
-  registerAgentRelease,
-  waitOnline,
-} from "./agent-campaign-fixture.js";
-import {
-  agentStatus,
-  buildAgent,
-  eventually,
-  type RunningAgent,
-  startAgent,
-} from "./agent-fixture.js";
+import { registerAgentRelease, waitOnline } from "./agent-campaign-fixture.js";
+import { eventually, type RunningAgent } from "./agent-fixture.js";
+import { type AgentWorld, startAgentWorld } from "./agent-world.js";
 
 const run = promisify(execFile);
 const NODE = "sea-node-1";
@@ -42,6 +31,7 @@ const DEADLINE_MS = 8_000;
 const CRASHES = `process.stderr.write("1.2.0 is broken\\n"); process.exit(3);`;
 
 describe("the single-executable Agent on a host without Node.js", () => {
+  let world: AgentWorld;
   let fx: CampaignFixture;
   let dir = "";
   let agent: RunningAgent | undefined;
@@ -49,30 +39,27 @@ describe("the single-executable Agent on a host without Node.js", () => {
   let env: NodeJS.ProcessEnv = {};
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "sea-agent-"));
-    const bin = join(dir, "bin");
-    await mkdir(bin);
-    env = { PATH: bin, HOME: dir };
-    const v100 = join(dir, "agent-1.0.0");
-    const v120 = join(dir, "agent-1.2.0");
-    const [, v110] = await Promise.all([
-      buildAgent("1.0.0", v100, true),
-      buildAgent("1.1.0", join(dir, "agent-1.1.0"), true),
-      writeSingleExecutable(new TextEncoder().encode(CRASHES), v120),
-    ]);
-    fx = await agentCampaignFixture();
-    await registerAgentRelease(fx, "1.1.0", 11, v110 as Uint8Array);
-    await registerAgentRelease(fx, "1.2.0", 12, await readFile(v120));
+    world = await startAgentWorld({
+      prefix: "sea-agent-",
+      versions: ["1.0.0", "1.1.0"],
+      executable: true,
+      prepare: async (d) => {
+        await mkdir(join(d, "bin"));
+        await writeSingleExecutable(new TextEncoder().encode(CRASHES), join(d, "agent-1.2.0"));
+      },
+    });
+    ({ fx, dir } = world);
+    env = { PATH: join(dir, "bin"), HOME: dir };
+    await registerAgentRelease(fx, "1.1.0", 11, world.bytes("1.1.0"));
+    await registerAgentRelease(fx, "1.2.0", 12, await readFile(join(dir, "agent-1.2.0")));
   }, 300_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await fx?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.stop();
   });
 
-  const install = () => join(dir, "install");
-  const status = () => agentStatus(join(dir, "agent-1.0.0"), install(), env);
+  const install = () => world.install();
+  const status = () => world.status(undefined, env);
 
   it("is an executable that runs where no node is on the PATH", async () => {
     const found = await run("/bin/sh", ["-c", "command -v node"], { env }).then(
@@ -114,12 +101,7 @@ describe("the single-executable Agent on a host without Node.js", () => {
   });
 
   it("installs its own binary at 1.0.0 and enrolls", async () => {
-    agent = startAgent(
-      join(dir, "agent-1.0.0"),
-      install(),
-      await enrollFlags(fx, NODE, DEADLINE_MS),
-      env,
-    );
+    agent = await world.start({ nodeId: NODE, startDeadlineMs: DEADLINE_MS, env });
     await waitOnline(fx.tc, NODE, "1.0.0");
     expect(await status()).toMatchObject({ current: "1.0.0", nodeId: NODE, pending: null });
     expect(await readdir(join(install(), "versions", "1.0.0"))).toEqual(["agent"]);

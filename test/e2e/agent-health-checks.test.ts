@@ -6,57 +6,47 @@
  * check, its exit code and its output. Half the canaries failed: the batch breaches, the other
  * node is rolled back, and both run 1.0.0 again. `agentctl campaign show` prints the message.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReleaseHealth } from "../../control/shared/release/index.js";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { agentctl } from "../helpers/agentctl.js";
+import { type LoopbackHttp, startLoopbackHttp } from "../helpers/loopback-http.js";
 import {
   type CampaignFixture,
   isDone,
   quickSpec,
   waitForCampaign,
 } from "../integration/campaign-fixture.js";
-import {
-  agentCampaignFixture,
-  enrollFlags,
-  registerAgentRelease,
-  waitOnline,
-} from "./agent-campaign-fixture.js";
-import { agentStatus, buildAgent, type RunningAgent, startAgent } from "./agent-fixture.js";
+import { registerAgentRelease, waitOnline } from "./agent-campaign-fixture.js";
+import type { RunningAgent } from "./agent-fixture.js";
+import { type AgentWorld, startAgentWorld } from "./agent-world.js";
 
 const FAILING = "health-node-a";
 const PASSING = "health-node-b";
 const DEADLINE_MS = 8_000;
 
 describe("a release's health checks run by real Agents", () => {
+  let world: AgentWorld;
   let fx: CampaignFixture;
-  let dir = "";
-  let api: Server;
+  let api: LoopbackHttp | undefined;
   let apiHits = 0;
   const agents: RunningAgent[] = [];
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "agent-health-"));
-    api = createServer((_req, res) => {
+    api = await startLoopbackHttp((_req, res) => {
       apiHits++;
       res.writeHead(200).end("ok\n");
     });
-    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
-    const [, v110] = await Promise.all(
-      ["1.0.0", "1.1.0"].map((v) => buildAgent(v, join(dir, `agent-${v}.mjs`))),
-    );
-    fx = await agentCampaignFixture();
+    world = await startAgentWorld({ prefix: "agent-health-", versions: ["1.0.0", "1.1.0"] });
+    fx = world.fx;
     const health: ReleaseHealth = {
       checks: [
         {
           kind: "http",
           name: "local-api",
-          port: (api.address() as AddressInfo).port,
+          port: Number(new URL(api.origin).port),
           path: "/healthz",
           timeoutSeconds: 5,
         },
@@ -72,30 +62,32 @@ describe("a release's health checks run by real Agents", () => {
       periodSeconds: 2,
       intervalSeconds: 1,
     };
-    await registerAgentRelease(fx, "1.1.0", 11, v110 as Uint8Array, health);
-    const broken = join(dir, "workload-broken");
+    await registerAgentRelease(fx, "1.1.0", 11, world.bytes("1.1.0"), health);
+    const broken = join(world.dir, "workload-broken");
     await writeFile(broken, "");
-    for (const [node, mark] of [
-      [FAILING, broken],
-      [PASSING, join(dir, "no-such-file")],
+    // The passing node is labelled canary=true, so it comes first in canary order whatever the
+    // fleet's order secret: the disruption budget offers one node at a time, and the passing
+    // node has reached 1.1.0 when the failing one breaches the batch (else it is canceled).
+    for (const [node, mark, flags] of [
+      [FAILING, broken, []],
+      [PASSING, join(world.dir, "no-such-file"), ["--labels", "canary=true"]],
     ] as const) {
       agents.push(
-        startAgent(
-          join(dir, "agent-1.0.0.mjs"),
-          join(dir, node),
-          await enrollFlags(fx, node, DEADLINE_MS),
-          { ...process.env, HEALTH_MARK: mark },
-        ),
+        await world.start({
+          nodeId: node,
+          startDeadlineMs: DEADLINE_MS,
+          install: node,
+          flags,
+          env: { ...process.env, HEALTH_MARK: mark },
+        }),
       );
     }
     await Promise.all([FAILING, PASSING].map((n) => waitOnline(fx.tc, n, "1.0.0")));
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all(agents.map((a) => a.stop()));
-    await fx?.stop();
-    await new Promise((resolve) => api?.close(resolve));
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.stop();
+    await api?.close();
   });
 
   it("fails the node whose check fails with the check's message, breaches, and both nodes run 1.0.0 again", async () => {
@@ -115,7 +107,7 @@ describe("a release's health checks run by real Agents", () => {
     expect(NodeState[nodes.find((n) => n.nodeId === PASSING)?.state ?? 0]).toBe("ROLLED_BACK");
     for (const node of [FAILING, PASSING]) {
       await waitOnline(fx.tc, node, "1.0.0");
-      const status = await agentStatus(join(dir, "agent-1.0.0.mjs"), join(dir, node));
+      const status = await world.status(node);
       expect(status).toMatchObject({ current: "1.0.0", pending: null });
     }
     // The passing node ran its checks for the stated period: at least two rounds of the HTTP check.

@@ -7,9 +7,6 @@
  * mirror serving other bytes behind a signed release fails the node with the Agent's
  * `sha256_mismatch`, the batch rolls back, and nothing of that release is installed.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StaticMirror, startStaticMirror } from "../../agent-sim/bench/static-mirror.js";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
@@ -21,28 +18,17 @@ import {
   quickSpec,
   waitForCampaign,
 } from "../integration/campaign-fixture.js";
-import {
-  agentCampaignFixture,
-  enrollFlags,
-  PLATFORM,
-  waitOnline,
-} from "./agent-campaign-fixture.js";
-import {
-  agentStatus,
-  buildAgent,
-  eventually,
-  type RunningAgent,
-  startAgent,
-} from "./agent-fixture.js";
+import { PLATFORM, waitOnline } from "./agent-campaign-fixture.js";
+import { eventually } from "./agent-fixture.js";
+import { type AgentWorld, startAgentWorld } from "./agent-world.js";
 
 const NODE = "mirror-node-1";
 const DEADLINE_MS = 4_000;
 
 describe("a real Agent fetching its release from a plain HTTP mirror", () => {
+  let world: AgentWorld;
   let fx: CampaignFixture;
   let mirror: StaticMirror;
-  let dir = "";
-  let agent: RunningAgent | undefined;
 
   /** Registers `version` signed with the mirror's URL for `bytes`; the mirror serves `served`. */
   async function mirrored(
@@ -64,33 +50,27 @@ describe("a real Agent fetching its release from a plain HTTP mirror", () => {
   }
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "mirror-agent-"));
-    const [, v110, v120] = await Promise.all(
-      ["1.0.0", "1.1.0", "1.2.0"].map((v) => buildAgent(v, join(dir, `agent-${v}.mjs`))),
-    );
     mirror = await startStaticMirror();
-    fx = await agentCampaignFixture();
-    await mirrored("1.1.0", 11, v110 as Uint8Array, v110 as Uint8Array);
+    world = await startAgentWorld({
+      prefix: "mirror-agent-",
+      versions: ["1.0.0", "1.1.0", "1.2.0"],
+    });
+    fx = world.fx;
+    const [v110, v120] = [world.bytes("1.1.0"), world.bytes("1.2.0")];
+    await mirrored("1.1.0", 11, v110, v110);
     // Signed over 1.2.0's bytes; the mirror serves 1.1.0's instead (same kind of file, other hash).
-    await mirrored("1.2.0", 12, v120 as Uint8Array, v110 as Uint8Array);
+    await mirrored("1.2.0", 12, v120, v110);
   }, 120_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await fx?.stop();
+    await world?.stop();
     await mirror?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const install = () => join(dir, "install");
-  const readStatus = () => agentStatus(join(dir, "agent-1.0.0.mjs"), install());
+  const readStatus = () => world.status();
 
   it("installs 1.1.0 from the mirror under --max-downloads 1, with no credential sent there", async () => {
-    agent = startAgent(
-      join(dir, "agent-1.0.0.mjs"),
-      install(),
-      await enrollFlags(fx, NODE, DEADLINE_MS),
-    );
+    await world.start({ nodeId: NODE, startDeadlineMs: DEADLINE_MS });
     await waitOnline(fx.tc, NODE, "1.0.0");
     const started = await fx.campaigns.startCampaign({
       spec: quickSpec("1.1.0", [5, 100], { maxDownloads: 1 }),

@@ -8,8 +8,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readlink, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
@@ -19,40 +18,27 @@ import {
   quickSpec,
   waitForCampaign,
 } from "../integration/campaign-fixture.js";
-import {
-  agentCampaignFixture,
-  enrollFlags,
-  heldSpec,
-  registerAgentRelease,
-  waitOnline,
-} from "./agent-campaign-fixture.js";
-import {
-  agentStatus,
-  buildAgent,
-  eventually,
-  type RunningAgent,
-  startAgent,
-} from "./agent-fixture.js";
+import { heldSpec, registerAgentRelease, waitOnline } from "./agent-campaign-fixture.js";
+import { eventually, type RunningAgent } from "./agent-fixture.js";
+import { type AgentWorld, startAgentWorld } from "./agent-world.js";
 
 const NODE = "real-node-1";
 const DEADLINE_MS = 4_000;
 
 describe("a real Agent upgraded by campaigns", () => {
+  let world: AgentWorld;
   let fx: CampaignFixture;
   let dir = "";
   let agent: RunningAgent | undefined;
-  const artifacts = new Map<string, Uint8Array>();
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "real-agent-"));
-    const [v100, v110, v130] = await Promise.all(
-      ["1.0.0", "1.1.0", "1.3.0"].map((v) => buildAgent(v, join(dir, `agent-${v}.mjs`))),
-    );
-    artifacts.set("1.0.0", v100 as Uint8Array);
-    artifacts.set("1.1.0", v110 as Uint8Array);
-    artifacts.set("1.3.0", v130 as Uint8Array);
-    artifacts.set("1.2.0", new TextEncoder().encode("this is not JavaScript }{\n"));
-    fx = await agentCampaignFixture();
+    world = await startAgentWorld({ prefix: "real-agent-", versions: ["1.0.0", "1.1.0", "1.3.0"] });
+    ({ fx, dir } = world);
+    const artifacts = new Map<string, Uint8Array>([
+      ["1.1.0", world.bytes("1.1.0")],
+      ["1.2.0", new TextEncoder().encode("this is not JavaScript }{\n")],
+      ["1.3.0", world.bytes("1.3.0")],
+    ]);
     for (const version of ["1.1.0", "1.2.0", "1.3.0"]) {
       const sequence = Number(version.split(".")[1]) + 10;
       await registerAgentRelease(fx, version, sequence, artifacts.get(version) ?? new Uint8Array());
@@ -60,13 +46,11 @@ describe("a real Agent upgraded by campaigns", () => {
   }, 120_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await fx?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.stop();
   });
 
-  const install = () => join(dir, "install");
-  const readStatus = () => agentStatus(join(dir, "agent-1.0.0.mjs"), install());
+  const install = () => world.install();
+  const readStatus = () => world.status();
   const onVersion = (version: string) => waitOnline(fx.tc, NODE, version);
 
   it.each([
@@ -98,11 +82,7 @@ describe("a real Agent upgraded by campaigns", () => {
   );
 
   it("installs itself at 1.0.0 and enrolls", async () => {
-    agent = startAgent(
-      join(dir, "agent-1.0.0.mjs"),
-      install(),
-      await enrollFlags(fx, NODE, DEADLINE_MS),
-    );
+    agent = await world.start({ nodeId: NODE, startDeadlineMs: DEADLINE_MS });
     await onVersion("1.0.0");
     const status = await readStatus();
     expect(status).toMatchObject({ current: "1.0.0", previous: null, nodeId: NODE, pending: null });

@@ -10,22 +10,12 @@
  * frozen, says it again on its next stream, keeps running its version, and clears the
  * freeze at the first honest refresh.
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateKeyPair } from "../../control/shared/release/index.js";
-import { TestTufRepo } from "../helpers/tuf-repo.js";
-import {
-  agentStatus,
-  buildAgent,
-  eventually,
-  type RunningAgent,
-  startAgent,
-} from "./agent-fixture.js";
-import { HostileControl } from "./hostile-control.js";
-import { FORGED_PLATFORM } from "./hostile-forge.js";
+import type { TestTufRepo } from "../helpers/tuf-repo.js";
+import { agentStatus, eventually, type RunningAgent } from "./agent-fixture.js";
+import type { HostileControl } from "./hostile-control.js";
+import { type HostileWorld, startHostileWorld } from "./hostile-world.js";
 
 const JOIN = "freeze-no-offer-join";
 const REFRESH_MS = 2000;
@@ -38,7 +28,7 @@ interface TrustJson {
 }
 
 describe("a freeze without any offer", () => {
-  let dir = "";
+  let world: HostileWorld | undefined;
   let install = "";
   let artifact = "";
   let control: HostileControl;
@@ -46,40 +36,19 @@ describe("a freeze without any offer", () => {
   let agent: RunningAgent | undefined;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "attack-freeze-no-offer-"));
-    install = join(dir, "install");
-    artifact = join(dir, "agent-1.0.0.mjs");
-    await buildAgent("1.0.0", artifact);
-    const key = await generateKeyPair();
-    control = await new HostileControl(JOIN).start();
-    repo = await TestTufRepo.create();
-    const root = join(dir, "root.json");
-    await writeFile(root, repo.initialRoot);
-    agent = startAgent(artifact, install, [
-      "--server",
-      control.address,
-      "--join-token",
-      JOIN,
-      "--node-id",
-      "frozen-quietly-1",
-      "--platform",
-      FORGED_PLATFORM,
-      "--pins",
-      key.pin,
-      "--tuf-root",
-      root,
-      "--tuf-url",
-      repo.base,
-      "--tuf-refresh",
-      "2s",
-    ]);
-    await eventually(async () => control.live()?.hello, "the Agent's first Hello");
+    world = await startHostileWorld({
+      join: JOIN,
+      nodeId: "frozen-quietly-1",
+      prefix: "attack-freeze-no-offer-",
+      versions: ["1.0.0"],
+      keys: 1,
+      agentFlags: ["--tuf-refresh", "2s"],
+    });
+    ({ install, artifact, control, repo, agent } = world);
   }, 120_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    control?.stop();
-    await repo?.stop();
+    await world?.stop();
   });
 
   const status = async () => (await agentStatus(artifact, install)) as unknown as TrustJson;

@@ -8,68 +8,36 @@
  * Expected: the real Agent (`--tuf-refresh 2s`) is frozen, says so once on its stream with a
  * reason free of U+0000, and keeps that stream.
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateKeyPair } from "../../control/shared/release/index.js";
-import { TestTufRepo } from "../helpers/tuf-repo.js";
-import {
-  agentStatus,
-  buildAgent,
-  eventually,
-  type RunningAgent,
-  startAgent,
-} from "./agent-fixture.js";
-import { HostileControl } from "./hostile-control.js";
-import { FORGED_PLATFORM } from "./hostile-forge.js";
+import type { TestTufRepo } from "../helpers/tuf-repo.js";
+import { agentStatus, eventually } from "./agent-fixture.js";
+import type { HostileControl } from "./hostile-control.js";
+import { type HostileWorld, startHostileWorld } from "./hostile-world.js";
 
 const JOIN = "freeze-quoted-join";
 
 describe("a freeze whose refusal quotes the server's bytes", () => {
-  let dir = "";
+  let world: HostileWorld | undefined;
   let install = "";
   let artifact = "";
   let control: HostileControl;
   let repo: TestTufRepo;
-  let agent: RunningAgent | undefined;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "attack-freeze-quoted-"));
-    install = join(dir, "install");
-    artifact = join(dir, "agent-1.0.0.mjs");
-    await buildAgent("1.0.0", artifact);
-    const key = await generateKeyPair();
-    control = await new HostileControl(JOIN).start();
-    repo = await TestTufRepo.create();
-    await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
-    const root = join(dir, "root.json");
-    await writeFile(root, repo.initialRoot);
-    agent = startAgent(artifact, install, [
-      "--server",
-      control.address,
-      "--join-token",
-      JOIN,
-      "--node-id",
-      "frozen-quoted-1",
-      "--platform",
-      FORGED_PLATFORM,
-      "--pins",
-      key.pin,
-      "--tuf-root",
-      root,
-      "--tuf-url",
-      repo.base,
-      "--tuf-refresh",
-      "2s",
-    ]);
-    await eventually(async () => control.live()?.hello, "the Agent's first Hello");
+    // The Agent trusts the repository's first timestamp, current for an hour.
+    world = await startHostileWorld({
+      join: JOIN,
+      nodeId: "frozen-quoted-1",
+      prefix: "attack-freeze-quoted-",
+      versions: ["1.0.0"],
+      keys: 1,
+      agentFlags: ["--tuf-refresh", "2s"],
+    });
+    ({ install, artifact, control, repo } = world);
   }, 120_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    control?.stop();
-    await repo?.stop();
+    await world?.stop();
   });
 
   it("reports the freeze without U+0000 and keeps its stream", async () => {

@@ -1,7 +1,8 @@
 /**
  * Fixtures of the tests that run Control as child processes: a free loopback port, an
  * artifact server in the test process (so a killed Control never breaks a download), and a
- * Control child process that can be SIGKILLed and started again on the same data.
+ * Control child process that can be SIGKILLed and started again on the same data, and one
+ * run to its exit ({@link runControl}).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -209,4 +210,38 @@ export async function startControlChild(options: ControlChildOptions): Promise<C
     },
     stop,
   };
+}
+
+/** What a Control process run to its exit printed, and its exit code (null: killed). */
+export interface ControlRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs `node --import tsx control/main.ts args…` to its exit with `env` over an environment
+ * of `PATH` alone; SIGKILLed after 60 s.
+ */
+export async function runControl(
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+): Promise<ControlRun> {
+  const child = spawn(process.execPath, ["--import", "tsx", "control/main.ts", ...args], {
+    cwd: process.cwd(),
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  clearTimeout(timer);
+  return { code, stdout, stderr };
 }

@@ -3,8 +3,6 @@
  * keys, served as static files over HTTP on loopback. Each method publishes new metadata
  * the way Control and `agentctl tuf` do; tests tamper with `files` directly to attack.
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Metadata, Root, Targets } from "@tufjs/models";
 import { generateKeyPair, type ReleaseKeyPair } from "../../control/shared/release/index.js";
 import { tufKey, tufSigner } from "../../control/shared/tuf/keys.js";
@@ -17,6 +15,7 @@ import {
   type ReleaseTarget,
   withTargets,
 } from "../../control/shared/tuf/repository.js";
+import { type LoopbackHttp, serveFile, startLoopbackHttp } from "./loopback-http.js";
 
 const HOUR = 3_600_000;
 
@@ -37,7 +36,7 @@ export class TestTufRepo {
   snapshotVersion = 0;
   timestampVersion = 0;
   base = "";
-  #server: Server | undefined;
+  #server: LoopbackHttp | undefined;
 
   private constructor(
     readonly keys: TufKeys,
@@ -138,18 +137,13 @@ export class TestTufRepo {
   }
 
   async #serve(): Promise<void> {
-    this.#server = createServer((req, res) => {
-      const name = (req.url ?? "/").replace(/^\/tuf\//, "");
-      const body = this.files.get(name);
-      if (body === undefined) res.writeHead(404).end();
-      else res.writeHead(200, { "content-length": body.byteLength }).end(body);
-    });
-    await new Promise<void>((resolve) => this.#server!.listen(0, "127.0.0.1", resolve));
-    this.base = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/tuf/`;
+    this.#server = await startLoopbackHttp((req, res) =>
+      serveFile(this.files, (req.url ?? "/").replace(/^\/tuf\//, ""), res),
+    );
+    this.base = `${this.#server.origin}/tuf/`;
   }
 
   async stop(): Promise<void> {
-    this.#server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server?.close(() => resolve()) ?? resolve());
+    await this.#server?.close();
   }
 }

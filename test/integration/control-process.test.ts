@@ -3,7 +3,7 @@
  * its embedded PostgreSQL: kill() ends Control itself, not only tsx's launcher, and leaves
  * the database server to be adopted; stop() drains and stops that server too.
  */
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ControlProcess, startControlProcess } from "../../agent-sim/demo/control-process.js";
 import { freePort } from "../../control/db/embedded-postgres.js";
+import { runControl } from "../helpers/process-fixtures.js";
 
 const run = promisify(execFile);
 
@@ -144,30 +145,6 @@ describe("Control as a child process on its embedded PostgreSQL", { timeout: 150
     expect(alive(postgres)).toBe(false);
   });
 });
-
-/** Runs `node --import tsx control/main.ts args…` to its exit, with `env` over a clean one. */
-async function runControl(
-  args: readonly string[],
-  env: Readonly<Record<string, string>>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "control/main.ts", ...args], {
-    cwd: process.cwd(),
-    env: { PATH: process.env.PATH ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
-  clearTimeout(timer);
-  return { code, stdout, stderr };
-}
 
 describe("Control refuses bad flags and settings before anything starts", {
   timeout: 120_000,

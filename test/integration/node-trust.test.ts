@@ -5,7 +5,9 @@
  */
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { status } from "@grpc/grpc-js";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordNodeTrust } from "../../control/db/node-trust.js";
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { agentctl } from "../helpers/agentctl.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
@@ -100,5 +102,30 @@ describe("a node's reported trust state", () => {
       details: "invalid TrustStatus: a frozen status needs since, a time from 1970 to 9999",
     });
     expect((await nodeOf("trust-2"))?.trustFrozen).toBe(false);
+  });
+
+  it("gives up a trust write held by a lock after its statement timeout, and frees its connection", async () => {
+    const holder = new pg.Client({ connectionString: tc.database.url });
+    await holder.connect();
+    const pool = new pg.Pool({ connectionString: tc.database.url, max: 1 });
+    try {
+      await holder.query("begin");
+      await holder.query("lock table nodes in access exclusive mode");
+      const started = Date.now();
+      await expect(
+        recordNodeTrust(
+          pool,
+          { nodeId: "trust-1", frozenSince: SINCE, reason: "expired" },
+          { timeoutMs: 300 },
+        ),
+      ).rejects.toThrow(/timeout/i);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      // The connection that ran it is gone, so closing the pool waits on nothing.
+      await pool.end();
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await holder.query("rollback");
+      await holder.end();
+    }
   });
 });

@@ -3,7 +3,6 @@
  * newer one it runs beside, and a Control process refuses a schema more than one release ahead
  * of it with one line on stderr and exit 2, migrating nothing.
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,41 +12,20 @@ import { openDatabase } from "../../control/db/database.js";
 import { SCHEMA_RELEASE, SchemaTooNewError } from "../../control/db/schema-release.js";
 import { createLogger } from "../../control/log.js";
 import { createTestDatabase, type TestDatabase } from "../helpers/database.js";
+import { runControl } from "../helpers/process-fixtures.js";
 
 const log = createLogger({ level: "silent" });
 
-/** Runs `node --import tsx control/main.ts args…` to its exit against `url`. */
-async function runControl(
-  args: readonly string[],
-  url: string,
-  dataDir: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "control/main.ts", ...args], {
-    cwd: process.cwd(),
-    env: {
-      PATH: process.env.PATH ?? "",
-      DATABASE_URL: url,
-      AGENT_CONTROL_DATA_DIR: dataDir,
-      AGENT_CONTROL_AGENT_ADDR: "127.0.0.1:0",
-      AGENT_CONTROL_ADMIN_ADDR: "127.0.0.1:0",
-      AGENT_CONTROL_ADMIN_TOKEN: "schema-release-operator-token-0123456789",
-      AGENT_CONTROL_LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+/** Runs Control's process to its exit against `url` ({@link runControl}). */
+const runControlOn = (args: readonly string[], url: string, dataDir: string) =>
+  runControl(args, {
+    DATABASE_URL: url,
+    AGENT_CONTROL_DATA_DIR: dataDir,
+    AGENT_CONTROL_AGENT_ADDR: "127.0.0.1:0",
+    AGENT_CONTROL_ADMIN_ADDR: "127.0.0.1:0",
+    AGENT_CONTROL_ADMIN_TOKEN: "schema-release-operator-token-0123456789",
+    AGENT_CONTROL_LOG_LEVEL: "warn",
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
-  clearTimeout(timer);
-  return { code, stdout, stderr };
-}
 
 describe("the schema release", { timeout: 120_000 }, () => {
   let db: TestDatabase;
@@ -100,7 +78,7 @@ describe("the schema release", { timeout: 120_000 }, () => {
   ])(
     "two releases ahead, %s: exit 2 with one line naming both releases, nothing migrated",
     async (_, args) => {
-      const result = await runControl(args, db.url, join(dir, `data-${args.length}`));
+      const result = await runControlOn(args, db.url, join(dir, `data-${args.length}`));
       expect(result.stderr).toBe(
         `control: database schema is at release ${SCHEMA_RELEASE + 2}, more than one release ahead of this Control (release ${SCHEMA_RELEASE}); run a Control of release ${SCHEMA_RELEASE + 1} or newer (docs/operator-guide.md, Upgrading Control)\n`,
       );

@@ -5,8 +5,7 @@
  * nor hold the refresh for longer than its fetch bound.
  */
 import { mkdtemp, writeFile } from "node:fs/promises";
-import { createServer, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -15,17 +14,24 @@ import { nextTrustState } from "../../../agent/core/trust-state.js";
 import { tufClient } from "../../../agent/core/tuf-check.js";
 import { nulTextPath } from "../../../control/shared/nul-text.js";
 import { buildTargets } from "../../../control/shared/tuf/repository.js";
+import { type LoopbackHttp, serveFile, startLoopbackHttp } from "../../helpers/loopback-http.js";
 import { TestTufRepo } from "../../helpers/tuf-repo.js";
+
+/** An upgrade to a release the repository does not list. */
+const UPGRADE = {
+  version: "2.0.0",
+  sequence: 20n,
+  artifact: { url: "http://127.0.0.1:1/x", sha256: "0".repeat(64), size: 1 },
+};
 
 /** What the hostile server does with a request for timestamp.json. */
 type Hostile = (res: ServerResponse) => void;
 
 describe("a hostile server answering the Agent's TUF refresh", () => {
   let repo: TestTufRepo | undefined;
-  let server: Server | undefined;
+  let server: LoopbackHttp | undefined;
   afterEach(async () => {
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => server?.close(() => resolve()) ?? resolve());
+    await server?.close();
     await repo?.stop();
     server = undefined;
     repo = undefined;
@@ -33,31 +39,37 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
 
   /** Serves `repo`'s files, except timestamp.json while `hostile.now` is set. */
   async function serve(r: TestTufRepo, hostile: { now?: Hostile | undefined }): Promise<string> {
-    server = createServer((req, res) => {
+    server = await startLoopbackHttp((req, res) => {
       const name = (req.url ?? "/").replace(/^\/tuf\//, "");
       if (name === "timestamp.json" && hostile.now !== undefined) return hostile.now(res);
-      const body = r.files.get(name);
-      if (body === undefined) res.writeHead(404).end();
-      else res.writeHead(200, { "content-length": body.byteLength }).end(body);
+      serveFile(r.files, name, res);
     });
-    await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/tuf/`;
+    return `${server.origin}/tuf/`;
   }
 
-  async function agentDir(r: TestTufRepo): Promise<string> {
+  /**
+   * The Agent's TUF client over a fresh metadata directory that trusts `r`'s initial root,
+   * refreshing from `r` served as {@link serve} does.
+   */
+  async function agentClient(
+    r: TestTufRepo,
+    hostile: { now?: Hostile | undefined } = {},
+    fetchTimeoutMs?: number,
+  ) {
     const dir = await mkdtemp(join(tmpdir(), "agent-attack-refresh-"));
     await writeFile(join(dir, "root.json"), r.initialRoot);
-    return dir;
+    return tufClient({
+      metadataDir: dir,
+      metadataBaseUrl: await serve(r, hostile),
+      ...(fetchTimeoutMs === undefined ? {} : { fetchTimeoutMs }),
+    });
   }
 
   it("cannot freeze a current Agent with metadata whose parse error says 'is expired'", async () => {
     repo = await TestTufRepo.create();
     await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
     const hostile: { now?: Hostile | undefined } = {};
-    const client = tufClient({
-      metadataDir: await agentDir(repo),
-      metadataBaseUrl: await serve(repo, hostile),
-    });
+    const client = await agentClient(repo, hostile);
     expect(await client.refresh()).toEqual({ ok: true });
     hostile.now = (res) =>
       res.writeHead(200).end('{"signed":{"_type":"is expired"},"signatures":[]}');
@@ -69,10 +81,7 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
   it("cannot clear a freeze by replaying the same expired timestamp", async () => {
     repo = await TestTufRepo.create();
     await repo.publishTimestamp(new Date(Date.now() + 1500));
-    const client = tufClient({
-      metadataDir: await agentDir(repo),
-      metadataBaseUrl: await serve(repo, {}),
-    });
+    const client = await agentClient(repo);
     expect(await client.refresh()).toEqual({ ok: true });
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect(await client.refresh()).toMatchObject({ ok: false, code: "metadata_expired" });
@@ -82,10 +91,7 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
     repo = await TestTufRepo.create();
     await repo.publishTimestamp(new Date(Date.now() + 1500));
     const hostile: { now?: Hostile | undefined } = {};
-    const client = tufClient({
-      metadataDir: await agentDir(repo),
-      metadataBaseUrl: await serve(repo, hostile),
-    });
+    const client = await agentClient(repo, hostile);
     expect(await client.refresh()).toEqual({ ok: true });
     await new Promise((resolve) => setTimeout(resolve, 2000));
     hostile.now = (res) => res.writeHead(200).end('{"signed":{"_type":"\\u0000"},"signatures":[]}');
@@ -107,10 +113,7 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
     repo.targets = buildTargets(new Date(Date.now() + 1500));
     await repo.publishTargets([], repo.keys.targets);
     const hostile: { now?: Hostile | undefined } = {};
-    const client = tufClient({
-      metadataDir: await agentDir(repo),
-      metadataBaseUrl: await serve(repo, hostile),
-    });
+    const client = await agentClient(repo, hostile);
     expect(await client.refresh()).toEqual({ ok: true });
     await new Promise((resolve) => setTimeout(resolve, 2000));
     // The honest server's metadata: the offline targets role has expired, a freeze.
@@ -125,25 +128,20 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
     repo = await TestTufRepo.create();
     await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
     let elsewhere = 0;
-    const other = createServer((_req, res) => {
+    const other = await startLoopbackHttp((_req, res) => {
       elsewhere++;
       res.writeHead(404).end();
     });
-    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
-    const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}/timestamp.json`;
+    const otherUrl = `${other.origin}/timestamp.json`;
     try {
       const hostile: { now?: Hostile | undefined } = {};
-      const client = tufClient({
-        metadataDir: await agentDir(repo),
-        metadataBaseUrl: await serve(repo, hostile),
-      });
+      const client = await agentClient(repo, hostile);
       expect(await client.refresh()).toEqual({ ok: true });
       hostile.now = (res) => res.writeHead(302, { location: otherUrl }).end();
       expect(await client.refresh()).toMatchObject({ ok: false });
       expect(elsewhere).toBe(0);
     } finally {
-      other.closeAllConnections();
-      await new Promise<void>((resolve) => other.close(() => resolve()));
+      await other.close();
     }
   });
 
@@ -151,17 +149,9 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
     repo = await TestTufRepo.create();
     await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
     const hostile: { now?: Hostile | undefined } = {};
-    const client = tufClient({
-      metadataDir: await agentDir(repo),
-      metadataBaseUrl: await serve(repo, hostile),
-    });
+    const client = await agentClient(repo, hostile);
     hostile.now = (res) => res.writeHead(200).end('{"signed":{"_type":"\\u0000"},"signatures":[]}');
-    const upgrade = {
-      version: "2.0.0",
-      sequence: 20n,
-      artifact: { url: "http://127.0.0.1:1/x", sha256: "0".repeat(64), size: 1 },
-    };
-    const verdict = await client.check(upgrade, "linux-amd64");
+    const verdict = await client.check(UPGRADE, "linux-amd64");
     expect(verdict.ok === false && verdict.message.includes("\u0000")).toBe(true);
     if (verdict.ok) return;
     const message = observedMessage("op-1", {
@@ -181,10 +171,7 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
     await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
     const older = repo.files.get("timestamp.json");
     await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
-    const client = tufClient({
-      metadataDir: await agentDir(repo),
-      metadataBaseUrl: await serve(repo, {}),
-    });
+    const client = await agentClient(repo);
     expect(await client.refresh()).toEqual({ ok: true });
     if (older === undefined) throw new Error("no timestamp published");
     repo.files.set("timestamp.json", older);
@@ -200,19 +187,11 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
     await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
     const older = repo.files.get("timestamp.json");
     await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
-    const client = tufClient({
-      metadataDir: await agentDir(repo),
-      metadataBaseUrl: await serve(repo, {}),
-    });
+    const client = await agentClient(repo);
     expect(await client.refresh()).toEqual({ ok: true });
     if (older === undefined) throw new Error("no timestamp published");
     repo.files.set("timestamp.json", older);
-    const upgrade = {
-      version: "2.0.0",
-      sequence: 20n,
-      artifact: { url: "http://127.0.0.1:1/x", sha256: "0".repeat(64), size: 1 },
-    };
-    expect(await client.check(upgrade, "linux-amd64")).toMatchObject({
+    expect(await client.check(UPGRADE, "linux-amd64")).toMatchObject({
       ok: false,
       code: "untrusted_release",
       message: expect.stringMatching(/version/i),
@@ -223,11 +202,7 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
     repo = await TestTufRepo.create();
     await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
     const hostile: { now?: Hostile | undefined } = {};
-    const client = tufClient({
-      metadataDir: await agentDir(repo),
-      metadataBaseUrl: await serve(repo, hostile),
-      fetchTimeoutMs: 60_000,
-    });
+    const client = await agentClient(repo, hostile, 60_000);
     expect(await client.refresh()).toEqual({ ok: true });
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     let sent = 0;
@@ -252,11 +227,7 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
     repo = await TestTufRepo.create();
     await repo.publishTimestamp(new Date(Date.now() + 3_600_000));
     const hostile: { now?: Hostile | undefined } = {};
-    const client = tufClient({
-      metadataDir: await agentDir(repo),
-      metadataBaseUrl: await serve(repo, hostile),
-      fetchTimeoutMs: 1500,
-    });
+    const client = await agentClient(repo, hostile, 1500);
     expect(await client.refresh()).toEqual({ ok: true });
     const timers: NodeJS.Timeout[] = [];
     hostile.now = (res) => {
@@ -271,12 +242,7 @@ describe("a hostile server answering the Agent's TUF refresh", () => {
     };
     const started = Date.now();
     const refresh = client.refresh();
-    const upgrade = {
-      version: "2.0.0",
-      sequence: 20n,
-      artifact: { url: "http://127.0.0.1:1/x", sha256: "0".repeat(64), size: 1 },
-    };
-    const check = client.check(upgrade, "linux-amd64");
+    const check = client.check(UPGRADE, "linux-amd64");
     expect(await refresh).toMatchObject({ ok: false, code: "metadata_unavailable" });
     expect(Date.now() - started).toBeLessThan(6_000);
     // The check ran after the refresh, against the honest server: the release is not listed.

@@ -4,12 +4,8 @@
  * passed batch is confirmed, I6 final states never change), each on the scenario that broke it.
  */
 import { describe, expect, it } from "vitest";
-import {
-  annotateFinal,
-  createDraft,
-  emit,
-  updateCampaign,
-} from "../../../control/campaign/draft.js";
+import { createDraft, emit, updateCampaign } from "../../../control/campaign/draft.js";
+import { annotateFinal } from "../../../control/campaign/draft-annotate.js";
 import type { CampaignSpecInput } from "../../../control/campaign/index.js";
 import { judgePass } from "../../../control/campaign/judge-batch.js";
 import type { Harness } from "./harness.js";

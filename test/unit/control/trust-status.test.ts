@@ -6,6 +6,7 @@ import { trustRecorder } from "../../../control/agents/trust-recorder.js";
 import { checkTrustStatus } from "../../../control/agents/validate.js";
 import type { NodeTrust } from "../../../control/db/node-trust.js";
 import { createLogger } from "../../../control/log.js";
+import { ManualClock } from "../../../control/manual-clock.js";
 import { TrustStatusSchema } from "../../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 
 const NOW = new Date("2026-12-01T12:00:00.000Z");
@@ -140,5 +141,29 @@ describe("the trust recorder", () => {
     recorder.onEvent(event("b", true, "second"));
     await recorder.settled();
     expect(written).toEqual(["second"]);
+  });
+
+  it("stops waiting for a write that never returns once the shutdown grace has passed", async () => {
+    const clock = new ManualClock(NOW.getTime());
+    const recorder = trustRecorder({ record: () => new Promise<boolean>(() => {}), log });
+    recorder.onEvent(event("hung", true, "expired"));
+    let outcome: boolean | undefined;
+    void recorder.settledWithin(clock, 10_000).then((settled) => {
+      outcome = settled;
+    });
+    clock.advance(9_999);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(outcome).toBeUndefined();
+    clock.advance(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(outcome).toBe(false);
+  });
+
+  it("answers at once, and true, when every write has returned within the grace", async () => {
+    const clock = new ManualClock(NOW.getTime());
+    const recorder = trustRecorder({ record: async () => true, log });
+    recorder.onEvent(event("a", true, "expired"));
+    expect(await recorder.settledWithin(clock, 10_000)).toBe(true);
+    expect(clock.nextDue()).toBeUndefined();
   });
 });

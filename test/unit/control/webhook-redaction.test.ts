@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { specInputFromProto, specToProto } from "../../../control/admin/campaign-convert.js";
+import { specInputFromProto, specToProto } from "../../../control/admin/campaign-spec-convert.js";
 import { redactedGateText } from "../../../control/campaign/gates.js";
 import { DEFAULT_POLICY, resolveSpec } from "../../../control/campaign/spec.js";
 import { CampaignSpecSchema } from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
