@@ -39,6 +39,22 @@ describe("a node that defers", () => {
     expect(h.campaign.phase).toBe("running");
   });
 
+  it("asks for no wake at its retry time while the campaign is paused, and again once resumed", () => {
+    const h = start(fleet(1), oneBatch({ maxDeferMs: 60 * MIN }));
+    tick(h);
+    report(h, A, "DEFERRED", "upgrade", busy);
+    expect(tick(h).wakeAt).toBe(h.now + 60_000);
+    const retryAt = nodeOf(h, A).deferRetryAt;
+    // Paused, nothing is offered or skipped: neither its retry time nor its deferral's end is due.
+    const paused = tick(h, [{ kind: "pause" }]);
+    expect(h.campaign.phase).toBe("paused");
+    expect(h.campaign.batches[0]?.state).toBe("running");
+    expect(paused.wakeAt).toBeUndefined();
+    const resumed = tick(h, [{ kind: "resume" }]);
+    expect(h.campaign.phase).toBe("running");
+    expect(resumed.wakeAt).toBe(retryAt);
+  });
+
   it("is offered again only after its retry time, and succeeds when it takes the upgrade", () => {
     const h = start(fleet(1), oneBatch({ maxDeferMs: 60 * MIN }));
     tick(h);
