@@ -49,7 +49,10 @@ export interface FleetLoadHooks {
 /** A memory reading with the number of streams held. */
 export interface MemoryPoint {
   readonly streams: number;
+  /** The median of the readings taken at this level. */
   readonly memory: MemorySnapshot;
+  /** Each reading's VmRSS and heapUsed+external (bytes): the spread behind the medians. */
+  readonly samples?: { readonly vmRss: readonly number[]; readonly heap: readonly number[] };
   readonly fds: number;
 }
 
@@ -134,6 +137,10 @@ async function reading(target: Target, streams: number): Promise<MemoryPoint> {
   return {
     streams,
     fds: await openFds(target.pid()),
+    samples: {
+      vmRss: snapshots.map((s) => s.vmRss),
+      heap: snapshots.map((s) => s.heapUsed + s.external),
+    },
     memory: {
       rss: pick("rss"),
       heapTotal: pick("heapTotal"),
