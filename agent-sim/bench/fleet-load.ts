@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import type { FleetOptions } from "../fleet-options.js";
-import { cpuSeconds, type MemorySnapshot, openFds } from "./proc-stats.js";
+import { type MemorySnapshot, openFds, threadCpuSeconds } from "./proc-stats.js";
 import { type SimProcess, sleep, startSimProcess, waitWelcomed } from "./processes.js";
 import { median } from "./stats.js";
 import { type StormResult, storm } from "./storm.js";
@@ -154,9 +154,9 @@ async function reading(target: Target, streams: number): Promise<MemoryPoint> {
 
 async function cpuPerSecond(pid: number, windowMs: number): Promise<number> {
   const start = performance.now();
-  const before = await cpuSeconds(pid);
+  const before = await threadCpuSeconds(pid);
   await sleep(windowMs);
-  return ((await cpuSeconds(pid)) - before) / ((performance.now() - start) / 1000);
+  return ((await threadCpuSeconds(pid)) - before) / ((performance.now() - start) / 1000);
 }
 
 async function cpuWindow(
@@ -167,9 +167,9 @@ async function cpuWindow(
   const beats = async () =>
     (await Promise.all(sims.map((sim) => sim.counts()))).reduce((n, c) => n + c.heartbeats, 0);
   const start = performance.now();
-  const [cpuBefore, beatsBefore] = [await cpuSeconds(pid), await beats()];
+  const [cpuBefore, beatsBefore] = [await threadCpuSeconds(pid), await beats()];
   await sleep(windowMs);
-  const [cpuAfter, beatsAfter] = [await cpuSeconds(pid), await beats()];
+  const [cpuAfter, beatsAfter] = [await threadCpuSeconds(pid), await beats()];
   return {
     cpuSeconds: cpuAfter - cpuBefore,
     wallMs: performance.now() - start,

@@ -58,10 +58,13 @@ export function markdownTable(rows: readonly BenchRow[]): string {
   ];
   for (const r of rows) {
     const met = r.pending ? r.pending : r.met === undefined ? "" : r.met ? "yes" : "**no**";
-    const ratio = `${Number.isFinite(r.ratio) ? `${r.ratio.toFixed(2)}×` : "—"}${spreadText(r)}`;
+    // A row bounded by its figure shows the figure's spread, the others the ratio's.
+    const byValue = r.maxValue !== undefined;
+    const ratio = `${Number.isFinite(r.ratio) ? `${r.ratio.toFixed(2)}×` : "—"}${byValue ? "" : spreadText(r)}`;
+    const project = `${fmt(r.project)}${byValue ? spreadText(r) : ""}`;
     const note = r.note ? ` (${r.note})` : "";
     lines.push(
-      `| ${r.scenario}${note} | ${r.n.toLocaleString("en-US")} | ${r.unit} | ${fmt(r.project)} | ${r.baselineName || "—"} | ${fmt(r.baseline)} | ${ratio} | ${r.goal} | ${met} |`,
+      `| ${r.scenario}${note} | ${r.n.toLocaleString("en-US")} | ${r.unit} | ${project} | ${r.baselineName || "—"} | ${fmt(r.baseline)} | ${ratio} | ${r.goal} | ${met} |`,
     );
   }
   return lines.join("\n");
