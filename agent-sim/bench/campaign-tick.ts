@@ -31,7 +31,7 @@ import { WorkingCopies } from "../../control/campaign-worker/working-copy.js";
 import { systemClock } from "../../control/clock.js";
 import { openDatabase } from "../../control/db/database.js";
 import type { BenchRow } from "./rows.js";
-import { median, ratio } from "./stats.js";
+import { median, ratio, spreadOf } from "./stats.js";
 
 const DB_NAME = "agent_control_tick";
 const TARGET = "2.0.0";
@@ -303,6 +303,8 @@ export function tickRows(results: readonly TickResult[], maxRatio?: number): Ben
       goal: "≤ 2×",
       met: value <= 2,
       ...(maxRatio === undefined ? {} : { maxRatio }),
+      // Each repeat times the tick and its baseline back to back: paired.
+      spread: spreadOf(r.samples.tick.map((t, i) => ratio(t, r.samples.baseline[i] ?? 0))),
       note: `${r.changed} nodes changed; loading the working copy (once per campaign after a takeover) ${r.loadMs.toFixed(0)} ms${growth}`,
     };
   });

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import type { FleetOptions } from "../fleet-options.js";
-import { cpuSeconds, type MemorySnapshot, openFds } from "./proc-stats.js";
+import { type MemorySnapshot, openFds, threadCpuSeconds } from "./proc-stats.js";
 import { type SimProcess, sleep, startSimProcess, waitWelcomed } from "./processes.js";
 import { median } from "./stats.js";
 import { type StormResult, storm } from "./storm.js";
@@ -49,7 +49,10 @@ export interface FleetLoadHooks {
 /** A memory reading with the number of streams held. */
 export interface MemoryPoint {
   readonly streams: number;
+  /** The median of the readings taken at this level. */
   readonly memory: MemorySnapshot;
+  /** Each reading's VmRSS and heapUsed+external (bytes): the spread behind the medians. */
+  readonly samples?: { readonly vmRss: readonly number[]; readonly heap: readonly number[] };
   readonly fds: number;
 }
 
@@ -134,6 +137,10 @@ async function reading(target: Target, streams: number): Promise<MemoryPoint> {
   return {
     streams,
     fds: await openFds(target.pid()),
+    samples: {
+      vmRss: snapshots.map((s) => s.vmRss),
+      heap: snapshots.map((s) => s.heapUsed + s.external),
+    },
     memory: {
       rss: pick("rss"),
       heapTotal: pick("heapTotal"),
@@ -147,9 +154,9 @@ async function reading(target: Target, streams: number): Promise<MemoryPoint> {
 
 async function cpuPerSecond(pid: number, windowMs: number): Promise<number> {
   const start = performance.now();
-  const before = await cpuSeconds(pid);
+  const before = await threadCpuSeconds(pid);
   await sleep(windowMs);
-  return ((await cpuSeconds(pid)) - before) / ((performance.now() - start) / 1000);
+  return ((await threadCpuSeconds(pid)) - before) / ((performance.now() - start) / 1000);
 }
 
 async function cpuWindow(
@@ -160,9 +167,9 @@ async function cpuWindow(
   const beats = async () =>
     (await Promise.all(sims.map((sim) => sim.counts()))).reduce((n, c) => n + c.heartbeats, 0);
   const start = performance.now();
-  const [cpuBefore, beatsBefore] = [await cpuSeconds(pid), await beats()];
+  const [cpuBefore, beatsBefore] = [await threadCpuSeconds(pid), await beats()];
   await sleep(windowMs);
-  const [cpuAfter, beatsAfter] = [await cpuSeconds(pid), await beats()];
+  const [cpuAfter, beatsAfter] = [await threadCpuSeconds(pid), await beats()];
   return {
     cpuSeconds: cpuAfter - cpuBefore,
     wallMs: performance.now() - start,

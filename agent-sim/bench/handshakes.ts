@@ -9,6 +9,7 @@ import type { FleetOptions } from "../fleet-options.js";
 import { cpuSeconds } from "./proc-stats.js";
 import { startSimProcess, waitWelcomed } from "./processes.js";
 import type { BenchRow } from "./rows.js";
+import { spreadOf } from "./stats.js";
 import type { Target } from "./target.js";
 
 /** One burst's figures. */
@@ -142,6 +143,8 @@ export function handshakeRows(results: HandshakeResults, minRatio: number): Benc
       goal: "≥ 0.5×",
       met: rate >= 0.5,
       minRatio,
+      // One burst each: the range is not measured in a run (each burst is its own state).
+      spread: spreadOf([rate]),
       note: `all welcomed in ${burst.seconds.toFixed(1)} s vs ${bare.seconds.toFixed(1)} s; ${burst.attempts} streams opened vs ${bare.attempts}`,
     });
     rows.push({

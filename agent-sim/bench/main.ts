@@ -29,7 +29,7 @@ import {
   MASS_ENROLMENT_LIMITS,
 } from "./handshakes.js";
 import { ROOT } from "./processes.js";
-import { type BenchReport, writeReport } from "./report.js";
+import { type BenchReport, spreadText, writeReport } from "./report.js";
 import { type BenchRow, dbRows, fleetRows, perStream } from "./rows.js";
 import { bareTarget, controlTarget } from "./target.js";
 import { measureWorkers, type WorkersResult } from "./workers.js";
@@ -368,7 +368,7 @@ async function main(): Promise<number> {
     const verdict = mode.name === "quick" ? "FAIL" : "goal not met:";
     for (const row of failed) {
       say(
-        `${verdict} ${row.scenario} (N=${row.n}): ratio ${row.ratio.toFixed(2)} (bound ${row.maxRatio ?? (row.minRatio === undefined ? "—" : `≥ ${row.minRatio}`)}), figure ${row.project.toFixed(2)} (bound ${row.maxValue ?? "—"})`,
+        `${verdict} ${row.scenario} (N=${row.n}): ratio ${row.ratio.toFixed(2)}${spreadText(row)} (bound ${row.maxRatio ?? (row.minRatio === undefined ? "—" : `≥ ${row.minRatio}`)}), figure ${row.project.toFixed(2)} (bound ${row.maxValue ?? "—"})`,
       );
     }
     say(`done in ${Math.round((Date.now() - started) / 1000)} s`);

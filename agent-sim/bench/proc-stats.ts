@@ -18,6 +18,22 @@ export async function cpuSeconds(pid: number): Promise<number> {
   return (utime + stime) / TICKS_PER_SECOND;
 }
 
+/**
+ * CPU time the process's live threads have run so far, in seconds, to the nanosecond (the sum
+ * of /proc/<pid>/task/<tid>/schedstat): for short windows, where the clock ticks of
+ * {@link cpuSeconds} (10 ms each) would make a figure jump by whole ticks. Threads that exited
+ * are not counted (a difference over a window must be read on threads that live through it,
+ * as a Node.js server's do); falls back to {@link cpuSeconds} where schedstat is missing.
+ */
+export async function threadCpuSeconds(pid: number): Promise<number> {
+  const tids = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  const runs = await Promise.all(
+    tids.map((tid) => readFile(`/proc/${pid}/task/${tid}/schedstat`, "utf8").catch(() => "")),
+  );
+  if (runs.length === 0 || runs.every((r) => r === "")) return cpuSeconds(pid);
+  return runs.reduce((sum, r) => sum + (Number(r.split(" ")[0]) || 0), 0) / 1e9;
+}
+
 /** Resident set size from /proc/<pid>/status, in bytes. */
 export async function vmRssBytes(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, "utf8");

@@ -38,6 +38,18 @@ function fmt(value: number): string {
   return value.toFixed(2);
 }
 
+/**
+ * The spread of the figure a row is judged by, as the table shows it after the ratio:
+ * `[min–max, N runs]`, `[1 run]` when it was measured once, nothing when not recorded.
+ */
+export function spreadText(r: BenchRow): string {
+  const s = r.spread;
+  if (s === undefined || s.runs === 0) return "";
+  if (s.runs === 1) return " [1 run]";
+  const x = r.maxValue !== undefined ? "" : "×";
+  return ` [${fmt(s.min)}–${fmt(s.max)}${x}, ${s.runs} runs]`;
+}
+
 /** The Markdown table of `rows`. */
 export function markdownTable(rows: readonly BenchRow[]): string {
   const lines = [
@@ -46,10 +58,13 @@ export function markdownTable(rows: readonly BenchRow[]): string {
   ];
   for (const r of rows) {
     const met = r.pending ? r.pending : r.met === undefined ? "" : r.met ? "yes" : "**no**";
-    const ratio = Number.isFinite(r.ratio) ? `${r.ratio.toFixed(2)}×` : "—";
+    // A row bounded by its figure shows the figure's spread, the others the ratio's.
+    const byValue = r.maxValue !== undefined;
+    const ratio = `${Number.isFinite(r.ratio) ? `${r.ratio.toFixed(2)}×` : "—"}${byValue ? "" : spreadText(r)}`;
+    const project = `${fmt(r.project)}${byValue ? spreadText(r) : ""}`;
     const note = r.note ? ` (${r.note})` : "";
     lines.push(
-      `| ${r.scenario}${note} | ${r.n.toLocaleString("en-US")} | ${r.unit} | ${fmt(r.project)} | ${r.baselineName || "—"} | ${fmt(r.baseline)} | ${ratio} | ${r.goal} | ${met} |`,
+      `| ${r.scenario}${note} | ${r.n.toLocaleString("en-US")} | ${r.unit} | ${project} | ${r.baselineName || "—"} | ${fmt(r.baseline)} | ${ratio} | ${r.goal} | ${met} |`,
     );
   }
   return lines.join("\n");

@@ -4,7 +4,7 @@
  */
 import type { DbBaseline } from "./db-baseline.js";
 import type { FleetLoadResult, MemoryPoint } from "./fleet-load.js";
-import { median, ratio, slope } from "./stats.js";
+import { median, ratio, type Spread, slope, spreadOf, unpairedRatioSpread } from "./stats.js";
 
 /** One figure of the table. */
 export interface BenchRow {
@@ -28,6 +28,11 @@ export interface BenchRow {
   /** Quick mode fails when `project` (a dimensionless figure) exceeds this. */
   readonly maxValue?: number;
   readonly note?: string;
+  /**
+   * The range over the row's repeats of the figure it is judged by: the ratio, or the
+   * project's figure for a row bounded by `maxValue`. Absent: not measured.
+   */
+  readonly spread?: Spread;
   /** Why the row has no figure yet. */
   readonly pending?: string;
 }
@@ -46,6 +51,25 @@ export function perStream(
   return (read(at) - read(zero)) / level / KB;
 }
 
+/**
+ * Memory per stream (KB) between the empty reading and the one at `level` for every pairing
+ * of their repeated readings (empty when the readings are missing).
+ */
+export function perStreamSamples(
+  points: readonly MemoryPoint[],
+  level: number,
+  key: "vmRss" | "heap",
+): number[] {
+  const zero = points.find((p) => p.streams === 0)?.samples?.[key] ?? [];
+  const at = points.find((p) => p.streams === level)?.samples?.[key] ?? [];
+  if (level === 0) return [];
+  return at.flatMap((a) => zero.map((z) => (a - z) / level / KB));
+}
+
+function readingsAt(points: readonly MemoryPoint[], level: number): number {
+  return points.find((p) => p.streams === level)?.samples?.vmRss.length ?? 0;
+}
+
 /** Rows of the memory, heartbeat and storm scenarios. */
 export function fleetRows(
   control: FleetLoadResult,
@@ -56,9 +80,9 @@ export function fleetRows(
   const rss = (p: MemoryPoint) => p.memory.vmRss;
   const heap = (p: MemoryPoint) => p.memory.heapUsed + p.memory.external;
   const levels = control.points.map((p) => p.streams).filter((n) => n > 0);
-  for (const [name, read] of [
-    ["memory per held stream: RSS after GC", rss],
-    ["memory per held stream: heapUsed+external after GC", heap],
+  for (const [name, read, key] of [
+    ["memory per held stream: RSS after GC", rss, "vmRss"],
+    ["memory per held stream: heapUsed+external after GC", heap, "heap"],
   ] as const) {
     for (const level of levels) {
       const project = perStream(control.points, level, read);
@@ -75,6 +99,14 @@ export function fleetRows(
         goal: "≤ 1.3×",
         met: r <= 1.3,
         maxRatio: bounds.memory,
+        spread: {
+          ...unpairedRatioSpread(
+            perStreamSamples(control.points, level, key),
+            perStreamSamples(bare.points, level, key),
+          ),
+          // Repeated readings per level, not their pairings.
+          runs: Math.min(readingsAt(control.points, level), readingsAt(bare.points, level)),
+        },
       });
     }
     if (levels.length > 1) {
@@ -97,8 +129,9 @@ export function fleetRows(
       });
     }
   }
-  const micros = (w: FleetLoadResult["cpu"]) =>
-    median(w.map((x) => (x.cpuSeconds * 1e6) / Math.max(1, x.heartbeats)));
+  const perBeat = (w: FleetLoadResult["cpu"]) =>
+    w.map((x) => (x.cpuSeconds * 1e6) / Math.max(1, x.heartbeats));
+  const micros = (w: FleetLoadResult["cpu"]) => median(perBeat(w));
   const rate = (w: FleetLoadResult["cpu"]) =>
     median(w.map((x) => x.heartbeats / (x.wallMs / 1000)));
   const top = levels.at(-1) ?? 0;
@@ -116,6 +149,7 @@ export function fleetRows(
     goal: "≤ 1.5×",
     met: cpuRatio <= 1.5,
     maxRatio: bounds.cpu,
+    spread: unpairedRatioSpread(perBeat(control.cpu), perBeat(bare.cpu)),
     note: `${Math.round(rate(control.cpu))} vs ${Math.round(rate(bare.cpu))} heartbeats/s`,
   });
   const cs = control.storms;
@@ -147,6 +181,7 @@ export function fleetRows(
       goal: "≤ 3×",
       met: ptm(cs) <= 3,
       maxValue: 3,
+      spread: spreadOf(cs.map((x) => ratio(x.peakPerSecond, x.meanPerSecond))),
       note: `peak ${Math.round(median(cs.map((s) => s.peakPerSecond)))}/s, mean ${Math.round(median(cs.map((s) => s.meanPerSecond)))}/s (welcomes)`,
     });
   }

@@ -43,3 +43,35 @@ export async function timed<T>(step: () => Promise<T>): Promise<{ value: T; ms: 
   const value = await step();
   return { value, ms: performance.now() - start };
 }
+
+/** The range of a figure over its repeats. */
+export interface Spread {
+  readonly min: number;
+  readonly max: number;
+  /** How many repeats the range is over (1: the spread is not known). */
+  readonly runs: number;
+}
+
+/** The range of `values` (NaN bounds when empty). */
+export function spreadOf(values: readonly number[]): Spread {
+  const finite = values.filter(Number.isFinite);
+  return {
+    min: finite.length > 0 ? Math.min(...finite) : Number.NaN,
+    max: finite.length > 0 ? Math.max(...finite) : Number.NaN,
+    runs: finite.length,
+  };
+}
+
+/**
+ * The range of `project / baseline` over repeats that were not measured in pairs: from the
+ * lowest project reading over the highest baseline one to the highest over the lowest (every
+ * pairing the repeats allow falls inside). `runs` is the fewer repeats of the two sides.
+ */
+export function unpairedRatioSpread(
+  project: readonly number[],
+  baseline: readonly number[],
+): Spread {
+  const p = spreadOf(project);
+  const b = spreadOf(baseline);
+  return { min: ratio(p.min, b.max), max: ratio(p.max, b.min), runs: Math.min(p.runs, b.runs) };
+}

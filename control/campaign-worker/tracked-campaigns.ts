@@ -18,6 +18,11 @@ export class TrackedCampaigns {
     return this.campaigns.has(campaignId);
   }
 
+  /** Whether any campaign is tracked. */
+  get any(): boolean {
+    return this.campaigns.size > 0;
+  }
+
   /** The newest tracked campaign holding `nodeId`, if any. */
   campaignOf(nodeId: string): string | undefined {
     return this.campaignOfNode.get(nodeId);

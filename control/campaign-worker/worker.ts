@@ -2,8 +2,9 @@
  * The campaign worker: the imperative shell around `decide`, and each Control's loop. Every
  * Control runs one; while this process holds the leader lease, each
  * {@link CampaignWorker.step} decides the campaigns that are due (marked by an agent event
- * here, a notification from another Control, every `intervalMs`, or at a decision's
- * `wakeAt`) and hands what each decision committed to the outbox to its {@link Delivery}.
+ * here, a notification from another Control, every `intervalMs` while it decides any (six
+ * times as long while it decides none: `periodic-pass.ts`), or at a decision's `wakeAt`) and
+ * hands what each decision committed to the outbox to its {@link Delivery}.
  * Whether it leads or not, each step writes the reports of the agents connected here and runs
  * the delivery, which sends the nodes connected here their operations.
  * {@link CampaignWorker.run} is the loop that calls `step` and sleeps until the next due time,
@@ -40,6 +41,7 @@ import { EventIntake } from "./intake.js";
 import { Leadership } from "./leadership.js";
 import { notificationListener } from "./notifications.js";
 import type { DecisionResult } from "./observer.js";
+import { PeriodicPass } from "./periodic-pass.js";
 import type { ReportedStalls } from "./stall.js";
 import { TrackedCampaigns } from "./tracked-campaigns.js";
 import { Waker } from "./waker.js";
@@ -64,7 +66,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const listeners = new Set<(campaignId: string) => void>();
   const releases = new Map<string, OfferRelease>();
   const copies = new WorkingCopies(o.holder);
-  let nextPeriodic = 0;
+  const periodic = new PeriodicPass(o.intervalMs);
   const stepWaker = new Waker();
   const flushWaker = new Waker();
 
@@ -275,10 +277,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     await timed("flush reports", 0, () => intake.flush()).catch((error: unknown) =>
       log.warn({ err: error }, "report flush failed"),
     );
-    if (now >= nextPeriodic) {
-      due.markAllDue();
-      nextPeriodic = now + o.intervalMs;
-    }
+    if (periodic.take(now, tracked.any)) due.markAllDue();
     for (const id of await due.take(now, () => o.store.liveCampaignIds())) {
       if (!(await decideOne(id))) return false;
     }
@@ -293,7 +292,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       const change = await leadership.tick(now);
       if (change !== "none") {
         forgetAll();
-        nextPeriodic = 0;
+        periodic.reset();
         fleet?.reset();
       }
       if (leadership.leading) {
@@ -316,7 +315,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     if (leadership.leading) {
       next = Math.min(
         next,
-        nextPeriodic,
+        periodic.nextAt(tracked.any),
         due.nextWake() ?? Number.POSITIVE_INFINITY,
         gates.nextDue ?? Number.POSITIVE_INFINITY,
       );

@@ -20,6 +20,7 @@ interface Row {
   ratio: number | null;
   maxRatio?: number;
   pending?: string;
+  spread?: { min: number | null; max: number | null; runs: number };
 }
 
 describe("npm run bench -- --quick", () => {
@@ -59,6 +60,7 @@ describe("npm run bench -- --quick", () => {
     expect(bounded.length, output).toBeGreaterThanOrEqual(3);
     for (const row of bounded) {
       expect(row.ratio, `${row.scenario} (N=${row.n})\n${output}`).not.toBeNull();
+      expect(row.spread?.runs ?? 0, `spread of ${row.scenario} (N=${row.n})`).toBeGreaterThan(0);
       expect(row.ratio as number, `${row.scenario} (N=${row.n})`).toBeLessThanOrEqual(
         row.maxRatio as number,
       );

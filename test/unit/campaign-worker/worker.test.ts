@@ -137,6 +137,11 @@ describe("the campaign worker", () => {
     expect(worker.lease.epoch).toBe(1);
     await w.start("c1", ["n1"]);
     expect(w.gateway.sent).toEqual([]);
+    // Written with no wake-up: found by the periodic read, every six intervals while the
+    // worker decides no campaign (periodic-pass.ts).
+    w.clock.advance(25_000);
+    await settle();
+    expect(w.gateway.sent).toEqual([]);
     w.clock.advance(5000);
     await settle();
     w.clock.advance(20);
