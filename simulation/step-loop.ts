@@ -79,10 +79,16 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     platform: PLATFORM,
     state: world.claimChecks,
   };
+  // The leader's fleet passes run soon after a campaign finishes and then every interval: a run
+  // ends only once a whole interval has passed since the last finish, so the passes could
+  // start the next convergence campaign (a node behind its desired version waits for it).
+  const lastFinish = () =>
+    Math.max(...[...store.tables.campaigns.values()].map((c) => c.campaign.finishedAt ?? 0));
   const allDone = () =>
     world.campaignsStarted === scenario.campaigns.length &&
     [...store.tables.campaigns.values()].every((c) => c.campaign.finishedAt !== undefined) &&
     clock.ms >= scenario.rollout.settleUntil &&
+    clock.ms >= lastFinish() + scenario.rollout.convergenceIntervalMs &&
     (plan === undefined || world.planSettled) &&
     [...fleetStore.tables.plans.values()].every((p) => p.plan.phase !== "running");
   while (violation === undefined) {
