@@ -27,6 +27,10 @@ describe("a node back on its old version after its restart", () => {
     const back = tick(h);
     expect(nodeOf(h, ID)).toMatchObject({ state: "restarting", revertSeenAt: h.now });
     expect(back.wakeAt).toBe(h.now + REVERT_REPORT_GRACE_MS);
+    // The decision says why the node waits (the worker logs it).
+    expect(back.reasons).toContain(
+      `node ${ID}: restarting → restarting: back on another version; awaiting its report`,
+    );
     h.now += 20;
     report(h, ID, "FAILED", "upgrade", {
       code: "health_check_failed",
