@@ -11,7 +11,8 @@ import type { CampaignSpec } from "./spec.js";
  * True while the node may be downloading the artifact as far as Control can know: it was
  * offered the upgrade and has not yet said its download ended. That is `offered` or `applying`
  * with no report on the upgrade, or a latest report of ACCEPTED or DOWNLOADING (a report that
- * goes back to DOWNLOADING takes the slot again). VERIFYING, APPLYING and RESTARTING come after
+ * goes back to DOWNLOADING takes the slot again), or of DEFERRED (a deferred node offered
+ * again: that report answered the earlier offer). VERIFYING, APPLYING and RESTARTING come after
  * the download; a node restarting, verifying or final holds no download slot. An Agent reports
  * VERIFYING only once its last byte arrived, so Control's count is never below the nodes truly
  * downloading: it lags behind their reports, never ahead of them.
@@ -27,7 +28,11 @@ export function mayBeDownloading(n: CampaignNode, facts: NodeFacts | undefined):
  */
 export function downloadingAfter(n: CampaignNode, phase: ObservedPhase | undefined): boolean {
   if (n.state !== "offered" && n.state !== "applying") return false;
-  return phase === undefined || phase === "ACCEPTED" || phase === "DOWNLOADING";
+  // DEFERRED on a node offered (again) answered an earlier offer, or this one and the node is
+  // about to wait again: either way its slot is held until the node says its download ended.
+  return (
+    phase === undefined || phase === "DEFERRED" || phase === "ACCEPTED" || phase === "DOWNLOADING"
+  );
 }
 
 /** How many nodes the campaign may have downloading at once: `maxDownloads`, or no limit. */

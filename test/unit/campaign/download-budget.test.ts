@@ -95,6 +95,26 @@ describe("download budget", () => {
     expect(sent(h, "upgrade")).toHaveLength(2);
   });
 
+  it("counts a deferred node offered again as downloading, though its latest report is the DEFERRED", () => {
+    const h = start(fleet(3), { ...WIDE, maxDownloads: 1, maxDeferMs: 60 * MIN });
+    tick(h);
+    const [first] = sent(h, "upgrade") as [string];
+    report(h, first, "DEFERRED", "upgrade", { code: "deferred", message: "busy" });
+    // Deferred, it frees its slot: the next node is offered.
+    advance(h, 1000);
+    const [, second] = sent(h, "upgrade") as [string, string];
+    expect(second).not.toBe(first);
+    report(h, second, "VERIFYING");
+    // The second node's download ended: the slot goes back to the deferred node at its retry
+    // time, and to no other node in the same decision.
+    advance(h, 60_000);
+    expect(inState(h, "offered")).toEqual([first]);
+    expect(sent(h, "upgrade").filter((id) => id === first)).toHaveLength(2);
+    expect(sent(h, "upgrade")).toHaveLength(3);
+    advance(h, 1000);
+    expect(sent(h, "upgrade")).toHaveLength(3);
+  });
+
   it("without --max-downloads offers the whole batch at once", () => {
     const h = start(fleet(20), WIDE);
     tick(h);
