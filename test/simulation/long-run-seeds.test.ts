@@ -18,6 +18,11 @@ const FOUND: readonly { readonly seed: number; readonly found: string }[] = [
     found:
       "the run ended the moment the last convergence campaign finished, before the fleet pass that starts the next one for the nodes that fell behind meanwhile (D3)",
   },
+  {
+    seed: 634492,
+    found:
+      "a deferred node offered again did not hold its download slot: two nodes downloading under --max-downloads 1 (B4)",
+  },
 ];
 
 describe("the long runs' seeds", () => {
