@@ -65,9 +65,13 @@ describe("the outcome of a final node's rollback", () => {
     reboot(h, back, OLD);
     report(h, refused, "FAILED", "rollback");
     for (const id of others) report(h, id, "REINSTATED", "rollback");
-    advance(h, MIN);
+    const ended = advance(h, MIN);
     expect(h.campaign).toMatchObject({ phase: "failed", code: "rollback_failed" });
     expect(nodeOf(h, back)).toMatchObject({ state: "failed", rollbackResult: "rolled_back" });
+    // Each outcome is in the decision's reasons too (the worker logs them).
+    expect(ended.reasons).toContain(
+      `node ${back}: failed (final): rollback rolled_back: back on ${OLD}`,
+    );
     expect(nodeOf(h, refused)).toMatchObject({
       state: "failed",
       rollbackResult: "rollback_failed",
