@@ -81,7 +81,11 @@ function shifted(s: FleetScenario, by: number): FleetScenario {
   const r = s.rollout;
   return {
     ...s,
-    agents: s.agents.map((a) => ({ ...a, onlineAt: a.onlineAt + by })),
+    agents: s.agents.map((a) => ({
+      ...a,
+      onlineAt: a.onlineAt + by,
+      ...(a.busyUntil === undefined ? {} : { busyUntil: a.busyUntil + by }),
+    })),
     campaigns: s.campaigns.map((c) => ({ ...c, at: c.at + by })),
     operator: s.operator.map((o) => ({ ...o, at: o.at + by })),
     faults: s.faults.map((f) => ({ ...f, at: f.at + by })),

@@ -14,6 +14,7 @@ import { SimFleet } from "./agents.js";
 import { type BudgetCheckState, newBudgetCheckState } from "./budget-invariants.js";
 import { type ClaimCheckState, newClaimCheckState } from "./claim-invariants.js";
 import { withConvergenceBurst } from "./convergence-bursts.js";
+import { withDeferralBudget } from "./deferral-budget.js";
 import { withDisableNext } from "./disable-next.js";
 import { withDisablePairs } from "./disable-pairs.js";
 import { type DownloadCheckState, newDownloadCheckState } from "./download-invariants.js";
@@ -96,11 +97,13 @@ export function buildWorld(
 ): SimWorld {
   const scenario = withDstDays(
     withDisableNext(
-      withLateRollback(
-        withSoakTakeovers(
-          withGateTakeovers(
-            withConvergenceBurst(
-              withFleetVariants(withRollout(withDisablePairs(scenarioOf(seed, options.faults)))),
+      withDeferralBudget(
+        withLateRollback(
+          withSoakTakeovers(
+            withGateTakeovers(
+              withConvergenceBurst(
+                withFleetVariants(withRollout(withDisablePairs(scenarioOf(seed, options.faults)))),
+              ),
             ),
           ),
         ),
