@@ -136,7 +136,8 @@ describe("Control killed with SIGKILL during running campaigns", () => {
     expect(kills).toBe(KILLS);
 
     const t1 = Date.now();
-    const deadline = Date.now() + 90_000;
+    // About 20 s on a quiet machine; a whole suite beside other work has taken past 90 s.
+    const deadline = Date.now() + 240_000;
     while (!(isDone(await get(idA)) && isDone(await get(idB)))) {
       if (Date.now() > deadline) throw new Error("campaigns did not finish after the kills");
       await sleep(200);
