@@ -11,10 +11,10 @@
  * Drawn from a seed stream of its own, so the rest of a seed's scenario is the same with or
  * without it.
  */
-import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
+import { createPrng, deriveSeed } from "../agent-sim/prng.js";
 import type { AgentScript } from "./agent-script.js";
 import type { FleetScenario } from "./rollout-scenario.js";
-import type { CampaignPlan } from "./scenario.js";
+import { groupMembers, pick, takenByOthers } from "./variant-campaigns.js";
 
 /** The share of the eligible scenarios that get the variant. */
 const SHARE = 0.3;
@@ -23,35 +23,15 @@ const DOWNLOAD_MS = 8000;
 /** The busy agents are busy until this long after the campaign starts (before their retry). */
 const BUSY_MS = 45_000;
 
-function pick<T>(prng: Prng, items: readonly T[]): T {
-  return items[Math.floor(prng.next() * items.length)] as T;
-}
-
-/** Whether `c` is left to the scenario's other variants, takeovers or commands. */
-function taken(s: FleetScenario, c: CampaignPlan): boolean {
-  return (
-    (s.gateScripts.get(c.id)?.length ?? 0) > 0 ||
-    (s.gateFaults ?? []).some((f) => f.campaignId === c.id) ||
-    s.soakTakeover?.campaignId === c.id ||
-    s.lateRollback?.campaignId === c.id ||
-    s.operator.some((o) => o.kind !== "disable" && o.campaignId === c.id) ||
-    c.spec.selector?.labels?.group === undefined
-  );
-}
-
 /** `s` with, for a share of its seeds, deferral under a download budget (the file's TSDoc). */
 export function withDeferralBudget(s: FleetScenario): FleetScenario {
   if (s.calm || s.edge || s.campaigns.length === 0) return s;
   const prng = createPrng(deriveSeed(s.seed, 43));
   if (prng.next() >= SHARE) return s;
-  const free = s.campaigns.filter((c) => !taken(s, c));
+  const free = s.campaigns.filter((c) => !takenByOthers(s, c));
   if (free.length === 0) return s;
   const c = pick(prng, free);
-  const group = c.spec.selector?.labels?.group;
-  const disabled = new Set(s.operator.map((o) => (o.kind === "disable" ? o.nodeId : "")));
-  const members = s.agents.filter(
-    (a) => a.labels.group === group && a.platform === undefined && !disabled.has(a.id),
-  );
+  const members = groupMembers(s, c);
   if (members.length < 3) return s;
   const agents = s.agents.map((a): AgentScript => {
     if (!members.includes(a)) return a;

@@ -14,15 +14,15 @@
  * Drawn from a seed stream of its own, so the rest of a seed's scenario is the same with or
  * without it.
  */
-import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
+import { createPrng, deriveSeed } from "../agent-sim/prng.js";
 import { submitCommand } from "../control/admin/campaign-commands.js";
 import { isEndedPhase, isFinal } from "../control/campaign/index.js";
 import { ControlError } from "../control/errors.js";
 import type { AgentScript } from "./agent-script.js";
 import { crashLeader } from "./fault-events.js";
 import type { FleetScenario } from "./rollout-scenario.js";
-import type { CampaignPlan } from "./scenario.js";
 import type { SimWorld } from "./sim-world.js";
+import { groupMembers, pick, takenByOthers } from "./variant-campaigns.js";
 
 /** The share of the eligible scenarios that get the late rollback. */
 const SHARE = 0.5;
@@ -35,34 +35,15 @@ const DOWN_MS = 5000;
 /** The operator aborts this long after the crash. */
 const ABORT_AFTER_MS = 8000;
 
-function pick<T>(prng: Prng, items: readonly T[]): T {
-  return items[Math.floor(prng.next() * items.length)] as T;
-}
-
-/** Whether `c` is left to the scenario's other variants, takeovers or commands. */
-function taken(s: FleetScenario, c: CampaignPlan): boolean {
-  return (
-    (s.gateScripts.get(c.id)?.length ?? 0) > 0 ||
-    (s.gateFaults ?? []).some((f) => f.campaignId === c.id) ||
-    s.soakTakeover?.campaignId === c.id ||
-    s.operator.some((o) => o.kind !== "disable" && o.campaignId === c.id) ||
-    c.spec.selector?.labels?.group === undefined
-  );
-}
-
 /** `s` with, for a share of its seeds, the late rollback across a takeover (the file's TSDoc). */
 export function withLateRollback(s: FleetScenario): FleetScenario {
   if (s.calm || s.edge || s.faults.length === 0 || s.campaigns.length === 0) return s;
   const prng = createPrng(deriveSeed(s.seed, 42));
   if (prng.next() >= SHARE) return s;
-  const free = s.campaigns.filter((c) => !taken(s, c));
+  const free = s.campaigns.filter((c) => !takenByOthers(s, c));
   if (free.length === 0) return s;
   const c = pick(prng, free);
-  const group = c.spec.selector?.labels?.group;
-  const disabled = new Set(s.operator.map((o) => (o.kind === "disable" ? o.nodeId : "")));
-  const members = s.agents.filter(
-    (a) => a.labels.group === group && a.platform === undefined && !disabled.has(a.id),
-  );
+  const members = groupMembers(s, c);
   if (members.length < 2) return s;
   const late = pick(prng, members);
   const agents = s.agents.map((a): AgentScript => {

@@ -16,13 +16,14 @@
  * Drawn from a seed stream of its own, so the rest of a seed's scenario is the same with or
  * without it.
  */
-import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
+import { createPrng, deriveSeed } from "../agent-sim/prng.js";
 import type { AgentScript } from "./agent-script.js";
 import { crashAll } from "./fault-events.js";
 import type { LATE_REVERT_AFTER_MS } from "./late-revert.js";
 import type { FleetScenario } from "./rollout-scenario.js";
 import type { CampaignPlan } from "./scenario.js";
 import type { SimWorld } from "./sim-world.js";
+import { groupMembers, pick, takenByOthers } from "./variant-campaigns.js";
 
 /** The share of the eligible scenarios that get the takeover. */
 const SHARE = 0.6;
@@ -37,20 +38,10 @@ const LEAD_MS = 2000;
  */
 const DOWN_MS = SOAK_MS + LEAD_MS + 60_000;
 
-function pick<T>(prng: Prng, items: readonly T[]): T {
-  return items[Math.floor(prng.next() * items.length)] as T;
-}
-
 /** Whether `c` is left to the scenario's other takeovers or commands. */
 function taken(s: FleetScenario, c: CampaignPlan): boolean {
-  return (
-    (s.gateScripts.get(c.id)?.length ?? 0) > 0 ||
-    (s.gateFaults ?? []).some((f) => f.campaignId === c.id) ||
-    s.operator.some((o) => o.kind === "command" && o.campaignId === c.id) ||
-    c.spec.selector?.labels?.group === undefined ||
-    // Its nodes are offered together only when no pool budget holds them back.
-    c.spec.disruptionBudgetPercent !== 100
-  );
+  // Its nodes are offered together only when no pool budget holds them back.
+  return takenByOthers(s, c) || c.spec.disruptionBudgetPercent !== 100;
 }
 
 /** `s` with, for a share of its seeds, the takeover across a late revert (the file's TSDoc). */
@@ -61,11 +52,7 @@ export function withSoakTakeovers(s: FleetScenario): FleetScenario {
   const free = s.campaigns.filter((c) => !taken(s, c));
   if (free.length === 0) return s;
   const c = pick(prng, free);
-  const group = c.spec.selector?.labels?.group;
-  const disabled = new Set(s.operator.map((o) => (o.kind === "disable" ? o.nodeId : "")));
-  const members = s.agents.filter(
-    (a) => a.labels.group === group && a.platform === undefined && !disabled.has(a.id),
-  );
+  const members = groupMembers(s, c);
   const threshold = c.spec.failureThresholdPercent;
   if (threshold === undefined) return s;
   const reverting = Math.floor((threshold * members.length) / 100) + 1;
