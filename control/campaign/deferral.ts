@@ -8,6 +8,7 @@
 import type { Draft } from "./draft.js";
 import { updateNode } from "./draft.js";
 import type { CampaignNode, ObservedReport } from "./model.js";
+import { isEndedPhase } from "./model.js";
 import { minutes } from "./reports.js";
 import type { CampaignSpec } from "./spec.js";
 
@@ -50,9 +51,27 @@ export function defersCurrentOffer(n: CampaignNode, r: ObservedReport): boolean 
 
 /**
  * Judges a node that answered its offer DEFERRED: back to waiting with its first deferral time,
- * its retry time and the reason as its message; skipped `deferred` when its deferral ran out.
+ * its retry time and the reason as its message; skipped `deferred` when its deferral ran out;
+ * canceled (`aborted`, or `batch_failed` after a breach) when the campaign ended while the offer
+ * was out, as its waiting nodes were then.
  */
 export function judgeDeferred(d: Draft, n: CampaignNode, r: ObservedReport): void {
+  if (isEndedPhase(d.campaign.phase)) {
+    // The campaign stopped (aborted, or failed on a breach) while this offer was out: its
+    // waiting nodes were canceled then, and a node that will not take it now is canceled too.
+    const code = d.campaign.code === "aborted" ? "aborted" : "batch_failed";
+    updateNode(
+      d,
+      n,
+      {
+        state: "canceled",
+        code,
+        message: `canceled: deferred after the campaign ${d.campaign.phase}`,
+      },
+      "canceled",
+    );
+    return;
+  }
   const first = n.deferredAt ?? d.now;
   const limit = maxDeferOf(d.campaign.spec);
   const reason = r.message || "the node asked to be offered later";

@@ -23,6 +23,11 @@ const FOUND: readonly { readonly seed: number; readonly found: string }[] = [
     found:
       "a deferred node offered again did not hold its download slot: two nodes downloading under --max-downloads 1 (B4)",
   },
+  {
+    seed: 722898,
+    found:
+      "a node that deferred after its convergence campaign was aborted went back to waiting, and the campaign never finished (liveness)",
+  },
 ];
 
 describe("the long runs' seeds", () => {

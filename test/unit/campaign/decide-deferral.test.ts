@@ -39,6 +39,21 @@ describe("a node that defers", () => {
     expect(h.campaign.phase).toBe("running");
   });
 
+  it("ends canceled when it defers after an abort, so the aborted campaign finishes", () => {
+    const h = start(fleet(2), oneBatch({ concurrency: 1, maxDeferMs: 60 * MIN }));
+    tick(h);
+    const offered = fleet(2)
+      .map((c) => c.id)
+      .find((id) => nodeOf(h, id).state === "offered") as string;
+    tick(h, [{ kind: "abort", rollback: false }]);
+    expect(h.campaign.phase).toBe("aborted");
+    expect(h.campaign.finishedAt).toBeUndefined();
+    report(h, offered, "DEFERRED", "upgrade", busy);
+    tick(h);
+    expect(nodeOf(h, offered)).toMatchObject({ state: "canceled", code: "aborted" });
+    expect(h.campaign.finishedAt).toBe(h.now);
+  });
+
   it("asks for no wake at its retry time while the campaign is paused, and again once resumed", () => {
     const h = start(fleet(1), oneBatch({ maxDeferMs: 60 * MIN }));
     tick(h);
