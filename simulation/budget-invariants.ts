@@ -16,7 +16,8 @@
 import type { MemoryCampaignStore } from "../control/campaign-store/index.js";
 import type { SimFleet } from "./agents.js";
 import { type AgentRecord, versionAt } from "./ground-truth.js";
-import { deferredOnly, type IssuedCommand } from "./outcome-invariants.js";
+import { deferredOnly } from "./outcome-invariants.js";
+import type { IssuedCommand } from "./outcome-world.js";
 
 /** What the budget checks remember between steps. */
 export interface BudgetCheckState {

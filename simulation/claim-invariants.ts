@@ -22,7 +22,7 @@
 import type { MemoryCampaignStore, MemoryFleetStore } from "../control/campaign-store/index.js";
 import type { SimFleet } from "./agents.js";
 import { firstSent, versionAt } from "./ground-truth.js";
-import type { IssuedCommand } from "./outcome-invariants.js";
+import type { IssuedCommand } from "./outcome-world.js";
 
 /** What the claim checks read of the world. */
 export interface ClaimWorld {

@@ -3,12 +3,9 @@
  * what each agent really ran, confirmed, was sent and received) against what Control says,
  * after every step and at the end of a run. Control's tables give only what it claims (a
  * campaign's phase, message and node states) and who belongs to which batch; whether a claim
- * is true is read from the agents' record, never from the engine's functions.
+ * is true is read from the agents' record, never from the engine's functions. O1 and I2, the
+ * claims of a campaign that rolled a batch back, are in `rollback-invariants.ts`.
  *
- * - O1: a campaign that says `rolled_back` has every node of the breached batch that took its
- *   upgrade running the version it ran before (when it says so, and at the end unless another
- *   campaign took the node since); one that says `failed` (rollback_failed /
- *   rollback_unconfirmed) names every such node that is not back.
  * - O2: a campaign that says `completed` had no batch whose true failures (agents that took the
  *   upgrade and were not back on the target with a new boot by the time the batch passed, or
  *   reported a failed configuration within the grace) exceeded its threshold.
@@ -21,82 +18,20 @@
  *   version's convergence to the nodes it held); no campaign offers a node it excludes.
  * - O5: convergence never sends an agent a release at or below the sequence it confirmed, nor a
  *   version below the one it runs.
- * - I2 (ground truth): when a rolled-back campaign finishes, every agent of the batch that ran
- *   its target after its upgrade was sent a rollback, is named as not rolled back, or was back
- *   on its previous release by itself (on a stream opened on it) before the rollback began, or
- *   failed the target's health checks and was taken back to its previous version by its own
- *   supervisor (off the target since); and none ends on the target unnamed.
  * - I3 (ground truth, at the end): every agent of a passed batch that succeeded and is still
  *   online on the target received that campaign's confirm.
  */
-import { type CampaignNode, CONVERGENCE_CREATOR } from "../control/campaign/index.js";
-import type { MemoryCampaignStore, MemoryFleetStore } from "../control/campaign-store/index.js";
+import { CONVERGENCE_CREATOR } from "../control/campaign/index.js";
 import type { SimAgent } from "./agent-script.js";
-import type { SimFleet } from "./agents.js";
-import { type AgentRecord, backOnBy, firstReceived, firstSent, versionAt } from "./ground-truth.js";
+import { type AgentRecord, firstReceived, versionAt } from "./ground-truth.js";
+import { type OutcomeWorld, opId } from "./outcome-world.js";
 import { refCompareVersions, refExcluded } from "./reference/selector.js";
 import { refBreached } from "./reference/threshold.js";
-
-/** An operator's command, as the simulated operator issued it. */
-export interface IssuedCommand {
-  readonly campaignId: string;
-  readonly kind: "pause" | "resume" | "abort" | "skip_gate";
-  readonly at: number;
-  /** An abort's rollback flag. */
-  readonly rollback?: boolean;
-  /** The campaign's phase when the command was issued. */
-  readonly phase?: string | undefined;
-}
-
-/** What the outcome checks remember between steps. */
-export interface OutcomeCheckState {
-  /** Per agent, how many of its sends and runs were checked. */
-  readonly sentChecked: Map<string, number>;
-  readonly runsChecked: Map<string, number>;
-  /** Campaigns whose claimed end (O1, O2) was judged. */
-  readonly judged: Set<string>;
-  /** Campaigns whose finished rollback (I2) was judged. */
-  readonly finishJudged: Set<string>;
-  /** When each campaign was first seen aborted (the command had taken effect). */
-  readonly abortedAt: Map<string, number>;
-  /** Every command the simulated operator issued. */
-  readonly commands: IssuedCommand[];
-}
-
-/** A fresh state. */
-export function newOutcomeCheckState(): OutcomeCheckState {
-  return {
-    sentChecked: new Map(),
-    runsChecked: new Map(),
-    judged: new Set(),
-    finishJudged: new Set(),
-    abortedAt: new Map(),
-    commands: [],
-  };
-}
-
-/** What the checks read of the world. */
-export interface OutcomeWorld {
-  readonly store: MemoryCampaignStore;
-  readonly fleetStore: MemoryFleetStore;
-  readonly fleet: SimFleet;
-  /** Nodes disabled so far, with when. */
-  readonly disabledAt: ReadonlyMap<string, number>;
-  readonly state: OutcomeCheckState;
-}
-
-const opId = (campaignId: string, nodeId: string, kind: string) =>
-  `${campaignId}/${nodeId}/${kind}`;
-
-/** Whether the campaign names the node as not rolled back (its state, or its message). */
-function names(message: string | undefined, n: CampaignNode): boolean {
-  return (
-    n.state === "rollback_failed" ||
-    n.rollbackResult === "rollback_failed" ||
-    n.rollbackResult === "rollback_unconfirmed" ||
-    (message ?? "").includes(n.nodeId)
-  );
-}
+import {
+  finishedRollbackViolations,
+  rollbackClaimViolations,
+  rolledBackEndViolations,
+} from "./rollback-invariants.js";
 
 /** The boot the agent ran when `t` came (that of its last stream opened at or before it). */
 function bootAt(r: AgentRecord, t: number): number | undefined {
@@ -216,44 +151,6 @@ function newOfferViolations(
   return out;
 }
 
-/** The nodes of the current batch that took the campaign's upgrade, with what they ran before. */
-function tookUpgrade(
-  w: OutcomeWorld,
-  campaignId: string,
-  batch: number,
-): { row: CampaignNode; agent: SimAgent; previous: string; received: number }[] {
-  const out = [];
-  for (const row of w.store.tables.nodes.get(campaignId) ?? []) {
-    if (row.batch !== batch) continue;
-    const agent = w.fleet.agents.get(row.nodeId);
-    if (agent === undefined) continue;
-    const id = opId(campaignId, row.nodeId, "upgrade");
-    const first = agent.record.received.find((o) => o.id === id);
-    if (first === undefined) continue;
-    out.push({ row, agent, previous: first.agentVersion, received: first.at });
-  }
-  return out;
-}
-
-/** O1 at the moment a campaign says it rolled back (or failed to). */
-function rollbackClaimViolations(w: OutcomeWorld, campaignId: string): string[] {
-  const c = w.store.tables.campaigns.get(campaignId)?.campaign;
-  if (c === undefined) return [];
-  const out: string[] = [];
-  for (const { row, agent, previous } of tookUpgrade(w, campaignId, c.currentBatch)) {
-    if (agent.version === previous) continue;
-    if (c.phase === "rolled_back")
-      out.push(
-        `O1: ${campaignId} says rolled_back but ${row.nodeId} (${row.state}${row.code ? `/${row.code}` : ""}) runs ${agent.version}, not its previous ${previous}`,
-      );
-    else if (!names(c.message, row))
-      out.push(
-        `O1: ${campaignId} says ${c.phase}/${c.code ?? ""} without naming ${row.nodeId}, which runs ${agent.version}, not its previous ${previous}`,
-      );
-  }
-  return out;
-}
-
 /** O2 at the moment a campaign says it completed. */
 function completionViolations(w: OutcomeWorld, campaignId: string): string[] {
   const entry = w.store.tables.campaigns.get(campaignId);
@@ -304,46 +201,6 @@ export function deferredOnly(agent: SimAgent, id: string): boolean {
   );
 }
 
-/** I2 from ground truth, when a campaign that rolled a batch back finishes. */
-function finishedRollbackViolations(w: OutcomeWorld, campaignId: string): string[] {
-  const c = w.store.tables.campaigns.get(campaignId)?.campaign;
-  if (c === undefined) return [];
-  const target = c.spec.targetVersion;
-  const out: string[] = [];
-  const nodes = tookUpgrade(w, campaignId, c.currentBatch);
-  // When the rollback began: its first send to a node of the batch (or the finish, without one).
-  const rollbackAt = Math.min(
-    c.finishedAt ?? Number.POSITIVE_INFINITY,
-    ...nodes.map(
-      ({ row, agent }) =>
-        firstSent(agent.record, opId(campaignId, row.nodeId, "rollback")) ??
-        Number.POSITIVE_INFINITY,
-    ),
-  );
-  for (const { row, agent, received, previous } of nodes) {
-    const r = agent.record;
-    const ranTarget = r.runs.some((x) => x.version === target && x.at >= received);
-    if (!ranTarget) continue;
-    const sent = firstSent(r, opId(campaignId, row.nodeId, "rollback")) !== undefined;
-    // Back on its previous release by itself, and seen so, before the rollback began.
-    const back = backOnBy(r, previous, received, rollbackAt);
-    // It failed the release's health checks on the target and its supervisor took it back to
-    // its previous version before it ever connected on it: nothing is left to roll back.
-    const revertedItself =
-      (r.healthFailures ?? []).includes(opId(campaignId, row.nodeId, "upgrade")) &&
-      agent.version !== target;
-    if (!sent && !back && !revertedItself && !names(c.message, row))
-      out.push(
-        `I2: ${row.nodeId} ran ${target} after ${campaignId}'s upgrade and was neither sent a rollback nor named as not rolled back`,
-      );
-    if (agent.version === target && !names(c.message, row))
-      out.push(
-        `I2: ${campaignId} finished ${c.phase} while ${row.nodeId} (${row.state}${row.code ? `/${row.code}` : ""}) still runs ${target}, not named as not rolled back`,
-      );
-  }
-  return out;
-}
-
 /** Every outcome violation after a step at `now` (empty when Control's claims hold). */
 export function outcomeViolations(w: OutcomeWorld, now: number): string[] {
   const out: string[] = [];
@@ -386,15 +243,7 @@ export function outcomeEndViolations(w: OutcomeWorld, now: number): string[] {
   for (const [id, entry] of t.campaigns) {
     const c = entry.campaign;
     const target = c.spec.targetVersion;
-    if (c.phase === "rolled_back") {
-      for (const { row, agent, previous, received } of tookUpgrade(w, id, c.currentBatch)) {
-        const later = agent.record.received.some((o) => o.campaignId !== id && o.at > received);
-        if (!later && agent.version !== previous)
-          out.push(
-            `O1: ${id} ended rolled_back but ${row.nodeId} ends on ${agent.version}, not its previous ${previous}`,
-          );
-      }
-    }
+    out.push(...rolledBackEndViolations(w, id));
     for (const b of c.batches) {
       if (b.state !== "passed") continue;
       for (const row of t.nodes.get(id) ?? []) {

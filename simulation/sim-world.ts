@@ -24,7 +24,7 @@ import { type CheckState, newCheckState } from "./fleet-invariants.js";
 import { withFleetVariants } from "./fleet-variants.js";
 import { withGateTakeovers } from "./gate-takeovers.js";
 import { withLateRollback } from "./late-rollback.js";
-import { newOutcomeCheckState, type OutcomeCheckState } from "./outcome-invariants.js";
+import { newOutcomeCheckState, type OutcomeCheckState } from "./outcome-world.js";
 import { newRolloutCheckState, type RolloutCheckState } from "./rollout-invariants.js";
 import { type FleetScenario, withRollout } from "./rollout-scenario.js";
 import { scenarioOf } from "./scenario.js";

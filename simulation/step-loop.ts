@@ -15,11 +15,8 @@ import { checkStep } from "./fleet-invariants.js";
 import { stalePassViolations, unreachableBreachViolations } from "./gate-takeovers.js";
 import { healthViolations } from "./health-invariants.js";
 import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
-import {
-  type OutcomeWorld,
-  outcomeEndViolations,
-  outcomeViolations,
-} from "./outcome-invariants.js";
+import { outcomeEndViolations, outcomeViolations } from "./outcome-invariants.js";
+import type { OutcomeWorld } from "./outcome-world.js";
 import { rolloutEndViolations, rolloutViolations } from "./rollout-invariants.js";
 import { DEBOUNCE_MS } from "./sim-controls.js";
 import { gateViolations } from "./sim-gates.js";

@@ -21,7 +21,7 @@ import {
   claimViolations,
   newClaimCheckState,
 } from "../../simulation/claim-invariants.js";
-import type { IssuedCommand } from "../../simulation/outcome-invariants.js";
+import type { IssuedCommand } from "../../simulation/outcome-world.js";
 import { testAgent } from "./test-agent.js";
 
 const OLD = "1.0.0";

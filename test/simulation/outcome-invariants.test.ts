@@ -17,12 +17,8 @@ import type { SimAgent } from "../../simulation/agent-script.js";
 import type { SimFleet } from "../../simulation/agents.js";
 import type { WireOperation } from "../../simulation/ground-truth.js";
 import { healthViolations } from "../../simulation/health-invariants.js";
-import {
-  newOutcomeCheckState,
-  type OutcomeWorld,
-  outcomeEndViolations,
-  outcomeViolations,
-} from "../../simulation/outcome-invariants.js";
+import { outcomeEndViolations, outcomeViolations } from "../../simulation/outcome-invariants.js";
+import { newOutcomeCheckState, type OutcomeWorld } from "../../simulation/outcome-world.js";
 import { testAgent } from "./test-agent.js";
 
 const OLD = "1.0.0";
