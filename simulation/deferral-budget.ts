@@ -14,7 +14,7 @@
 import { createPrng, deriveSeed } from "../agent-sim/prng.js";
 import type { AgentScript } from "./agent-script.js";
 import type { FleetScenario } from "./rollout-scenario.js";
-import { groupMembers, pick, takenByOthers } from "./variant-campaigns.js";
+import { groupMembers, pick, takenByOthers, wellBehaved } from "./variant-campaigns.js";
 
 /** The share of the eligible scenarios that get the variant. */
 const SHARE = 0.3;
@@ -35,16 +35,10 @@ export function withDeferralBudget(s: FleetScenario): FleetScenario {
   if (members.length < 3) return s;
   const agents = s.agents.map((a): AgentScript => {
     if (!members.includes(a)) return a;
-    const { initialVersion: _, busyUntil: __, ...rest } = a;
-    return {
-      ...rest,
-      behaviour: "succeed",
-      rollback: "reinstate",
+    return wellBehaved(a, c, {
       stepMs: DOWNLOAD_MS,
-      restartMs: Math.min(a.restartMs, 15_000),
-      onlineAt: Math.min(a.onlineAt, Math.max(0, c.at - 1000)),
       ...(prng.next() < 0.5 ? { busyUntil: c.at + BUSY_MS } : {}),
-    };
+    });
   });
   const spec = {
     ...c.spec,

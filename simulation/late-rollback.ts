@@ -22,7 +22,7 @@ import type { AgentScript } from "./agent-script.js";
 import { crashLeader } from "./fault-events.js";
 import type { FleetScenario } from "./rollout-scenario.js";
 import type { SimWorld } from "./sim-world.js";
-import { groupMembers, pick, takenByOthers } from "./variant-campaigns.js";
+import { groupMembers, pick, takenByOthers, wellBehaved } from "./variant-campaigns.js";
 
 /** The share of the eligible scenarios that get the late rollback. */
 const SHARE = 0.5;
@@ -48,15 +48,7 @@ export function withLateRollback(s: FleetScenario): FleetScenario {
   const late = pick(prng, members);
   const agents = s.agents.map((a): AgentScript => {
     if (!members.includes(a)) return a;
-    const { initialVersion: _, busyUntil: __, ...rest } = a;
-    return {
-      ...rest,
-      behaviour: a === late ? "late_return" : "succeed",
-      rollback: "reinstate",
-      stepMs: Math.min(a.stepMs, 2000),
-      restartMs: a === late ? AWAY_MS : Math.min(a.restartMs, 15_000),
-      onlineAt: Math.min(a.onlineAt, Math.max(0, c.at - 1000)),
-    };
+    return wellBehaved(a, c, a === late ? { behaviour: "late_return", restartMs: AWAY_MS } : {});
   });
   const spec = {
     ...c.spec,

@@ -23,7 +23,7 @@ import type { LATE_REVERT_AFTER_MS } from "./late-revert.js";
 import type { FleetScenario } from "./rollout-scenario.js";
 import type { CampaignPlan } from "./scenario.js";
 import type { SimWorld } from "./sim-world.js";
-import { groupMembers, pick, takenByOthers } from "./variant-campaigns.js";
+import { groupMembers, pick, takenByOthers, wellBehaved } from "./variant-campaigns.js";
 
 /** The share of the eligible scenarios that get the takeover. */
 const SHARE = 0.6;
@@ -61,15 +61,10 @@ export function withSoakTakeovers(s: FleetScenario): FleetScenario {
   while (chosen.size < reverting) chosen.add(pick(prng, members).id);
   const agents = s.agents.map((a): AgentScript => {
     if (!members.includes(a)) return a;
-    const { initialVersion: _, ...rest } = a;
-    return {
-      ...rest,
-      behaviour: chosen.has(a.id) ? "late_revert" : "succeed",
-      rollback: "reinstate",
-      stepMs: Math.min(a.stepMs, 2000),
-      restartMs: Math.min(a.restartMs, 15_000),
-      onlineAt: Math.min(a.onlineAt, Math.max(0, c.at - 1000)),
-    };
+    return wellBehaved(a, c, {
+      ...(chosen.has(a.id) ? { behaviour: "late_revert" } : {}),
+      ...(a.busyUntil === undefined ? {} : { busyUntil: a.busyUntil }),
+    });
   });
   const spec = {
     ...c.spec,

@@ -1,7 +1,7 @@
 /**
  * What the scenario variants that reshape one campaign share (`soak-takeovers.ts`,
- * `late-rollback.ts`, `deferral-budget.ts`): which campaigns are still free for one, and the
- * agents of a campaign's group it may script.
+ * `late-rollback.ts`, `deferral-budget.ts`): which campaigns are still free for one, the
+ * agents of a campaign's group it may script, and how such an agent is scripted to behave.
  */
 import type { Prng } from "../agent-sim/prng.js";
 import type { AgentScript } from "./agent-script.js";
@@ -35,4 +35,26 @@ export function groupMembers(s: FleetScenario, c: CampaignPlan): AgentScript[] {
   return s.agents.filter(
     (a) => a.labels.group === group && a.platform === undefined && !disabled.has(a.id),
   );
+}
+
+/**
+ * `a` scripted to behave for `c`: it succeeds, reinstates its previous version on a rollback,
+ * takes at most 2 s a step and 15 s a restart, is online a second before `c` starts, and has
+ * no first version or busy time of its own; `patch` overrides any of it.
+ */
+export function wellBehaved(
+  a: AgentScript,
+  c: CampaignPlan,
+  patch: Partial<AgentScript> = {},
+): AgentScript {
+  const { initialVersion: _, busyUntil: __, ...rest } = a;
+  return {
+    ...rest,
+    behaviour: "succeed",
+    rollback: "reinstate",
+    stepMs: Math.min(a.stepMs, 2000),
+    restartMs: Math.min(a.restartMs, 15_000),
+    onlineAt: Math.min(a.onlineAt, Math.max(0, c.at - 1000)),
+    ...patch,
+  };
 }
