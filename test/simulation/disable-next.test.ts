@@ -49,11 +49,22 @@ describe("withDisableNext", () => {
     expect(with_).toBeGreaterThan(10);
   });
 
-  it("leaves a calm scenario alone", () => {
-    for (let seed = 1; seed <= 100; seed++) {
+  it("leaves a calm scenario alone: the same scenario, not calm, gets the disable", () => {
+    let calm = 0;
+    for (let seed = 1; seed <= 300; seed++) {
       const s = buildWorld(seed, { faults: false }).scenario;
-      if (!s.calm) continue;
-      expect(withDisableNext(s)).toBe(s);
+      if (s.calm) {
+        calm++;
+        expect(s.operator.some((o) => o.kind === "disable_next")).toBe(false);
+        continue;
+      }
+      if (!s.operator.some((o) => o.kind === "disable_next")) continue;
+      // This seed's draw gives the disable: made calm (and without it), it gets none.
+      const without = { ...s, operator: s.operator.filter((o) => o.kind !== "disable_next") };
+      const asCalm = { ...without, calm: true };
+      expect(withDisableNext(asCalm)).toBe(asCalm);
+      expect(withDisableNext(without).operator.some((o) => o.kind === "disable_next")).toBe(true);
     }
+    expect(calm).toBeGreaterThan(5);
   });
 });
