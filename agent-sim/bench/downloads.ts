@@ -13,7 +13,7 @@
  * For each: the wall time from the start to `completed`, Control's CPU seconds (and per
  * second: median, p90, max), Control's resident memory (before, and peak, sampled every
  * 500 ms), and the mirror's CPU. Prints a Markdown table and writes
- * `reports/bench/downloads.json`; `docs/BENCHMARKS.md` records the figures by hand (its
+ * `reports/bench/downloads.json` (`downloads-report.ts`); `docs/BENCHMARKS.md` records the figures by hand (its
  * generated table belongs to the full run).
  */
 import { randomBytes } from "node:crypto";
@@ -33,41 +33,11 @@ import {
 import { agentctl } from "../demo/agentctl.js";
 import { CAMPAIGN_POLICY } from "./campaign.js";
 import { type BenchControl, startBenchControl } from "./control.js";
+import type { DownloadsMeasure, DownloadsPlan } from "./downloads-report.js";
 import { type MirrorProcess, startMirrorProcess } from "./mirror-process.js";
 import { cpuSeconds, vmRssBytes } from "./proc-stats.js";
-import { ROOT, type SimProcess, sleep, startSimProcesses } from "./processes.js";
+import { type SimProcess, sleep, startSimProcesses } from "./processes.js";
 import { median, percentile } from "./stats.js";
-
-/** The scenario's settings. */
-export interface DownloadsPlan {
-  readonly agents: number;
-  readonly sizeBytes: number;
-  readonly maxDownloads: number;
-  readonly simulators: number;
-  readonly timeoutMs: number;
-}
-
-/** What one campaign measured. */
-export interface DownloadsMeasure {
-  readonly source: string;
-  readonly completed: boolean;
-  readonly seconds: number;
-  readonly controlCpuSeconds: number;
-  /** Control's CPU per one-second sample, in cores. */
-  readonly controlCores: { readonly median: number; readonly p90: number; readonly max: number };
-  readonly controlRssBeforeMb: number;
-  readonly controlRssPeakMb: number;
-  readonly mirrorCpuSeconds: number | undefined;
-  readonly mirrorRssPeakMb: number | undefined;
-  /** Bytes the agents fetched, in GB (agents × size). */
-  readonly gigabytes: number;
-  /** Artifact GETs the source answered 200 (Control's counter, nginx's access log). */
-  readonly fetches: number | undefined;
-  /** Failed nodes by the Agent's code (download_too_slow, download_failed, …). */
-  readonly failures: Readonly<Record<string, number>>;
-  /** Up to eight distinct failure messages (the artifact's URL left out), for the reasons. */
-  readonly failureMessages: readonly string[];
-}
 
 type Say = (text: string) => void;
 
@@ -364,41 +334,4 @@ export async function runDownloadsBench(
     if (process.env.AGENT_CONTROL_BENCH_KEEP === "1") say(`kept ${dir}`);
     else await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
-}
-
-const fixed = (n: number | undefined, digits = 1) => (n === undefined ? "—" : n.toFixed(digits));
-
-const failedText = (f: Readonly<Record<string, number>>) =>
-  Object.entries(f)
-    .map(([code, n]) => `${n} ${code}`)
-    .join(", ") || "0";
-
-/** The measures as Markdown table rows (one per campaign). */
-export function downloadsTable(plan: DownloadsPlan, measures: readonly DownloadsMeasure[]): string {
-  const head = [
-    `${plan.agents} agents × ${(plan.sizeBytes / MB).toFixed(0)} MiB, --max-downloads ${plan.maxDownloads}`,
-    "",
-    "| source | completed | failed nodes | artifact GETs answered | time (s) | Control CPU (s) | Control cores per s (median / p90 / max) | Control RSS before → peak (MB) | mirror CPU (s) | mirror RSS peak (MB) |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-  ];
-  const rows = measures.map(
-    (m) =>
-      `| ${m.source} | ${m.completed ? "yes" : "no"} | ${failedText(m.failures)} | ${m.fetches ?? "—"} | ${fixed(m.seconds)} | ${fixed(m.controlCpuSeconds)} | ${fixed(m.controlCores.median, 2)} / ${fixed(m.controlCores.p90, 2)} / ${fixed(m.controlCores.max, 2)} | ${fixed(m.controlRssBeforeMb, 0)} → ${fixed(m.controlRssPeakMb, 0)} | ${fixed(m.mirrorCpuSeconds)} | ${fixed(m.mirrorRssPeakMb, 0)} |`,
-  );
-  return [...head, ...rows, ""].join("\n");
-}
-
-/** Writes the measures to `reports/bench/downloads.json` (ignored by git). */
-export async function writeDownloadsReport(
-  plan: DownloadsPlan,
-  measures: readonly DownloadsMeasure[],
-): Promise<string> {
-  const outDir = join(ROOT, "reports", "bench");
-  await mkdir(outDir, { recursive: true });
-  const file = join(outDir, "downloads.json");
-  await writeFile(
-    file,
-    `${JSON.stringify({ at: new Date().toISOString(), plan, measures }, null, 2)}\n`,
-  );
-  return file;
 }

@@ -19,7 +19,8 @@ import { prepareRelease } from "./campaign-release.js";
 import { measureCampaignTicks, tickRows } from "./campaign-tick.js";
 import { startBenchControl } from "./control.js";
 import { dbCounters, measureDbBaseline } from "./db-baseline.js";
-import { downloadsTable, runDownloadsBench, writeDownloadsReport } from "./downloads.js";
+import { runDownloadsBench } from "./downloads.js";
+import { downloadsTable, writeDownloadsReport } from "./downloads-report.js";
 import { type FleetLoadPlan, runFleetLoad } from "./fleet-load.js";
 import {
   DEFAULT_HANDSHAKES_PER_CREDENTIAL,
