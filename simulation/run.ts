@@ -13,6 +13,7 @@
 import { scheduleAdminActions } from "./admin-events.js";
 import { convergenceAborter } from "./convergence-aborts.js";
 import { scheduleConvergenceBurst } from "./convergence-burst-events.js";
+import { deferralAborter } from "./deferral-aborts.js";
 import { scheduleFaults, scheduleGateFaults } from "./fault-events.js";
 import { scheduleLateRollback } from "./late-rollback.js";
 import { scheduleOperator } from "./operator-events.js";
@@ -59,9 +60,11 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
   scheduleLateRollback(world);
   const answerPauses = pauseAnswerer(world);
   const abortConvergence = convergenceAborter(world);
+  const abortDeferral = deferralAborter(world);
   const end = await runToEnd(world, () => {
     answerPauses();
     abortConvergence();
+    abortDeferral();
   });
   return {
     seed,
