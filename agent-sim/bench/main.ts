@@ -321,6 +321,7 @@ async function main(): Promise<number> {
             },
           ],
           raw: { error: message },
+          pgLoad: {},
         };
       }
     }
@@ -356,7 +357,7 @@ async function main(): Promise<number> {
         writes,
         campaign: campaignRaw,
         ticks,
-        workers: workers?.raw,
+        workers: workers === undefined ? undefined : { ...workers.raw, pgLoad: workers.pgLoad },
       },
     };
     await writeReport(report, values.out ?? join(ROOT, values.quick ? "reports/bench" : "docs"));

@@ -5,14 +5,16 @@
  * the `--workers` scenario of `npm run bench` on its own, sized for the machine it runs on
  * (on a 16-core machine: `--workers 16 --agents 100000`). The bare grpc-js server is
  * measured first in the same run, holding `--bare-agents` streams in its one process (keep
- * it under that process's open-file limit). Prints the table and writes
- * `benchmarks-workers.json` into `--out` (default: the work directory).
+ * it under that process's open-file limit). Prints the table and PostgreSQL's load per phase
+ * (`pg-load.ts`, the inputs of docs/CAPACITY.md) and writes `benchmarks-workers.json` into
+ * `--out` (default: the work directory).
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { prepareRelease } from "./campaign-release.js";
+import { pgLoadTable } from "./pg-load.js";
 import { type SimProcess, sleep, startSimProcesses, waitWelcomed } from "./processes.js";
 import { markdownTable } from "./report.js";
 import { bareTarget } from "./target.js";
@@ -97,12 +99,14 @@ async function main(): Promise<void> {
       dir,
       say,
     });
-    process.stdout.write(`\n${markdownTable(result.rows)}\n\n`);
+    process.stdout.write(
+      `\n${markdownTable(result.rows)}\n\n${pgLoadTable(agents, result.pgLoad)}\n`,
+    );
     const out = values.out ?? dir;
     await mkdir(out, { recursive: true });
     await writeFile(
       join(out, "benchmarks-workers.json"),
-      `${JSON.stringify({ startedAt: new Date(T0).toISOString(), rows: result.rows, raw: result.raw }, null, 2)}\n`,
+      `${JSON.stringify({ startedAt: new Date(T0).toISOString(), rows: result.rows, pgLoad: result.pgLoad, raw: result.raw }, null, 2)}\n`,
     );
   } finally {
     if (values.keep || values.out === undefined) say(`kept ${dir}`);

@@ -5,7 +5,9 @@
  *
  * It reports memory per held stream over all of Control's processes (the primary included)
  * against the bare grpc-js server's figure from the same run, how the streams spread over
- * the workers (each must stay under a process's open-file limit), and the rollout rate.
+ * the workers (each must stay under a process's open-file limit), the rollout rate, and what
+ * PostgreSQL carries (`pg-load.ts`) in steady state, in a reconnect storm of the agents' own
+ * (every simulator drops all its streams at once) and during the rollout.
  */
 import { chmod, mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -14,6 +16,7 @@ import { CAMPAIGN_POLICY, type CampaignResult, runCampaignScenarios } from "./ca
 import type { BenchRelease } from "./campaign-release.js";
 import { type BenchControl, startBenchControl } from "./control.js";
 import { measureDbBaseline } from "./db-baseline.js";
+import { openPgLoadMeter, type PgLoad } from "./pg-load.js";
 import { hookPid, type MemorySnapshot, memorySnapshot } from "./proc-stats.js";
 import { type SimProcess, sleep, startSimProcesses, waitWelcomed } from "./processes.js";
 import type { BenchRow } from "./rows.js";
@@ -45,7 +48,12 @@ export interface WorkersPlan {
 export interface WorkersResult {
   readonly rows: BenchRow[];
   readonly raw: Record<string, unknown>;
+  /** PostgreSQL's load per phase (steady state, storm, rollout). */
+  readonly pgLoad: Readonly<Record<string, PgLoad>>;
 }
+
+/** How long the steady state is measured for PostgreSQL's load. */
+const STEADY_MS = 30_000;
 
 /** The open-file limit of a process on the machines this is measured on (not raisable). */
 const FILE_LIMIT = 20_000;
@@ -94,25 +102,54 @@ export async function measureWorkers(plan: WorkersPlan): Promise<WorkersResult> 
     const databaseUrl = await control.databaseUrl();
     const perWorker = await streamsPerHolder(databaseUrl);
     say(`--workers ${workers}: streams per worker ${perWorker.join(", ")}`);
-    const campaign =
-      plan.rollout === false
-        ? { rows: [], raw: {} }
-        : await runCampaignScenarios({
-            control,
-            target,
-            sims,
-            fleet: agents,
-            release: plan.release,
-            databaseUrl,
-            // Only for the ack-to-commit rows, which this scenario leaves to the single Control's.
-            db: await measureDbBaseline(databaseUrl, 100, 20, 1),
-            say,
-          });
-    return workersRows(plan, { empty, held, perWorker, campaign });
+    const meter = await openPgLoadMeter(databaseUrl);
+    const pgLoad: Record<string, PgLoad> = {};
+    let campaign: CampaignResult;
+    try {
+      const steady = await meter.window();
+      await sleep(STEADY_MS);
+      pgLoad["steady state"] = await steady.end();
+      say(`--workers ${workers}: reconnect storm (every agent drops its stream)`);
+      const storm = await meter.window();
+      await Promise.all(sims.map((sim) => sim.drop()));
+      await waitWelcomed(sims, agents, plan.timeoutMs, `${agents} agents back after the drop`);
+      pgLoad["reconnect storm (drop to all welcomed)"] = await storm.end();
+      await sleep(5000);
+      const rolling = await meter.window();
+      campaign = await rolloutOf(plan, control, target, sims, databaseUrl);
+      pgLoad["rollout (the campaign scenarios)"] = await rolling.end();
+    } finally {
+      await meter.close();
+    }
+    return { ...workersRows(plan, { empty, held, perWorker, campaign }), pgLoad };
   } finally {
     await Promise.all(sims.map((sim) => sim.stop()));
     await control.stop();
   }
+}
+
+/** The campaign scenarios on the held fleet (none with `rollout: false`). */
+async function rolloutOf(
+  plan: WorkersPlan,
+  control: BenchControl,
+  target: Target,
+  sims: readonly SimProcess[],
+  databaseUrl: string,
+): Promise<CampaignResult> {
+  const { agents, say } = plan;
+  return plan.rollout === false
+    ? { rows: [], raw: {} }
+    : await runCampaignScenarios({
+        control,
+        target,
+        sims,
+        fleet: agents,
+        release: plan.release,
+        databaseUrl,
+        // Only for the ack-to-commit rows, which this scenario leaves to the single Control's.
+        db: await measureDbBaseline(databaseUrl, 100, 20, 1),
+        say,
+      });
 }
 
 /**
@@ -181,7 +218,7 @@ function workersRows(
     perWorker: number[];
     campaign: CampaignResult;
   },
-): WorkersResult {
+): Omit<WorkersResult, "pgLoad"> {
   const { workers, agents } = plan;
   const rssKb = (m.held.vmRss - m.empty.vmRss) / agents / 1024;
   const ratio = rssKb / plan.bare.rssKbPerStream;
