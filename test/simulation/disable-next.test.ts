@@ -60,7 +60,10 @@ describe("withDisableNext", () => {
       }
       if (!s.operator.some((o) => o.kind === "disable_next")) continue;
       // This seed's draw gives the disable: made calm (and without it), it gets none.
-      const without = { ...s, operator: s.operator.filter((o) => o.kind !== "disable_next") };
+      const without: typeof s = {
+        ...s,
+        operator: s.operator.filter((o) => o.kind !== "disable_next"),
+      };
       const asCalm = { ...without, calm: true };
       expect(withDisableNext(asCalm)).toBe(asCalm);
       expect(withDisableNext(without).operator.some((o) => o.kind === "disable_next")).toBe(true);
