@@ -248,3 +248,26 @@ describe("a stale DEFERRED and a takeover", () => {
     expectFinished(h);
   });
 });
+
+describe("a DEFERRED stamped by another Control's clock", () => {
+  // The report's time is stamped by the Control holding the node's stream (intake.ts: the hub
+  // event's time), the offer's by the leader's clock (offeredAt). A replica whose clock is 50 ms
+  // behind the leader's stamps a DEFERRED given 10 ms after the offer 40 ms before it: the
+  // engine takes it for an answer to an earlier offer, ignores it, and at the reconnect deadline
+  // the node that only deferred is failed reconnect_timeout and breaches the batch.
+  it.fails("a first DEFERRED stamped a little before offeredAt is still the answer to the only offer there was", () => {
+    const h = start(fleet(1), oneBatch({ reconnectTimeoutMs: 5 * MIN }));
+    h.now = 10_000;
+    tick(h);
+    expect(nodeOf(h, "node-000")).toMatchObject({ state: "offered", offeredAt: 10_000 });
+    h.now = 10_010;
+    report(h, "node-000", "DEFERRED", "upgrade", busy);
+    const f = h.facts.get("node-000");
+    if (f === undefined) throw new Error("no facts");
+    h.facts.set("node-000", { ...f, reports: f.reports.map((r) => ({ ...r, at: 9_960 })) });
+    tick(h);
+    advance(h, 5 * MIN);
+    expect(nodeOf(h, "node-000").state).not.toBe("failed");
+    expect(h.campaign.phase).not.toBe("rolling_back");
+  });
+});
