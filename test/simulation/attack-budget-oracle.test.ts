@@ -1,0 +1,161 @@
+/**
+ * B1 and B2 on hand-built worlds, against nodes that deferred. B2 counts an agent as settled in
+ * its batch's sample on any report on the upgrade, a DEFERRED one included, so a batch that
+ * passed its minimum sample on a node that only said "not now" is not seen; B1 exempts every
+ * node that deferred once and never applied, so one that then failed the re-offer without
+ * applying it is not counted. The offline case shows B2 itself works.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  type CampaignNode,
+  type CampaignSpecInput,
+  createCampaign,
+  planCampaign,
+  resolveSpec,
+} from "../../control/campaign/index.js";
+import { MemoryCampaignStore } from "../../control/campaign-store/index.js";
+import { ManualClock } from "../../control/manual-clock.js";
+import type { SimAgent } from "../../simulation/agent-script.js";
+import type { SimFleet } from "../../simulation/agents.js";
+import { budgetViolations, newBudgetCheckState } from "../../simulation/budget-invariants.js";
+import type { WireOperation } from "../../simulation/ground-truth.js";
+import { testAgent } from "./test-agent.js";
+
+const OLD = "1.0.0";
+const NEW = "2.0.0";
+
+function op(a: SimAgent, at: number): WireOperation {
+  return {
+    id: `c0/${a.script.id}/upgrade`,
+    campaignId: "c0",
+    kind: "upgrade",
+    version: NEW,
+    sequence: 2,
+    at,
+    agentVersion: a.version,
+    agentConfirmed: a.confirmedSequence,
+  };
+}
+
+/** The agent takes the upgrade at `at` and comes back on NEW with a new boot 10 ms later. */
+function upgrade(a: SimAgent, at: number): void {
+  a.record.sent.push(op(a, at));
+  a.record.received.push(op(a, at + 5));
+  a.applied.set(`c0/${a.script.id}/upgrade`, 1);
+  a.version = NEW;
+  a.record.runs.push({ version: NEW, at: at + 6 });
+  a.boot++;
+  a.record.connects.push({ at: at + 10, boot: a.boot, version: NEW });
+  a.record.reports.push({
+    operationId: `c0/${a.script.id}/upgrade`,
+    phase: "RESTARTING",
+    version: NEW,
+    at: at + 5,
+  });
+}
+
+/** The agent receives the offer at `at` and answers `phase` without applying it. */
+function answers(a: SimAgent, at: number, phase: "DEFERRED" | "FAILED"): void {
+  const id = `c0/${a.script.id}/upgrade`;
+  a.record.sent.push(op(a, at));
+  a.record.received.push(op(a, at + 1));
+  a.record.reports.push({ operationId: id, phase, version: OLD, at: at + 2 });
+  if (phase === "DEFERRED") a.record.deferrals?.push({ operationId: id, at: at + 2 });
+}
+
+/** Campaign c0 (one batch, `spec`) over `agents`, its batch passed and the campaign completed at 100. */
+function passedWorld(agents: SimAgent[], spec: Partial<CampaignSpecInput>) {
+  const store = new MemoryCampaignStore(new ManualClock(0));
+  const resolved = resolveSpec({
+    targetVersion: NEW,
+    batches: [{ percent: 100, minDurationMs: 0 }],
+    failureThresholdPercent: 100,
+    ...spec,
+  });
+  const candidates = agents.map((x) => ({
+    id: x.script.id,
+    labels: {},
+    pool: "",
+    enabled: true,
+    everConnected: true,
+    capabilities: ["upgrade.v1"],
+    agentVersion: OLD,
+  }));
+  const { campaign, nodes } = createCampaign({
+    id: "c0",
+    spec: resolved,
+    plan: planCampaign(resolved, candidates),
+    target: { version: NEW, sequence: 2 },
+    now: 0,
+  });
+  store.tables.campaigns.set("c0", {
+    campaign: {
+      ...campaign,
+      phase: "completed",
+      finishedAt: 100,
+      batches: campaign.batches.map((b) => ({ ...b, state: "passed", startedAt: 0, endedAt: 100 })),
+    },
+    targetVersion: NEW,
+    createdBy: "operator",
+    createdAt: 0,
+    updatedAt: new Date(0),
+    version: 1,
+  });
+  store.tables.nodes.set(
+    "c0",
+    nodes.map((n): CampaignNode => ({ ...n, state: "succeeded" })),
+  );
+  return {
+    store,
+    fleet: { agents: new Map(agents.map((x) => [x.script.id, x])) } as unknown as SimFleet,
+    commands: [],
+    platform: "linux-amd64",
+    state: newBudgetCheckState(),
+  };
+}
+
+const three = () => ["n1", "n2", "n3"].map((id) => testAgent(id, { connected: true }));
+
+describe("B2: the minimum sample, and nodes that deferred", () => {
+  it("breaks when a batch passed a sample of 3 on two upgraded agents and one never sent it", () => {
+    const [a, b, c] = three() as [SimAgent, SimAgent, SimAgent];
+    upgrade(a, 10);
+    upgrade(b, 20);
+    expect(budgetViolations(passedWorld([a, b, c], { minCanaries: 3 }), 100).join("\n")).toMatch(
+      /^B2: c0 passed batch 1 with 2 of its agents sent the upgrade and settled; min canaries asks for 3$/m,
+    );
+  });
+
+  it.fails("breaks when the third agent only answered DEFERRED (it never took the upgrade)", () => {
+    const [a, b, c] = three() as [SimAgent, SimAgent, SimAgent];
+    upgrade(a, 10);
+    upgrade(b, 20);
+    answers(c, 30, "DEFERRED");
+    expect(budgetViolations(passedWorld([a, b, c], { minCanaries: 3 }), 100).join("\n")).toMatch(
+      /^B2: c0 passed batch 1 with 2 of its agents/m,
+    );
+  });
+});
+
+describe("B1: the failure budget, and nodes that deferred", () => {
+  it("holds when the node only deferred", () => {
+    const [a, b] = three() as [SimAgent, SimAgent];
+    upgrade(a, 10);
+    answers(b, 15, "DEFERRED");
+    expect(
+      budgetViolations(passedWorld([a, b], { maxFailures: { kind: "count", count: 0 } }), 100),
+    ).toEqual([]);
+  });
+
+  it.fails("breaks when the node deferred once, then failed the re-offer without applying it", () => {
+    const [a, b] = three() as [SimAgent, SimAgent];
+    upgrade(a, 10);
+    answers(b, 15, "DEFERRED");
+    answers(b, 40, "FAILED");
+    expect(
+      budgetViolations(passedWorld([a, b], { maxFailures: { kind: "count", count: 0 } }), 100).join(
+        "\n",
+      ),
+    ).toMatch(/^B1: c0 completed with 1 agents not on 2\.0\.0/m);
+  });
+});

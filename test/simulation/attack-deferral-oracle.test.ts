@@ -1,0 +1,153 @@
+/**
+ * The deferral invariants (DF1–DF3) on hand-built worlds, where they cannot see a defect:
+ * nothing bounds how long a node keeps being offered after its max defer, and DF2 reads the
+ * max defer through the engine's own `maxDeferOf`, so a wrong default in the engine moves the
+ * oracle with it. Each case is a hole in the oracle, shown by a world the engine with that
+ * defect would leave.
+ */
+import { describe, expect, it, vi } from "vitest";
+import {
+  type CampaignNode,
+  type CampaignSpecInput,
+  createCampaign,
+  planCampaign,
+  resolveSpec,
+} from "../../control/campaign/index.js";
+import { MemoryCampaignStore } from "../../control/campaign-store/index.js";
+import { ManualClock } from "../../control/manual-clock.js";
+import type { SimAgent } from "../../simulation/agent-script.js";
+import type { SimFleet } from "../../simulation/agents.js";
+import { deferralViolations } from "../../simulation/deferral-invariants.js";
+import { testAgent } from "./test-agent.js";
+
+// The engine with a wrong default max defer (one minute, not the documented hour): the oracle
+// imports `maxDeferOf` from the engine, so it sees the same wrong default.
+vi.mock("../../control/campaign/index.js", async (importOriginal) => {
+  const engine = await importOriginal<typeof import("../../control/campaign/index.js")>();
+  return {
+    ...engine,
+    maxDeferOf: (spec: { readonly maxDeferMs?: number | undefined }) => spec.maxDeferMs ?? 60_000,
+  };
+});
+
+const MIN = 60_000;
+const OLD = "1.0.0";
+const NEW = "2.0.0";
+const ID = "c0/n1/upgrade";
+
+/** One campaign c0 over agent n1 (one batch), its node record patched by `node`. */
+function world(a: SimAgent, spec: Partial<CampaignSpecInput>, node: Partial<CampaignNode>) {
+  const store = new MemoryCampaignStore(new ManualClock(0));
+  const resolved = resolveSpec({
+    targetVersion: NEW,
+    batches: [{ percent: 100, minDurationMs: 0 }],
+    ...spec,
+  });
+  const candidate = {
+    id: "n1",
+    labels: {},
+    pool: "",
+    enabled: true,
+    everConnected: true,
+    capabilities: ["upgrade.v1"],
+    agentVersion: OLD,
+  };
+  const { campaign, nodes } = createCampaign({
+    id: "c0",
+    spec: resolved,
+    plan: planCampaign(resolved, [candidate]),
+    target: { version: NEW, sequence: 2 },
+    now: 0,
+  });
+  store.tables.campaigns.set("c0", {
+    campaign,
+    targetVersion: NEW,
+    createdBy: "operator",
+    createdAt: 0,
+    updatedAt: new Date(0),
+    version: 1,
+  });
+  store.tables.nodes.set(
+    "c0",
+    nodes.map((n) => ({ ...n, ...node })),
+  );
+  const fleet = { agents: new Map([["n1", a]]) } as unknown as SimFleet;
+  return { store, fleet };
+}
+
+/** The agent answers an offer of the upgrade at `at` DEFERRED. */
+function defers(a: SimAgent, at: number): void {
+  a.record.sent.push({
+    id: ID,
+    campaignId: "c0",
+    kind: "upgrade",
+    version: NEW,
+    sequence: 2,
+    at,
+    agentVersion: a.version,
+    agentConfirmed: a.confirmedSequence,
+  });
+  a.record.deferrals?.push({ operationId: ID, at: at + 5 });
+  a.record.reports.push({ operationId: ID, phase: "DEFERRED", version: OLD, at: at + 5 });
+}
+
+describe("the deferral oracle's holes", () => {
+  it.fails("sees a node offered for three hours after a max defer of 20 minutes (no bound past the max defer)", () => {
+    const a = testAgent("n1", { connected: true });
+    // Busy for three hours; the engine kept offering it every two minutes instead of skipping
+    // it at 20 minutes (its first deferral's time reset at each answer), and it finally took it.
+    for (let t = 0; t < 180 * MIN; t += 2 * MIN) defers(a, t);
+    a.applied.set(ID, 1);
+    a.version = NEW;
+    const { store, fleet } = world(
+      a,
+      { maxDeferMs: 20 * MIN },
+      {
+        state: "succeeded",
+        offeredAt: 180 * MIN,
+        deferredAt: 178 * MIN,
+        deferrals: 90,
+        finishedAt: 181 * MIN,
+      },
+    );
+    expect(deferralViolations(store, fleet)).not.toEqual([]);
+  });
+
+  it.fails("sees a node skipped deferred two minutes after its first deferral in a campaign without --max-defer (default 1 h)", () => {
+    const a = testAgent("n1", { connected: true });
+    defers(a, 0);
+    defers(a, MIN);
+    const { store, fleet } = world(
+      a,
+      {},
+      {
+        state: "skipped",
+        code: "deferred",
+        offeredAt: MIN,
+        deferredAt: 5,
+        deferrals: 2,
+        finishedAt: 2 * MIN,
+      },
+    );
+    expect(deferralViolations(store, fleet).join("\n")).toMatch(/^DF2: n1 was skipped deferred/m);
+  });
+
+  it("sees the same early skip when the campaign names its max defer (the oracle reads the spec)", () => {
+    const a = testAgent("n1", { connected: true });
+    defers(a, 0);
+    defers(a, MIN);
+    const { store, fleet } = world(
+      a,
+      { maxDeferMs: 60 * MIN },
+      {
+        state: "skipped",
+        code: "deferred",
+        offeredAt: MIN,
+        deferredAt: 5,
+        deferrals: 2,
+        finishedAt: 2 * MIN,
+      },
+    );
+    expect(deferralViolations(store, fleet).join("\n")).toMatch(/^DF2: n1 was skipped deferred/m);
+  });
+});
