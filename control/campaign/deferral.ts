@@ -43,10 +43,14 @@ export function deferralHolds(n: CampaignNode, now: number): boolean {
 
 /**
  * True when `r` is a DEFERRED answer to the node's current offer: a DEFERRED report from
- * before the node was last offered answered an earlier offer of the same operation.
+ * before the node was last offered answered an earlier offer of the same operation. A node
+ * that never deferred had no earlier offer to answer, so its DEFERRED answers this one
+ * whatever its time says (the report is stamped by the Control holding the node's stream, the
+ * offer by the leader: their clocks may differ by a little).
  */
 export function defersCurrentOffer(n: CampaignNode, r: ObservedReport): boolean {
-  return r.phase === "DEFERRED" && r.at >= (n.offeredAt ?? 0);
+  if (r.phase !== "DEFERRED") return false;
+  return (n.deferrals ?? 0) === 0 || r.at >= (n.offeredAt ?? 0);
 }
 
 /**

@@ -2,6 +2,7 @@
  * What a node's facts say about the rollback it was sent (internal to decide): one rule for a
  * node rolling back and for a final node sent its batch's rollback (its state kept).
  */
+import { defersCurrentOffer } from "./deferral.js";
 import type { Draft } from "./draft.js";
 import { factsOf, judgedDeadline, updateNode } from "./draft.js";
 import type { CampaignNode } from "./model.js";
@@ -62,7 +63,12 @@ export function rollbackVerdict(d: Draft, n: CampaignNode): RollbackVerdict | un
   }
   const onPrevious = f?.agentVersion !== undefined && f.agentVersion === n.previousVersion;
   const upgrade = reportFor(f, n.upgradeOperationId);
-  const neverApplied = upgrade?.phase === "REFUSED" || upgrade?.phase === "FAILED";
+  // REFUSED, FAILED, or DEFERRED answering the offer it was sent last: the Agent applied
+  // nothing of it (a DEFERRED from before that offer answered an earlier one, and says nothing).
+  const neverApplied =
+    upgrade?.phase === "REFUSED" ||
+    upgrade?.phase === "FAILED" ||
+    (upgrade !== undefined && defersCurrentOffer(n, upgrade));
   // The boot it had when sent the rollback, else (its facts were not at hand then) when offered:
   // a registry row still naming that boot is the Hello from before the upgrade, not a return.
   const sentBoot = n.rollbackBootId ?? n.offerBootId;

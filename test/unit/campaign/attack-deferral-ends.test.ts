@@ -45,47 +45,66 @@ function expectFinished(h: Harness): void {
 }
 
 describe("a DEFERRED answer racing an abort with rollback", () => {
-  it("in the same decision: the node is told to roll back, answers it, and the campaign ends aborted", () => {
+  it("in the same decision: the node, sent the rollback, is judged back at once (it applied nothing), and the campaign ends aborted", () => {
     const h = start(fleet(1), oneBatch());
     tick(h);
     expect(offered(h)).toEqual(["node-000"]);
     h.now += 1_000;
     report(h, "node-000", "DEFERRED", "upgrade", busy);
     tick(h, [{ kind: "abort", rollback: true }]);
-    expect(h.campaign.phase).toBe("rolling_back");
-    expect(nodeOf(h, "node-000").state).toBe("rolling_back");
     expect(sent(h, "rollback")).toEqual(["node-000"]);
-    // The real Agent answers a rollback to the version it runs REINSTATED ("already running").
-    h.now += 1_000;
-    report(h, "node-000", "REINSTATED", "rollback");
-    tick(h);
-    expect(nodeOf(h, "node-000").state).toBe("rolled_back");
+    expect(nodeOf(h, "node-000")).toMatchObject({
+      state: "rolled_back",
+      message: `back on ${OLD}`,
+    });
     expect(h.campaign).toMatchObject({ phase: "aborted", code: "aborted" });
     expectFinished(h);
   });
 
-  it("after the abort: the upgrade's late DEFERRED is not judged on a node rolling back", () => {
+  it("after the abort: the upgrade's late DEFERRED answering the offer says the node never left its version", () => {
     const h = start(fleet(1), oneBatch());
     tick(h);
     h.now += 1_000;
     tick(h, [{ kind: "abort", rollback: true }]);
+    expect(nodeOf(h, "node-000").state).toBe("rolling_back");
     h.now += 1_000;
     report(h, "node-000", "DEFERRED", "upgrade", busy);
     tick(h);
+    expect(nodeOf(h, "node-000")).toMatchObject({
+      state: "rolled_back",
+      message: `back on ${OLD}`,
+    });
+    expect(h.campaign).toMatchObject({ phase: "aborted", code: "aborted" });
+    expectFinished(h);
+  });
+
+  it("a DEFERRED that answered an earlier offer says nothing of the rollback: the node waits for its answer", () => {
+    const h = start(fleet(1), oneBatch({ maxDeferMs: 8 * MIN }));
+    tick(h);
+    h.now += 1_000;
+    report(h, "node-000", "DEFERRED", "upgrade", busy);
+    tick(h);
+    expect(nodeOf(h, "node-000").state).toBe("waiting");
+    // Offered again at its retry time; the agent takes it this time (no answer yet).
+    for (let i = 0; i < 3 && offered(h).length === 0; i++) advance(h, MIN);
+    expect(offered(h)).toEqual(["node-000"]);
+    h.now += 1_000;
+    tick(h, [{ kind: "abort", rollback: true }]);
     expect(nodeOf(h, "node-000").state).toBe("rolling_back");
-    expect(h.campaign.phase).toBe("rolling_back");
+    h.now += 1_000;
+    tick(h);
+    expect(nodeOf(h, "node-000").state).toBe("rolling_back");
     report(h, "node-000", "REINSTATED", "rollback");
     tick(h);
-    expect(h.campaign).toMatchObject({ phase: "aborted", code: "aborted" });
+    expect(nodeOf(h, "node-000").state).toBe("rolled_back");
     expectFinished(h);
   });
 
   // A REFUSED upgrade in the same race is judged back at once (its agent never left the
   // previous release). A DEFERRED one means the same — the Agent applied nothing and forgot the
-  // operation — yet the engine waits for the rollback's answer, and an agent that dropped its
-  // stream after deferring makes a deliberate abort end failed/rollback_unconfirmed, naming a
-  // node that never left its version.
-  it.fails("in the same decision, the agent then silent: judged back as a REFUSED one is, not rollback_unconfirmed", () => {
+  // operation — so an agent that dropped its stream after deferring does not make a deliberate
+  // abort end failed/rollback_unconfirmed, naming a node that never left its version.
+  it("in the same decision, the agent then silent: judged back as a REFUSED one is, not rollback_unconfirmed", () => {
     const h = start(fleet(1), oneBatch({ reconnectTimeoutMs: 5 * MIN }));
     tick(h);
     h.now += 1_000;
@@ -253,9 +272,9 @@ describe("a DEFERRED stamped by another Control's clock", () => {
   // The report's time is stamped by the Control holding the node's stream (intake.ts: the hub
   // event's time), the offer's by the leader's clock (offeredAt). A replica whose clock is 50 ms
   // behind the leader's stamps a DEFERRED given 10 ms after the offer 40 ms before it: the
-  // engine takes it for an answer to an earlier offer, ignores it, and at the reconnect deadline
-  // the node that only deferred is failed reconnect_timeout and breaches the batch.
-  it.fails("a first DEFERRED stamped a little before offeredAt is still the answer to the only offer there was", () => {
+  // engine must not take it for an answer to an earlier offer (there was none), or at the
+  // reconnect deadline the node that only deferred is failed reconnect_timeout and breaches.
+  it("a first DEFERRED stamped a little before offeredAt is still the answer to the only offer there was", () => {
     const h = start(fleet(1), oneBatch({ reconnectTimeoutMs: 5 * MIN }));
     h.now = 10_000;
     tick(h);
