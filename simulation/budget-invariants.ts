@@ -8,7 +8,8 @@
  *   nodes, an upper bound of those not skipped.)
  * - B2 (minimum sample): when a batch of a campaign with `minCanaries N` that no operator
  *   resumed says it passed, at least min(N, its nodes that could take the upgrade) of its
- *   agents were sent the upgrade and had an outcome by then: a report on it, a stream back on
+ *   agents were sent the upgrade and had an outcome by then: a report on it other than
+ *   DEFERRED ("not now" is none), a stream back on
  *   the target after it, or a whole reconnect timeout since it. Nodes that could not take it
  *   are those never sent it that ran the target already or lack upgrade.v1.
  * - B3 (yank): no agent is sent an upgrade to a release after the operator yanked it.
@@ -79,7 +80,11 @@ function completionViolations(w: BudgetWorld, campaignId: string, now: number): 
   ];
 }
 
-/** Whether the agent, sent `id` at `sent`, had an outcome by `now`. */
+/**
+ * Whether the agent, sent `id` last at `sent`, had an outcome by `now`: a report on it other than
+ * DEFERRED ("not now" is no outcome), a stream back on the target, or a whole reconnect timeout
+ * since that send without either.
+ */
 function settled(
   r: AgentRecord,
   id: string,
@@ -88,9 +93,11 @@ function settled(
   timeoutMs: number,
   now: number,
 ) {
-  if (now - sent >= timeoutMs) return true;
-  if (r.reports.some((x) => x.operationId === id && x.at <= now)) return true;
-  return r.connects.some((x) => x.at > sent && x.at <= now && x.version === target);
+  if (r.reports.some((x) => x.operationId === id && x.at <= now && x.phase !== "DEFERRED"))
+    return true;
+  if (r.connects.some((x) => x.at > sent && x.at <= now && x.version === target)) return true;
+  const answered = r.reports.some((x) => x.operationId === id && x.at >= sent && x.at <= now);
+  return !answered && now - sent >= timeoutMs;
 }
 
 /** B2 at the moment a batch of a campaign with a minimum sample says it passed. */
@@ -113,7 +120,7 @@ function sampleViolations(
     if (agent === undefined) continue;
     const r = agent.record;
     const id = upgradeId(campaignId, n.nodeId);
-    const sent = r.sent.find((o) => o.id === id)?.at;
+    const sent = r.sent.filter((o) => o.id === id && o.at <= now).at(-1)?.at;
     if (sent === undefined) {
       // Agents that cannot take the release (no upgrade.v1, its platform missing) or already
       // run it lower what the sample asks.

@@ -8,16 +8,34 @@
  * - DF2: no node is skipped `deferred` before the campaign's max defer has passed since its
  *   agent's first DEFERRED answer to that campaign's upgrade, nor without any such answer.
  * - DF3: a node skipped `deferred` never applied that campaign's upgrade.
+ * - DF4: no agent is sent a campaign's upgrade once the campaign's max defer has passed since
+ *   its first DEFERRED answer to it (the node is skipped instead), give or take
+ *   {@link JUDGING_SLACK_MS} (Control counts from the decision that judged the answer). Judged
+ *   without faults only: a Control that was down judges that first answer when it is back, and
+ *   counts from then.
+ * - DF5: after a DEFERRED answer, the same upgrade is not sent to that agent again sooner than
+ *   the retry time (a minute, or a quarter of the max defer when shorter, at least a second).
+ *
+ * The max defer and the retry time are the reference's (`reference/deferral.ts`).
  */
 
-import { maxDeferOf } from "../control/campaign/index.js";
 import type { MemoryCampaignStore } from "../control/campaign-store/index.js";
 import type { SimFleet } from "./agents.js";
+import { refMaxDeferMs, refRetryMs } from "./reference/deferral.js";
+
+/** How much later than the agent's answer Control may judge it, without faults. */
+const JUDGING_SLACK_MS = 10_000;
 
 const upgradeId = (campaignId: string, nodeId: string) => `${campaignId}/${nodeId}/upgrade`;
 
-/** DF1–DF3 over every campaign. */
-export function deferralViolations(store: MemoryCampaignStore, fleet: SimFleet): string[] {
+/**
+ * DF1–DF5 over every campaign (DF4 only when `faults` is false: see the file's TSDoc).
+ */
+export function deferralViolations(
+  store: MemoryCampaignStore,
+  fleet: SimFleet,
+  faults = false,
+): string[] {
   const found: string[] = [];
   for (const [campaignId, nodes] of store.tables.nodes) {
     const c = store.tables.campaigns.get(campaignId)?.campaign;
@@ -40,13 +58,31 @@ export function deferralViolations(store: MemoryCampaignStore, fleet: SimFleet):
           `DF1: ${n.nodeId} is ${n.state}/${n.code} in ${campaignId} though it only deferred`,
         );
       }
-      if (n.state !== "skipped" || n.code !== "deferred") continue;
+      const maxDefer = refMaxDeferMs(c.spec);
       const first = deferrals[0]?.at;
+      if (deferrals.length > 0) {
+        const sends = agent.record.sent.filter((o) => o.id === id);
+        for (const d of deferrals) {
+          const next = sends.find((o) => o.at > d.at);
+          if (next !== undefined && next.at - d.at < refRetryMs(c.spec))
+            found.push(
+              `DF5: ${n.nodeId} was sent ${id} again ${next.at - d.at} ms after it answered DEFERRED, sooner than the retry time of ${refRetryMs(c.spec)} ms`,
+            );
+        }
+        const late = sends.find(
+          (o) => first !== undefined && o.at > first + maxDefer + JUDGING_SLACK_MS,
+        );
+        if (!faults && late !== undefined && first !== undefined)
+          found.push(
+            `DF4: ${n.nodeId} was sent ${id} ${late.at - first} ms after its first deferral, past its max defer of ${maxDefer} ms`,
+          );
+      }
+      if (n.state !== "skipped" || n.code !== "deferred") continue;
       if (first === undefined) {
         found.push(`DF2: ${n.nodeId} is skipped deferred in ${campaignId} but never deferred`);
-      } else if ((n.finishedAt ?? 0) - first < maxDeferOf(c.spec)) {
+      } else if ((n.finishedAt ?? 0) - first < maxDefer) {
         found.push(
-          `DF2: ${n.nodeId} was skipped deferred in ${campaignId} ${(n.finishedAt ?? 0) - first} ms after its first deferral, before its max defer of ${maxDeferOf(c.spec)} ms`,
+          `DF2: ${n.nodeId} was skipped deferred in ${campaignId} ${(n.finishedAt ?? 0) - first} ms after its first deferral, before its max defer of ${maxDefer} ms`,
         );
       }
       if (applied)

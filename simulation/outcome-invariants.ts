@@ -193,12 +193,15 @@ function completionViolations(w: OutcomeWorld, campaignId: string): string[] {
   return out;
 }
 
-/** True when the agent answered operation `id` DEFERRED and never applied it. */
+/**
+ * True when the agent answered operation `id` DEFERRED, every answer it gave on it was DEFERRED,
+ * and it never applied it: it only said "not now". One that deferred and then refused or failed
+ * the operation is not.
+ */
 export function deferredOnly(agent: SimAgent, id: string): boolean {
-  return (
-    (agent.applied.get(id) ?? 0) === 0 &&
-    (agent.record.deferrals ?? []).some((x) => x.operationId === id)
-  );
+  if ((agent.applied.get(id) ?? 0) > 0) return false;
+  if (!(agent.record.deferrals ?? []).some((x) => x.operationId === id)) return false;
+  return agent.record.reports.every((r) => r.operationId !== id || r.phase === "DEFERRED");
 }
 
 /** Every outcome violation after a step at `now` (empty when Control's claims hold). */

@@ -21,6 +21,7 @@ import { rolloutEndViolations, rolloutViolations } from "./rollout-invariants.js
 import { DEBOUNCE_MS } from "./sim-controls.js";
 import { gateViolations } from "./sim-gates.js";
 import { PLATFORM, SIM_RULES, type SimWorld } from "./sim-world.js";
+import { soakViolations } from "./soak-invariants.js";
 
 /** Lets every promise continuation queued so far run (no I/O is pending in a run). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -53,11 +54,18 @@ export interface RunEnd {
 export async function runToEnd(world: SimWorld, answerPauses: () => void): Promise<RunEnd> {
   const { scenario, clock, store, fleetStore, queue, fleet, gates, controls, checks, say } = world;
   const plan = scenario.rollout.plan;
+  // Whether any Control goes down in this run (the deferral checks judge timing only without).
+  const faulty =
+    scenario.faults.length > 0 ||
+    (scenario.gateFaults ?? []).length > 0 ||
+    scenario.soakTakeover !== undefined ||
+    scenario.lateRollback !== undefined;
   let steps = 0;
   let violation: Violation | undefined;
   const snapshot = new Map<string, Map<string, string>>();
   const breachesJudged = new Set<string>();
   const passesJudged = new Set<string>();
+  const soaksJudged = new Set<string>();
   let epoch: number | undefined;
   let leadSince = 0;
   const truth: OutcomeWorld = {
@@ -142,7 +150,8 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     );
     found.push(...downloadViolations(store, fleet, world.downloadChecks));
     found.push(...healthViolations(store, fleet, now));
-    found.push(...deferralViolations(store, fleet));
+    found.push(...deferralViolations(store, fleet, faulty));
+    found.push(...soakViolations(store, fleet, soaksJudged));
     found.push(
       ...gateViolations(
         gates,

@@ -1,9 +1,8 @@
 /**
- * The deferral invariants (DF1–DF3) on hand-built worlds, where they cannot see a defect:
- * nothing bounds how long a node keeps being offered after its max defer, and DF2 reads the
- * max defer through the engine's own `maxDeferOf`, so a wrong default in the engine moves the
- * oracle with it. Each case is a hole in the oracle, shown by a world the engine with that
- * defect would leave.
+ * The deferral invariants on hand-built worlds, each the world an engine defect would leave:
+ * DF4 sees a node offered long after its max defer, and DF2 reads the max defer from the
+ * reference (`simulation/reference/deferral.ts`), so an engine with a wrong default is seen
+ * (the engine's own `maxDeferOf` is replaced by a wrong one here, and the oracle holds).
  */
 import { describe, expect, it, vi } from "vitest";
 import {
@@ -20,8 +19,8 @@ import type { SimFleet } from "../../simulation/agents.js";
 import { deferralViolations } from "../../simulation/deferral-invariants.js";
 import { testAgent } from "./test-agent.js";
 
-// The engine with a wrong default max defer (one minute, not the documented hour): the oracle
-// imports `maxDeferOf` from the engine, so it sees the same wrong default.
+// The engine with a wrong default max defer (one minute, not the documented hour): an oracle
+// that read `maxDeferOf` from the engine would see the same wrong default.
 vi.mock("../../control/campaign/index.js", async (importOriginal) => {
   const engine = await importOriginal<typeof import("../../control/campaign/index.js")>();
   return {
@@ -91,8 +90,8 @@ function defers(a: SimAgent, at: number): void {
   a.record.reports.push({ operationId: ID, phase: "DEFERRED", version: OLD, at: at + 5 });
 }
 
-describe("the deferral oracle's holes", () => {
-  it.fails("sees a node offered for three hours after a max defer of 20 minutes (no bound past the max defer)", () => {
+describe("the deferral oracle against planted defects", () => {
+  it("sees a node offered for three hours after a max defer of 20 minutes (no bound past the max defer)", () => {
     const a = testAgent("n1", { connected: true });
     // Busy for three hours; the engine kept offering it every two minutes instead of skipping
     // it at 20 minutes (its first deferral's time reset at each answer), and it finally took it.
@@ -113,7 +112,7 @@ describe("the deferral oracle's holes", () => {
     expect(deferralViolations(store, fleet)).not.toEqual([]);
   });
 
-  it.fails("sees a node skipped deferred two minutes after its first deferral in a campaign without --max-defer (default 1 h)", () => {
+  it("sees a node skipped deferred two minutes after its first deferral in a campaign without --max-defer (default 1 h)", () => {
     const a = testAgent("n1", { connected: true });
     defers(a, 0);
     defers(a, MIN);

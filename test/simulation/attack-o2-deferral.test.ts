@@ -1,8 +1,8 @@
 /**
  * O2 against nodes that deferred: a node that only said "not now" is neither offered nor failed,
  * but one that deferred once and then failed the re-offer without applying it (its download
- * failed, its verification refused it) is a true failure. O2 exempts every node that deferred
- * once and never applied, so an engine that counted such a node as a success would pass it.
+ * failed, its verification refused it) is a true failure: O2 exempts only a node whose every
+ * answer was DEFERRED, so an engine that counted such a node as a success is seen.
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -117,7 +117,7 @@ describe("O2 and a node that deferred", () => {
     expect(outcomeViolations(completedWorld(a, b), 100)).toEqual([]);
   });
 
-  it.fails("breaks when the node deferred once, then failed the re-offer without applying it", () => {
+  it("breaks when the node deferred once, then failed the re-offer without applying it", () => {
     const a = testAgent("n1", { connected: true });
     const b = testAgent("n2", { connected: true });
     upgrade(a, 10);
