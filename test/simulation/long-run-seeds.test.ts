@@ -28,6 +28,11 @@ const FOUND: readonly { readonly seed: number; readonly found: string }[] = [
     found:
       "a node that deferred after its convergence campaign was aborted went back to waiting, and the campaign never finished (liveness)",
   },
+  {
+    seed: 914759,
+    found:
+      "a calm seed's busy agent ran out its max defer without faults but was offered after its busy spell with them: a timing outcome I9 compared (the harness)",
+  },
 ];
 
 describe("the long runs' seeds", () => {
