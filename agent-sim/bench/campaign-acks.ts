@@ -2,7 +2,11 @@
  * Ack-to-commit latency of ObservedState reports: the simulators note when each report
  * was sent; a bench-only statement trigger on `campaign_operations` notes (at the end of
  * each statement that records reports, i.e. just before its autocommit) which node's
- * report in which phase was written. Installed for the scenario and removed after it.
+ * report in which phase was written, with the time Control's session handled the report (its
+ * `report_at`). So each latency splits in two: sent → handled (the simulator's write, the
+ * network, Control's event loop until the stream's message handler ran) and handled →
+ * committed (the report buffered for the flusher, the flushes before it, the statement).
+ * Installed for the scenario and removed after it.
  */
 import pg from "pg";
 import { phaseName } from "../../control/campaign-worker/intake.js";
@@ -22,13 +26,13 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
 export async function installAckProbe(url: string): Promise<void> {
   await withClient(url, async (client) => {
     await client.query(
-      "create unlogged table if not exists bench_acks (node_id text, phase text, at timestamptz)",
+      "create unlogged table if not exists bench_acks (node_id text, phase text, at timestamptz, handled timestamptz)",
     );
     await client.query(`
       create or replace function bench_note_acks() returns trigger language plpgsql as $$
       begin
         insert into bench_acks
-          select n.node_id, n.report_phase, clock_timestamp()
+          select n.node_id, n.report_phase, clock_timestamp(), n.report_at
             from new_rows n join old_rows o on o.id = n.id
            where n.report_at is distinct from o.report_at;
         return null;
@@ -50,11 +54,22 @@ export async function removeAckProbe(url: string): Promise<void> {
   });
 }
 
+/** Each written report's latency, in milliseconds, whole and in its two parts. */
+export interface AckLatencies {
+  /** Sent by the simulator → committed. */
+  readonly total: number[];
+  /** Sent → Control's session handled it. */
+  readonly toHandled: number[];
+  /** Handled → committed. */
+  readonly toCommit: number[];
+}
+
 /**
  * Milliseconds from each report's sending to its write, for every written report that a
- * simulator noted (the latest report of that node and phase sent before the write).
+ * simulator noted (the latest report of that node and phase sent before the write), with the
+ * two parts split at the moment Control handled it.
  */
-export async function ackLatencies(url: string, marks: readonly SimMarks[]): Promise<number[]> {
+export async function ackLatencies(url: string, marks: readonly SimMarks[]): Promise<AckLatencies> {
   const sent = new Map<string, number[]>();
   for (const m of marks) {
     for (const [nodeId, phase, at] of m.reports) {
@@ -65,18 +80,28 @@ export async function ackLatencies(url: string, marks: readonly SimMarks[]): Pro
     }
   }
   const rows = await withClient(url, async (client) => {
-    const result = await client.query<{ node_id: string; phase: string; ms: string }>(
-      "select node_id, phase, (extract(epoch from at) * 1000)::text as ms from bench_acks",
+    const result = await client.query<{
+      node_id: string;
+      phase: string;
+      ms: string;
+      handled: string;
+    }>(
+      `select node_id, phase, (extract(epoch from at) * 1000)::text as ms,
+              (extract(epoch from handled) * 1000)::text as handled from bench_acks`,
     );
     return result.rows;
   });
-  const latencies: number[] = [];
+  const out: AckLatencies = { total: [], toHandled: [], toCommit: [] };
   for (const r of rows) {
     const written = Number(r.ms);
+    const handled = Number(r.handled);
     const times = sent.get(`${r.node_id} ${r.phase}`) ?? [];
     const before = times.filter((t) => t <= written + 5);
     const last = before.length > 0 ? Math.max(...before) : undefined;
-    if (last !== undefined) latencies.push(Math.max(0, written - last));
+    if (last === undefined) continue;
+    out.total.push(Math.max(0, written - last));
+    out.toHandled.push(Math.max(0, handled - last));
+    out.toCommit.push(Math.max(0, written - handled));
   }
-  return latencies;
+  return out;
 }

@@ -148,7 +148,8 @@ export async function runCampaignScenarios(ctx: CampaignContext): Promise<Campai
     .find((at) => onTarget(at) >= fleet);
   const upgraded = onTarget(completedAt);
   const rolloutMs = (allAt ?? completedAt) - startedAt;
-  const acks = await ackLatencies(ctx.databaseUrl, marks);
+  const latencies = await ackLatencies(ctx.databaseUrl, marks);
+  const acks = latencies.total;
   await removeAckProbe(ctx.databaseUrl);
   const fanoutMs = lastOffer === undefined ? Number.NaN : lastOffer - startedAt;
   const p50 = percentile(acks, 50);
@@ -197,6 +198,7 @@ export async function runCampaignScenarios(ctx: CampaignContext): Promise<Campai
         baselineName: "single-row autocommit UPDATE",
         ratio: ratio(value, base),
         goal: "reported",
+        note: `sent → handled by Control's session ${percentile(latencies.toHandled, name === "p50" ? 50 : 99).toFixed(0)} ms, handled → committed ${percentile(latencies.toCommit, name === "p50" ? 50 : 99).toFixed(0)} ms (each part's own ${name})`,
       }),
     ),
   ];
