@@ -5,6 +5,7 @@
  * late can still make its next request.
  */
 import { execFile } from "node:child_process";
+import { connect, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +19,8 @@ const MIB = 1024 * 1024;
 /** Eight 512 KiB chunks. */
 const SIZE = 4 * MIB;
 const SMALL = 64 * 1024;
+/** An artifact no pair of loopback socket buffers holds whole: its reader can hold a slot. */
+const HELD = 32 * MIB;
 /** `downloads.maxConcurrent`, and the clients downloading at once. */
 const CLIENTS = 64;
 /** Downloads each client makes one after another: later ones start while others run. */
@@ -39,6 +42,7 @@ describe("downloads at the listener's concurrency", { timeout: 300_000 }, () => 
     });
     sha256 = await storeLargeArtifact(tc, "7.1.0", SIZE, 71);
     smallSha256 = await storeLargeArtifact(tc, "7.2.0", SMALL, 72);
+    await storeLargeArtifact(tc, "7.3.0", HELD, 73);
   }, 180_000);
   afterAll(async () => {
     await tc?.stop();
@@ -68,14 +72,25 @@ describe("downloads at the listener's concurrency", { timeout: 300_000 }, () => 
 
   it("refuses downloads beyond maxConcurrent with 503, which the Agent waits out: every one completes", async () => {
     const before = await downloadAnswers(tc, "503");
-    const extra = 16;
-    const downloads = await runClients(url("7.1.0"), SIZE, CLIENTS + extra, 1);
-    for (const d of downloads) {
+    // Every slot held: maxConcurrent GETs of an artifact larger than the sockets' buffers,
+    // whose readers stop after the first bytes, so Control waits on each for its reader.
+    const { hostname, port } = new URL(tc.control.downloadsUrl ?? "");
+    const holders = await holdSlots(hostname, Number(port), downloadPath("7.3.0", "linux-amd64"));
+    let downloads: Promise<ClientDownload[]> | undefined;
+    try {
+      downloads = runClients(url("7.1.0"), SIZE, 16, 1);
+      // Nothing queued inside Control: the excess is refused before any database work.
+      for (let waited = 0; (await downloadAnswers(tc, "503")) <= before; waited += 100) {
+        if (waited > 60_000) throw new Error("no download was refused with every slot held");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      for (const h of holders) h.destroy();
+    }
+    for (const d of await downloads) {
       expect(d.failure).toBeUndefined();
       expect(d.sha256).toBe(sha256);
     }
-    // Nothing queued inside Control: the excess was refused before any database work.
-    expect(await downloadAnswers(tc, "503")).toBeGreaterThan(before);
   });
 
   it("answers the next request of a client that read its previous response late", async () => {
@@ -113,6 +128,27 @@ async function runClients(
 
 function kib(bytesPerSecond: number): number {
   return Math.round(bytesPerSecond / 1024);
+}
+
+/**
+ * Opens {@link CLIENTS} GETs of `path`, each read up to its first bytes (its 200 status line)
+ * and then not at all: each holds one of the listener's slots until destroyed.
+ */
+async function holdSlots(host: string, port: number, path: string): Promise<Socket[]> {
+  const open = () =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = connect(port, host, () => {
+        socket.write(`GET ${path} HTTP/1.1\r\nhost: ${host}\r\n\r\n`);
+      });
+      socket.once("error", reject);
+      socket.once("data", (chunk: Buffer) => {
+        socket.pause();
+        const status = chunk.toString("latin1").split("\r\n")[0] ?? "";
+        if (status.startsWith("HTTP/1.1 200")) resolve(socket);
+        else reject(new Error(`a slot holder was answered ${status}`));
+      });
+    });
+  return Promise.all(Array.from({ length: CLIENTS }, open));
 }
 
 /** Control's `agent_control_downloads_total{status}`. */
