@@ -6,7 +6,10 @@
  * before the breach was known depends on when slots freed up), except agents that are busy for
  * a while (they answer DEFERRED until a set time): whether such a node is offered again after
  * its busy spell or runs out its max defer first depends on when Control judged its first
- * deferral, which a Control that was down does later. Only calm
+ * deferral, which a Control that was down does later. A run in which the simulated operator
+ * resumed a paused campaign is not compared either: a resume accepts the failures known then,
+ * and which nodes had been offered (and had failed) before the breach was known depends on when
+ * slots freed up, which faults move. Only calm
  * scenarios are compared (`Scenario.calm`: timing-free behaviours, no operator); the others,
  * whose outcome depends on timing by design (an operator's command at a given time, agents
  * that flap, go silent or return late), are held to the invariants alone.
@@ -15,7 +18,7 @@ import type { RunResult } from "./run.js";
 
 /** Where the faulty run's outcome differs from the clean one's, or undefined. */
 export function outcomeDifference(clean: RunResult, faulty: RunResult): string | undefined {
-  if (!clean.scenario.calm) return undefined;
+  if (!clean.scenario.calm || clean.resumed || faulty.resumed) return undefined;
   for (const [id, c] of Object.entries(clean.outcome.campaigns)) {
     const f = faulty.outcome.campaigns[id];
     const a = JSON.stringify(c);

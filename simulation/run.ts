@@ -37,6 +37,8 @@ export interface RunResult {
   readonly trace: readonly string[];
   readonly outcome: Outcome;
   readonly scenario: FleetScenario;
+  /** Whether the simulated operator resumed a paused campaign (`pause-answers.ts`). */
+  readonly resumed: boolean;
 }
 
 /** Options of {@link runSeed}. */
@@ -77,5 +79,6 @@ export async function runSeed(seed: number, options: RunOptions): Promise<RunRes
     trace: world.trace,
     outcome: end.outcome,
     scenario: world.scenario,
+    resumed: world.outcomeChecks.commands.some((c) => c.kind === "resume"),
   };
 }

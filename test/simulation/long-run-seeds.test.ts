@@ -33,6 +33,11 @@ const FOUND: readonly { readonly seed: number; readonly found: string }[] = [
     found:
       "a calm seed's busy agent ran out its max defer without faults but was offered after its busy spell with them: a timing outcome I9 compared (the harness)",
   },
+  {
+    seed: 1022968,
+    found:
+      "a calm seed's breach paused its campaign before a failing node was offered with faults, after it without: the operator's resume accepted different failures, a timing outcome I9 compared (the harness)",
+  },
 ];
 
 describe("the long runs' seeds", () => {
