@@ -21,6 +21,7 @@ async function yamlOf(value: unknown): Promise<string> {
   return out;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters looked for
 const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
 describe("-o yaml and control characters", () => {
