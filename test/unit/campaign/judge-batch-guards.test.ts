@@ -219,18 +219,22 @@ function gated(): Harness {
 
 const LABEL = gateLabel(GATES, 0);
 
+/** Gate 1's answer for batch 1 (`more` overrides any field). */
+function gateAnswer(
+  status: GateResult["status"],
+  at: number,
+  value: string,
+  message: string,
+  more: Partial<GateResult> = {},
+): GateResult {
+  return { batch: 0, gate: 0, status, at, value, message, ...more };
+}
+
 describe("a gate's words", () => {
   it("a failing gate: its message and value", () => {
     const h = gated();
     h.now = 20_000;
-    const fail: GateResult = {
-      batch: 0,
-      gate: 0,
-      status: "fail",
-      at: 20_000,
-      value: "HTTP 503",
-      message: "the hook said no",
-    };
+    const fail = gateAnswer("fail", 20_000, "HTTP 503", "the hook said no");
     const d = decideWith(h, [fail]);
     expect(h.campaign.message).toBe(
       `${LABEL} of batch 1 failed: the hook said no (value HTTP 503)`,
@@ -241,15 +245,9 @@ describe("a gate's words", () => {
   it("an unreachable gate: how long, against its grace in seconds", () => {
     const h = gated();
     h.now = 110_000;
-    const away: GateResult = {
-      batch: 0,
-      gate: 0,
-      status: "unreachable",
-      at: 110_000,
-      value: "",
-      message: "connection refused",
+    const away = gateAnswer("unreachable", 110_000, "", "connection refused", {
       unreachableSince: 15_000,
-    };
+    });
     decideWith(h, [away]);
     expect(h.campaign.message).toBe(
       `${LABEL} of batch 1 failed: unreachable for 95 s (grace 90 s): connection refused`,
@@ -259,14 +257,7 @@ describe("a gate's words", () => {
   it("a holding gate: the pass event carries the gate's label", () => {
     const h = gated();
     h.now = 20_000;
-    const pass: GateResult = {
-      batch: 0,
-      gate: 0,
-      status: "pass",
-      at: 20_000,
-      value: "HTTP 200",
-      message: "ok",
-    };
+    const pass = gateAnswer("pass", 20_000, "HTTP 200", "ok");
     const d = decideWith(h, [pass]);
     expect(h.campaign.phase).toBe("completed");
     expect(d.events).toContainEqual({
@@ -296,14 +287,7 @@ describe("a pass's records", () => {
     bringBack(h, sent(h, "upgrade"));
     decideWith(h, []);
     h.now = 20_000;
-    const pass: GateResult = {
-      batch: 0,
-      gate: 0,
-      status: "pass",
-      at: 20_000,
-      value: "HTTP 200",
-      message: "ok",
-    };
+    const pass = gateAnswer("pass", 20_000, "HTTP 200", "ok");
     decideWith(h, [pass]);
     expect(h.campaign.batches.map((b) => b.state)).toEqual(["passed", "passed"]);
     expect(h.campaign.phase).toBe("completed");
