@@ -5,10 +5,16 @@
  * that: on a Control starved of CPU or of its database, 512 handshakes at once may take
  * minutes, and then every one is abandoned and none welcomed. So the admission follows the
  * rate handshakes finish at (Little's law): at most what finishes within `targetMs` at the
- * rate seen over the last `windowMs`, never fewer than `minConcurrent` (so a Control that
- * has seen none yet still starts) and never more than `maxConcurrent`. Only welcomed
+ * rate seen over the last `windowMs` of busy time, never fewer than `minConcurrent` (so a
+ * Control that has seen none yet still starts) and never more than `maxConcurrent`. Only welcomed
  * handshakes count towards the rate, so a flood of bad tokens cannot raise it. A refused
  * Agent retries with backoff; each one admitted is answered in time.
+ *
+ * The rate is measured on a clock that runs only while a handshake is held: a quiet spell says
+ * nothing of how fast Control finishes handshakes, so the batch of agents that restart after
+ * an hour without a handshake is admitted at the rate last measured, not at the minimum (which
+ * would refuse most of them into seconds of backoff). Time held without a welcome still ages
+ * the rate, so a Control that became slow while quiet admits less within a window of work.
  */
 
 /**
@@ -37,8 +43,14 @@ export interface HandshakeAdmissionOptions {
 /** The admission of agent handshakes; see the file's TSDoc. */
 export class HandshakeAdmission {
   #held = 0;
-  /** When recent handshakes were welcomed, oldest first, from `#head` on. */
+  /** When recent handshakes were welcomed on the busy clock, oldest first, from `#head` on. */
   #welcomedAt: number[] = [];
+  /** Busy time: milliseconds with a handshake held, as last read. */
+  #busy = 0;
+  /** Busy time when the current busy spell began. */
+  #busyBefore = 0;
+  /** When the current busy spell began (the Clock's epoch ms); meaningful while one is held. */
+  #busySince = 0;
   #head = 0;
   readonly #keep: number;
 
@@ -69,11 +81,8 @@ export class HandshakeAdmission {
 
   /** How many handshakes may be in progress now. */
   get limit(): number {
-    const now = this.o.now();
     const times = this.#welcomedAt;
-    // A clock set back leaves welcomes "in the future": the rate is unknown again.
-    if (times.length > this.#head && (times[times.length - 1] as number) > now) this.#forget();
-    const since = now - this.o.windowMs;
+    const since = this.#busyNow() - this.o.windowMs;
     while (this.#head < times.length && (times[this.#head] as number) < since) this.#head += 1;
     this.#compact();
     const recent = this.#welcomedAt.length - this.#head;
@@ -84,6 +93,10 @@ export class HandshakeAdmission {
   /** Takes on a handshake; false (and nothing taken) when {@link limit} are in progress. */
   tryAcquire(): boolean {
     if (this.#held >= this.limit) return false;
+    if (this.#held === 0) {
+      this.#busyBefore = this.#busyNow();
+      this.#busySince = this.o.now();
+    }
     this.#held += 1;
     return true;
   }
@@ -95,16 +108,28 @@ export class HandshakeAdmission {
    */
   release(welcomed = true): void {
     if (this.#held === 0) return;
+    const busy = this.#busyNow();
     this.#held -= 1;
     if (!welcomed) return;
-    this.#welcomedAt.push(this.o.now());
+    this.#welcomedAt.push(busy);
     if (this.#welcomedAt.length - this.#head > this.#keep) this.#head += 1;
     this.#compact();
   }
 
-  #forget(): void {
-    this.#welcomedAt = [];
-    this.#head = 0;
+  /**
+   * Milliseconds with a handshake held, ever: never decreasing (a clock set back during a busy
+   * spell counts the spell again from its new now).
+   */
+  #busyNow(): number {
+    if (this.#held > 0) {
+      const now = this.o.now();
+      if (now < this.#busySince) {
+        this.#busyBefore = this.#busy;
+        this.#busySince = now;
+      }
+      this.#busy = Math.max(this.#busy, this.#busyBefore + (now - this.#busySince));
+    }
+    return this.#busy;
   }
 
   /** Drops the expired head once it is the larger part of the array (amortized O(1)). */

@@ -88,6 +88,44 @@ describe("handshake admission", () => {
     expect(a.tryAcquire()).toBe(false);
   });
 
+  it("remembers through a quiet spell what it finished while busy: a burst after an idle hour is admitted at that rate", () => {
+    const { a, advance, steady, fill } = admission();
+    fill();
+    steady(500, 10);
+    fill();
+    expect(a.limit).toBe(500);
+    // Every handshake ends, and none comes for an hour: idle time says nothing of capacity.
+    while (a.held > 0) a.release(false);
+    advance(3_600_000);
+    expect(a.limit).toBe(500);
+    expect(fill()).toBe(500);
+  });
+
+  it("ages what it finished by the time it was busy: held handshakes that finish nothing bring it down", () => {
+    const { a, advance, steady, fill } = admission();
+    fill();
+    steady(500, 10);
+    while (a.held > 0) a.release(false);
+    advance(3_600_000);
+    // One handshake is taken on and held (busy), and nothing finishes for a window of busy time.
+    expect(a.tryAcquire()).toBe(true);
+    advance(2500);
+    expect(a.limit).toBe(250);
+    advance(2500);
+    expect(a.limit).toBe(16);
+  });
+
+  it("neither forgets nor invents busy time when the clock is set back", () => {
+    const { a, advance, steady, fill } = admission();
+    fill();
+    steady(500, 10);
+    advance(-10_000);
+    expect(a.limit).toBe(500);
+    // The spell counts again from the new now: a whole window later nothing recent is left.
+    advance(5000);
+    expect(a.limit).toBe(16);
+  });
+
   it("does not count handshakes that ended without a Welcome: a flood of bad tokens admits no more", () => {
     const { a, steady, fill } = admission();
     fill();
