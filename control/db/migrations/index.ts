@@ -23,6 +23,7 @@ import { Migration0016ReleaseYank } from "./0016-release-yank.js";
 import { Migration0017FleetSettings } from "./0017-fleet-settings.js";
 import { Migration0018SchemaRelease } from "./0018-schema-release.js";
 import { Migration0019NodeTrust } from "./0019-node-trust.js";
+import { Migration0020OperationsHeadroom } from "./0020-operations-headroom.js";
 
 /**
  * A migration and the schema release that added it. Every migration a release adds carries
@@ -52,4 +53,5 @@ export const MIGRATIONS: ReleasedMigration[] = [
   { name: "0017-fleet-settings", class: Migration0017FleetSettings, release: 1 },
   { name: "0018-schema-release", class: Migration0018SchemaRelease, release: 2 },
   { name: "0019-node-trust", class: Migration0019NodeTrust, release: 2 },
+  { name: "0020-operations-headroom", class: Migration0020OperationsHeadroom, release: 2 },
 ];
