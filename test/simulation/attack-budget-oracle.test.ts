@@ -5,23 +5,12 @@
  * applying it. The offline case shows B2 itself works.
  */
 import { describe, expect, it } from "vitest";
-import {
-  type CampaignNode,
-  type CampaignSpecInput,
-  createCampaign,
-  planCampaign,
-  resolveSpec,
-} from "../../control/campaign/index.js";
-import { MemoryCampaignStore } from "../../control/campaign-store/index.js";
-import { ManualClock } from "../../control/manual-clock.js";
+import type { CampaignSpecInput } from "../../control/campaign/index.js";
 import type { SimAgent } from "../../simulation/agent-script.js";
-import type { SimFleet } from "../../simulation/agents.js";
 import { budgetViolations, newBudgetCheckState } from "../../simulation/budget-invariants.js";
 import type { WireOperation } from "../../simulation/ground-truth.js";
+import { completedAt100, NEW, OLD, oneBatchCampaign } from "./hand-built-world.js";
 import { testAgent } from "./test-agent.js";
-
-const OLD = "1.0.0";
-const NEW = "2.0.0";
 
 function op(a: SimAgent, at: number): WireOperation {
   return {
@@ -64,49 +53,14 @@ function answers(a: SimAgent, at: number, phase: "DEFERRED" | "FAILED"): void {
 
 /** Campaign c0 (one batch, `spec`) over `agents`, its batch passed and the campaign completed at 100. */
 function passedWorld(agents: SimAgent[], spec: Partial<CampaignSpecInput>) {
-  const store = new MemoryCampaignStore(new ManualClock(0));
-  const resolved = resolveSpec({
-    targetVersion: NEW,
-    batches: [{ percent: 100, minDurationMs: 0 }],
+  const { store, campaign, fleet, set } = oneBatchCampaign(agents, {
     failureThresholdPercent: 100,
     ...spec,
   });
-  const candidates = agents.map((x) => ({
-    id: x.script.id,
-    labels: {},
-    pool: "",
-    enabled: true,
-    everConnected: true,
-    capabilities: ["upgrade.v1"],
-    agentVersion: OLD,
-  }));
-  const { campaign, nodes } = createCampaign({
-    id: "c0",
-    spec: resolved,
-    plan: planCampaign(resolved, candidates),
-    target: { version: NEW, sequence: 2 },
-    now: 0,
-  });
-  store.tables.campaigns.set("c0", {
-    campaign: {
-      ...campaign,
-      phase: "completed",
-      finishedAt: 100,
-      batches: campaign.batches.map((b) => ({ ...b, state: "passed", startedAt: 0, endedAt: 100 })),
-    },
-    targetVersion: NEW,
-    createdBy: "operator",
-    createdAt: 0,
-    updatedAt: new Date(0),
-    version: 1,
-  });
-  store.tables.nodes.set(
-    "c0",
-    nodes.map((n): CampaignNode => ({ ...n, state: "succeeded" })),
-  );
+  set(completedAt100(campaign), { state: "succeeded" });
   return {
     store,
-    fleet: { agents: new Map(agents.map((x) => [x.script.id, x])) } as unknown as SimFleet,
+    fleet,
     commands: [],
     platform: "linux-amd64",
     state: newBudgetCheckState(),

@@ -5,18 +5,10 @@
  * (the engine's own `maxDeferOf` is replaced by a wrong one here, and the oracle holds).
  */
 import { describe, expect, it, vi } from "vitest";
-import {
-  type CampaignNode,
-  type CampaignSpecInput,
-  createCampaign,
-  planCampaign,
-  resolveSpec,
-} from "../../control/campaign/index.js";
-import { MemoryCampaignStore } from "../../control/campaign-store/index.js";
-import { ManualClock } from "../../control/manual-clock.js";
+import type { CampaignNode, CampaignSpecInput } from "../../control/campaign/index.js";
 import type { SimAgent } from "../../simulation/agent-script.js";
-import type { SimFleet } from "../../simulation/agents.js";
 import { deferralViolations } from "../../simulation/deferral-invariants.js";
+import { NEW, OLD, oneBatchCampaign } from "./hand-built-world.js";
 import { testAgent } from "./test-agent.js";
 
 // The engine with a wrong default max defer (one minute, not the documented hour): an oracle
@@ -30,47 +22,12 @@ vi.mock("../../control/campaign/index.js", async (importOriginal) => {
 });
 
 const MIN = 60_000;
-const OLD = "1.0.0";
-const NEW = "2.0.0";
 const ID = "c0/n1/upgrade";
 
 /** One campaign c0 over agent n1 (one batch), its node record patched by `node`. */
 function world(a: SimAgent, spec: Partial<CampaignSpecInput>, node: Partial<CampaignNode>) {
-  const store = new MemoryCampaignStore(new ManualClock(0));
-  const resolved = resolveSpec({
-    targetVersion: NEW,
-    batches: [{ percent: 100, minDurationMs: 0 }],
-    ...spec,
-  });
-  const candidate = {
-    id: "n1",
-    labels: {},
-    pool: "",
-    enabled: true,
-    everConnected: true,
-    capabilities: ["upgrade.v1"],
-    agentVersion: OLD,
-  };
-  const { campaign, nodes } = createCampaign({
-    id: "c0",
-    spec: resolved,
-    plan: planCampaign(resolved, [candidate]),
-    target: { version: NEW, sequence: 2 },
-    now: 0,
-  });
-  store.tables.campaigns.set("c0", {
-    campaign,
-    targetVersion: NEW,
-    createdBy: "operator",
-    createdAt: 0,
-    updatedAt: new Date(0),
-    version: 1,
-  });
-  store.tables.nodes.set(
-    "c0",
-    nodes.map((n) => ({ ...n, ...node })),
-  );
-  const fleet = { agents: new Map([["n1", a]]) } as unknown as SimFleet;
+  const { store, fleet, set } = oneBatchCampaign([a], spec);
+  set({}, node);
   return { store, fleet };
 }
 

@@ -5,24 +5,13 @@
  * answer was DEFERRED, so an engine that counted such a node as a success is seen.
  */
 import { describe, expect, it } from "vitest";
-import {
-  type CampaignNode,
-  type CampaignState,
-  createCampaign,
-  planCampaign,
-  resolveSpec,
-} from "../../control/campaign/index.js";
-import { MemoryCampaignStore, MemoryFleetStore } from "../../control/campaign-store/index.js";
-import { ManualClock } from "../../control/manual-clock.js";
+import { MemoryFleetStore } from "../../control/campaign-store/index.js";
 import type { SimAgent } from "../../simulation/agent-script.js";
-import type { SimFleet } from "../../simulation/agents.js";
 import type { WireOperation } from "../../simulation/ground-truth.js";
 import { outcomeViolations } from "../../simulation/outcome-invariants.js";
 import { newOutcomeCheckState, type OutcomeWorld } from "../../simulation/outcome-world.js";
+import { completedAt100, NEW, OLD, oneBatchCampaign } from "./hand-built-world.js";
 import { testAgent } from "./test-agent.js";
-
-const OLD = "1.0.0";
-const NEW = "2.0.0";
 
 function op(a: SimAgent, kind: WireOperation["kind"], at: number): WireOperation {
   return {
@@ -59,50 +48,12 @@ function answers(a: SimAgent, at: number, phase: "DEFERRED" | "FAILED"): void {
 
 /** A world of two agents and one campaign c0 over them in one batch (threshold 0 %), completed. */
 function completedWorld(a: SimAgent, b: SimAgent): OutcomeWorld {
-  const store = new MemoryCampaignStore(new ManualClock(0));
-  const spec = resolveSpec({
-    targetVersion: NEW,
-    batches: [{ percent: 100, minDurationMs: 0 }],
-    failureThresholdPercent: 0,
-  });
-  const candidates = [a, b].map((x) => ({
-    id: x.script.id,
-    labels: {},
-    pool: "",
-    enabled: true,
-    everConnected: true,
-    capabilities: ["upgrade.v1"],
-    agentVersion: OLD,
-  }));
-  const { campaign, nodes } = createCampaign({
-    id: "c0",
-    spec,
-    plan: planCampaign(spec, candidates),
-    target: { version: NEW, sequence: 2 },
-    now: 0,
-  });
-  const done: CampaignState = {
-    ...campaign,
-    phase: "completed",
-    finishedAt: 100,
-    batches: campaign.batches.map((x) => ({ ...x, state: "passed", startedAt: 0, endedAt: 100 })),
-  };
-  store.tables.campaigns.set("c0", {
-    campaign: done,
-    targetVersion: NEW,
-    createdBy: "operator",
-    createdAt: 0,
-    updatedAt: new Date(0),
-    version: 1,
-  });
-  store.tables.nodes.set(
-    "c0",
-    nodes.map((n): CampaignNode => ({ ...n, state: "succeeded" })),
-  );
+  const { store, campaign, fleet, set } = oneBatchCampaign([a, b], { failureThresholdPercent: 0 });
+  set(completedAt100(campaign), { state: "succeeded" });
   return {
     store,
     fleetStore: new MemoryFleetStore(store),
-    fleet: { agents: new Map([a, b].map((x) => [x.script.id, x])) } as unknown as SimFleet,
+    fleet,
     disabledAt: new Map(),
     state: newOutcomeCheckState(),
   };

@@ -3,26 +3,15 @@
  * Control's claim contradicts what the agents' record says, and holds when it does not.
  */
 import { describe, expect, it } from "vitest";
-import {
-  type CampaignNode,
-  type CampaignState,
-  CONVERGENCE_CREATOR,
-  createCampaign,
-  planCampaign,
-  resolveSpec,
-} from "../../control/campaign/index.js";
-import { MemoryCampaignStore, MemoryFleetStore } from "../../control/campaign-store/index.js";
-import { ManualClock } from "../../control/manual-clock.js";
+import { type CampaignState, CONVERGENCE_CREATOR } from "../../control/campaign/index.js";
+import { MemoryFleetStore } from "../../control/campaign-store/index.js";
 import type { SimAgent } from "../../simulation/agent-script.js";
-import type { SimFleet } from "../../simulation/agents.js";
 import type { WireOperation } from "../../simulation/ground-truth.js";
 import { healthViolations } from "../../simulation/health-invariants.js";
 import { outcomeEndViolations, outcomeViolations } from "../../simulation/outcome-invariants.js";
 import { newOutcomeCheckState, type OutcomeWorld } from "../../simulation/outcome-world.js";
+import { NEW, OLD, oneBatchCampaign } from "./hand-built-world.js";
 import { testAgent } from "./test-agent.js";
-
-const OLD = "1.0.0";
-const NEW = "2.0.0";
 
 function op(
   a: SimAgent,
@@ -70,53 +59,14 @@ function revertBySelf(a: SimAgent, at: number): void {
 
 /** A world of `agents` and one campaign `c0` over them in one batch (threshold 0 %). */
 function world(agents: SimAgent[], createdBy = "operator") {
-  const clock = new ManualClock(0);
-  const store = new MemoryCampaignStore(clock);
+  const { store, campaign, fleet, set } = oneBatchCampaign(
+    agents,
+    { failureThresholdPercent: 0 },
+    createdBy,
+  );
   const fleetStore = new MemoryFleetStore(store);
-  const spec = resolveSpec({
-    targetVersion: NEW,
-    batches: [{ percent: 100, minDurationMs: 0 }],
-    failureThresholdPercent: 0,
-  });
-  const candidates = agents.map((a) => ({
-    id: a.script.id,
-    labels: {},
-    pool: "",
-    enabled: true,
-    everConnected: true,
-    capabilities: ["upgrade.v1"],
-    agentVersion: OLD,
-  }));
-  const { campaign, nodes } = createCampaign({
-    id: "c0",
-    spec,
-    plan: planCampaign(spec, candidates),
-    target: { version: NEW, sequence: 2 },
-    now: 0,
-  });
   const disabledAt = new Map<string, number>();
-  const w: OutcomeWorld = {
-    store,
-    fleetStore,
-    fleet: { agents: new Map(agents.map((a) => [a.script.id, a])) } as unknown as SimFleet,
-    disabledAt,
-    state: newOutcomeCheckState(),
-  };
-  const set = (c: Partial<CampaignState>, n: Partial<CampaignNode> = {}) => {
-    store.tables.campaigns.set("c0", {
-      campaign: { ...campaign, ...c },
-      targetVersion: NEW,
-      createdBy,
-      createdAt: 0,
-      updatedAt: new Date(0),
-      version: 1,
-    });
-    store.tables.nodes.set(
-      "c0",
-      nodes.map((x) => ({ ...x, ...n })),
-    );
-  };
-  set({});
+  const w: OutcomeWorld = { store, fleetStore, fleet, disabledAt, state: newOutcomeCheckState() };
   return { w, set, campaign, disabledAt, fleetStore };
 }
 
