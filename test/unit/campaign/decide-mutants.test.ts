@@ -4,9 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  applyDecision,
   type CampaignSpecInput,
-  type Decision,
   decide,
   type GateResult,
 } from "../../../control/campaign/index.js";
@@ -15,6 +13,7 @@ import {
   batchIds,
   bringBack,
   configFails,
+  decideWith,
   fleet,
   MIN,
   NEW,
@@ -189,20 +188,6 @@ describe("what a paused campaign still does", () => {
 });
 
 describe("when a decision with an outside gate wakes", () => {
-  function decideWith(h: Harness, gates: readonly GateResult[]): Decision {
-    const d = decide({
-      campaign: h.campaign,
-      nodes: h.nodes,
-      facts: h.facts,
-      now: h.now,
-      target: h.target,
-      gates,
-    });
-    const next = applyDecision(h.campaign, h.nodes, d);
-    h.campaign = next.campaign;
-    h.nodes = next.nodes;
-    return d;
-  }
   const unreachable: GateResult = {
     batch: 0,
     gate: 0,

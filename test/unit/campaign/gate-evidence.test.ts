@@ -5,37 +5,8 @@
  * downtime counts as time the gate was unreachable.
  */
 import { describe, expect, it } from "vitest";
-import {
-  type AdminCommand,
-  applyDecision,
-  type Decision,
-  decide,
-  type GateResult,
-} from "../../../control/campaign/index.js";
-import { bringBack, fleet, type Harness, MIN, sent, start } from "./harness.js";
-
-/** Decides at the harness's time with gate results (and commands, readyAt), and persists. */
-function decideWith(
-  h: Harness,
-  gates: readonly GateResult[],
-  o: { commands?: AdminCommand[]; readyAt?: number } = {},
-): Decision {
-  const d = decide({
-    campaign: h.campaign,
-    nodes: h.nodes,
-    facts: h.facts,
-    now: h.now,
-    target: h.target,
-    gates,
-    ...(o.commands === undefined ? {} : { commands: o.commands }),
-    ...(o.readyAt === undefined ? {} : { readyAt: o.readyAt }),
-  });
-  const next = applyDecision(h.campaign, h.nodes, d);
-  h.campaign = next.campaign;
-  h.nodes = next.nodes;
-  h.actions.push(...d.actions);
-  return d;
-}
+import type { GateResult } from "../../../control/campaign/index.js";
+import { bringBack, decideWith, fleet, type Harness, MIN, sent, start } from "./harness.js";
 
 /** Two nodes in one batch with a webhook gate (grace 1 minute); the batch settles at 10 s. */
 function gated(onBreach: "rollback" | "pause" = "rollback"): Harness {
@@ -72,7 +43,7 @@ describe("resume after a pause on an unreachable gate", () => {
     decideWith(h, [result("unreachable", 80_000, 20_000)]);
     expect(h.campaign.phase).toBe("paused");
     h.now = 90_000;
-    decideWith(h, [result("unreachable", 80_000, 20_000)], { commands: [{ kind: "resume" }] });
+    decideWith(h, [result("unreachable", 80_000, 20_000)], [{ kind: "resume" }]);
     expect(h.campaign.phase).toBe("running");
     h.now = 91_000;
     const d = decideWith(h, [result("unreachable", 91_000, 20_000)]);
@@ -93,9 +64,9 @@ describe("after a takeover, gate evidence gathered before this Control led", () 
     const h = gated();
     const readyAt = 50_000;
     h.now = 60_000;
-    decideWith(h, [result("pass", 40_000)], { readyAt });
+    decideWith(h, [result("pass", 40_000)], [], { readyAt });
     expect(h.campaign.phase).toBe("running");
-    decideWith(h, [result("pass", 55_000)], { readyAt });
+    decideWith(h, [result("pass", 55_000)], [], { readyAt });
     expect(h.campaign.phase).toBe("completed");
     expect(h.campaign.batches[0]?.gateEvidence).toEqual([
       { gate: 0, at: 55_000, value: "HTTP 200" },
@@ -106,18 +77,18 @@ describe("after a takeover, gate evidence gathered before this Control led", () 
     const h = gated();
     const readyAt = 5 * MIN;
     h.now = readyAt + 1000;
-    const d = decideWith(h, [result("unreachable", readyAt + 1000, 20_000)], { readyAt });
+    const d = decideWith(h, [result("unreachable", readyAt + 1000, 20_000)], [], { readyAt });
     expect(h.campaign.phase).toBe("running");
     expect(d.wakeAt).toBe(readyAt + MIN);
     h.now = readyAt + MIN;
-    decideWith(h, [result("unreachable", readyAt + MIN, 20_000)], { readyAt });
+    decideWith(h, [result("unreachable", readyAt + MIN, 20_000)], [], { readyAt });
     expect(h.campaign.phase).toBe("rolling_back");
   });
 
   it("still breaches on a failing result the previous leader stored and did not act on", () => {
     const h = gated();
     h.now = 6 * MIN;
-    decideWith(h, [result("fail", 30_000)], { readyAt: 5 * MIN });
+    decideWith(h, [result("fail", 30_000)], [], { readyAt: 5 * MIN });
     expect(h.campaign.phase).toBe("rolling_back");
   });
 

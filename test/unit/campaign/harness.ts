@@ -14,6 +14,7 @@ import type {
   CampaignState,
   Candidate,
   Decision,
+  GateResult,
   NodeFacts,
   NodeState,
   ObservedPhase,
@@ -92,7 +93,10 @@ export function start(
 export function tick(
   h: Harness,
   commands: readonly AdminCommand[] = [],
-  extra: Pick<DecideInput, "changedFacts" | "positions" | "pools" | "readyAt" | "yanked"> = {},
+  extra: Pick<
+    DecideInput,
+    "changedFacts" | "gates" | "positions" | "pools" | "readyAt" | "yanked"
+  > = {},
 ): Decision {
   const decision = decide({
     campaign: h.campaign,
@@ -109,6 +113,16 @@ export function tick(
   for (const a of decision.actions) h.actions.push(a);
   h.last = decision;
   return decision;
+}
+
+/** Decides as {@link tick} does, with these gate results. */
+export function decideWith(
+  h: Harness,
+  gates: readonly GateResult[] = [],
+  commands: readonly AdminCommand[] = [],
+  extra: Pick<DecideInput, "readyAt"> = {},
+): Decision {
+  return tick(h, commands, { ...extra, gates });
 }
 
 /** Moves time forward by `ms`, then decides. */

@@ -10,16 +10,24 @@ import { describe, expect, it } from "vitest";
 import { createDraft, type Draft } from "../../../control/campaign/draft.js";
 import { gateLabel } from "../../../control/campaign/gates.js";
 import type {
-  AdminCommand,
   CampaignNode,
   CampaignSpecInput,
-  Decision,
   GateResult,
 } from "../../../control/campaign/index.js";
-import { applyDecision, decide } from "../../../control/campaign/index.js";
 import { judgeBreach, judgePass } from "../../../control/campaign/judge-batch.js";
 import type { Harness } from "./harness.js";
-import { batchIds, bringBack, fleet, MIN, nodeOf, report, sent, start, tick } from "./harness.js";
+import {
+  batchIds,
+  bringBack,
+  decideWith,
+  fleet,
+  MIN,
+  nodeOf,
+  report,
+  sent,
+  start,
+  tick,
+} from "./harness.js";
 
 /**
  * Five nodes in the first of two batches, as a store could hold them after two came back and
@@ -177,28 +185,6 @@ describe("what a breach records", () => {
 });
 
 const GATES = [{ kind: "webhook" as const, url: "http://hook" }];
-
-/** Decides at the harness's time with gate results and persists. */
-function decideWith(
-  h: Harness,
-  gates: readonly GateResult[],
-  commands: AdminCommand[] = [],
-): Decision {
-  const d = decide({
-    campaign: h.campaign,
-    nodes: h.nodes,
-    facts: h.facts,
-    now: h.now,
-    target: h.target,
-    gates,
-    commands,
-  });
-  const next = applyDecision(h.campaign, h.nodes, d);
-  h.campaign = next.campaign;
-  h.nodes = next.nodes;
-  h.actions.push(...d.actions);
-  return d;
-}
 
 /** Two nodes, one batch, a webhook gate with 90 s of grace; the batch settles at 10 s. */
 function gated(): Harness {

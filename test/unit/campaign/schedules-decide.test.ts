@@ -4,35 +4,12 @@
  * holds, fails or goes unreachable on a settled batch.
  */
 import { describe, expect, it } from "vitest";
-import {
-  applyDecision,
-  type Decision,
-  decide,
-  type GateResult,
-} from "../../../control/campaign/index.js";
+import { applyDecision, decide, type GateResult } from "../../../control/campaign/index.js";
 import { recordViolations } from "../../../simulation/record-invariants.js";
-import { bringBack, fleet, type Harness, inState, MIN, sent, start } from "./harness.js";
+import { bringBack, decideWith, fleet, inState, MIN, sent, start } from "./harness.js";
 import { windowsOf } from "./windows-of.js";
 
 const HOUR = 60 * MIN;
-
-/** Decides at the harness's time with gate results, and persists. */
-function decideWith(h: Harness, gates: readonly GateResult[] = []): Decision {
-  const d = decide({
-    campaign: h.campaign,
-    nodes: h.nodes,
-    facts: h.facts,
-    now: h.now,
-    target: h.target,
-    gates,
-  });
-  const next = applyDecision(h.campaign, h.nodes, d);
-  h.campaign = next.campaign;
-  h.nodes = next.nodes;
-  h.actions.push(...d.actions);
-  h.last = d;
-  return d;
-}
 
 describe("decide with windows, ramps and gates", () => {
   // The harness starts at t=0: 1970-01-01 00:00 UTC.

@@ -6,35 +6,10 @@
 import { describe, expect, it } from "vitest";
 import {
   type AdminCommand,
-  applyDecision,
   commandError,
-  type Decision,
-  decide,
   type GateResult,
 } from "../../../control/campaign/index.js";
-import { batchIds, bringBack, fleet, type Harness, MIN, start } from "./harness.js";
-
-/** Decides at the harness's time with gate results and commands, and persists. */
-function decideWith(
-  h: Harness,
-  gates: readonly GateResult[],
-  commands: AdminCommand[] = [],
-): Decision {
-  const d = decide({
-    campaign: h.campaign,
-    nodes: h.nodes,
-    facts: h.facts,
-    now: h.now,
-    target: h.target,
-    gates,
-    commands,
-  });
-  const next = applyDecision(h.campaign, h.nodes, d);
-  h.campaign = next.campaign;
-  h.nodes = next.nodes;
-  h.actions.push(...d.actions);
-  return d;
-}
+import { batchIds, bringBack, decideWith, fleet, type Harness, MIN, start } from "./harness.js";
 
 /**
  * Two nodes, one per batch, with two webhook gates (grace 10 minutes) and `onBreach`; the
