@@ -47,10 +47,8 @@ export class HandshakeAdmission {
   #welcomedAt: number[] = [];
   /** Busy time: milliseconds with a handshake held, as last read. */
   #busy = 0;
-  /** Busy time when the current busy spell began. */
-  #busyBefore = 0;
-  /** When the current busy spell began (the Clock's epoch ms); meaningful while one is held. */
-  #busySince = 0;
+  /** The Clock's epoch ms when busy time was last read; meaningful while one is held. */
+  #busyRead = 0;
   #head = 0;
   readonly #keep: number;
 
@@ -93,10 +91,7 @@ export class HandshakeAdmission {
   /** Takes on a handshake; false (and nothing taken) when {@link limit} are in progress. */
   tryAcquire(): boolean {
     if (this.#held >= this.limit) return false;
-    if (this.#held === 0) {
-      this.#busyBefore = this.#busyNow();
-      this.#busySince = this.o.now();
-    }
+    if (this.#held === 0) this.#busyRead = this.o.now();
     this.#held += 1;
     return true;
   }
@@ -117,17 +112,15 @@ export class HandshakeAdmission {
   }
 
   /**
-   * Milliseconds with a handshake held, ever: never decreasing (a clock set back during a busy
-   * spell counts the spell again from its new now).
+   * Milliseconds with a handshake held, ever: the sum of the Clock's steps forward between
+   * reads while one is held, so never decreasing; a clock set back adds nothing and counts on
+   * from its new now (a clock set forward counts the step as busy: the rate is forgotten).
    */
   #busyNow(): number {
     if (this.#held > 0) {
       const now = this.o.now();
-      if (now < this.#busySince) {
-        this.#busyBefore = this.#busy;
-        this.#busySince = now;
-      }
-      this.#busy = Math.max(this.#busy, this.#busyBefore + (now - this.#busySince));
+      if (now > this.#busyRead) this.#busy += now - this.#busyRead;
+      this.#busyRead = now;
     }
     return this.#busy;
   }

@@ -156,3 +156,32 @@ describe("handshake admission", () => {
     expect(() => new HandshakeAdmission({ ...base, windowMs: 0 })).toThrow(RangeError);
   });
 });
+
+describe("handshake admission, the busy clock under a clock set back", () => {
+  it("a clock set back within a long busy spell keeps the busy clock running: a Control turned slow is still seen within a window", () => {
+    const { a, advance, steady, fill } = admission();
+    fill();
+    // Busy for an hour (a handshake always held), then 100 welcomed per second for a window.
+    advance(3_600_000);
+    steady(500, 10);
+    expect(a.limit).toBe(500);
+    // The clock is set back half an hour: still after the spell began.
+    advance(-1_800_000);
+    expect(a.limit).toBe(500);
+    // Then nothing finishes for a whole window of busy time: only the minimum.
+    advance(5000);
+    expect(a.limit).toBe(16);
+  });
+
+  it("a clock set back by less than the spell so far loses none of the busy time after it", () => {
+    const { a, advance, steady, fill } = admission();
+    fill();
+    advance(4000);
+    steady(500, 10);
+    advance(-2000);
+    expect(a.limit).toBe(500);
+    // 2.5 s of busy time later, half of the window's welcomes are left.
+    advance(2500);
+    expect(a.limit).toBe(250);
+  });
+});
