@@ -185,3 +185,22 @@ describe("handshake admission, the busy clock under a clock set back", () => {
     expect(a.limit).toBe(250);
   });
 });
+
+describe("handshake admission, the price of silent streams at an idle Control", () => {
+  it("silent streams that outlast a window of busy time bring the limit back to the minimum, which then hold every slot", () => {
+    const { a, advance, steady, fill } = admission();
+    fill();
+    steady(500, 10);
+    while (a.held > 0) a.release(false);
+    advance(3_600_000);
+    // The last rate is admitted: 500 silent streams are needed to hold every slot.
+    expect(fill()).toBe(500);
+    advance(5000);
+    expect(a.limit).toBe(16);
+    // They time out unwelcomed (the Hello timeout) and are renewed: 16 now hold every slot.
+    advance(5000);
+    while (a.held > 0) a.release(false);
+    expect(fill()).toBe(16);
+    expect(a.tryAcquire()).toBe(false);
+  });
+});
