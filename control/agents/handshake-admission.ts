@@ -32,9 +32,9 @@ export interface HandshakeAdmissionOptions {
   readonly maxConcurrent: number;
   /** Handshakes at once, at least: admitted whatever the rate (1 to `maxConcurrent`). */
   readonly minConcurrent: number;
-  /** How long an admitted handshake may expect to wait for its turn, in ms (> 0). */
+  /** How long an admitted handshake may expect to wait for its turn, in ms (> 0, finite). */
   readonly targetMs: number;
-  /** Over how long the finishing rate is measured, in ms (> 0). */
+  /** Over how long the finishing rate is measured, in ms (> 0, finite). */
   readonly windowMs: number;
   /** The time now, in epoch ms (Control's Clock). */
   readonly now: () => number;
@@ -66,8 +66,12 @@ export class HandshakeAdmission {
         `minConcurrent must be an integer from 1 to maxConcurrent (${o.maxConcurrent}), got ${o.minConcurrent}`,
       );
     }
-    if (!(o.targetMs > 0)) throw new RangeError(`targetMs must be positive, got ${o.targetMs}`);
-    if (!(o.windowMs > 0)) throw new RangeError(`windowMs must be positive, got ${o.windowMs}`);
+    if (!(o.targetMs > 0 && Number.isFinite(o.targetMs))) {
+      throw new RangeError(`targetMs must be positive and finite, got ${o.targetMs}`);
+    }
+    if (!(o.windowMs > 0 && Number.isFinite(o.windowMs))) {
+      throw new RangeError(`windowMs must be positive and finite, got ${o.windowMs}`);
+    }
     // Welcomes beyond this many can only confirm the cap: not kept.
     this.#keep = Math.ceil((o.maxConcurrent * o.windowMs) / o.targetMs);
   }

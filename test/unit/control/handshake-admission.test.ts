@@ -155,6 +155,19 @@ describe("handshake admission", () => {
     expect(() => new HandshakeAdmission({ ...base, targetMs: 0 })).toThrow(RangeError);
     expect(() => new HandshakeAdmission({ ...base, windowMs: 0 })).toThrow(RangeError);
   });
+
+  it("refuses an infinite target or window: with an infinite target the limit was no number, and nothing was refused", () => {
+    const base = {
+      maxConcurrent: 8,
+      minConcurrent: 4,
+      targetMs: 1000,
+      windowMs: 1000,
+      now: () => 0,
+    };
+    const infinite = Number.POSITIVE_INFINITY;
+    expect(() => new HandshakeAdmission({ ...base, targetMs: infinite })).toThrow(RangeError);
+    expect(() => new HandshakeAdmission({ ...base, windowMs: infinite })).toThrow(RangeError);
+  });
 });
 
 describe("handshake admission, the busy clock under a clock set back", () => {
