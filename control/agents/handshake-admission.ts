@@ -118,7 +118,7 @@ export class HandshakeAdmission {
   /**
    * Milliseconds with a handshake held, ever: the sum of the Clock's steps forward between
    * reads while one is held, so never decreasing; a clock set back adds nothing and counts on
-   * from its new now (a clock set forward counts the step as busy: the rate is forgotten).
+   * from its new now; a clock set forward counts the step as busy, and ages the rate by it.
    */
   #busyNow(): number {
     if (this.#held > 0) {
