@@ -5,16 +5,11 @@
  */
 import type { status as GrpcStatus } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import {
-  type DownloadResult,
-  downloadAuthorization,
-  fetchArtifact,
-} from "../agent/core/download.js";
+import type { DownloadResult } from "../agent/core/download.js";
 import {
   type DurableState,
   enrollmentKeyOf,
   type ReportedState,
-  rememberReport,
   SaveQueue,
 } from "../agent/core/durable-state.js";
 import {
@@ -39,11 +34,12 @@ import {
   OperationPhase,
   type Welcome,
 } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { fetchArtifactFor } from "./artifact-fetch.js";
 import type { AgentBehaviour } from "./behaviours.js";
 import { AgentLifecycle, type LifecycleHost } from "./lifecycle.js";
 import { createPrng, deriveSeed, intBetween, type Prng } from "./prng.js";
 import type { AgentRuntime } from "./runtime.js";
-import { type HealthTrial, simApplier } from "./sim-applier.js";
+import { type HealthTrial, revertFailedTrial, simApplier } from "./sim-applier.js";
 import { StreamTimers } from "./stream-timers.js";
 import type { Tickable } from "./ticker.js";
 
@@ -247,22 +243,9 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
   get stepMs(): number {
     return this.runtime.settings.stepMs;
   }
-  /**
-   * @internal Fetches through the fleet's shared cache (or by itself when the fleet shares no
-   * downloads), unless the fleet does not download.
-   */
+  /** @internal As the fleet is set up ({@link fetchArtifactFor}). */
   fetch(artifact: ArtifactRequest, signal: AbortSignal): Promise<DownloadResult> | undefined {
-    if (!this.runtime.settings.download) return undefined;
-    const authorization = downloadAuthorization(
-      artifact.url,
-      this.runtime.settings.trustedOrigins,
-      this.state.nodeToken,
-    );
-    if (!this.runtime.settings.shareDownloads) {
-      const { url, size } = artifact;
-      return fetchArtifact(url, size, this.runtime.settings.downloadPolicy, signal, authorization);
-    }
-    return this.runtime.artifacts.get({ ...artifact, authorization }, signal);
+    return fetchArtifactFor(this.runtime, artifact, this.state.nodeToken, signal);
   }
 
   /** @internal */
@@ -271,24 +254,13 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
   }
 
   /**
-   * @internal After a restart into a version on trial that fails its health check: back on
-   * the version it came from, its upgrade recorded FAILED `health_check_failed` (sent once
-   * welcomed), as the real Agent's supervisor reverts it.
+   * @internal After a restart: an upgrade on trial whose health check fails is reverted
+   * ({@link revertFailedTrial}) and saved.
    */
   restarted(kind: RestartKind): void {
     const trial = this.#trial;
     this.#trial = undefined;
-    if (kind !== "upgrade" || trial === undefined || this.state.version !== trial.to) return;
-    this.state.version = trial.from;
-    this.state.previousVersion = trial.previousBefore === trial.from ? "" : trial.previousBefore;
-    this.state.configBroken = false;
-    rememberReport(this.state, trial.opId, {
-      phase: OperationPhase.FAILED,
-      version: trial.from,
-      code: "health_check_failed",
-      message: `${trial.to} failed health check "${trial.check}" (simulated) exited with code 1, expected 0; reverted to ${trial.from}`,
-    });
-    this.state.pendingReport = trial.opId;
+    if (kind !== "upgrade" || trial === undefined || !revertFailedTrial(this.state, trial)) return;
     void this.persist();
     this.log.info({ from: trial.to, to: trial.from }, "health check failed (simulated); reverted");
   }

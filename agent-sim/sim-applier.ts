@@ -5,9 +5,10 @@
  * switches to a new version that will fail its health check (see {@link HealthTrial}).
  */
 
-import type { DurableState } from "../agent/core/durable-state.js";
+import { type DurableState, rememberReport } from "../agent/core/durable-state.js";
 import type { Applier, ApplyOutcome } from "../agent/core/operations.js";
 import type { AcceptedUpgrade } from "../agent/core/release-check.js";
+import { OperationPhase } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { AgentBehaviour } from "./behaviours.js";
 
 /**
@@ -78,4 +79,25 @@ export function simApplier(host: SimApplierHost): Applier {
     },
     async applyConfirm() {},
   };
+}
+
+/**
+ * After a restart into `trial.to`: its health check fails and the agent is back on the version
+ * it came from, its upgrade recorded FAILED `health_check_failed` and pending (sent once
+ * welcomed), as the real Agent's supervisor reverts it. False (nothing changed) when the agent
+ * no longer runs `trial.to` (a rollback came first).
+ */
+export function revertFailedTrial(state: DurableState, trial: HealthTrial): boolean {
+  if (state.version !== trial.to) return false;
+  state.version = trial.from;
+  state.previousVersion = trial.previousBefore === trial.from ? "" : trial.previousBefore;
+  state.configBroken = false;
+  rememberReport(state, trial.opId, {
+    phase: OperationPhase.FAILED,
+    version: trial.from,
+    code: "health_check_failed",
+    message: `${trial.to} failed health check "${trial.check}" (simulated) exited with code 1, expected 0; reverted to ${trial.from}`,
+  });
+  state.pendingReport = trial.opId;
+  return true;
 }
