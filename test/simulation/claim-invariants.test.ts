@@ -4,17 +4,9 @@
  * when it does not.
  */
 import { describe, expect, it } from "vitest";
-import {
-  type CampaignNode,
-  type CampaignState,
-  createCampaign,
-  planCampaign,
-  resolveSpec,
-} from "../../control/campaign/index.js";
-import { MemoryCampaignStore, MemoryFleetStore } from "../../control/campaign-store/index.js";
-import { ManualClock } from "../../control/manual-clock.js";
+import type { CampaignState } from "../../control/campaign/index.js";
+import { MemoryFleetStore } from "../../control/campaign-store/index.js";
 import type { SimAgent } from "../../simulation/agent-script.js";
-import type { SimFleet } from "../../simulation/agents.js";
 import {
   type ClaimWorld,
   claimEndViolations,
@@ -22,15 +14,15 @@ import {
   newClaimCheckState,
 } from "../../simulation/claim-invariants.js";
 import type { IssuedCommand } from "../../simulation/outcome-world.js";
+import { NEW, OLD, oneBatchCampaign } from "./hand-built-world.js";
 import { testAgent } from "./test-agent.js";
-
-const OLD = "1.0.0";
-const NEW = "2.0.0";
 
 /** A world of `agents` with campaign `c0` over them (one batch) and release NEW for amd64. */
 function world(agents: SimAgent[], commands: IssuedCommand[] = []) {
-  const clock = new ManualClock(0);
-  const store = new MemoryCampaignStore(clock);
+  const { store, campaign, fleet, set } = oneBatchCampaign(agents, {
+    gates: [{ kind: "webhook", url: "http://gate.sim/0/0" }],
+    gateGraceMs: 60_000,
+  });
   const fleetStore = new MemoryFleetStore(store);
   store.tables.releases.set(NEW, {
     version: NEW,
@@ -51,54 +43,15 @@ function world(agents: SimAgent[], commands: IssuedCommand[] = []) {
       labels: {},
       confirmed_sequence: 1,
     });
-  const spec = resolveSpec({
-    targetVersion: NEW,
-    batches: [{ percent: 100, minDurationMs: 0 }],
-    gates: [{ kind: "webhook", url: "http://gate.sim/0/0" }],
-    gateGraceMs: 60_000,
-  });
-  const { campaign, nodes } = createCampaign({
-    id: "c0",
-    spec,
-    plan: planCampaign(
-      spec,
-      agents.map((a) => ({
-        id: a.script.id,
-        labels: {},
-        pool: "",
-        enabled: true,
-        everConnected: true,
-        capabilities: ["upgrade.v1"],
-        agentVersion: OLD,
-      })),
-    ),
-    target: { version: NEW, sequence: 2 },
-    now: 0,
-  });
   const w: ClaimWorld = {
     store,
     fleetStore,
-    fleet: { agents: new Map(agents.map((a) => [a.script.id, a])) } as unknown as SimFleet,
+    fleet,
     commands,
     maxBatches: 10,
     platform: "linux-amd64",
     state: newClaimCheckState(),
   };
-  const set = (c: Partial<CampaignState>, n: Partial<CampaignNode> = {}) => {
-    store.tables.campaigns.set("c0", {
-      campaign: { ...campaign, ...c },
-      targetVersion: NEW,
-      createdBy: "operator",
-      createdAt: 0,
-      updatedAt: new Date(0),
-      version: 1,
-    });
-    store.tables.nodes.set(
-      "c0",
-      nodes.map((x) => ({ ...x, ...n })),
-    );
-  };
-  set({});
   return { w, set, campaign, store, fleetStore };
 }
 

@@ -142,21 +142,7 @@ describe("handshake admission", () => {
     expect(fill()).toBe(16);
   });
 
-  it("refuses options out of range", () => {
-    const base = {
-      maxConcurrent: 8,
-      minConcurrent: 4,
-      targetMs: 1000,
-      windowMs: 1000,
-      now: () => 0,
-    };
-    expect(() => new HandshakeAdmission({ ...base, minConcurrent: 0 })).toThrow(RangeError);
-    expect(() => new HandshakeAdmission({ ...base, minConcurrent: 9 })).toThrow(RangeError);
-    expect(() => new HandshakeAdmission({ ...base, targetMs: 0 })).toThrow(RangeError);
-    expect(() => new HandshakeAdmission({ ...base, windowMs: 0 })).toThrow(RangeError);
-  });
-
-  it("refuses an infinite target or window: with an infinite target the limit was no number, and nothing was refused", () => {
+  it("refuses options out of range, and an infinite target or window (with an infinite target the limit was no number, and nothing was refused)", () => {
     const base = {
       maxConcurrent: 8,
       minConcurrent: 4,
@@ -165,6 +151,11 @@ describe("handshake admission", () => {
       now: () => 0,
     };
     const infinite = Number.POSITIVE_INFINITY;
+    expect(() => new HandshakeAdmission(base)).not.toThrow();
+    expect(() => new HandshakeAdmission({ ...base, minConcurrent: 0 })).toThrow(RangeError);
+    expect(() => new HandshakeAdmission({ ...base, minConcurrent: 9 })).toThrow(RangeError);
+    expect(() => new HandshakeAdmission({ ...base, targetMs: 0 })).toThrow(RangeError);
+    expect(() => new HandshakeAdmission({ ...base, windowMs: 0 })).toThrow(RangeError);
     expect(() => new HandshakeAdmission({ ...base, targetMs: infinite })).toThrow(RangeError);
     expect(() => new HandshakeAdmission({ ...base, windowMs: infinite })).toThrow(RangeError);
   });
