@@ -5,6 +5,7 @@
  * `/metrics` reads of them.
  */
 import { authenticateStream } from "./agents/authenticate.js";
+import { acceptBacklog } from "./agents/connection-cap.js";
 import { CredentialSlots } from "./agents/credential-slots.js";
 import { HANDSHAKE_ADMISSION, HandshakeAdmission } from "./agents/handshake-admission.js";
 import type { AgentHub } from "./agents/hub.js";
@@ -18,6 +19,7 @@ import type { JoinTokenReader } from "./db/join-token-reader.js";
 import type { NodeStore } from "./db/node-store.js";
 import type { Logger } from "./log.js";
 import type { AgentMetrics, ControlMetrics } from "./metrics/index.js";
+import { readKernelAcceptQueueCap } from "./shared/kernel-accept-queue.js";
 import { certificateDenied, recordCertifiedHello } from "./tls/certificate-nodes.js";
 import { agentServerCredentials } from "./tls/credentials.js";
 
@@ -48,7 +50,12 @@ export async function startAgentListener(o: AgentListenerOptions): Promise<Agent
   // limits.maxStreams and the connection cap under it: see control/agents/stream-budget.ts.
   const budget = currentStreamBudget(config.limits.maxStreams);
   const { warning, ...budgetFacts } = budget;
-  log.info(budgetFacts, "agent stream and connection limits");
+  // The accept queue asked for and the kernel's cap on it: see control/agents/connection-cap.ts.
+  const queue = {
+    acceptBacklog: acceptBacklog(budget.maxConnections),
+    kernelAcceptQueueCap: readKernelAcceptQueueCap(),
+  };
+  log.info({ ...budgetFacts, ...queue }, "agent stream and connection limits");
   if (warning) log.warn({ ...budgetFacts }, warning);
   const streams = new Slots(budget.maxStreams);
   const maxHandshakes = config.limits.maxConcurrentHandshakes;

@@ -5,16 +5,35 @@
  * of connections, with or without streams, cannot exhaust the process's descriptors. grpc-js
  * serves the accepted sockets through its public `createConnectionInjector`, with the same
  * HTTP/2 settings and credentials (TLS included) as a port it binds itself.
+ *
+ * Its accept queue ({@link acceptBacklog}) has room for every connection Control holds, so a
+ * wave of agents reconnecting at once waits there for Control's event loop instead of being
+ * dropped at the SYN, which their kernels retry only 1 s, 3 s and 7 s later.
  */
 import { createServer, type Server, type Socket } from "node:net";
 import type { Logger } from "../log.js";
 import type { ListenAddress } from "../shared/listen-address.js";
+
+/** Node.js's default accept queue: what the listener asks for at least. */
+export const DEFAULT_ACCEPT_BACKLOG = 511;
+
+/**
+ * The accept queue asked of the kernel for a listener holding `maxConnections`: room for all
+ * of them, at least {@link DEFAULT_ACCEPT_BACKLOG}. The kernel truncates it to
+ * `net.core.somaxconn` (4096 by default since Linux 5.4); a connection arriving at a full
+ * queue is dropped at its SYN. A queued connection holds no descriptor of Control's.
+ */
+export function acceptBacklog(maxConnections: number): number {
+  return Math.max(DEFAULT_ACCEPT_BACKLOG, maxConnections);
+}
 
 /** Options of {@link listenCapped}. */
 export interface CappedListenerOptions {
   readonly address: ListenAddress;
   /** Connections held at once; the next is closed at accept (≥ 1). */
   readonly maxConnections: number;
+  /** The accept queue asked of the kernel: {@link acceptBacklog} of `maxConnections`. */
+  readonly backlog: number;
   /** Hands an accepted connection to the gRPC server. */
   readonly accept: (socket: Socket) => void;
   /** Told of each connection closed at accept because the cap was reached. */
@@ -49,7 +68,8 @@ export async function listenCapped(options: CappedListenerOptions): Promise<Capp
   server.on("drop", () => options.dropped());
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.address.port, options.address.host, () => {
+    const { port, host } = options.address;
+    server.listen({ port, host, backlog: options.backlog }, () => {
       server.off("error", reject);
       resolve();
     });
