@@ -109,6 +109,10 @@ export function offerNext(d: Draft): void {
   const b = currentBatch(d);
   const spec = d.campaign.spec;
   if (!windowOpen(spec.windows, d.now)) return;
+  // Nothing waits in the batch: there is nothing to offer or to skip, and the counts below
+  // would be for nothing. Most decisions of a large batch are such (its reports and Hellos):
+  // the counts walk every active node, 72 % of a decision's time in a 7,500-node batch.
+  if (waitingNodes(d, b.index).length === 0) return;
   let batchInFlight = activeNodes(d, b.index).filter((n) => inFlight(n, d.now)).length;
   // In flight per pool over every campaign: the others' (given) plus this one's.
   const poolInFlight = new Map<string, number>();
@@ -123,7 +127,10 @@ export function offerNext(d: Draft): void {
   const limit = concurrencyLimit(spec.concurrency);
   if (batchInFlight >= limit) return;
   const maxDownloads = downloadLimit(spec);
-  let downloading = activeNodes(d).filter((n) => mayBeDownloading(n, factsOf(d, n.nodeId))).length;
+  // Without --max-downloads the count can never reach the limit: not counted.
+  let downloading = Number.isFinite(maxDownloads)
+    ? activeNodes(d).filter((n) => mayBeDownloading(n, factsOf(d, n.nodeId))).length
+    : 0;
   if (downloading >= maxDownloads) return;
   for (const n of waitingNodes(d, b.index)) {
     if (batchInFlight >= limit || downloading >= maxDownloads) break;
