@@ -50,7 +50,8 @@ export async function startAgentListener(o: AgentListenerOptions): Promise<Agent
   // limits.maxStreams and the connection cap under it: see control/agents/stream-budget.ts.
   const budget = currentStreamBudget(config.limits.maxStreams);
   const { warning, ...budgetFacts } = budget;
-  // The accept queue asked for and the kernel's cap on it: see control/agents/connection-cap.ts.
+  // The accept queue the listener asks for (from the same maxConnections) and the kernel's cap
+  // on it: see control/agents/connection-cap.ts.
   const queue = {
     acceptBacklog: acceptBacklog(budget.maxConnections),
     kernelAcceptQueueCap: readKernelAcceptQueueCap(),

@@ -15,7 +15,7 @@ import type { Logger } from "../log.js";
 import type { ListenAddress } from "../shared/listen-address.js";
 
 /** Node.js's default accept queue: what the listener asks for at least. */
-export const DEFAULT_ACCEPT_BACKLOG = 511;
+const DEFAULT_ACCEPT_BACKLOG = 511;
 
 /**
  * The accept queue asked of the kernel for a listener holding `maxConnections`: room for all
@@ -30,10 +30,11 @@ export function acceptBacklog(maxConnections: number): number {
 /** Options of {@link listenCapped}. */
 export interface CappedListenerOptions {
   readonly address: ListenAddress;
-  /** Connections held at once; the next is closed at accept (≥ 1). */
+  /**
+   * Connections held at once; the next is closed at accept (≥ 1). The accept queue is sized
+   * from it ({@link acceptBacklog}).
+   */
   readonly maxConnections: number;
-  /** The accept queue asked of the kernel: {@link acceptBacklog} of `maxConnections`. */
-  readonly backlog: number;
   /** Hands an accepted connection to the gRPC server. */
   readonly accept: (socket: Socket) => void;
   /** Told of each connection closed at accept because the cap was reached. */
@@ -69,7 +70,7 @@ export async function listenCapped(options: CappedListenerOptions): Promise<Capp
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     const { port, host } = options.address;
-    server.listen({ port, host, backlog: options.backlog }, () => {
+    server.listen({ port, host, backlog: acceptBacklog(options.maxConnections) }, () => {
       server.off("error", reject);
       resolve();
     });

@@ -16,7 +16,7 @@ import type { Logger } from "../log.js";
 import { grpcServiceDefinition } from "../shared/grpc-service.js";
 import type { ListenAddress } from "../shared/listen-address.js";
 import { nulTextPath } from "../shared/nul-text.js";
-import { acceptBacklog, listenCapped } from "./connection-cap.js";
+import { listenCapped } from "./connection-cap.js";
 import { withWireBytes } from "./inbound-budget.js";
 import { type IncomingMessage, MALFORMED, type SessionDeps, serveAgentStream } from "./session.js";
 
@@ -124,7 +124,6 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
   const listener = await listenCapped({
     address: options.address,
     maxConnections: options.maxConnections,
-    backlog: acceptBacklog(options.maxConnections),
     accept: (socket: Socket) => injector.injectConnection(socket),
     dropped: options.connectionDropped,
     log: options.log,
