@@ -14,6 +14,7 @@ import {
   CampaignService,
   CampaignSpecSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import type { BareFanout } from "./bare-fanout.js";
 import { ackLatencies, installAckProbe, removeAckProbe } from "./campaign-acks.js";
 import { type BenchRelease, registerRelease } from "./campaign-release.js";
 import type { BenchControl } from "./control.js";
@@ -26,6 +27,10 @@ import type { Target } from "./target.js";
 
 /** Control config the campaign scenarios need (zero minimum durations, big first batch). */
 export const CAMPAIGN_POLICY = { minBatchDurationSeconds: 0, firstBatchMaxPercent: 100 };
+
+/** The fan-out rows' scenarios (the baseline is set on them by {@link withFanoutBaseline}). */
+const FANOUT = "fan-out: StartCampaign answered → last offer of the first batch received";
+const FANOUT_ELD = "fan-out: Control event-loop delay p99 (max) meanwhile";
 
 /** Inputs of {@link runCampaignScenarios}. */
 export interface CampaignContext {
@@ -157,7 +162,7 @@ export async function runCampaignScenarios(ctx: CampaignContext): Promise<Campai
   const rate = (upgraded / Math.max(1, rolloutMs)) * 60_000;
   const rows: BenchRow[] = [
     row({
-      scenario: "fan-out: StartCampaign answered → last offer of the first batch received",
+      scenario: FANOUT,
       n: firstBatch,
       unit: "ms",
       project: fanoutMs,
@@ -166,7 +171,7 @@ export async function runCampaignScenarios(ctx: CampaignContext): Promise<Campai
       note: `first offer after ${offers[0] === undefined ? "—" : offers[0] - startedAt} ms; StartCampaign took ${startedAt - requested} ms`,
     }),
     row({
-      scenario: "fan-out: Control event-loop delay p99 (max) meanwhile",
+      scenario: FANOUT_ELD,
       n: firstBatch,
       unit: "ms",
       project: eld?.p99 ?? Number.NaN,
@@ -203,4 +208,35 @@ export async function runCampaignScenarios(ctx: CampaignContext): Promise<Campai
     ),
   ];
   return { rows, raw: { id, fanoutMs, eld, rolloutMs, upgraded, phase, acks: acks.length } };
+}
+
+/**
+ * `rows` with the bare server's fan-out to the same fleet (`bare-fanout.ts`) as the baseline
+ * of the fan-out and its event-loop delay; the goals stay absolute. Unchanged without one.
+ */
+export function withFanoutBaseline(
+  rows: readonly BenchRow[],
+  bare: BareFanout | undefined,
+): BenchRow[] {
+  if (bare === undefined) return [...rows];
+  return rows.map((r) => {
+    if (r.scenario === FANOUT) {
+      return {
+        ...r,
+        baseline: bare.lastMs,
+        baselineName: "bare server's offers to the same agents",
+        ratio: ratio(r.project, bare.lastMs),
+        note: `${r.note ?? ""}; bare server: first offer after ${bare.firstMs} ms, its writes took ${bare.writeMs.toFixed(0)} ms`,
+      };
+    }
+    if (r.scenario === FANOUT_ELD && bare.eldP99 !== undefined) {
+      return {
+        ...r,
+        baseline: bare.eldP99,
+        baselineName: "bare server's, meanwhile",
+        ratio: ratio(r.project, bare.eldP99),
+      };
+    }
+    return r;
+  });
 }

@@ -6,15 +6,23 @@
  * no database, no per-stream state beyond grpc-js's own. Whatever Control costs above it
  * is what Control adds.
  *
- * Usage: `tsx agent-sim/bench/echo-server.ts --addr 127.0.0.1:0 --heartbeat-ms 10000`;
+ * With `--offer FILE` (an encoded `ControlMessage`, `bare-fanout.ts`), a line `fanout N` on
+ * stdin writes it to N of the streams that sent a Hello, spread evenly over them in the order
+ * they arrived, all in one synchronous loop, and prints `fanout <epoch ms of the first write>
+ * <written> <ms the loop took>`: the fan-out's baseline.
+ *
+ * Usage: `tsx agent-sim/bench/echo-server.ts --addr 127.0.0.1:0 --heartbeat-ms 10000 [--offer FILE]`;
  * prints `listening <port>` once bound; SIGTERM stops it.
  */
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import * as grpc from "@grpc/grpc-js";
 import { agentServerOptions } from "../../control/agents/server.js";
 import { grpcServiceDefinition } from "../../control/shared/grpc-service.js";
+import { WireMessage } from "../../control/shared/wire-message.js";
 import {
   AgentControlService,
   type AgentMessage,
@@ -26,18 +34,22 @@ const { values } = parseArgs({
   options: {
     addr: { type: "string", default: "127.0.0.1:0" },
     "heartbeat-ms": { type: "string", default: "10000" },
+    offer: { type: "string" },
   },
   strict: true,
 });
 const heartbeatMs = Number(values["heartbeat-ms"]);
 let sessions = 0;
+/** The streams that sent a Hello, in the order they did (ended ones removed). */
+const welcomed = new Set<grpc.ServerDuplexStream<AgentMessage, ControlMessage | WireMessage>>();
 
 const server = new grpc.Server(agentServerOptions(4 * 1024 * 1024));
 server.addService(grpcServiceDefinition(AgentControlService), {
-  connect(call: grpc.ServerDuplexStream<AgentMessage, ControlMessage>) {
+  connect(call: grpc.ServerDuplexStream<AgentMessage, ControlMessage | WireMessage>) {
     call.on("data", (message: AgentMessage) => {
       if (message.body.case !== "hello") return;
       sessions += 1;
+      welcomed.add(call);
       const hello = message.body.value;
       call.write(
         create(ControlMessageSchema, {
@@ -53,8 +65,11 @@ server.addService(grpcServiceDefinition(AgentControlService), {
         }),
       );
     });
+    const forget = () => welcomed.delete(call);
     call.on("end", () => call.end());
-    call.on("error", () => undefined);
+    call.on("close", forget);
+    call.on("cancelled", forget);
+    call.on("error", forget);
   },
 });
 server.bindAsync(values.addr, grpc.ServerCredentials.createInsecure(), (error, port) => {
@@ -64,6 +79,23 @@ server.bindAsync(values.addr, grpc.ServerCredentials.createInsecure(), (error, p
   }
   process.stdout.write(`listening ${port}\n`);
 });
+if (values.offer !== undefined) {
+  const offer = new WireMessage(readFileSync(values.offer));
+  createInterface({ input: process.stdin }).on("line", (line) => {
+    const match = /^fanout (\d+)$/.exec(line.trim());
+    if (!match) return;
+    const streams = [...welcomed];
+    const count = Math.min(Number(match[1]), streams.length);
+    const at = Date.now();
+    const began = performance.now();
+    for (let i = 0; i < count; i++) {
+      const call = streams[Math.floor((i * streams.length) / count)];
+      // The codec passes a WireMessage's bytes through, as it does Control's framed offers.
+      call?.write(offer);
+    }
+    process.stdout.write(`fanout ${at} ${count} ${(performance.now() - began).toFixed(1)}\n`);
+  });
+}
 process.once("SIGTERM", () => {
   server.forceShutdown();
   process.exit(0);

@@ -10,11 +10,17 @@
  * `--quick` (CI): N = 1,000, about two minutes; exits 1 when a ratio is beyond its bound.
  * Full mode (N = 1k/5k/10k) is run by hand and its results committed.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { CAMPAIGN_POLICY, pendingCampaignRows, runCampaignScenarios } from "./campaign.js";
+import { type BareFanout, measureBareFanout, offerFile, offerMessage } from "./bare-fanout.js";
+import {
+  CAMPAIGN_POLICY,
+  pendingCampaignRows,
+  runCampaignScenarios,
+  withFanoutBaseline,
+} from "./campaign.js";
 import { prepareRelease } from "./campaign-release.js";
 import { measureCampaignTicks, tickRows } from "./campaign-tick.js";
 import { startBenchControl } from "./control.js";
@@ -262,9 +268,16 @@ async function main(): Promise<number> {
       return (error as Error).message;
     });
     const downtime = controlLoad.storms[0]?.downtimeMs;
-    const bare = await bareTarget(dir, heartbeatSeconds * 1000);
+    // With a release, the bare server can make the fan-out's baseline (`bare-fanout.ts`): its
+    // fleet then runs as Control's did (the release's pin, instant restarts, the offer marks).
+    const offer = release === undefined ? undefined : offerFile(dir);
+    if (release !== undefined && offer !== undefined) {
+      await writeFile(offer, await offerMessage(release));
+    }
+    const bare = await bareTarget(dir, heartbeatSeconds * 1000, offer);
     let bareLoad: Awaited<ReturnType<typeof runFleetLoad>>;
     let bareBurst: HandshakeBurst;
+    let bareFanout: BareFanout | undefined;
     try {
       bareLoad = await runFleetLoad(
         bare,
@@ -272,8 +285,22 @@ async function main(): Promise<number> {
           ...plan,
           storms: mode.bareStorms,
           ...(downtime === undefined ? {} : { stormDowntimeMs: downtime }),
+          ...(release === undefined
+            ? {}
+            : { simOptions: { restartMs: [0, 0], pins: [release.pin] }, instrument: true }),
         },
-        { onStep: say },
+        {
+          onStep: say,
+          whileHeld: async (sims, held) => {
+            if (release === undefined) return;
+            say(`bare: the fan-out's baseline, ${Math.ceil(held / 4)} offers at once`);
+            try {
+              bareFanout = await measureBareFanout(bare, sims, Math.ceil(held / 4));
+            } catch (error) {
+              say(`bare fan-out failed: ${(error as Error).message}`);
+            }
+          },
+        },
       );
       say(`bare: ${burst.agents} agents connecting at once`);
       bareBurst = await handshakeBurst(bare, {
@@ -342,7 +369,7 @@ async function main(): Promise<number> {
       note: `${(writes.commits / Math.max(1, writes.seconds)).toFixed(1)} commits/s in the whole database, autovacuum included`,
     });
     rows.push(...tickRows(ticks, mode.ticks.bound));
-    rows.push(...campaignRows);
+    rows.push(...withFanoutBaseline(campaignRows, bareFanout));
     rows.push(...(workers?.rows ?? []));
     const report: BenchReport = {
       mode: mode.name,
@@ -356,6 +383,7 @@ async function main(): Promise<number> {
         db,
         writes,
         campaign: campaignRaw,
+        bareFanout,
         ticks,
         workers: workers === undefined ? undefined : { ...workers.raw, pgLoad: workers.pgLoad },
       },

@@ -152,13 +152,24 @@ export interface EchoProcess {
   stop(): Promise<void>;
   /** SIGKILL at once. */
   kill(): Promise<void>;
+  /**
+   * Writes the offer it was started with (`offerFile`) to `count` of its streams at once
+   * (`echo-server.ts`); resolves with when it began (epoch ms), how many it wrote and how long
+   * its loop took (ms).
+   * @throws when it was started without an offer, or does not answer within 60 s.
+   */
+  fanOut(count: number): Promise<{ at: number; sent: number; writeMs: number }>;
 }
 
-/** Starts the bare server (with the GC hook and its event-loop delay sampler, under `dir`) and waits for its port. */
+/**
+ * Starts the bare server (with the GC hook and its event-loop delay sampler, under `dir`) and
+ * waits for its port; with `offerFile`, it can fan that offer out ({@link EchoProcess.fanOut}).
+ */
 export async function startEchoProcess(
   dir: string,
   heartbeatMs: number,
   port = 0,
+  offerFile?: string,
 ): Promise<EchoProcess> {
   const child = spawn(
     process.execPath,
@@ -170,13 +181,14 @@ export async function startEchoProcess(
       `127.0.0.1:${port}`,
       "--heartbeat-ms",
       String(heartbeatMs),
+      ...(offerFile === undefined ? [] : ["--offer", offerFile]),
     ],
     {
       cwd: ROOT,
       // The same instrumentation as Control's (the event-loop delay sampler, a 10 ms timer),
       // so neither server's CPU figure carries a cost the other does not.
       env: { ...process.env, ...gcHookEnv(dir, "echo"), AGENT_CONTROL_BENCH_ELD: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
     },
   );
   child.stderr?.pipe(createWriteStream(join(dir, "echo.log"), { flags: "a" }));
@@ -199,11 +211,34 @@ export async function startEchoProcess(
     child.kill(signal);
     await exited;
   };
+  const fanOut = (count: number) =>
+    new Promise<{ at: number; sent: number; writeMs: number }>((resolveFanOut, reject) => {
+      if (offerFile === undefined) {
+        reject(new Error("the bare server was started without an offer"));
+        return;
+      }
+      let out = "";
+      const onData = (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = /fanout (\d+) (\d+) ([\d.]+)/.exec(out);
+        if (!match) return;
+        clearTimeout(timer);
+        child.stdout?.off("data", onData);
+        resolveFanOut({ at: Number(match[1]), sent: Number(match[2]), writeMs: Number(match[3]) });
+      };
+      const timer = setTimeout(() => {
+        child.stdout?.off("data", onData);
+        reject(new Error("the bare server did not fan out in 60 s"));
+      }, 60_000);
+      child.stdout?.on("data", onData);
+      child.stdin?.write(`fanout ${count}\n`);
+    });
   return {
     pid: child.pid ?? 0,
     port: bound,
     stop: () => end("SIGTERM"),
     kill: () => end("SIGKILL"),
+    fanOut,
   };
 }
 

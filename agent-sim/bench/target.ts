@@ -38,12 +38,22 @@ export async function controlTarget(control: BenchControl): Promise<Target> {
   };
 }
 
-/** The bare grpc-js server as a target (stop it with `stop`). */
+/** The bare grpc-js server as a target, with its fan-out of the offer it was started with. */
+export interface BareServer extends Target {
+  stop(): Promise<void>;
+  fanOut: EchoProcess["fanOut"];
+}
+
+/**
+ * The bare grpc-js server as a target (stop it with `stop`); with `offerFile`
+ * (`bare-fanout.ts`), `fanOut` writes that offer to many of its streams at once.
+ */
 export async function bareTarget(
   dir: string,
   heartbeatMs: number,
-): Promise<Target & { stop(): Promise<void> }> {
-  let echo: EchoProcess = await startEchoProcess(dir, heartbeatMs);
+  offerFile?: string,
+): Promise<BareServer> {
+  let echo: EchoProcess = await startEchoProcess(dir, heartbeatMs, 0, offerFile);
   const port = echo.port;
   return {
     name: "bare",
@@ -53,8 +63,9 @@ export async function bareTarget(
     memory: () => memorySnapshot(dir, "echo", echo.pid),
     kill: () => echo.kill(),
     async restart() {
-      echo = await startEchoProcess(dir, heartbeatMs, port);
+      echo = await startEchoProcess(dir, heartbeatMs, port, offerFile);
     },
     stop: () => echo.stop(),
+    fanOut: (count) => echo.fanOut(count),
   };
 }
