@@ -271,9 +271,7 @@ async function main(): Promise<number> {
     // With a release, the bare server can make the fan-out's baseline (`bare-fanout.ts`): its
     // fleet then runs as Control's did (the release's pin, instant restarts, the offer marks).
     const offer = release === undefined ? undefined : offerFile(dir);
-    if (release !== undefined && offer !== undefined) {
-      await writeFile(offer, await offerMessage(release));
-    }
+    if (release !== undefined) await writeFile(offerFile(dir), await offerMessage(release));
     const bare = await bareTarget(dir, heartbeatSeconds * 1000, offer);
     let bareLoad: Awaited<ReturnType<typeof runFleetLoad>>;
     let bareBurst: HandshakeBurst;
