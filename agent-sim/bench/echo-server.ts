@@ -66,11 +66,11 @@ server.addService(grpcServiceDefinition(AgentControlService), {
         }),
       );
     });
-    const forget = () => welcomed.delete(call);
     call.on("end", () => call.end());
-    call.on("close", forget);
-    call.on("cancelled", forget);
-    call.on("error", forget);
+    call.on("error", () => undefined);
+    // Only with --offer, so the figures without one carry no listener of its own. A stream
+    // closes however it ends: grpc-js destroys a cancelled one, which emits "close".
+    if (values.offer !== undefined) call.on("close", () => welcomed.delete(call));
   },
 });
 server.bindAsync(values.addr, grpc.ServerCredentials.createInsecure(), (error, port) => {
