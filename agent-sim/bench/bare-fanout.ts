@@ -97,13 +97,18 @@ export interface BareFanout {
 /**
  * Has `bare` offer `count` of its streams at once (`fanOut`) and waits, at most `timeoutMs`,
  * until the simulators (started with `instrument`) have received them all; the bare server's
- * event-loop delay is read over the same window, as Control's is over its fan-out.
- * @throws when the bare server holds fewer streams, or fewer offers arrive in time.
+ * event-loop delay is read over the same window, as Control's is over its fan-out. Then waits
+ * (at most `timeoutMs` more, outside the window) until `count` agents are back on `version`:
+ * a mark is taken when an offer arrives, before the agent verifies it, so an offer the agents
+ * refused would otherwise pass as a (cheaper) baseline.
+ * @throws when the bare server holds fewer streams, fewer offers arrive in time, or fewer
+ *   agents took the offer.
  */
 export async function measureBareFanout(
   bare: Pick<BareServer, "fanOut" | "memory">,
   sims: readonly SimProcess[],
   count: number,
+  version: string,
   timeoutMs = 60_000,
 ): Promise<BareFanout> {
   await Promise.all(sims.map((sim) => sim.marks()));
@@ -121,6 +126,18 @@ export async function measureBareFanout(
   }
   const eld = (await bare.memory()).eld;
   const at = marks.flatMap((m) => m.offers.map(([, t]) => t)).sort((a, b) => a - b);
+  const upgradedBy = Date.now() + timeoutMs;
+  for (;;) {
+    const counts = await Promise.all(sims.map((sim) => sim.counts()));
+    const upgraded = counts.reduce((n, c) => n + (c.versions[version] ?? 0), 0);
+    if (upgraded >= count) break;
+    if (Date.now() > upgradedBy) {
+      throw new Error(
+        `${upgraded} of ${count} offered agents on ${version}: the offer was refused`,
+      );
+    }
+    await sleep(250);
+  }
   return {
     sent: wrote.sent,
     lastMs: (at[count - 1] as number) - wrote.at,

@@ -293,7 +293,12 @@ async function main(): Promise<number> {
             if (release === undefined) return;
             say(`bare: the fan-out's baseline, ${Math.ceil(held / 4)} offers at once`);
             try {
-              bareFanout = await measureBareFanout(bare, sims, Math.ceil(held / 4));
+              bareFanout = await measureBareFanout(
+                bare,
+                sims,
+                Math.ceil(held / 4),
+                release.version,
+              );
             } catch (error) {
               say(`bare fan-out failed: ${(error as Error).message}`);
             }

@@ -8,14 +8,37 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { measureBareFanout, offerFile, offerMessage } from "../../agent-sim/bench/bare-fanout.js";
 import { prepareRelease } from "../../agent-sim/bench/campaign-release.js";
 import { type SimProcess, startSimProcess, waitWelcomed } from "../../agent-sim/bench/processes.js";
 import { type BareServer, bareTarget } from "../../agent-sim/bench/target.js";
+import { ControlMessageSchema } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 
 const AGENTS = 40;
 const OFFERS = 10;
+
+/** `AGENTS` simulated agents on `bare`, trusting `pin`, instrumented (logs in `logDir`), all welcomed. */
+async function startFleet(bare: BareServer, pin: string, logDir: string): Promise<SimProcess> {
+  const sim = await startSimProcess(
+    {
+      server: bare.server,
+      joinToken: bare.joinToken,
+      count: AGENTS,
+      seed: 1,
+      idPrefix: "bf",
+      connectRate: 200,
+      download: false,
+      restartMs: [0, 0],
+      pins: [pin],
+    },
+    join(logDir, "sim.log"),
+    true,
+  );
+  await waitWelcomed([sim], AGENTS, 60_000, `${AGENTS} streams on the bare server`);
+  return sim;
+}
 
 describe("the bare server's fan-out", () => {
   let dir: string | undefined;
@@ -35,24 +58,9 @@ describe("the bare server's fan-out", () => {
     const release = await prepareRelease(dir, "2.0.0");
     await writeFile(offerFile(dir), await offerMessage(release));
     bare = await bareTarget(dir, 10_000, offerFile(dir));
-    sim = await startSimProcess(
-      {
-        server: bare.server,
-        joinToken: bare.joinToken,
-        count: AGENTS,
-        seed: 1,
-        idPrefix: "bf",
-        connectRate: 200,
-        download: false,
-        restartMs: [0, 0],
-        pins: [release.pin],
-      },
-      join(dir, "sim.log"),
-      true,
-    );
-    await waitWelcomed([sim], AGENTS, 60_000, `${AGENTS} streams on the bare server`);
+    sim = await startFleet(bare, release.pin, dir);
 
-    const fanout = await measureBareFanout(bare, [sim], OFFERS);
+    const fanout = await measureBareFanout(bare, [sim], OFFERS, release.version);
 
     expect(fanout.sent).toBe(OFFERS);
     expect(fanout.firstMs).toBeGreaterThanOrEqual(0);
@@ -65,6 +73,38 @@ describe("the bare server's fan-out", () => {
     expect(upgraded.versions["2.0.0"]).toBe(OFFERS);
     // Each offered agent took the offer once: no second mark, no further upgrade.
     expect((await sim.marks()).offers).toHaveLength(0);
+  }, 120_000);
+
+  it("rejects a fan-out the agents refused (a broken signature): marks alone are no baseline", async () => {
+    dir = await mkdtemp(join(tmpdir(), "bare-fanout-"));
+    const release = await prepareRelease(dir, "2.0.0");
+    const message = fromBinary(ControlMessageSchema, await offerMessage(release));
+    if (message.body.case !== "operation" || message.body.value.kind.case !== "agentUpgrade") {
+      throw new Error("the offer is not an agentUpgrade operation");
+    }
+    const signature = message.body.value.kind.value.envelope?.signatures[0];
+    if (signature === undefined) throw new Error("the offer carries no signature");
+    signature.sig[0] = (signature.sig[0] ?? 0) ^ 0xff;
+    await writeFile(offerFile(dir), toBinary(ControlMessageSchema, message));
+    bare = await bareTarget(dir, 10_000, offerFile(dir));
+    sim = await startFleet(bare, release.pin, dir);
+
+    await expect(measureBareFanout(bare, [sim], OFFERS, release.version, 5_000)).rejects.toThrow(
+      /on 2\.0\.0/,
+    );
+    expect((await sim.counts()).versions["2.0.0"] ?? 0).toBe(0);
+  }, 120_000);
+
+  it("forgets streams that ended: after every agent dropped its stream, a fan-out reaches only live ones", async () => {
+    dir = await mkdtemp(join(tmpdir(), "bare-fanout-"));
+    const release = await prepareRelease(dir, "2.0.0");
+    await writeFile(offerFile(dir), await offerMessage(release));
+    bare = await bareTarget(dir, 10_000, offerFile(dir));
+    sim = await startFleet(bare, release.pin, dir);
+    await sim.drop();
+    await sim.waitFor((c) => c.welcomes >= 2 * AGENTS && c.welcomed === AGENTS, 60_000, "back");
+
+    expect((await bare.fanOut(10 * AGENTS)).sent).toBe(AGENTS);
   }, 120_000);
 
   it("refuses a fan-out when it was started without an offer", async () => {
