@@ -192,6 +192,8 @@ export async function startEchoProcess(
     },
   );
   child.stderr?.pipe(createWriteStream(join(dir, "echo.log"), { flags: "a" }));
+  // A write after the server died fails on its stdin: the fan-out's own timeout says so.
+  child.stdin?.on("error", () => undefined);
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   const bound = await new Promise<number>((resolvePort, reject) => {
     const timer = setTimeout(() => reject(new Error("echo server did not start in 60 s")), 60_000);
@@ -220,7 +222,7 @@ export async function startEchoProcess(
       let out = "";
       const onData = (chunk: Buffer) => {
         out += chunk.toString();
-        const match = /fanout (\d+) (\d+) ([\d.]+)/.exec(out);
+        const match = /fanout (\d+) (\d+) ([\d.]+)\n/.exec(out);
         if (!match) return;
         clearTimeout(timer);
         child.stdout?.off("data", onData);
