@@ -10,11 +10,11 @@
  * `--quick` (CI): N = 1,000, about two minutes; exits 1 when a ratio is beyond its bound.
  * Full mode (N = 1k/5k/10k) is run by hand and its results committed.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { type BareFanout, measureBareFanout, offerFile, offerMessage } from "./bare-fanout.js";
+import { runBareScenarios } from "./bare-scenarios.js";
 import {
   CAMPAIGN_POLICY,
   pendingCampaignRows,
@@ -27,84 +27,19 @@ import { startBenchControl } from "./control.js";
 import { dbCounters, measureDbBaseline } from "./db-baseline.js";
 import { runDownloadsBench } from "./downloads.js";
 import { downloadsTable, writeDownloadsReport } from "./downloads-report.js";
-import { type FleetLoadPlan, runFleetLoad } from "./fleet-load.js";
+import { runFleetLoad } from "./fleet-load.js";
 import {
   DEFAULT_HANDSHAKES_PER_CREDENTIAL,
-  type HandshakeBurst,
   handshakeBurst,
   handshakeRows,
   MASS_ENROLMENT_LIMITS,
 } from "./handshakes.js";
+import { FULL, type Mode, QUICK } from "./modes.js";
 import { ROOT } from "./processes.js";
 import { type BenchReport, spreadText, writeReport } from "./report.js";
 import { type BenchRow, dbRows, fleetRows, perStream } from "./rows.js";
-import { bareTarget, controlTarget } from "./target.js";
+import { controlTarget } from "./target.js";
 import { measureWorkers, type WorkersResult } from "./workers.js";
-
-/** Settings of one mode. */
-interface Mode {
-  readonly name: "quick" | "full";
-  readonly plan: Omit<FleetLoadPlan, "logDir" | "stormDowntimeMs">;
-  readonly bounds: { memory: number; cpu: number };
-  /** The handshake bursts: agents, and the quick-mode floor of their rate ratio. */
-  readonly handshakes: { readonly agents: number; readonly minRatio: number };
-  /** Storms against the bare server (quick mode skips them: the storm goal is absolute). */
-  readonly bareStorms: number;
-  readonly dbRows: number;
-  readonly singles: number;
-  /** Fleet sizes of the campaign tick scenario, and the quick-mode bound of its ratio. */
-  readonly ticks: {
-    readonly sizes: readonly number[];
-    readonly repeats: number;
-    readonly bound?: number;
-  };
-}
-
-const QUICK: Mode = {
-  name: "quick",
-  plan: {
-    levels: [1000],
-    heartbeatScale: 0.1,
-    settleMs: 2000,
-    cpuWindows: 3,
-    cpuWindowMs: 6000,
-    storms: 1,
-    connectRate: 1000,
-    levelTimeoutMs: 60_000,
-  },
-  // Margins over the goals (1.3×, 1.5×) for N = 1,000 on a shared 2-core box: fixed
-  // costs (JIT code, pools) weigh more per stream at 1,000 and CPU windows are short.
-  bounds: { memory: 1.6, cpu: 2.0 },
-  // A margin under the 0.5× goal: a burst of 1,000 on a shared two-core box is noisy.
-  handshakes: { agents: 1000, minRatio: 0.35 },
-  bareStorms: 0,
-  dbRows: 1000,
-  singles: 200,
-  // The tick is cheap to seed at 10k; a shared 2-core box needs a margin over the 2× goal.
-  ticks: { sizes: [10_000], repeats: 3, bound: 3 },
-};
-
-const FULL: Mode = {
-  name: "full",
-  plan: {
-    levels: [1000, 5000, 10_000],
-    heartbeatScale: 1,
-    settleMs: 8000,
-    cpuWindows: 3,
-    cpuWindowMs: 20_000,
-    storms: 3,
-    // Growth is not what is measured: a gentler rate keeps Control's accept queue (511,
-    // grpc-js does not let it be set) from overflowing into 30 s welcome timeouts.
-    connectRate: 500,
-    levelTimeoutMs: 360_000,
-  },
-  bounds: { memory: 1.3, cpu: 1.5 },
-  handshakes: { agents: 5000, minRatio: 0.5 },
-  bareStorms: 3,
-  dbRows: 10_000,
-  singles: 1000,
-  ticks: { sizes: [10_000, 100_000], repeats: 5 },
-};
 
 const T0 = Date.now();
 
@@ -267,53 +202,19 @@ async function main(): Promise<number> {
       say(`default-cap enrolment: ${(error as Error).message}`);
       return (error as Error).message;
     });
-    const downtime = controlLoad.storms[0]?.downtimeMs;
-    // With a release, the bare server can make the fan-out's baseline (`bare-fanout.ts`): its
-    // fleet then runs as Control's did (the release's pin, instant restarts, the offer marks).
-    const offer = release === undefined ? undefined : offerFile(dir);
-    if (release !== undefined) await writeFile(offerFile(dir), await offerMessage(release));
-    const bare = await bareTarget(dir, heartbeatSeconds * 1000, offer);
-    let bareLoad: Awaited<ReturnType<typeof runFleetLoad>>;
-    let bareBurst: HandshakeBurst;
-    let bareFanout: BareFanout | undefined;
-    try {
-      bareLoad = await runFleetLoad(
-        bare,
-        {
-          ...plan,
-          storms: mode.bareStorms,
-          ...(downtime === undefined ? {} : { stormDowntimeMs: downtime }),
-          ...(release === undefined
-            ? {}
-            : { simOptions: { restartMs: [0, 0], pins: [release.pin] }, instrument: true }),
-        },
-        {
-          onStep: say,
-          whileHeld: async (sims, held) => {
-            if (release === undefined) return;
-            say(`bare: the fan-out's baseline, ${Math.ceil(held / 4)} offers at once`);
-            try {
-              bareFanout = await measureBareFanout(
-                bare,
-                sims,
-                Math.ceil(held / 4),
-                release.version,
-              );
-            } catch (error) {
-              say(`bare fan-out failed: ${(error as Error).message}`);
-            }
-          },
-        },
-      );
-      say(`bare: ${burst.agents} agents connecting at once`);
-      bareBurst = await handshakeBurst(bare, {
-        ...burst,
-        stateDir: join(dir, "handshake-bare"),
-        label: "bare",
-      });
-    } finally {
-      await bare.stop();
-    }
+    const {
+      load: bareLoad,
+      burst: bareBurst,
+      fanout: bareFanout,
+    } = await runBareScenarios({
+      dir,
+      heartbeatMs: heartbeatSeconds * 1000,
+      plan: { ...plan, storms: mode.bareStorms },
+      stormDowntimeMs: controlLoad.storms[0]?.downtimeMs,
+      release,
+      burst,
+      say,
+    });
     let workers: WorkersResult | undefined;
     const fleet = mode.plan.levels.at(-1) ?? 0;
     if (release !== undefined) {

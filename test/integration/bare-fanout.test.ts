@@ -40,6 +40,18 @@ async function startFleet(bare: BareServer, pin: string, logDir: string): Promis
   return sim;
 }
 
+/** `offer` with the first byte of its first signature flipped: no agent accepts it. */
+function brokenSignature(offer: Uint8Array): Uint8Array {
+  const message = fromBinary(ControlMessageSchema, offer);
+  if (message.body.case !== "operation" || message.body.value.kind.case !== "agentUpgrade") {
+    throw new Error("the offer is not an agentUpgrade operation");
+  }
+  const signature = message.body.value.kind.value.envelope?.signatures[0];
+  if (signature === undefined) throw new Error("the offer carries no signature");
+  signature.sig[0] = (signature.sig[0] ?? 0) ^ 0xff;
+  return toBinary(ControlMessageSchema, message);
+}
+
 describe("the bare server's fan-out", () => {
   let dir: string | undefined;
   let bare: BareServer | undefined;
@@ -53,12 +65,24 @@ describe("the bare server's fan-out", () => {
     dir = undefined;
   });
 
-  it("offers the signed release to the asked number of agents, who upgrade and come back", async () => {
+  /**
+   * A fresh release, a bare server started with its offer (passed through `tamper` when given)
+   * and the fleet on it, all welcomed (each stopped after the test).
+   */
+  async function start(tamper?: (offer: Uint8Array) => Uint8Array) {
     dir = await mkdtemp(join(tmpdir(), "bare-fanout-"));
     const release = await prepareRelease(dir, "2.0.0");
-    await writeFile(offerFile(dir), await offerMessage(release));
-    bare = await bareTarget(dir, 10_000, offerFile(dir));
-    sim = await startFleet(bare, release.pin, dir);
+    const offer = await offerMessage(release);
+    await writeFile(offerFile(dir), tamper ? tamper(offer) : offer);
+    const server = await bareTarget(dir, 10_000, offerFile(dir));
+    bare = server;
+    const fleet = await startFleet(server, release.pin, dir);
+    sim = fleet;
+    return { release, bare: server, sim: fleet };
+  }
+
+  it("offers the signed release to the asked number of agents, who upgrade and come back", async () => {
+    const { release, bare, sim } = await start();
 
     const fanout = await measureBareFanout(bare, [sim], OFFERS, release.version);
 
@@ -76,18 +100,7 @@ describe("the bare server's fan-out", () => {
   }, 120_000);
 
   it("rejects a fan-out the agents refused (a broken signature): marks alone are no baseline", async () => {
-    dir = await mkdtemp(join(tmpdir(), "bare-fanout-"));
-    const release = await prepareRelease(dir, "2.0.0");
-    const message = fromBinary(ControlMessageSchema, await offerMessage(release));
-    if (message.body.case !== "operation" || message.body.value.kind.case !== "agentUpgrade") {
-      throw new Error("the offer is not an agentUpgrade operation");
-    }
-    const signature = message.body.value.kind.value.envelope?.signatures[0];
-    if (signature === undefined) throw new Error("the offer carries no signature");
-    signature.sig[0] = (signature.sig[0] ?? 0) ^ 0xff;
-    await writeFile(offerFile(dir), toBinary(ControlMessageSchema, message));
-    bare = await bareTarget(dir, 10_000, offerFile(dir));
-    sim = await startFleet(bare, release.pin, dir);
+    const { release, bare, sim } = await start(brokenSignature);
 
     await expect(measureBareFanout(bare, [sim], OFFERS, release.version, 5_000)).rejects.toThrow(
       /on 2\.0\.0/,
@@ -96,11 +109,7 @@ describe("the bare server's fan-out", () => {
   }, 120_000);
 
   it("forgets streams that ended: after every agent dropped its stream, a fan-out reaches only live ones", async () => {
-    dir = await mkdtemp(join(tmpdir(), "bare-fanout-"));
-    const release = await prepareRelease(dir, "2.0.0");
-    await writeFile(offerFile(dir), await offerMessage(release));
-    bare = await bareTarget(dir, 10_000, offerFile(dir));
-    sim = await startFleet(bare, release.pin, dir);
+    const { bare, sim } = await start();
     await sim.drop();
     await sim.waitFor((c) => c.welcomes >= 2 * AGENTS && c.welcomed === AGENTS, 60_000, "back");
 
