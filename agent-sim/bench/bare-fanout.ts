@@ -105,14 +105,16 @@ export interface BareFanout {
  *   agents took the offer.
  */
 export async function measureBareFanout(
-  bare: Pick<BareServer, "fanOut" | "memory">,
+  bare: Pick<BareServer, "fanOut" | "memory" | "eventLoopDelay">,
   sims: readonly SimProcess[],
   count: number,
   version: string,
   timeoutMs = 60_000,
 ): Promise<BareFanout> {
   await Promise.all(sims.map((sim) => sim.marks()));
-  await bare.memory(); // starts a fresh event-loop delay window, as Control's fan-out does
+  // As Control's fan-out: memory after GC, then a fresh event-loop delay window without one.
+  await bare.memory();
+  await bare.eventLoopDelay();
   const wrote = await bare.fanOut(count);
   if (wrote.sent < count) throw new Error(`the bare server held ${wrote.sent} streams of ${count}`);
   const marks: SimMarks[] = [];
@@ -124,7 +126,7 @@ export async function measureBareFanout(
     if (Date.now() > deadline) throw new Error(`${received()} of ${count} bare offers received`);
     await sleep(50);
   }
-  const eld = (await bare.memory()).eld;
+  const eld = await bare.eventLoopDelay();
   const at = marks.flatMap((m) => m.offers.map(([, t]) => t)).sort((a, b) => a - b);
   const upgradedBy = Date.now() + timeoutMs;
   for (;;) {

@@ -102,7 +102,10 @@ export async function runCampaignScenarios(ctx: CampaignContext): Promise<Campai
   const marks: SimMarks[] = [];
   await gatherMarks(sims, marks);
   marks.length = 0;
-  await ctx.target.memory(); // starts a fresh event-loop delay window
+  // Memory after GC here, so both fan-outs start from a collected heap; the delay's window
+  // then starts without one.
+  await ctx.target.memory();
+  await ctx.target.eventLoopDelay();
   await Promise.all(sims.map((sim) => sim.traceStart(250)));
   const firstBatch = Math.ceil(fleet / 4);
   say(`campaign: starting over ${fleet} nodes (first batch ${firstBatch})`);
@@ -128,7 +131,8 @@ export async function runCampaignScenarios(ctx: CampaignContext): Promise<Campai
   while ((await gatherMarks(sims, marks)) < firstBatch && Date.now() < fanoutDeadline) {
     await sleep(50);
   }
-  const eld = (await ctx.target.memory()).eld;
+  // No GC at the window's end: the rollout and its reports go on across it.
+  const eld = await ctx.target.eventLoopDelay();
   const offers = marks.flatMap((m) => m.offers.map(([, at]) => at)).sort((a, b) => a - b);
   const lastOffer = offers[firstBatch - 1];
   say("campaign: waiting for the rollout to complete");

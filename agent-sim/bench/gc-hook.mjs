@@ -11,13 +11,17 @@
  * (see heap-profile.ts). With `AGENT_CONTROL_BENCH_PROFILE=1`, each SIGWINCH starts or stops
  * the V8 CPU profiler; stopping writes `<dir>/<name>-<n>.cpuprofile` (see cpu-profile.ts).
  * With `AGENT_CONTROL_BENCH_ELD=1`, the memory report also carries the event-loop delay
- * (`monitorEventLoopDelay`, ms) since the previous report, the GC it runs excluded.
+ * (`monitorEventLoopDelay`, ms) since the previous report, the GC it runs excluded. A SIGUSR2
+ * that finds `<dir>/<name>.ask` holding `eld` (see proc-stats.ts) reads only that delay and
+ * starts a new window, into `<dir>/<name>.eld.json`, with no GC: a window that ends in the
+ * middle of a measurement (the fan-out's, which the rollout goes on from) must not stop the
+ * process for two full collections.
  *
  * Plain JavaScript on purpose: NODE_OPTIONS reaches tsx's launcher process too, which
  * has no TypeScript loader; the hook skips that launcher (its argv[1] is tsx's cli).
  */
 import cluster from "node:cluster";
-import { renameSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -42,6 +46,23 @@ if (active) {
       ? monitorEventLoopDelay({ resolution: 10 })
       : undefined;
   delay?.enable();
+  /** Writes `value` as JSON to `<dir>/<file>` atomically (temporary file, then rename). */
+  const report = (file, value) => {
+    const path = join(dir, file);
+    writeFileSync(`${path}.tmp`, JSON.stringify(value));
+    renameSync(`${path}.tmp`, path);
+  };
+  const ask = join(dir, `${name}.ask`);
+  /** @returns {string} what the bench asked for with this signal ("" for a memory report) */
+  const asked = () => {
+    try {
+      const text = readFileSync(ask, "utf8").trim();
+      rmSync(ask, { force: true });
+      return text;
+    } catch {
+      return "";
+    }
+  };
   process.on("SIGUSR2", () => {
     const ms = (ns) => ns / 1e6;
     const eld = delay
@@ -52,17 +73,19 @@ if (active) {
           count: delay.count,
         }
       : undefined;
+    if (asked() === "eld") {
+      delay?.reset();
+      report(`${name}.eld.json`, { at: Date.now(), eld });
+      return;
+    }
     gc();
     gc();
     if (process.env.AGENT_CONTROL_BENCH_SNAPSHOT === "1") {
       snapshots += 1;
       writeHeapSnapshot(join(dir, `${name}-${snapshots}.heapsnapshot`));
     }
-    const file = join(dir, `${name}.mem.json`);
     delay?.reset();
-    const usage = { ...process.memoryUsage(), at: Date.now(), eld };
-    writeFileSync(`${file}.tmp`, JSON.stringify(usage));
-    renameSync(`${file}.tmp`, file);
+    report(`${name}.mem.json`, { ...process.memoryUsage(), at: Date.now(), eld });
   });
   if (process.env.AGENT_CONTROL_BENCH_PROFILE === "1") {
     const session = new Session();

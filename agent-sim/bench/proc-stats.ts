@@ -1,8 +1,9 @@
 /**
- * What the benchmark reads about a measured process from Linux's /proc, plus a memory
- * snapshot after a full GC through the bench-only hook (gc-hook.mjs).
+ * What the benchmark reads about a measured process from Linux's /proc, plus, through the
+ * bench-only hook (gc-hook.mjs), a memory snapshot after a full GC and the event-loop delay
+ * without one.
  */
-import { readdir, readFile, rm } from "node:fs/promises";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ; 100 on Linux). */
@@ -56,7 +57,14 @@ export interface MemorySnapshot {
   /** VmRSS read from /proc just after the GC. */
   readonly vmRss: number;
   /** Event-loop delay (ms) since the previous snapshot, when the hook monitors it. */
-  readonly eld?: { readonly p50: number; readonly p99: number; readonly max: number };
+  readonly eld?: EventLoopDelay;
+}
+
+/** Event-loop delay percentiles (ms) over a window, from `monitorEventLoopDelay`. */
+export interface EventLoopDelay {
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
 }
 
 /**
@@ -68,19 +76,36 @@ export async function memorySnapshot(
   name: string,
   pid: number,
 ): Promise<MemorySnapshot> {
-  const file = join(dir, `${name}.mem.json`);
+  const usage = await askHook<Omit<MemorySnapshot, "vmRss">>(dir, name, pid, "mem");
+  return { ...usage, vmRss: await vmRssBytes(pid) };
+}
+
+/**
+ * The process's event-loop delay since its previous snapshot or reading, which starts a new
+ * window; no GC runs (a window's end may fall in the middle of what else is measured).
+ * Undefined when the hook does not monitor the delay (`AGENT_CONTROL_BENCH_ELD`).
+ */
+export async function eventLoopDelay(
+  dir: string,
+  name: string,
+  pid: number,
+): Promise<EventLoopDelay | undefined> {
+  await writeFile(join(dir, `${name}.ask`), "eld\n");
+  return (await askHook<{ eld?: EventLoopDelay }>(dir, name, pid, "eld")).eld;
+}
+
+/** Signals the hook and waits up to 30 s for its `<name>.<kind>.json` report. */
+async function askHook<T>(dir: string, name: string, pid: number, kind: string): Promise<T> {
+  const file = join(dir, `${name}.${kind}.json`);
   await rm(file, { force: true });
   process.kill(pid, "SIGUSR2");
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     const text = await readFile(file, "utf8").catch(() => undefined);
-    if (text !== undefined) {
-      const usage = JSON.parse(text) as Omit<MemorySnapshot, "vmRss">;
-      return { ...usage, vmRss: await vmRssBytes(pid) };
-    }
+    if (text !== undefined) return JSON.parse(text) as T;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`no memory report from ${name} (pid ${pid}) within 30 s`);
+  throw new Error(`no ${kind} report from ${name} (pid ${pid}) within 30 s`);
 }
 
 /** The pid the GC hook wrote for `name` under `dir` (waits up to 30 s for it). */

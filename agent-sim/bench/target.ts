@@ -4,7 +4,12 @@
  * restart on the same address).
  */
 import type { BenchControl } from "./control.js";
-import { type MemorySnapshot, memorySnapshot } from "./proc-stats.js";
+import {
+  type EventLoopDelay,
+  eventLoopDelay,
+  type MemorySnapshot,
+  memorySnapshot,
+} from "./proc-stats.js";
 import { type EchoProcess, startEchoProcess } from "./processes.js";
 
 /** A measured server. */
@@ -16,8 +21,13 @@ export interface Target {
   readonly joinToken: string;
   /** The pid of the measured Node.js process (changes on restart). */
   pid(): number;
-  /** Memory after two full GCs. */
+  /** Memory after two full GCs (the event-loop delay since the last reading with it). */
   memory(): Promise<MemorySnapshot>;
+  /**
+   * The event-loop delay since the last reading, which starts a new window; no GC runs, so
+   * what is measured across the reading goes on undisturbed.
+   */
+  eventLoopDelay(): Promise<EventLoopDelay | undefined>;
   /** SIGKILL. */
   kill(): Promise<void>;
   /** Starts again on the same address; resolves once it serves. */
@@ -33,6 +43,7 @@ export async function controlTarget(control: BenchControl): Promise<Target> {
     joinToken,
     pid: () => control.pid(),
     memory: () => memorySnapshot(control.dir, "control", control.pid()),
+    eventLoopDelay: () => eventLoopDelay(control.dir, "control", control.pid()),
     kill: () => control.kill(),
     restart: () => control.restart(),
   };
@@ -61,6 +72,7 @@ export async function bareTarget(
     joinToken: "ajt.bare.baseline",
     pid: () => echo.pid,
     memory: () => memorySnapshot(dir, "echo", echo.pid),
+    eventLoopDelay: () => eventLoopDelay(dir, "echo", echo.pid),
     kill: () => echo.kill(),
     async restart() {
       echo = await startEchoProcess(dir, heartbeatMs, port, offerFile);

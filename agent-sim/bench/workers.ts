@@ -17,7 +17,13 @@ import type { BenchRelease } from "./campaign-release.js";
 import { type BenchControl, startBenchControl } from "./control.js";
 import { measureDbBaseline } from "./db-baseline.js";
 import { openPgLoadMeter, type PgLoad } from "./pg-load.js";
-import { hookPid, type MemorySnapshot, memorySnapshot } from "./proc-stats.js";
+import {
+  type EventLoopDelay,
+  eventLoopDelay,
+  hookPid,
+  type MemorySnapshot,
+  memorySnapshot,
+} from "./proc-stats.js";
 import { type SimProcess, sleep, startSimProcesses, waitWelcomed } from "./processes.js";
 import type { BenchRow } from "./rows.js";
 import type { Target } from "./target.js";
@@ -174,6 +180,12 @@ async function clusterTarget(control: BenchControl, workers: number): Promise<Ta
       );
       return sumSnapshots(all);
     },
+    async eventLoopDelay() {
+      const all = await Promise.all(
+        names.map((name, i) => eventLoopDelay(control.dir, name, pids[i] as number)),
+      );
+      return worstDelay(all);
+    },
     kill: unsupported,
     restart: unsupported,
   };
@@ -181,10 +193,7 @@ async function clusterTarget(control: BenchControl, workers: number): Promise<Ta
 
 function sumSnapshots(all: readonly MemorySnapshot[]): MemorySnapshot {
   const sum = (read: (m: MemorySnapshot) => number) => all.reduce((n, m) => n + read(m), 0);
-  const worst = all
-    .map((m) => m.eld)
-    .filter((eld) => eld !== undefined)
-    .sort((a, b) => b.p99 - a.p99)[0];
+  const worst = worstDelay(all.map((m) => m.eld));
   return {
     rss: sum((m) => m.rss),
     heapTotal: sum((m) => m.heapTotal),
@@ -194,6 +203,11 @@ function sumSnapshots(all: readonly MemorySnapshot[]): MemorySnapshot {
     vmRss: sum((m) => m.vmRss),
     ...(worst ? { eld: worst } : {}),
   };
+}
+
+/** The delay of the process whose p99 is the worst (undefined when none monitors it). */
+function worstDelay(all: readonly (EventLoopDelay | undefined)[]): EventLoopDelay | undefined {
+  return all.filter((eld) => eld !== undefined).sort((a, b) => b.p99 - a.p99)[0];
 }
 
 /** Online nodes per Control instance holding them, most first. */
