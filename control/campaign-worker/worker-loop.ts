@@ -1,14 +1,13 @@
 /**
  * The loop of {@link CampaignWorker.run}: turns of `step` separated by sleeps on the Clock
- * until the next due time or an event, and beside them a flusher that writes buffered agent
- * reports within ~50 ms of their arrival. With nothing buffered the flusher sleeps until an
- * event buffers something: no idle polling.
+ * until the next due time or an event, and beside them the report flusher
+ * (`report-flusher.ts`), which writes buffered agent reports as soon as the write before has
+ * ended. With nothing buffered the flusher sleeps until an event buffers something: no idle
+ * polling.
  */
 import type { Clock } from "../clock.js";
+import { runReportFlusher } from "./report-flusher.js";
 import { nap, type Waker } from "./waker.js";
-
-/** How often buffered agent reports are written between passes. */
-const REPORT_FLUSH_MS = 50;
 
 /** What the loop drives. */
 export interface WorkerLoopParts {
@@ -37,16 +36,7 @@ export interface WorkerLoopParts {
 export async function runWorkerLoop(parts: WorkerLoopParts, signal: AbortSignal): Promise<void> {
   const { clock, reports, debounceMs } = parts;
   const unsubscribe = parts.listen();
-  const flusher = (async () => {
-    while (!signal.aborted) {
-      if (!reports.pending) {
-        await parts.flushWaker.wait(clock, Number.POSITIVE_INFINITY, signal);
-        continue;
-      }
-      await nap(clock, REPORT_FLUSH_MS, signal);
-      await reports.flush().catch(() => {});
-    }
-  })();
+  const flusher = runReportFlusher({ clock, reports, waker: parts.flushWaker }, signal);
   try {
     while (!signal.aborted) {
       const { next, busy } = await parts.step();

@@ -1,0 +1,57 @@
+/**
+ * The report flusher beside the worker's loop: buffered agent reports are written as soon as
+ * something is buffered and the write before has ended (group commit). What arrives while a
+ * write runs goes into the next one, right after it, so a write's size follows the load: one
+ * report alone when the fleet is quiet, thousands in one statement during a rollout. Two writes
+ * start at least {@link MIN_WRITE_GAP_MS} apart, which bounds the statements a trickle of
+ * reports costs the database. With nothing buffered the flusher waits for an event: no idle
+ * polling, no timer.
+ *
+ * Before, a write followed a fixed 50 ms nap after the first report was buffered, so every
+ * report waited at least 50 ms, and a burst that outlasted a write waited 50 ms more behind
+ * it (docs/BENCHMARKS.md, "Where an acknowledged report waits").
+ */
+import type { Clock } from "../clock.js";
+import { nap, type Waker } from "./waker.js";
+
+/** The least time between the starts of two writes (ms). */
+export const MIN_WRITE_GAP_MS = 10;
+
+/** What the flusher drives. */
+export interface ReportFlusherParts {
+  readonly clock: Clock;
+  /** The buffered agent reports. */
+  readonly reports: { readonly pending: boolean; flush(): Promise<void> };
+  /** Woken when an event buffers a report. */
+  readonly waker: Waker;
+}
+
+/**
+ * Runs until `signal` aborts. A failed write is left to the reports' owner (it keeps them
+ * for the next write); the flusher goes on.
+ */
+export async function runReportFlusher(
+  parts: ReportFlusherParts,
+  signal: AbortSignal,
+): Promise<void> {
+  const { clock, reports, waker } = parts;
+  let lastStart = Number.NEGATIVE_INFINITY;
+
+  while (!signal.aborted) {
+    if (!reports.pending) {
+      await waker.wait(clock, Number.POSITIVE_INFINITY, signal);
+      continue;
+    }
+    // The reports handled in this turn of the event loop (one read of many streams) join.
+    await nextTurn();
+    await nap(clock, lastStart + MIN_WRITE_GAP_MS - clock.now().getTime(), signal);
+    if (signal.aborted) return;
+    lastStart = clock.now().getTime();
+    await reports.flush().catch(() => {});
+  }
+}
+
+/** Resolves after the I/O callbacks of the current turn of the event loop have run. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
