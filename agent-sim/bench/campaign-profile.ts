@@ -4,7 +4,7 @@
  * `--count` simulated agents, optionally under the V8 CPU profiler (`--profile`), and prints
  * the figures and the self time of Control's hottest functions.
  *
- * Usage: `npx tsx agent-sim/bench/campaign-profile.ts [--count 10000] [--sims 2] [--profile] [--keep]`
+ * Usage: `npx tsx agent-sim/bench/campaign-profile.ts [--count 10000] [--sims 2] [--profile] [--keep] [--sims-nice N]`
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,7 +14,14 @@ import { CAMPAIGN_POLICY, runCampaignScenarios } from "./campaign.js";
 import { prepareRelease } from "./campaign-release.js";
 import { startBenchControl } from "./control.js";
 import { measureDbBaseline } from "./db-baseline.js";
-import { type SimProcess, sleep, startSimProcesses, waitWelcomed } from "./processes.js";
+import {
+  SIM_NICE_ENV,
+  type SimProcess,
+  simulatorNiceness,
+  sleep,
+  startSimProcesses,
+  waitWelcomed,
+} from "./processes.js";
 import { printProfileSummary } from "./profile-summary.js";
 import { controlTarget } from "./target.js";
 
@@ -25,9 +32,12 @@ async function main(): Promise<void> {
       sims: { type: "string", default: "2" },
       profile: { type: "boolean", default: false },
       keep: { type: "boolean", default: false },
+      "sims-nice": { type: "string", default: "0" },
     },
     strict: true,
   });
+  process.env[SIM_NICE_ENV] = values["sims-nice"];
+  simulatorNiceness();
   const count = Number(values.count);
   const simCount = Number(values.sims);
   const dir = await mkdtemp(join(tmpdir(), "agent-control-cprof-"));

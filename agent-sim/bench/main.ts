@@ -2,7 +2,7 @@
  * `npm run bench -- --downloads [--agents N] [--size-mb M] [--max-downloads K]` runs the
  * bandwidth scenario alone (`downloads.ts`) and writes nothing under docs/.
  *
- * `npm run bench [-- --quick] [--out DIR] [--keep]`: starts a real Control (embedded
+ * `npm run bench [-- --quick] [--out DIR] [--keep] [--sims-nice N]`: starts a real Control (embedded
  * PostgreSQL) and the bare grpc-js baseline, each measured with simulated fleets in
  * separate processes, runs every scenario, and writes `docs/BENCHMARKS.md` plus
  * `docs/benchmarks.json` (quick mode: `reports/bench/benchmarks-quick.json` only, ignored by git).
@@ -35,7 +35,7 @@ import {
   MASS_ENROLMENT_LIMITS,
 } from "./handshakes.js";
 import { FULL, type Mode, QUICK } from "./modes.js";
-import { ROOT } from "./processes.js";
+import { ROOT, SIM_NICE_ENV, simulatorNiceness } from "./processes.js";
 import { type BenchReport, spreadText, writeReport } from "./report.js";
 import { type BenchRow, dbRows, fleetRows, perStream } from "./rows.js";
 import { controlTarget } from "./target.js";
@@ -83,6 +83,8 @@ async function main(): Promise<number> {
       levels: { type: "string" },
       // Stream-holding processes of the --workers scenario (full mode).
       workers: { type: "string", default: "2" },
+      // The simulators' niceness (0-19): 10 lets the measured server run first (processes.ts).
+      "sims-nice": { type: "string", default: "0" },
       // The bandwidth scenario alone (downloads.ts).
       downloads: { type: "boolean", default: false },
       agents: { type: "string", default: "2000" },
@@ -91,13 +93,16 @@ async function main(): Promise<number> {
     },
     strict: true,
   });
+  process.env[SIM_NICE_ENV] = values["sims-nice"];
+  simulatorNiceness();
   if (values.downloads) return await downloadsOnly(values);
   const chosen = values.quick ? QUICK : FULL;
   const levels = values.levels?.split(",").map(Number);
   const mode: Mode = levels ? { ...chosen, plan: { ...chosen.plan, levels } } : chosen;
   const started = Date.now();
   const dir = await mkdtemp(join(tmpdir(), "agent-control-bench-"));
-  say(`${mode.name} mode; work dir ${dir}`);
+  const nice = simulatorNiceness();
+  say(`${mode.name} mode; work dir ${dir}${nice > 0 ? `; simulators at nice ${nice}` : ""}`);
   // Campaigns run in full mode only (quick mode stays within two minutes).
   const release = mode.name === "full" ? await prepareRelease(dir, "2.0.0") : undefined;
   say("starting Control (embedded PostgreSQL)");

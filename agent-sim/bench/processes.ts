@@ -16,6 +16,25 @@ const TSX_LOADER = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "load
 /** The GC hook (see gc-hook.mjs) as a `--import` specifier. */
 export const GC_HOOK = pathToFileURL(join(ROOT, "agent-sim", "bench", "gc-hook.mjs")).href;
 
+/**
+ * The environment variable holding the niceness the simulator processes run at (`--sims-nice`;
+ * unset or 0: the same priority as the measured server). On two shared cores the simulated
+ * fleet competes with the server for the CPU; a niceness of 10 lets the server run first
+ * whenever it has work, as on a host of its own, while the fleet still gets every idle cycle.
+ */
+export const SIM_NICE_ENV = "AGENT_CONTROL_BENCH_SIM_NICE";
+
+/** The simulators' niceness from {@link SIM_NICE_ENV} (0 when unset). */
+export function simulatorNiceness(): number {
+  const text = process.env[SIM_NICE_ENV] ?? "";
+  if (text === "") return 0;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 19) {
+    throw new Error(`${SIM_NICE_ENV} must be a whole number from 0 to 19, not "${text}"`);
+  }
+  return n;
+}
+
 /** Environment that turns the GC hook on in a process started with it. */
 export function gcHookEnv(dir: string, name: string): Record<string, string> {
   const inherited = process.env.NODE_OPTIONS ?? "";
@@ -84,9 +103,16 @@ export async function startSimProcess(
     ...(instrument ? ["--instrument"] : []),
     ...(hold ? ["--hold"] : []),
   ];
+  // Through nice(1), so every thread of the process (V8's and libuv's too) runs at it.
+  const niceness = simulatorNiceness();
   const child = fork(join(ROOT, "agent-sim", "bench", "sim-runner.ts"), args, {
     cwd: ROOT,
-    execArgv: ["--import", TSX_LOADER],
+    ...(niceness > 0 ? { execPath: "nice" } : {}),
+    execArgv: [
+      ...(niceness > 0 ? ["-n", String(niceness), process.execPath] : []),
+      "--import",
+      TSX_LOADER,
+    ],
     stdio: ["ignore", "ignore", "pipe", "ipc"],
   });
   child.stderr?.pipe(createWriteStream(logFile, { flags: "a" }));

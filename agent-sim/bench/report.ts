@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
+import { simulatorNiceness } from "./processes.js";
 import type { BenchRow } from "./rows.js";
 
 /** A run's results. */
@@ -28,7 +29,9 @@ export function machine(): string {
   const load = loadavg()
     .map((l) => l.toFixed(1))
     .join(" ");
-  return `${cpu.length} × ${cpu[0]?.model.trim() ?? "cpu"}, ${gib} GiB, Node.js ${process.version}, ${process.platform}; load average at the end ${load}`;
+  const nice = simulatorNiceness();
+  const sims = nice > 0 ? `; simulators at nice ${nice}` : "";
+  return `${cpu.length} × ${cpu[0]?.model.trim() ?? "cpu"}, ${gib} GiB, Node.js ${process.version}, ${process.platform}; load average at the end ${load}${sims}`;
 }
 
 function fmt(value: number): string {
