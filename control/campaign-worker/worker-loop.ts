@@ -18,6 +18,8 @@ export interface WorkerLoopParts {
   readonly reports: { readonly pending: boolean; flush(): Promise<void> };
   /** Woken when an event buffers a report. */
   readonly flushWaker: Waker;
+  /** Told of a failed write of the reports (they stay buffered; see `report-flusher.ts`). */
+  readonly reportFlushFailed: (error: unknown) => void;
   /** Woken when something makes a turn due. */
   readonly stepWaker: Waker;
   /** How long events are gathered before a turn. */
@@ -36,7 +38,10 @@ export interface WorkerLoopParts {
 export async function runWorkerLoop(parts: WorkerLoopParts, signal: AbortSignal): Promise<void> {
   const { clock, reports, debounceMs } = parts;
   const unsubscribe = parts.listen();
-  const flusher = runReportFlusher({ clock, reports, waker: parts.flushWaker }, signal);
+  const flusher = runReportFlusher(
+    { clock, reports, waker: parts.flushWaker, failed: parts.reportFlushFailed },
+    signal,
+  );
   try {
     while (!signal.aborted) {
       const { next, busy } = await parts.step();

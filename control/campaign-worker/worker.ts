@@ -362,6 +362,8 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
           step,
           reports: intake,
           flushWaker,
+          reportFlushFailed: (error) =>
+            log.warn({ err: error }, "could not write agent reports; trying again in 1 s"),
           stepWaker,
           debounceMs,
           listen: listenAll,
