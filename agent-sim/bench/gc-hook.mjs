@@ -11,11 +11,12 @@
  * (see heap-profile.ts). With `AGENT_CONTROL_BENCH_PROFILE=1`, each SIGWINCH starts or stops
  * the V8 CPU profiler; stopping writes `<dir>/<name>-<n>.cpuprofile` (see cpu-profile.ts).
  * With `AGENT_CONTROL_BENCH_ELD=1`, the memory report also carries the event-loop delay
- * (`monitorEventLoopDelay`, ms) since the previous report, the GC it runs excluded. A SIGUSR2
- * that finds `<dir>/<name>.ask` holding `eld` (see proc-stats.ts) reads only that delay and
- * starts a new window, into `<dir>/<name>.eld.json`, with no GC: a window that ends in the
- * middle of a measurement (the fan-out's, which the rollout goes on from) must not stop the
- * process for two full collections.
+ * (`monitorEventLoopDelay`, ms) since the previous report, the GC it runs excluded (none when
+ * the window held no sample). A SIGUSR2 that finds `<dir>/<name>.ask` holding `eld <its pid>`
+ * (see proc-stats.ts) reads only that delay and starts a new window, into
+ * `<dir>/<name>.eld.json`, with no GC: a window that ends in the middle of a measurement (the
+ * fan-out's, which the rollout goes on from) must not stop the process for two full
+ * collections. A request naming another pid (one left by a process that died) is dropped.
  *
  * Plain JavaScript on purpose: NODE_OPTIONS reaches tsx's launcher process too, which
  * has no TypeScript loader; the hook skips that launcher (its argv[1] is tsx's cli).
@@ -65,15 +66,16 @@ if (active) {
   };
   process.on("SIGUSR2", () => {
     const ms = (ns) => ns / 1e6;
-    const eld = delay
-      ? {
-          p50: ms(delay.percentile(50)),
-          p99: ms(delay.percentile(99)),
-          max: ms(delay.max),
-          count: delay.count,
-        }
-      : undefined;
-    if (asked() === "eld") {
+    const eld =
+      delay && delay.count > 0
+        ? {
+            p50: ms(delay.percentile(50)),
+            p99: ms(delay.percentile(99)),
+            max: ms(delay.max),
+            count: delay.count,
+          }
+        : undefined;
+    if (asked() === `eld ${process.pid}`) {
       delay?.reset();
       report(`${name}.eld.json`, { at: Date.now(), eld });
       return;

@@ -76,6 +76,8 @@ export async function memorySnapshot(
   name: string,
   pid: number,
 ): Promise<MemorySnapshot> {
+  // A delay request whose process died before it read it must not answer this signal.
+  await rm(join(dir, `${name}.ask`), { force: true });
   const usage = await askHook<Omit<MemorySnapshot, "vmRss">>(dir, name, pid, "mem");
   return { ...usage, vmRss: await vmRssBytes(pid) };
 }
@@ -83,15 +85,21 @@ export async function memorySnapshot(
 /**
  * The process's event-loop delay since its previous snapshot or reading, which starts a new
  * window; no GC runs (a window's end may fall in the middle of what else is measured).
- * Undefined when the hook does not monitor the delay (`AGENT_CONTROL_BENCH_ELD`).
+ * Undefined when the hook does not monitor the delay (`AGENT_CONTROL_BENCH_ELD`) or the window
+ * held no sample (shorter than the sampler's 10 ms).
  */
 export async function eventLoopDelay(
   dir: string,
   name: string,
   pid: number,
 ): Promise<EventLoopDelay | undefined> {
-  await writeFile(join(dir, `${name}.ask`), "eld\n");
-  return (await askHook<{ eld?: EventLoopDelay }>(dir, name, pid, "eld")).eld;
+  const ask = join(dir, `${name}.ask`);
+  await writeFile(ask, `eld ${pid}\n`);
+  try {
+    return (await askHook<{ eld?: EventLoopDelay }>(dir, name, pid, "eld")).eld;
+  } finally {
+    await rm(ask, { force: true });
+  }
 }
 
 /** Signals the hook and waits up to 30 s for its `<name>.<kind>.json` report. */

@@ -2,10 +2,12 @@
  * The benchmark's hook in a measured process (`agent-sim/bench/gc-hook.mjs`): a memory
  * snapshot runs full collections, a reading of the event-loop delay alone runs none. The
  * fan-out's delay window ends while the rollout and its reports go on, so a collection there
- * would stop the very process whose rollout and ack-to-commit are measured next.
+ * would stop the very process whose rollout and ack-to-commit are measured next. A delay
+ * request that no process read (its process died) never answers a later memory snapshot, and
+ * a window with no sample reads as no delay, not as a made-up one.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -33,9 +35,15 @@ afterEach(async () => {
   if (dir !== "") await rm(dir, { recursive: true, force: true });
 });
 
-/** Starts the measured process under the hook; resolves with its pid and how to stop it. */
-async function startMeasured() {
-  dir = await mkdtemp(join(tmpdir(), "bench-hook-"));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts the measured process under the hook (in a new directory, or in `into` as a restart of
+ * the same target); resolves with its pid and how to stop it.
+ */
+async function startMeasured(into?: string) {
+  if (into === undefined) dir = await mkdtemp(join(tmpdir(), "bench-hook-"));
+  else await rm(join(dir, "probe.pid"), { force: true });
   const started = spawn(
     process.execPath,
     ["--import", GC_HOOK, "--input-type=module", "-e", MEASURED],
@@ -53,6 +61,8 @@ async function startMeasured() {
   const pid = await hookPid(dir, "probe");
   return {
     pid,
+    exited,
+    kill: () => started.kill("SIGKILL"),
     /** Stops it and returns how many major collections it saw. */
     async majorCollections(): Promise<number> {
       started.kill("SIGTERM");
@@ -65,7 +75,10 @@ async function startMeasured() {
 describe("the benchmark's hook in a measured process", () => {
   it("reads the event-loop delay without a collection and starts a new window", async () => {
     const measured = await startMeasured();
+    // Each window longer than the sampler's 10 ms resolution, so it holds samples.
+    await sleep(50);
     const first = await eventLoopDelay(dir, "probe", measured.pid);
+    await sleep(50);
     const second = await eventLoopDelay(dir, "probe", measured.pid);
     for (const eld of [first, second]) {
       expect(eld?.p99).toBeGreaterThan(0);
@@ -74,6 +87,37 @@ describe("the benchmark's hook in a measured process", () => {
     // No memory report was asked for, and the request file is gone.
     expect((await readdir(dir)).sort()).toEqual(["probe.eld.json", "probe.pid"]);
     expect(await measured.majorCollections()).toBe(0);
+  });
+
+  it("reads no delay from a window too short to hold a sample", async () => {
+    const measured = await startMeasured();
+    await sleep(50);
+    await eventLoopDelay(dir, "probe", measured.pid);
+    // The hook answers at once: no 10 ms sample fell in between.
+    const readings = [];
+    for (let i = 0; i < 5; i++) readings.push(await eventLoopDelay(dir, "probe", measured.pid));
+    for (const eld of readings) if (eld !== undefined) expect(eld.max).toBeGreaterThan(0);
+  });
+
+  it("answers a memory snapshot after a delay request that reached no process", async () => {
+    const dead = await startMeasured();
+    dead.kill();
+    await dead.exited;
+    // The request is written, the signal fails: nothing may be left to answer later.
+    await expect(eventLoopDelay(dir, "probe", dead.pid)).rejects.toThrow();
+    const measured = await startMeasured(dir);
+    const snapshot = await memorySnapshot(dir, "probe", measured.pid);
+    expect(snapshot.heapUsed).toBeGreaterThan(0);
+    expect(await measured.majorCollections()).toBeGreaterThanOrEqual(2);
+  });
+
+  it("answers a memory snapshot, not a delay read, when a stale request names another process", async () => {
+    const measured = await startMeasured();
+    // Left by a process that died after writing it and before its signal was sent.
+    await writeFile(join(dir, "probe.ask"), "eld 1\n");
+    const snapshot = await memorySnapshot(dir, "probe", measured.pid);
+    expect(snapshot.vmRss).toBeGreaterThan(0);
+    expect(await measured.majorCollections()).toBeGreaterThanOrEqual(2);
   });
 
   it("collects garbage for a memory snapshot", async () => {
