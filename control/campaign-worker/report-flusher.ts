@@ -6,11 +6,8 @@
  * start at least {@link MIN_WRITE_GAP_MS} apart, which bounds the statements a trickle of
  * reports costs the database; after a failed write the next waits
  * {@link RETRY_AFTER_FAILURE_MS} (the reports stay buffered). With nothing buffered the flusher
- * waits for an event: no idle polling, no timer.
- *
- * Before, a write followed a fixed 50 ms nap after the first report was buffered, so every
- * report waited at least 50 ms, and a burst that outlasted a write waited 50 ms more behind
- * it (docs/BENCHMARKS.md, "Where an acknowledged report waits").
+ * waits for an event: no idle polling, no timer (docs/decisions.md, "Reports are written by
+ * group commit, not on a timer").
  */
 import type { Clock } from "../clock.js";
 import { nap, type Waker } from "./waker.js";
@@ -44,7 +41,6 @@ export async function runReportFlusher(
 ): Promise<void> {
   const { clock, reports, waker } = parts;
   let lastStart = Number.NEGATIVE_INFINITY;
-
   while (!signal.aborted) {
     if (!reports.pending) {
       await waker.wait(clock, Number.POSITIVE_INFINITY, signal);
