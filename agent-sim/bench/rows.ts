@@ -70,11 +70,19 @@ function readingsAt(points: readonly MemoryPoint[], level: number): number {
   return points.find((p) => p.streams === level)?.samples?.vmRss.length ?? 0;
 }
 
+/** How a mode bounds the reconnect storm (each absent: the row is reported, not bounded). */
+export interface StormBounds {
+  /** Control's time from serving again to every agent welcomed, ÷ the bare server's. */
+  readonly stormReadyToAll?: number;
+  /** The storm's peak-to-mean welcome rate (the agents' backoff shapes it). */
+  readonly stormPeakToMean?: number;
+}
+
 /** Rows of the memory, heartbeat and storm scenarios. */
 export function fleetRows(
   control: FleetLoadResult,
   bare: FleetLoadResult,
-  bounds: { memory: number; cpu: number },
+  bounds: StormBounds & { memory: number; cpu: number },
 ): BenchRow[] {
   const rows: BenchRow[] = [];
   const rss = (p: MemoryPoint) => p.memory.vmRss;
@@ -168,8 +176,27 @@ export function fleetRows(
       met: killToAll <= 60,
       note: `restart took ${(median(cs.map((s) => s.downtimeMs)) / 1000).toFixed(1)} s; ready → all ${(median(cs.map((s) => s.readyToAllMs)) / 1000).toFixed(1)} s`,
     });
+    const readyToAll = (s: FleetLoadResult["storms"][number]) => s.readyToAllMs / 1000;
+    const serving = median(cs.map(readyToAll));
+    const bareServing = median(bs.map(readyToAll));
+    const servingRatio = ratio(serving, bareServing);
+    const servingBound = bounds.stormReadyToAll;
+    rows.push({
+      scenario: "reconnect storm: serving again → every agent online again",
+      n: top,
+      unit: "s",
+      project: serving,
+      baseline: bareServing,
+      baselineName: "bare grpc-js, same downtime",
+      ratio: servingRatio,
+      goal: servingBound === undefined ? "reported" : `≤ ${servingBound}×`,
+      met: servingBound === undefined ? undefined : servingRatio <= servingBound,
+      ...(servingBound === undefined ? {} : { maxRatio: servingBound }),
+      spread: unpairedRatioSpread(cs.map(readyToAll), bs.map(readyToAll)),
+    });
     const ptm = (s: FleetLoadResult["storms"]) =>
       median(s.map((x) => ratio(x.peakPerSecond, x.meanPerSecond)));
+    const ptmBound = bounds.stormPeakToMean;
     rows.push({
       scenario: "reconnect storm: peak-to-mean connection rate",
       n: top,
@@ -178,9 +205,9 @@ export function fleetRows(
       baseline: ptm(bs),
       baselineName: "bare grpc-js, same downtime",
       ratio: ratio(ptm(cs), ptm(bs)),
-      goal: "≤ 3×",
-      met: ptm(cs) <= 3,
-      maxValue: 3,
+      goal: ptmBound === undefined ? "reported (the agents' backoff)" : `≤ ${ptmBound}×`,
+      met: ptmBound === undefined ? undefined : ptm(cs) <= ptmBound,
+      ...(ptmBound === undefined ? {} : { maxValue: ptmBound }),
       spread: spreadOf(cs.map((x) => ratio(x.peakPerSecond, x.meanPerSecond))),
       note: `peak ${Math.round(median(cs.map((s) => s.peakPerSecond)))}/s, mean ${Math.round(median(cs.map((s) => s.meanPerSecond)))}/s (welcomes)`,
     });

@@ -65,8 +65,11 @@ describe("npm run bench -- --quick", () => {
         row.maxRatio as number,
       );
     }
-    const storm = report.rows.find((r) => r.scenario.includes("peak-to-mean"));
-    expect(storm?.project ?? Number.NaN, "reconnect storm peak-to-mean").toBeLessThanOrEqual(3);
+    // The storm is bounded against the bare server's with the same downtime, not by its
+    // peak-to-mean (the agents' jittered backoff shapes that one).
+    expect(bounded.map((r) => r.scenario)).toContain(
+      "reconnect storm: serving again → every agent online again",
+    );
     expect(code, output).toBe(0);
   }, 240_000);
 });
