@@ -1,24 +1,27 @@
 /**
- * A diagnosis tool behind the idle figure (not part of `npm run bench`): starts Control as
- * the quick benchmark does (same config, no agent), lets it settle, then for `--seconds`
+ * A diagnosis tool behind the idle and heartbeat figures (not part of `npm run bench`): starts
+ * Control as the quick benchmark does (same config; no agent, or `--agents N` heartbeating
+ * from one simulator process at `--heartbeat-scale`, 0.1 as in the quick run), lets it
+ * settle, then for `--seconds`
  * reads its CPU time from /proc and the database's committed transactions, and profiles it
  * with the V8 CPU profiler (through gc-hook.mjs); prints CPU ms per second, commits per
  * second and the self time of the hottest functions.
  *
  * Usage: `npx tsx agent-sim/bench/idle-profile.ts [--seconds 60] [--settle 10] [--eld] [--profile]
- *   [--save-to FILE]`
+ *   [--save-to FILE] [--agents N] [--heartbeat-scale 0.1]`
  */
 import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import type { FleetOptions } from "../fleet-options.js";
 import { CAMPAIGN_POLICY } from "./campaign.js";
 import { startBenchControl } from "./control.js";
 import { dbCounters } from "./db-baseline.js";
 import { MASS_ENROLMENT_LIMITS } from "./handshakes.js";
 import { threadCpuSeconds as cpuSeconds } from "./proc-stats.js";
-import { sleep } from "./processes.js";
+import { type SimProcess, sleep, startSimProcess, waitWelcomed } from "./processes.js";
 import { printProfileSummary } from "./profile-summary.js";
 
 async function main(): Promise<void> {
@@ -32,12 +35,15 @@ async function main(): Promise<void> {
       "save-to": { type: "string" },
       // Control runs with --trace-gc; the collections in the window are counted from its log.
       "trace-gc": { type: "boolean", default: false },
+      agents: { type: "string", default: "0" },
+      "heartbeat-scale": { type: "string", default: "0.1" },
     },
     strict: true,
   });
   const seconds = Number(values.seconds);
   const dir = await mkdtemp(join(tmpdir(), "agent-control-idle-"));
   if (values.profile) process.env.AGENT_CONTROL_BENCH_PROFILE = "1";
+  const nodeOptions = process.env.NODE_OPTIONS;
   if (values["trace-gc"]) {
     // --trace-gc is not allowed in NODE_OPTIONS; a preloaded module sets it instead.
     const hook = join(dir, "trace-gc.mjs");
@@ -56,8 +62,27 @@ async function main(): Promise<void> {
     },
     values.eld ? { AGENT_CONTROL_BENCH_ELD: "1" } : {},
   );
+  // The simulator traces no collections (its stdout carries its replies).
+  if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
+  else process.env.NODE_OPTIONS = nodeOptions;
+  const sims: SimProcess[] = [];
   try {
     const url = await control.databaseUrl();
+    const agents = Number(values.agents);
+    if (agents > 0) {
+      const fleet: FleetOptions = {
+        server: control.agentAddr,
+        joinToken: await control.joinToken(),
+        count: agents,
+        seed: 1,
+        idPrefix: "idle",
+        heartbeatScale: Number(values["heartbeat-scale"]),
+        connectRate: 1000,
+        download: false,
+      };
+      sims.push(await startSimProcess(fleet, join(dir, "sim.log")));
+      await waitWelcomed(sims, agents, 120_000, `${agents} streams`);
+    }
     await sleep(Number(values.settle) * 1000);
     if (values.profile) process.kill(control.pid(), "SIGWINCH");
     const logBefore = (await readFile(join(dir, "control.log"), "utf8")).length;
@@ -72,7 +97,7 @@ async function main(): Promise<void> {
     const threadsAfter = await threads(control.pid());
     if (values.profile) process.kill(control.pid(), "SIGWINCH");
     process.stdout.write(
-      `idle Control over ${wall.toFixed(1)} s: ${((1000 * (cpuAfter - cpuBefore)) / wall).toFixed(2)} ms CPU/s, ` +
+      `${agents > 0 ? `Control with ${agents} agents` : "idle Control"} over ${wall.toFixed(1)} s: ${((1000 * (cpuAfter - cpuBefore)) / wall).toFixed(2)} ms CPU/s, ` +
         `${((dbAfter.commits - dbBefore.commits) / wall).toFixed(2)} commits/s in the database (the readings' own included)\n`,
     );
     printThreads(threadsBefore, threadsAfter, wall);
@@ -84,10 +109,14 @@ async function main(): Promise<void> {
     }
     if (values.profile) {
       await sleep(2000);
-      await printProfileSummary(join(dir, "control-1.cpuprofile"), `over ${seconds} s idle`);
+      await printProfileSummary(
+        join(dir, "control-1.cpuprofile"),
+        `over ${seconds} s${agents > 0 ? ` with ${agents} agents` : " idle"}`,
+      );
       if (values["save-to"]) await copyFile(join(dir, "control-1.cpuprofile"), values["save-to"]);
     }
   } finally {
+    await Promise.all(sims.map((sim) => sim.stop()));
     await control.stop();
     await rm(dir, { recursive: true, force: true });
   }

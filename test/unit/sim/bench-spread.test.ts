@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { spreadText } from "../../../agent-sim/bench/report.js";
 import type { BenchRow } from "../../../agent-sim/bench/rows.js";
-import { perStreamSamples } from "../../../agent-sim/bench/rows.js";
+import { fleetRows, perStreamSamples } from "../../../agent-sim/bench/rows.js";
 import { spreadOf, unpairedRatioSpread } from "../../../agent-sim/bench/stats.js";
 
 const row = (over: Partial<BenchRow>): BenchRow => ({
@@ -53,5 +53,32 @@ describe("bench spread", () => {
     );
     expect(spreadText(row({ spread: { min: 2, max: 2, runs: 1 } }))).toBe(" [1 run]");
     expect(spreadText(row({}))).toBe("");
+  });
+
+  it("heartbeat CPU counts every window together, a window with a collection as often as it came", () => {
+    const memory = { rss: 0, heapTotal: 0, heapUsed: 0, external: 0, arrayBuffers: 0, vmRss: 0 };
+    const load = (target: "control" | "bare", cpu: number[]) => ({
+      target,
+      points: [{ streams: 1000, fds: 0, memory, samples: { vmRss: [0], heap: [0] } }],
+      idleCpuPerSecond: 0,
+      // 6,000 heartbeats a window: 0.24 s of CPU is 40 µs per heartbeat.
+      cpu: cpu.map((cpuSeconds) => ({ cpuSeconds, wallMs: 6000, heartbeats: 6000 })),
+      storms: [],
+    });
+    // Control: 40 µs in four windows, 80 µs in the one with a collection; bare: 30 µs flat.
+    const rows = fleetRows(
+      load("control", [0.24, 0.24, 0.48, 0.24, 0.24]),
+      load("bare", [0.18, 0.18, 0.18, 0.18, 0.18]),
+      { memory: 1.3, cpu: 1.5 },
+    );
+    const cpu = rows.find((r) => r.scenario.startsWith("heartbeat CPU"));
+    // (4 × 0.24 + 0.48) s over 30,000 heartbeats = 48 µs; the median window would say 40.
+    expect(cpu?.project).toBeCloseTo(48, 6);
+    expect(cpu?.baseline).toBeCloseTo(30, 6);
+    expect(cpu?.ratio).toBeCloseTo(1.6, 6);
+    expect(cpu?.met).toBe(false);
+    // The spread still pairs the windows: 40/30 … 80/30.
+    expect(cpu?.spread?.min).toBeCloseTo(4 / 3, 6);
+    expect(cpu?.spread?.max).toBeCloseTo(8 / 3, 6);
   });
 });
