@@ -19,7 +19,9 @@ export { judgeRollback } from "./rollback-verdict.js";
  * (failed/health_check_failed, with the agent's message, when the agent's code is that: the
  * release's health checks failed on the new version and the agent reverted it);
  * REINSTATED → failed/reverted; a new boot id on the target → verifying (config grace from now,
- * none without config.v1); a new boot id on another version → failed/reverted, except while
+ * none without config.v1); a new boot id on another version → failed/reverted (after a grace
+ * for the agent's report of why, when it announced the restart: RESTARTING from an earlier
+ * boot, judged first if this decision sees both), except while
  * `offered` with no report at all on the upgrade (it restarted before receiving the offer): it
  * stays offered with the new boot id as its offerBootId, same operation id and reconnect
  * deadline, and no new action (the outbox re-sends the offer on reconnect); progress reports
@@ -123,6 +125,10 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
         { offerBootId: f.bootId },
         "restarted before acknowledging the offer; offered again",
       );
+    } else if (n.state !== "restarting" && r?.phase === "RESTARTING" && r.bootId !== f.bootId) {
+      // It announced its restart from the boot before, and this decision sees that report and
+      // the new boot at once: the announcement first (the loop judges the node again).
+      updateNode(d, n, { state: "restarting" }, "restarting");
     } else if (n.state === "restarting" && awaitsRevertReport(d, n)) {
       // Back on another version after announcing its restart: its supervisor reverted it, and
       // the agent says why (a failed health check, a crash at start) right after its Welcome.

@@ -95,7 +95,7 @@ describe("what a failed upgrade records", () => {
     {
       name: "a node back on a version it does not say",
       script: (h) => {
-        report(h, ID, "RESTARTING");
+        report(h, ID, "APPLYING");
         reboot(h, ID, OLD);
         h.facts.set(ID, { ...h.facts.get(ID)!, agentVersion: undefined });
       },

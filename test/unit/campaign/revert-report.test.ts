@@ -54,4 +54,55 @@ describe("a node back on its old version after its restart", () => {
     tick(h);
     expect(nodeOf(h, ID)).toMatchObject({ state: "failed", code: "reverted", version: OLD });
   });
+
+  it("waits for that report too when its restart's report and its Hello reach one decision together", () => {
+    // The restart's report and the next boot's Hello can be written before the leader decides
+    // again (the report is flushed just before the decision that sees the Hello).
+    const h = start(fleet(1), {
+      batches: [{ percent: 100, minDurationMs: 0 }],
+      failureThresholdPercent: 100,
+    });
+    tick(h);
+    expect(nodeOf(h, ID).state).toBe("offered");
+    report(h, ID, "RESTARTING");
+    bringBack(h, [ID], OLD);
+    const back = tick(h);
+    expect(nodeOf(h, ID)).toMatchObject({ state: "restarting", revertSeenAt: h.now });
+    expect(back.wakeAt).toBe(h.now + REVERT_REPORT_GRACE_MS);
+    h.now += 20;
+    report(h, ID, "FAILED", "upgrade", {
+      code: "health_check_failed",
+      message: '2.0.0 failed health check "api"; reverted to 1.0.0',
+    });
+    tick(h);
+    expect(nodeOf(h, ID)).toMatchObject({ state: "failed", code: "health_check_failed" });
+  });
+
+  it("is reverted after the grace when both reached one decision and no report followed", () => {
+    const h = start(fleet(1), {
+      batches: [{ percent: 100, minDurationMs: 0 }],
+      failureThresholdPercent: 100,
+    });
+    tick(h);
+    report(h, ID, "RESTARTING");
+    bringBack(h, [ID], OLD);
+    tick(h);
+    h.now += REVERT_REPORT_GRACE_MS;
+    tick(h);
+    expect(nodeOf(h, ID)).toMatchObject({ state: "failed", code: "reverted", version: OLD });
+  });
+
+  it("is reverted at once when it comes back on its old version without having announced a restart", () => {
+    const h = start(fleet(1), {
+      batches: [{ percent: 100, minDurationMs: 0 }],
+      failureThresholdPercent: 100,
+    });
+    tick(h);
+    report(h, ID, "APPLYING");
+    tick(h);
+    expect(nodeOf(h, ID).state).toBe("applying");
+    bringBack(h, [ID], OLD);
+    tick(h);
+    expect(nodeOf(h, ID)).toMatchObject({ state: "failed", code: "reverted", version: OLD });
+  });
 });
