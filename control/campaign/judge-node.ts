@@ -46,9 +46,13 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
     return;
   }
   const reported = reportFor(f, n.upgradeOperationId);
-  // A DEFERRED answer to an earlier offer of the same operation says nothing about this one.
+  // A DEFERRED answer to an earlier offer of the same operation says nothing about this one,
+  // nor does one from a node that announced its restart: it applied the upgrade, and a node
+  // skipped or waiting as deferred never did (its verdict waits for its boot instead).
   const r =
-    reported?.phase === "DEFERRED" && !defersCurrentOffer(n, reported) ? undefined : reported;
+    reported?.phase === "DEFERRED" && (!defersCurrentOffer(n, reported) || n.state === "restarting")
+      ? undefined
+      : reported;
   if (r !== undefined) {
     switch (r.phase) {
       case "REFUSED":
