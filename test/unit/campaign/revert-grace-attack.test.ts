@@ -31,6 +31,13 @@ import {
 const ID = "node-000";
 const G = REVERT_REPORT_GRACE_MS;
 
+/** One decision sees the restart's report and the next boot's Hello on the old version. */
+const seenBackTogether = (h: Harness): void => {
+  report(h, ID, "RESTARTING");
+  reboot(h, ID, OLD);
+  tick(h);
+};
+
 const one = (spec: Partial<CampaignSpecInput> = {}): Harness => {
   const h = start(fleet(1), {
     batches: [{ percent: 100, minDurationMs: 0 }],
@@ -65,18 +72,14 @@ function finalAt(h: Harness, stepMs: number, untilMs: number): number | undefine
 describe("attacks on the revert-report grace (expected to hold)", () => {
   it("an agent that restarts on its old version again and again, announcing each restart, is failed within the grace of its first return", () => {
     const h = one();
-    report(h, ID, "RESTARTING");
-    reboot(h, ID, OLD);
-    tick(h);
+    seenBackTogether(h);
     const first = h.now;
     expect(nodeOf(h, ID)).toMatchObject({ state: "restarting", revertSeenAt: first });
     // Every second: a RESTARTING report from the boot before, then a fresh Hello on OLD,
     // both in one decision.
     for (let i = 0; i < 20 && isActive(nodeOf(h, ID).state); i++) {
       h.now += 1_000;
-      report(h, ID, "RESTARTING");
-      reboot(h, ID, OLD);
-      tick(h);
+      seenBackTogether(h);
     }
     expect(nodeOf(h, ID)).toMatchObject({ state: "failed", code: "reverted" });
     expect(nodeOf(h, ID).finishedAt).toBeLessThanOrEqual(first + G);
@@ -127,9 +130,7 @@ describe("attacks on the revert-report grace (expected to hold)", () => {
     const deadline = nodeOf(h, ID).reconnectDeadline!;
     expect(deadline).toBe(2 * MIN);
     h.now = deadline - 1;
-    report(h, ID, "RESTARTING");
-    reboot(h, ID, OLD);
-    tick(h);
+    seenBackTogether(h);
     expect(nodeOf(h, ID).state).toBe("restarting");
     expect(finalAt(h, 1_000, deadline + 10 * MIN)).toBeLessThanOrEqual(deadline - 1 + G);
     expect(nodeOf(h, ID)).toMatchObject({ state: "failed", code: "reverted" });
@@ -196,9 +197,7 @@ describe("attacks on the revert-report grace (expected to hold)", () => {
   it("an abort with rollback while the node waits sends it the rollback, and its REINSTATED ends it rolled_back", () => {
     const h = one();
     h.now = 1_000;
-    report(h, ID, "RESTARTING");
-    reboot(h, ID, OLD);
-    tick(h);
+    seenBackTogether(h);
     h.now = 2_000;
     tick(h, [{ kind: "abort", rollback: true }]);
     expect(nodeOf(h, ID).state).toBe("rolling_back");
@@ -362,27 +361,32 @@ describe("determinism and incremental judging in the together case", () => {
 describe("a node back on its old version after announcing its restart cannot escape its failure by answering DEFERRED", () => {
   const deferred = { code: "deferred", message: "busy" } as const;
 
-  it("is failed at the end of the grace, not sent back to waiting", () => {
-    const h = one({ failureThresholdPercent: 0 });
-    h.now = 1_000;
-    report(h, ID, "RESTARTING");
-    reboot(h, ID, OLD);
-    tick(h);
-    expect(nodeOf(h, ID)).toMatchObject({ state: "restarting", revertSeenAt: 1_000 });
-    h.now = 2_000;
-    report(h, ID, "DEFERRED", "upgrade", deferred);
-    tick(h);
-    h.now = 1_000 + G;
-    tick(h);
-    expect(nodeOf(h, ID).state).toBe("failed");
-  });
+  it.each([
+    ["in one decision", true],
+    ["in separate decisions", false],
+  ])(
+    "is failed at the end of the grace, not sent back to waiting (report and Hello seen %s)",
+    (_, together) => {
+      const h = one({ failureThresholdPercent: 0 });
+      report(h, ID, "RESTARTING");
+      if (!together) tick(h);
+      h.now = 1_000;
+      reboot(h, ID, OLD);
+      tick(h);
+      expect(nodeOf(h, ID)).toMatchObject({ state: "restarting", revertSeenAt: 1_000 });
+      h.now = 2_000;
+      report(h, ID, "DEFERRED", "upgrade", deferred);
+      tick(h);
+      h.now = 1_000 + G;
+      tick(h);
+      expect(nodeOf(h, ID).state).toBe("failed");
+    },
+  );
 
   it("does not let a 0 % threshold batch pass and the campaign complete with the node skipped `deferred`", () => {
     const h = one({ failureThresholdPercent: 0, maxDeferMs: 4 * MIN });
     h.now = 1_000;
-    report(h, ID, "RESTARTING");
-    reboot(h, ID, OLD);
-    tick(h);
+    seenBackTogether(h);
     h.now = 2_000;
     report(h, ID, "DEFERRED", "upgrade", deferred);
     tick(h);
@@ -409,9 +413,7 @@ describe("a node back on its old version after announcing its restart cannot esc
     // of an earlier offer can outlive it; the report that follows still gets its grace.
     const h = one();
     h.now = 1_000;
-    report(h, ID, "RESTARTING");
-    reboot(h, ID, OLD);
-    tick(h);
+    seenBackTogether(h);
     h.now = 2_000;
     report(h, ID, "DEFERRED", "upgrade", deferred);
     tick(h);
@@ -420,21 +422,5 @@ describe("a node back on its old version after announcing its restart cannot esc
     report(h, ID, "FAILED", "upgrade", { code: "health_check_failed", message: "hc failed" });
     tick(h);
     expect(nodeOf(h, ID)).toMatchObject({ state: "failed", code: "health_check_failed" });
-  });
-
-  it("nor when the RESTARTING report and the Hello reached separate decisions", () => {
-    const h = one({ failureThresholdPercent: 0 });
-    report(h, ID, "RESTARTING");
-    tick(h);
-    h.now = 1_000;
-    reboot(h, ID, OLD);
-    tick(h);
-    expect(nodeOf(h, ID)).toMatchObject({ state: "restarting", revertSeenAt: 1_000 });
-    h.now = 2_000;
-    report(h, ID, "DEFERRED", "upgrade", deferred);
-    tick(h);
-    h.now = 1_000 + G;
-    tick(h);
-    expect(nodeOf(h, ID).state).toBe("failed");
   });
 });
