@@ -3,14 +3,16 @@ import {
   type CampaignNode,
   createCampaign,
   desiredRecordRefusal,
+  type FailureBudget,
   type NodeState,
   planCampaign,
   resolveSpec,
 } from "../../../control/campaign/index.js";
 
 /** A completed campaign of two batches (50 %, 100 %) over `states`, in canary order. */
-function completed(threshold: number, states: readonly NodeState[]) {
+function completed(threshold: number, states: readonly NodeState[], maxFailures?: FailureBudget) {
   const spec = resolveSpec({
+    maxFailures,
     targetVersion: "2.0.0",
     batches: [
       { percent: 50, minDurationMs: 0 },
@@ -72,6 +74,39 @@ describe("whether a completed campaign records its target as desired", () => {
   ];
   it.each(cases)("%s", (_name, threshold, states, reason) => {
     const { campaign, nodes } = completed(threshold, states);
+    expect(desiredRecordRefusal(campaign, nodes)).toBe(reason);
+  });
+});
+
+describe("a completed campaign over its own failure budget records no desired version", () => {
+  const cases: [string, FailureBudget, NodeState[], string | undefined][] = [
+    [
+      "two failures, one per batch, each within a 50 % threshold, against max failures 1: not recorded (an operator resumed past the budget)",
+      { kind: "count", count: 1 },
+      ["succeeded", "failed", "succeeded", "timed_out"],
+      "2 of 4 nodes of the campaign failed (max failures 1: 1 allowed)",
+    ],
+    [
+      "two failures against max failures 2: recorded",
+      { kind: "count", count: 2 },
+      ["succeeded", "failed", "succeeded", "timed_out"],
+      undefined,
+    ],
+    [
+      "two of four failed against 25 %: not recorded",
+      { kind: "percent", percent: 25 },
+      ["succeeded", "failed", "succeeded", "failed"],
+      "2 of 4 nodes of the campaign failed (max failures 25%: 1 allowed)",
+    ],
+    [
+      "skipped nodes are not in the denominator: one of three offerable failed against 25 %: not recorded",
+      { kind: "percent", percent: 25 },
+      ["succeeded", "failed", "skipped", "succeeded"],
+      "1 of 3 nodes of the campaign failed (max failures 25%: 0 allowed)",
+    ],
+  ];
+  it.each(cases)("%s", (_name, budget, states, reason) => {
+    const { campaign, nodes } = completed(50, states, budget);
     expect(desiredRecordRefusal(campaign, nodes)).toBe(reason);
   });
 });
