@@ -40,6 +40,7 @@ const NODE_KEYS: readonly (keyof CampaignNode)[] = [
   "deferRetryAt",
   "deferrals",
   "revertSeenAt",
+  "awaySince",
   "stateChangedAt",
   "finishedAt",
 ];

@@ -133,6 +133,7 @@ export type NodeCode =
   | "config_apply_failed"
   | "offer_failed"
   | "reconnect_timeout"
+  | "lost_after_upgrade"
   | "node_offline"
   | "node_disabled"
   | "upgrade_unsupported"
@@ -269,6 +270,11 @@ export interface CampaignNode {
   readonly deferrals?: number | undefined;
   /** A restarting node first seen back on another version (it may still report why). */
   readonly revertSeenAt?: number | undefined;
+  /**
+   * A verifying node first seen offline (`judge-away.ts`); cleared once it is online again. Not
+   * back within the reconnect timeout of it: failed lost_after_upgrade.
+   */
+  readonly awaySince?: number | undefined;
   readonly stateChangedAt: number;
   /** When it reached a final state. */
   readonly finishedAt: number | undefined;
