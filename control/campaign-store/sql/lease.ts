@@ -51,11 +51,20 @@ export function createLeaderLease(options: SqlLeaseOptions): LeaderLease {
   let epoch: number | undefined;
   let client: pg.PoolClient | undefined;
   let broken = false;
+  // Listens to the held connection only while it is held: a connection handed back to the
+  // pool must carry none of ours (a Control that does not lead hands it back after every
+  // tick, and one listener per tick piled up on the pooled client).
+  const onConnectionError = () => {
+    broken = true;
+  };
 
   const dropClient = (destroy: boolean) => {
     const c = client;
     client = undefined;
-    if (c) c.release(destroy ? new Error("lease connection dropped") : undefined);
+    if (!c) return;
+    // A destroyed connection keeps it (an error while it closes must not go uncaught).
+    if (!destroy) c.removeListener("error", onConnectionError);
+    c.release(destroy ? new Error("lease connection dropped") : undefined);
   };
   const lose = (why: string) => {
     if (epoch !== undefined) {
@@ -70,9 +79,7 @@ export function createLeaderLease(options: SqlLeaseOptions): LeaderLease {
     dropClient(true);
     broken = false;
     const c = await options.pool.connect();
-    c.on("error", () => {
-      broken = true;
-    });
+    c.on("error", onConnectionError);
     client = c;
     return c;
   };
