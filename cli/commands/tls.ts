@@ -45,6 +45,12 @@ export function altNames(hosts: readonly string[]): string {
     .join(",");
 }
 
+/**
+ * The extensions of every leaf: not a CA (a node's key cannot sign certificates a verifier
+ * would chain to the fleet CA) and a key for signatures only.
+ */
+const LEAF_CONSTRAINTS = "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature";
+
 /** Signs a new P-256 leaf for `subject` with the CA in `caDir`, writing `<out>/<name>.{pem,key}`. */
 async function issueLeaf(o: {
   caDir: string;
@@ -69,7 +75,8 @@ async function issueLeaf(o: {
     ]);
     await chmod(key, 0o600);
     await openssl(["req", "-new", "-key", key, "-subj", o.subject, "-out", join(tmp, "leaf.csr")]);
-    await writeFile(join(tmp, "leaf.ext"), `${o.extensions}\n`);
+    // Every leaf says it is no CA and signs only TLS handshakes, whatever else it carries.
+    await writeFile(join(tmp, "leaf.ext"), `${LEAF_CONSTRAINTS}\n${o.extensions}\n`);
     await openssl([
       ...["x509", "-req", "-in", join(tmp, "leaf.csr"), "-CA", join(o.caDir, "ca.pem")],
       ...["-CAkey", join(o.caDir, "ca.key"), "-CAcreateserial", "-CAserial", join(tmp, "ca.srl")],
@@ -144,7 +151,8 @@ export const tlsGroup: CommandGroup = {
         await openssl([
           ...["req", "-x509", "-new", "-key", caKey, "-sha256", "-days", "3650"],
           ...["-subj", "/CN=Agent Control fleet CA", "-out", join(out, "ca.pem")],
-          ...["-addext", "basicConstraints=critical,CA:TRUE"],
+          // pathlen:0: the CA signs leaves only, never another CA.
+          ...["-addext", "basicConstraints=critical,CA:TRUE,pathlen:0"],
           ...["-addext", "keyUsage=critical,keyCertSign,cRLSign"],
         ]);
         await chmod(join(out, "ca.pem"), 0o644);
