@@ -39,6 +39,7 @@ const NODE_KEYS: readonly (keyof CampaignNode)[] = [
   "deferredAt",
   "deferRetryAt",
   "deferrals",
+  "deferredSeq",
   "revertSeenAt",
   "awaySince",
   "stateChangedAt",

@@ -42,15 +42,20 @@ export function deferralHolds(n: CampaignNode, now: number): boolean {
 }
 
 /**
- * True when `r` is a DEFERRED answer to the node's current offer: a DEFERRED report from
- * before the node was last offered answered an earlier offer of the same operation. A node
- * that never deferred had no earlier offer to answer, so its DEFERRED answers this one
- * whatever its time says (the report is stamped by the Control holding the node's stream, the
- * offer by the leader: their clocks may differ by a little).
+ * True when `r` is a DEFERRED answer to the node's current offer. A node that never deferred had
+ * no earlier offer to answer, so its DEFERRED answers this one. A node that did defer answers
+ * its current offer with a DEFERRED the database wrote after the one it was last judged on
+ * (`r.seq` above `n.deferredSeq`): the same report read again (a copy read before the re-offer
+ * reset its outbox row) answered the earlier offer. The report's stamp is never compared with
+ * the offer's time: the first is the clock of the Control holding the node's stream, the second
+ * the leader's (docs/decisions.md, "One clock for ordering across Controls"). Only a report or a
+ * record from a release that did not number reports falls back on the stamps.
  */
 export function defersCurrentOffer(n: CampaignNode, r: ObservedReport): boolean {
   if (r.phase !== "DEFERRED") return false;
-  return (n.deferrals ?? 0) === 0 || r.at >= (n.offeredAt ?? 0);
+  if ((n.deferrals ?? 0) === 0) return true;
+  if (r.seq !== undefined && n.deferredSeq !== undefined) return r.seq > n.deferredSeq;
+  return r.at >= (n.offeredAt ?? 0);
 }
 
 /**
@@ -91,6 +96,7 @@ export function judgeDeferred(d: Draft, n: CampaignNode, r: ObservedReport): voi
       deferredAt: first,
       deferRetryAt: d.now + deferRetryMs(d.campaign.spec),
       deferrals: (n.deferrals ?? 0) + 1,
+      deferredSeq: r.seq,
       reconnectDeadline: undefined,
       offerBootId: undefined,
       message: `deferred: ${reason}`,

@@ -5,6 +5,7 @@
  */
 import { assertNever } from "./assert-never.js";
 import type { GateStatus } from "./gates.js";
+import { NODE_STATE_TRAITS } from "./node-state-traits.js";
 import type { CampaignSpec } from "./spec.js";
 
 export type {
@@ -32,44 +33,12 @@ export type NodeState =
   | "rolled_back"
   | "rollback_failed";
 
-/** Every node state, in lifecycle order. */
-export const NODE_STATES: readonly NodeState[] = [
-  "waiting",
-  "offered",
-  "applying",
-  "restarting",
-  "verifying",
-  "succeeded",
-  "failed",
-  "timed_out",
-  "skipped",
-  "canceled",
-  "rolling_back",
-  "rolled_back",
-  "rollback_failed",
-];
+/** Every node state, in lifecycle order (the rows of {@link NODE_STATE_TRAITS}). */
+export const NODE_STATES: readonly NodeState[] = Object.keys(NODE_STATE_TRAITS) as NodeState[];
 
 /** True for the states that never change once set. */
 export function isFinal(state: NodeState): boolean {
-  switch (state) {
-    case "waiting":
-    case "offered":
-    case "applying":
-    case "restarting":
-    case "verifying":
-    case "rolling_back":
-      return false;
-    case "succeeded":
-    case "failed":
-    case "timed_out":
-    case "skipped":
-    case "canceled":
-    case "rolled_back":
-    case "rollback_failed":
-      return true;
-    default:
-      return assertNever(state, "node state");
-  }
+  return NODE_STATE_TRAITS[state].final;
 }
 
 /** The outcome of a final node's rollback: back on its previous version, or why not. */
@@ -77,14 +46,12 @@ export type RollbackResult = "rolled_back" | "rollback_failed" | "rollback_uncon
 
 /** True while the node holds or held the upgrade: offered up to verifying (not yet final). */
 export function isUpgrading(state: NodeState): boolean {
-  return (
-    state === "offered" || state === "applying" || state === "restarting" || state === "verifying"
-  );
+  return NODE_STATE_TRAITS[state].upgrading;
 }
 
 /** True for the states that count as a node failure toward a batch's threshold. */
 export function isFailure(state: NodeState): boolean {
-  return state === "failed" || state === "timed_out";
+  return NODE_STATE_TRAITS[state].failure;
 }
 
 /** Where a campaign stands (proto `CampaignPhase`); changes at the moment of the decision. */
@@ -268,6 +235,11 @@ export interface CampaignNode {
   readonly deferRetryAt?: number | undefined;
   /** How many times it deferred. */
   readonly deferrals?: number | undefined;
+  /**
+   * The database's sequence number (`ObservedReport.seq`) of the DEFERRED answer it was last
+   * judged on: a DEFERRED numbered above it answers a later offer (`deferral.ts`).
+   */
+  readonly deferredSeq?: number | undefined;
   /** A restarting node first seen back on another version (it may still report why). */
   readonly revertSeenAt?: number | undefined;
   /**

@@ -24,9 +24,20 @@ export interface ObservedReport {
   readonly version: string;
   readonly code: string;
   readonly message: string;
+  /**
+   * When the Control holding the node's stream received it, on THAT Control's clock: shown to
+   * people, never compared with a time of another Control (the leader's offers and deadlines).
+   */
   readonly at: number;
   /** The boot id of the session it arrived on (undefined when unknown). */
   readonly bootId: string | undefined;
+  /**
+   * Where the database put this report in its one order of reports (a sequence it assigns at
+   * each write, whichever Control wrote it): a report of the same operation with a higher seq
+   * was written after it. Two reads of the same stored report give the same seq. Undefined when
+   * written by a release that does not number reports (see `docs/decisions.md`, "One clock").
+   */
+  readonly seq?: number | undefined;
 }
 
 /** A `ConfigStatus { ok: false }` received from the node. */

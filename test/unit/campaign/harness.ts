@@ -137,6 +137,9 @@ function patchFacts(h: Harness, nodeId: string, patch: Partial<NodeFacts>): void
   h.facts.set(nodeId, { ...f, ...patch });
 }
 
+/** The database's order of reports (`ObservedReport.seq`): every report() write takes the next. */
+let reportSeq = 0;
+
 /** The agent reports `phase` on its operation of `kind` (with `said`'s code and message when given). */
 export function report(
   h: Harness,
@@ -159,6 +162,7 @@ export function report(
         message: said.message ?? phase.toLowerCase(),
         at: h.now,
         bootId: f?.bootId,
+        seq: ++reportSeq,
       },
     ],
   });
