@@ -17,6 +17,7 @@ import {
   clearTextExposed,
   clearTextProblem,
   defaultAgentAddr,
+  isLoopbackHost,
   type ListenerFacts,
 } from "./config-clear-text.js";
 import { type EnrollmentConfig, readEnrollment } from "./config-enrollment.js";
@@ -50,10 +51,18 @@ export interface ControlConfig {
   readonly downloads: {
     /** A listener of their own; undefined serves downloads on the admin port (as before). */
     readonly addr: ListenAddress | undefined;
-    /** Require a node credential (node token, or client certificate via `tls.downloads`). */
+    /**
+     * Require a node credential (node token, or client certificate via `tls.downloads`).
+     * Default: true when downloads are served off loopback (`downloads.addr`, else `adminAddr`).
+     */
     readonly requireAuth: boolean;
     /** Downloads served at once; more are answered 503 with Retry-After. */
     readonly maxConcurrent: number;
+    /**
+     * Downloads one client (a node, or an unauthenticated client's address off loopback) is
+     * served at once; more are answered 503 with Retry-After.
+     */
+    readonly maxPerClient: number;
     /** A download client that takes no bytes for this long is disconnected. */
     readonly stallTimeoutSeconds: number;
   };
@@ -236,17 +245,26 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
   const log = v.section(input, "log");
   const downloads = v.section(input, "downloads");
   const tls = readTlsConfig(input.tls, problems);
+  const adminAddr = v.address(input, "adminAddr", "127.0.0.1:7080");
+  const downloadsAddr = v.optionalAddress(downloads, "downloads.addr");
+  const maxConcurrent = v.integer(downloads, "downloads.maxConcurrent", 64, 1, 100_000);
   const config: ControlConfig = {
     dataDir: v.string(input, "dataDir", ".data"),
     databaseUrl: v.optionalUrl(input, "databaseUrl", ["postgres:", "postgresql:"]),
     agentAddr: v.address(input, "agentAddr", defaultAgentAddr(tls.agent !== undefined)),
-    adminAddr: v.address(input, "adminAddr", "127.0.0.1:7080"),
+    adminAddr,
     ...readAdminAccess(input, problems),
     publicUrl: v.optionalUrl(input, "publicUrl", ["http:", "https:"]),
     downloads: {
-      addr: v.optionalAddress(downloads, "downloads.addr"),
-      requireAuth: v.boolean(downloads, "downloads.requireAuth", false),
-      maxConcurrent: v.integer(downloads, "downloads.maxConcurrent", 64, 1, 100_000),
+      addr: downloadsAddr,
+      // Off loopback, a node credential by default: downloads face the fleet's network.
+      requireAuth: v.boolean(
+        downloads,
+        "downloads.requireAuth",
+        !isLoopbackHost((downloadsAddr ?? adminAddr).host),
+      ),
+      maxConcurrent,
+      maxPerClient: v.integer(downloads, "downloads.maxPerClient", 2, 1, 100_000),
       stallTimeoutSeconds: v.number(downloads, "downloads.stallTimeoutSeconds", 60, 1, 3600),
     },
     release: {
@@ -297,19 +315,31 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
 
 /**
  * The listeners of `config` for the clear-text check (config-clear-text.ts): the agent
- * stream and the admin API, which carry bearer credentials.
+ * stream, the admin API and the downloads listener, which carry bearer credentials (node
+ * tokens with every download off loopback, by default).
  */
 export function listenerFacts(config: ControlConfig): ListenerFacts[] {
-  return [
+  const facts: ListenerFacts[] = [
     { name: "agentAddr", tlsSetting: "tls.agent", addr: config.agentAddr, tls: !!config.tls.agent },
     { name: "adminAddr", tlsSetting: "tls.admin", addr: config.adminAddr, tls: !!config.tls.admin },
   ];
+  if (config.downloads.addr) {
+    facts.push({
+      name: "downloads.addr",
+      tlsSetting: "tls.downloads",
+      addr: config.downloads.addr,
+      tls: !!config.tls.downloads,
+    });
+  }
+  return facts;
 }
 
 /** Cross-checks of the downloads settings that no single value shows. */
 function checkDownloads(config: ControlConfig, input: ConfigInput, problems: string[]): void {
   for (const key of Object.keys(input)) {
-    if (!["addr", "requireAuth", "maxConcurrent", "stallTimeoutSeconds"].includes(key)) {
+    if (
+      !["addr", "requireAuth", "maxConcurrent", "maxPerClient", "stallTimeoutSeconds"].includes(key)
+    ) {
       problems.push(`downloads.${key}: unknown setting`);
     }
   }

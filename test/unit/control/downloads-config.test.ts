@@ -13,12 +13,13 @@ function problemsOf(options: LoadConfigOptions): readonly string[] {
 }
 
 describe("downloads configuration", () => {
-  it("serves downloads on the admin port by default, without a credential, 64 at once", () => {
+  it("serves downloads on the admin port by default, without a credential (loopback), 64 at once, 2 per client", () => {
     const config = loadConfig({ env: {} });
     expect(config.downloads).toEqual({
       addr: undefined,
       requireAuth: false,
       maxConcurrent: 64,
+      maxPerClient: 2,
       stallTimeoutSeconds: 60,
     });
     expect(config.tls.downloads).toBeUndefined();
