@@ -3,8 +3,10 @@
  * records and `now`, shared by the engine, the API's views and the tests.
  */
 
+import { assertNever } from "./assert-never.js";
 import type { BatchRecord, CampaignNode, PoolLoad } from "./model.js";
 import { isFailure, isFinal } from "./model.js";
+import { NODE_STATE_TRAITS, type NodeStateTraits } from "./node-state-traits.js";
 import { closedMsBetween, type MaintenanceWindow } from "./windows.js";
 
 /**
@@ -47,20 +49,22 @@ export function soakedMs(
 }
 
 /**
- * True while the node occupies a slot (concurrency and pool budget): offered, applying,
- * restarting, or verifying within its config grace. A node verifying past its grace is only
- * watched; it holds no slot.
+ * True while the node occupies a slot of its campaign's concurrency and of its pool's
+ * disruption budget ({@link NodeStateTraits.holdsSlot}): offered, applying, restarting, rolling
+ * back, or verifying within its config grace. A node verifying past its grace is only watched;
+ * it holds no slot.
  */
 export function inFlight(n: CampaignNode, now: number): boolean {
-  switch (n.state) {
-    case "offered":
-    case "applying":
-    case "restarting":
+  const use = NODE_STATE_TRAITS[n.state].holdsSlot;
+  switch (use) {
+    case "always":
       return true;
-    case "verifying":
+    case "within_grace":
       return n.graceEndsAt === undefined || n.graceEndsAt > now;
-    default:
+    case "never":
       return false;
+    default:
+      return assertNever(use, "slot use");
   }
 }
 

@@ -21,7 +21,11 @@
  *   its batch passed and it was confirmed. This is what makes "watched for the rest of its batch"
  *   and "roll back the batch's upgraded nodes" possible without ever changing a final state.
  *   A verifying node holds a concurrency/budget slot only during its config grace (0 without
- *   config.v1); after it, it is "settled" but still watched.
+ *   config.v1); after it, it is "settled" but still watched. A rolling_back node holds one
+ *   until it is back (it restarts onto its previous release).
+ * - What each state means to every rule (final, upgrading, failure, holds a slot, busy, upgrade
+ *   re-sent) is one row of `NODE_STATE_TRAITS` (`node-state-traits.ts`); the engine's predicates
+ *   and the stores' lists and SQL are derived from it.
  * - Threshold failures are `failed` + `timed_out`; denominator: batch nodes not `skipped`.
  *
  * Phases: `running | paused | rolling_back` (live) → `completed | rolled_back | aborted |
@@ -143,6 +147,7 @@ export { gatesWanted } from "./gate-rules.js";
 export * from "./gates.js";
 export type { JudgedMark } from "./judged-mark.js";
 export * from "./model.js";
+export * from "./node-state-traits.js";
 export * from "./operation-id.js";
 export * from "./plan.js";
 export * from "./progress.js";
