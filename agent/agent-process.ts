@@ -132,6 +132,7 @@ class RealAgent implements OperationHost, SessionHost {
     this.applier = realApplier({
       paths: options.paths,
       state: options.state,
+      log: options.log,
       persist: () => this.persist(),
     });
     recoverInterrupted(this.state);

@@ -27,6 +27,7 @@ import {
   symlink,
 } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { type AgentState, loadState } from "./agent-state.js";
 import { syncDirectory, writeFileDurably } from "./core/durable-state.js";
 
 /** The kinds of artifact: an ES module run by Node.js, or a single executable. */
@@ -170,14 +171,63 @@ export async function switchCurrent(paths: InstallPaths, version: string): Promi
   await syncDirectory(paths.root);
 }
 
-/** Deletes the files of `version` (never the one `current` points at). */
+/**
+ * The versions something recorded still names, which must never be deleted: the one
+ * `current` points at and every version the durable state names (the running and previous
+ * ones, both ends of a switch in progress and the previous version it would restore). When
+ * the state cannot be read, every installed version counts as named (nothing is deleted).
+ */
+export async function namedVersions(paths: InstallPaths): Promise<ReadonlySet<string> | "all"> {
+  const named = new Set<string>();
+  const current = await readCurrent(paths);
+  if (current !== undefined) named.add(current);
+  let state: Partial<AgentState> | undefined;
+  try {
+    state = await loadState(paths);
+  } catch {
+    return "all";
+  }
+  for (const version of [
+    state?.version,
+    state?.previousVersion,
+    state?.switch?.from,
+    state?.switch?.to,
+    state?.switch?.previousBefore,
+  ]) {
+    if (version !== undefined && version !== "") named.add(version);
+  }
+  return named;
+}
+
+/**
+ * Deletes the files of `version`, unless a pointer names it ({@link namedVersions}: never
+ * the one `current` points at, nor one the state records as running, previous or part of a
+ * switch), whatever the caller asked: a version something may return to is never deleted.
+ */
 export async function removeVersion(paths: InstallPaths, version: string): Promise<void> {
-  if (version === "" || version === (await readCurrent(paths))) return;
+  if (version === "" || version.includes("/") || version === "." || version === "..") return;
+  const named = await namedVersions(paths);
+  if (named === "all" || named.has(version)) return;
   await rm(join(paths.versions, version), { recursive: true, force: true });
   await syncDirectory(paths.versions);
 }
 
-/** Deletes every installed version but `keep` (and never the one `current` points at). */
+/** The installed versions: those whose directory holds an artifact. */
+export async function installedVersions(paths: InstallPaths): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(paths.versions);
+  } catch {
+    return [];
+  }
+  const installed: string[] = [];
+  for (const name of names) {
+    if ((await installedArtifact(paths, name)) !== undefined) installed.push(name);
+  }
+  return installed;
+}
+
+/** Deletes every installed version but `keep` (and never one a pointer names, see {@link removeVersion}). */
 export async function removeVersionsBut(paths: InstallPaths, keep: string): Promise<void> {
   let names: string[];
   try {

@@ -1,24 +1,29 @@
 /**
  * The real applier: an upgrade writes the verified artifact to `versions/<v>/`, records
  * the switch, and moves `current` to it (the previous version is kept); a rollback moves
- * `current` back; a confirm deletes every version but the confirmed one. The state is saved before the
+ * `current` back, and is refused (`previous_version_missing`, never applied) when that version
+ * is not installed; a confirm deletes every version but the confirmed one. The state is saved before the
  * link moves, so the supervisor can always tell a switch that happened from one that did not.
  */
 
 import type { AgentState } from "./agent-state.js";
+import type { AgentLog } from "./core/log.js";
 import type { Applier, ApplyOutcome } from "./core/operations.js";
 import type { AcceptedUpgrade } from "./core/release-check.js";
 import {
   type InstallPaths,
+  installedArtifact,
   installVersion,
   removeVersionsBut,
   switchCurrent,
 } from "./install-dir.js";
+import { PREVIOUS_VERSION_MISSING } from "./reconcile.js";
 
 /** What the real applier needs of its Agent. */
 export interface RealApplierHost {
   readonly paths: InstallPaths;
   readonly state: AgentState;
+  readonly log: AgentLog;
   /** Saves the state durably before resolving. */
   persist(): Promise<void>;
 }
@@ -63,6 +68,16 @@ export function realApplier(host: RealApplierHost): Applier {
     },
 
     async applyRollback(opId: string, from: string, to: string): Promise<ApplyOutcome> {
+      if ((await installedArtifact(paths, to)) === undefined) {
+        host.log.error(
+          { opId, version: to, from },
+          "refusing a rollback: the previous version is not installed",
+        );
+        return {
+          code: PREVIOUS_VERSION_MISSING,
+          message: `cannot reinstate ${to}: ${to} is not installed (no artifact under versions/${to})`,
+        };
+      }
       state.switch = { kind: "rollback", opId, from, to, previousBefore: state.previousVersion };
       state.version = to;
       state.previousVersion = from;

@@ -5,6 +5,7 @@
  * been welcomed yet), or undone (the process died before the link moved). Pure: it changes
  * the state object it is given and says what it did.
  */
+import { compareSemver, isSemver } from "../control/shared/release/index.js";
 import { OperationPhase } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { AgentState, PendingSwitch } from "./agent-state.js";
 import { rememberReport } from "./core/durable-state.js";
@@ -85,4 +86,73 @@ function undo(
     });
   }
   state.pendingReport = pending.opId;
+}
+
+/** The failure code of a rollback whose version is not installed (nothing to return to). */
+export const PREVIOUS_VERSION_MISSING = "previous_version_missing";
+
+/**
+ * The version to run instead of `missing`, which `current` names but which has no artifact:
+ * the one the switch to it came from, else the previous version, else the version the state
+ * records, else the newest other installed one; undefined when none of them is installed.
+ * Pure: `installed` lists the versions whose artifact is there.
+ */
+export function fallbackVersion(
+  state: AgentState,
+  missing: string,
+  installed: readonly string[],
+): string | undefined {
+  const there = new Set(installed);
+  const pending = state.switch;
+  const preferred = [
+    pending !== undefined && pending.to === missing ? pending.from : undefined,
+    state.previousVersion,
+    state.version,
+  ];
+  for (const version of preferred) {
+    if (version !== undefined && version !== missing && there.has(version)) return version;
+  }
+  return [...there].filter((v) => v !== missing).sort(newestFirst)[0];
+}
+
+/**
+ * Records that the supervisor moved `current` from `missing` (no artifact) to `to`, an
+ * installed version: a switch to `missing` is undone and its operation reported FAILED, a
+ * rollback whose REINSTATED was due is reported FAILED instead, and the previous version
+ * is kept only when it is installed and is not `to`.
+ */
+export function fallBack(
+  state: AgentState,
+  missing: string,
+  to: string,
+  installed: readonly string[],
+): void {
+  const message = `${missing} is not installed (its artifact is missing); fell back to ${to}`;
+  const pending = state.switch;
+  if (pending !== undefined && pending.to === missing) {
+    const code = pending.kind === "upgrade" ? "start_failed" : PREVIOUS_VERSION_MISSING;
+    undo(state, pending, to, code, message);
+  } else {
+    delete state.switch;
+    state.version = to;
+  }
+  const reinstate = state.pendingReinstate;
+  if (reinstate !== undefined) {
+    delete state.pendingReinstate;
+    rememberReport(state, reinstate, {
+      phase: OperationPhase.FAILED,
+      version: to,
+      code: PREVIOUS_VERSION_MISSING,
+      message,
+    });
+    state.pendingReport = reinstate;
+  }
+  if (state.previousVersion === to || !installed.includes(state.previousVersion)) {
+    state.previousVersion = "";
+  }
+}
+
+function newestFirst(a: string, b: string): number {
+  if (isSemver(a) && isSemver(b)) return compareSemver(b, a);
+  return a < b ? 1 : a > b ? -1 : 0;
 }

@@ -23,12 +23,13 @@ import { HEALTH_CHECK_FAILED, HEALTH_CHECK_FAILED_EXIT_CODE } from "./health-tri
 import {
   type InstallPaths,
   installedArtifact,
+  installedVersions,
   readCurrent,
   removeVersion,
   switchCurrent,
 } from "./install-dir.js";
 import { childCommand, defaultModuleRunner } from "./launch.js";
-import { reconcile, revertTrial } from "./reconcile.js";
+import { fallBack, fallbackVersion, reconcile, revertTrial } from "./reconcile.js";
 
 /** The exit code with which the Agent asks to be restarted into `current`. */
 export const RESTART_EXIT_CODE = 75;
@@ -76,6 +77,13 @@ export async function supervise(options: SupervisorOptions): Promise<void> {
     if (state === undefined || current === undefined) {
       throw new Error(`${paths.root} holds no installed Agent (state.json and current are needed)`);
     }
+    if ((await installedArtifact(paths, current)) === undefined) {
+      // `current` names a version with no artifact: running it can only fail, for ever.
+      if (!(await fallBackFrom(options, state, current))) {
+        await sleep(Math.min(30_000, 1000 * 2 ** crashes++), signal);
+      }
+      continue;
+    }
     const { changed, trial } = reconcile(state, current);
     if (changed) await saveState(paths, state);
     // A version on trial runs its release's health checks before it connects: its deadline
@@ -107,6 +115,36 @@ export async function supervise(options: SupervisorOptions): Promise<void> {
     );
     await sleep(delay, signal);
   }
+}
+
+/**
+ * Moves `current` off `missing` (a version with no artifact) to an installed version
+ * ({@link fallbackVersion}), recording why in the state first; deletes nothing. False when
+ * no version is installed to fall back to (the caller waits and looks again).
+ */
+async function fallBackFrom(
+  options: SupervisorOptions,
+  state: AgentState,
+  missing: string,
+): Promise<boolean> {
+  const { paths, log } = options;
+  const installed = await installedVersions(paths);
+  const to = fallbackVersion(state, missing, installed);
+  if (to === undefined) {
+    log.error(
+      { version: missing, installed },
+      "current names a version with no artifact and no other version is installed",
+    );
+    return false;
+  }
+  log.error(
+    { version: missing, to },
+    "current names a version with no artifact; falling back to an installed version",
+  );
+  fallBack(state, missing, to, installed);
+  await saveState(paths, state);
+  await switchCurrent(paths, to);
+  return true;
 }
 
 /** The code and reason of reverting `trial`, whose run ended with `end` before a Welcome. */

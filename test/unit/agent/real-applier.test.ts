@@ -31,7 +31,8 @@ async function installed() {
   const state: AgentState = initialState("n1", "1.0.0");
   await saveState(paths, state);
   await switchCurrent(paths, "1.0.0");
-  const applier = realApplier({ paths, state, persist: () => saveState(paths, state) });
+  const log = { info() {}, warn() {}, error() {}, debug() {} };
+  const applier = realApplier({ paths, state, log, persist: () => saveState(paths, state) });
   return { paths, state, applier };
 }
 
