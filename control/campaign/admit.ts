@@ -20,7 +20,7 @@
  */
 import { compareSemver } from "../shared/release/semver.js";
 import type { Target } from "./model.js";
-import { type Candidate, type Plan, planCampaign, selects } from "./plan.js";
+import { type Candidate, type Plan, planCampaign, selection } from "./plan.js";
 import { rampStepsNeeded } from "./ramp.js";
 import { type CampaignSpec, type Policy, type Violation, validateSpec } from "./spec.js";
 
@@ -154,7 +154,7 @@ export function admit(input: AdmissionInput): Admission {
     });
   }
   if (spec.ramp !== undefined) {
-    const nodes = input.candidates.filter((c) => selects(spec, c)).length;
+    const nodes = input.candidates.filter(selection(spec)).length;
     const steps = rampStepsNeeded(nodes, spec.ramp, policy.firstBatchMaxPercent);
     if (steps > policy.maxBatches) {
       return refuse({ kind: "too_many_steps", steps, nodes, limit: policy.maxBatches });

@@ -7,8 +7,8 @@
 import {
   CONVERGENCE_MAX_NODES,
   type DesiredVersion,
+  desiredGovernor,
   type FleetNode,
-  governingDesired,
   notBehindReason,
 } from "./desired.js";
 import { type CampaignPhase, isEndedPhase, isFailure, type NodeState } from "./model.js";
@@ -101,10 +101,11 @@ export function isConvergenceCampaignId(campaignId: string): boolean {
 export function planConvergence(input: ConvergenceInput): ConvergenceStep[] {
   const out: ConvergenceStep[] = [];
   const behind = new Map<string, string[]>();
+  const governing = desiredGovernor(input.desired);
   for (const node of input.fleet) {
     if (!node.online || node.busy || !node.enabled || !node.everConnected) continue;
     if (!node.capabilities.includes("upgrade.v1")) continue;
-    const d = governingDesired(node, input.desired);
+    const d = governing(node);
     if (d === undefined || d.haltedAt !== undefined) continue;
     if (notBehindReason(node, d.target) !== undefined) continue;
     const list = behind.get(d.id) ?? [];

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { compareSemver, isSemver } from "../shared/release/semver.js";
 import type { Target } from "./model.js";
-import { type Candidate, selects } from "./plan.js";
+import { type Candidate, selection } from "./plan.js";
 import {
   type CampaignSpec,
   DEFAULT_DISRUPTION_BUDGET_PERCENT,
@@ -134,19 +134,32 @@ export function defaultConvergenceSettings(
 /**
  * The desired version that governs a node: the most recently set one whose selector takes it
  * (a halted one still governs: convergence of that node stops, it does not fall back to an
- * older setting). Undefined when none takes it.
+ * older setting). Undefined when none takes it. For one node; over a fleet, build the lookup
+ * once with {@link desiredGovernor}.
  */
 export function governingDesired(
   node: Candidate,
   desired: readonly DesiredVersion[],
 ): DesiredVersion | undefined {
-  let best: DesiredVersion | undefined;
-  for (const d of desired) {
-    if (!selects({ selector: d.selector, exclude: d.exclude }, node)) continue;
-    if (best === undefined || d.setAt > best.setAt || (d.setAt === best.setAt && d.id > best.id))
-      best = d;
-  }
-  return best;
+  return desiredGovernor(desired)(node);
+}
+
+/**
+ * {@link governingDesired} for many nodes: each desired version's selection is built once
+ * (`selection`: sets of its pools and ids), so a node costs the number of desired versions,
+ * never the length of their node lists.
+ */
+export function desiredGovernor(
+  desired: readonly DesiredVersion[],
+): (node: Candidate) => DesiredVersion | undefined {
+  const newestFirst = [...desired].sort(
+    (a, b) => b.setAt - a.setAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
+  );
+  const tests = newestFirst.map((d) => ({
+    d,
+    takes: selection({ selector: d.selector, exclude: d.exclude }),
+  }));
+  return (node) => tests.find((t) => t.takes(node))?.d;
 }
 
 /**

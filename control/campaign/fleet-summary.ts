@@ -8,8 +8,8 @@ import { assertNever } from "./assert-never.js";
 import { type ConvergenceRun, convergenceFailures } from "./convergence-plan.js";
 import {
   type DesiredVersion,
+  desiredGovernor,
   type FleetNode,
-  governingDesired,
   notBehindReason,
 } from "./desired.js";
 
@@ -140,8 +140,9 @@ export function summarizeFleet(input: {
     .map(([key, c]) => ({ key, ...c }))
     .sort(byKey);
   const governed = new Map<string, FleetNode[]>();
+  const governing = desiredGovernor(input.desired);
   for (const n of input.fleet) {
-    const d = governingDesired(n, input.desired);
+    const d = governing(n);
     if (d === undefined) continue;
     const list = governed.get(d.id) ?? [];
     list.push(n);

@@ -106,19 +106,38 @@ export function isCanary(labels: Readonly<Record<string, string>>): boolean {
  * True when the spec's selector takes the candidate and its exclusions do not: every selector
  * label pair present, pool among `pools` (when given), id among `nodeIds` (when given); not an
  * excluded id, and carrying none of the excluded label pairs. Enabled and ever-connected nodes only.
+ * For one candidate; over many, build the test once with {@link selection}.
  */
 export function selects(
   spec: Pick<CampaignSpec, "selector" | "exclude">,
   node: Candidate,
 ): boolean {
-  if (!node.enabled || !node.everConnected) return false;
+  return selection(spec)(node);
+}
+
+/**
+ * The test of {@link selects} for one spec, built once: its pools and node ids (included and
+ * excluded) as sets, so judging a candidate costs the same whatever the lists' lengths (a
+ * retry's selector lists every node it retries).
+ */
+export function selection(
+  spec: Pick<CampaignSpec, "selector" | "exclude">,
+): (node: Candidate) => boolean {
   const { selector, exclude } = spec;
-  for (const [k, v] of Object.entries(selector.labels)) if (node.labels[k] !== v) return false;
-  if (selector.pools.length > 0 && !selector.pools.includes(node.pool)) return false;
-  if (selector.nodeIds.length > 0 && !selector.nodeIds.includes(node.id)) return false;
-  if (exclude.nodeIds.includes(node.id)) return false;
-  for (const [k, v] of Object.entries(exclude.tags)) if (node.labels[k] === v) return false;
-  return true;
+  const labels = Object.entries(selector.labels);
+  const pools = selector.pools.length > 0 ? new Set(selector.pools) : undefined;
+  const ids = selector.nodeIds.length > 0 ? new Set(selector.nodeIds) : undefined;
+  const excluded = new Set(exclude.nodeIds);
+  const tags = Object.entries(exclude.tags);
+  return (node) => {
+    if (!node.enabled || !node.everConnected) return false;
+    for (const [k, v] of labels) if (node.labels[k] !== v) return false;
+    if (pools !== undefined && !pools.has(node.pool)) return false;
+    if (ids !== undefined && !ids.has(node.id)) return false;
+    if (excluded.has(node.id)) return false;
+    for (const [k, v] of tags) if (node.labels[k] === v) return false;
+    return true;
+  };
 }
 
 /**
@@ -195,8 +214,9 @@ export function planCampaign(
   release: PlanRelease = { platforms: undefined },
   orderSecret: string = FIXED_ORDER_SECRET,
 ): Plan {
+  const selected = selection(spec);
   const ordered = canaryOrder(
-    candidates.filter((c) => selects(spec, c)),
+    candidates.filter((c) => selected(c)),
     orderSecret,
   );
   const ramped =

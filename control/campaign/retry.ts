@@ -10,6 +10,8 @@ export const RETRYABLE_STATES: readonly NodeState[] = [
   "canceled",
 ];
 
+const RETRYABLE: ReadonlySet<NodeState> = new Set(RETRYABLE_STATES);
+
 /** A retry's outcome: the new campaign's spec and node ids, or why there can be none. */
 export type RetryPlan =
   | { readonly ok: true; readonly spec: CampaignSpec; readonly nodeIds: readonly string[] }
@@ -38,9 +40,10 @@ export function planRetry(
       message: `campaign ${campaign.id} is ${campaign.phase}; only an ended campaign can be retried`,
     };
   }
-  const nodeIds = [...nodes]
+  const excluded = new Set(excludeNodeIds);
+  const nodeIds = nodes
+    .filter((n) => RETRYABLE.has(n.state) && !excluded.has(n.nodeId))
     .sort((a, b) => a.order - b.order)
-    .filter((n) => RETRYABLE_STATES.includes(n.state) && !excludeNodeIds.includes(n.nodeId))
     .map((n) => n.nodeId);
   if (nodeIds.length === 0) {
     return { ok: false, reason: "no_nodes", message: "no node of the campaign is left to retry" };
