@@ -11,7 +11,8 @@ import { notifyNodeIds } from "./notify-sql.js";
 
 /**
  * Why a join token may re-enroll a node that already exists: it names the node (`named`)
- * or allows re-enrollment of any node (`allow_reenroll`).
+ * or allows re-enrollment of any node (`allow_reenroll`). Neither applies to a revoked node:
+ * only an operator's reset lets it enroll again.
  */
 export type ReenrollGrant = "named" | "allow_reenroll";
 
@@ -81,7 +82,9 @@ const VIA = `coalesce(v.grant_kind, case when prior.was_reset then 'reset'
  *
  * A new id is inserted; an existing node is updated (token rotated, reset used up,
  * revocation cleared) only when its row's grant, the node's reset, or the same join token and
- * enrollment key allow it, and each such re-enrollment is audited. The labels written are
+ * enrollment key allow it, and each such re-enrollment is audited. A revoked node is updated
+ * only after a reset (SPEC §10: `agentctl node reset` is the only way back): neither a grant
+ * nor an enrollment key lets it in, and such a refusal uses none of the token's uses. The labels written are
  * the reported ones (already filtered to the agent-reported keys) overlaid with the node's
  * assigned labels and then the token's. Returns one row per row of `v`: whether it
  * enrolled (`created`, `via`), or the token's `problem` (unknown, revoked, expired,
@@ -98,17 +101,20 @@ const ENROLL_BATCH_SQL = `with v as (
     select t.id, t.uses, t.max_uses, t.revoked_at, t.expires_at, t.labels from join_tokens t
       where t.id in (select v.join_token_id from v) order by t.id for update
   ), prior as (
-    select nodes.id, nodes.reset_at is not null as was_reset, nodes.join_token_id,
+    select nodes.id, nodes.reset_at is not null as was_reset,
+        nodes.revoked_at is not null as was_revoked, nodes.join_token_id,
         nodes.enrollment_key_hash
       from nodes join v on v.id = nodes.id
   ), judged as (
     select v.id, v.join_token_id, tok.max_uses, tok.uses, tok.labels as token_labels,
         case when tok.id is null then 'unknown' when tok.revoked_at is not null then 'revoked'
           when tok.expires_at <= v.now then 'expired' end as problem,
-        (prior.id is null or prior.was_reset or v.grant_kind is not null) as consumes,
-        (prior.id is not null and not prior.was_reset and v.grant_kind is null
-          and (v.key_hash is null or prior.enrollment_key_hash is distinct from v.key_hash
-            or prior.join_token_id is distinct from v.join_token_id)) as hopeless
+        (prior.id is null or prior.was_reset
+          or (v.grant_kind is not null and not prior.was_revoked)) as consumes,
+        (prior.id is not null and not prior.was_reset and (prior.was_revoked
+          or (v.grant_kind is null
+            and (v.key_hash is null or prior.enrollment_key_hash is distinct from v.key_hash
+              or prior.join_token_id is distinct from v.join_token_id)))) as hopeless
       from v left join tok on tok.id = v.join_token_id left join prior on prior.id = v.id
   ), ranked as (
     select judged.*, row_number() over (partition by join_token_id order by id) as rank
@@ -145,10 +151,11 @@ const ENROLL_BATCH_SQL = `with v as (
       pending = nodes.pending or (excluded.pending and nodes.revoked_at is not null),
       revoked_at = null
     where nodes.reset_at is not null
-      or exists (select 1 from v where v.id = excluded.id and v.grant_kind is not null)
-      or (excluded.enrollment_key_hash is not null
-          and nodes.enrollment_key_hash = excluded.enrollment_key_hash
-          and nodes.join_token_id = excluded.join_token_id)
+      or (nodes.revoked_at is null
+        and (exists (select 1 from v where v.id = excluded.id and v.grant_kind is not null)
+          or (excluded.enrollment_key_hash is not null
+            and nodes.enrollment_key_hash = excluded.enrollment_key_hash
+            and nodes.join_token_id = excluded.join_token_id)))
     returning nodes.id, (xmax = 0) as created
   ), counted as (
     update join_tokens set uses = join_tokens.uses + c.n
