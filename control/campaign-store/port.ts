@@ -276,8 +276,10 @@ export interface CampaignStore {
   /** The nodes of a campaign that are not in a final state. */
   openNodeIds(campaignId: string): Promise<string[]>;
   /**
-   * Writes reports onto their outbox rows (matched on id AND node; a report older than the
-   * stored one is ignored; the first sets `acked_at`) and config failures of existing
+   * Writes reports onto their outbox rows (matched on id AND node; in the database's order,
+   * each kept report numbered above every one before it, a report behind the stored one along
+   * its operation ignored, never by the stamps: `report-order.ts`; the first sets `acked_at`)
+   * and config failures of existing
    * campaigns. A CONFIRMED report on a confirm operation raises the node's registry
    * `confirmed_sequence` to its campaign's target sequence (never lowers it), as the Agent's
    * next Hello would. Unknown operations change nothing.

@@ -104,6 +104,12 @@ export interface OperationFactRow {
   report_at: Date | null;
   /** The boot id of the session the report arrived on. */
   report_boot_id: string | null;
+  /**
+   * The database's number of the report (`ObservedReport.seq`): every report a store keeps takes
+   * the next one, whichever Control wrote it. PostgreSQL hands a bigint over as a string. Null
+   * when written by a release that did not number reports.
+   */
+  report_seq: string | number | null;
   failed_at: Date | null;
   failure: string | null;
 }
@@ -137,6 +143,7 @@ export function reportOf(row: OperationFactRow): ObservedReport | undefined {
     message: row.report_message ?? "",
     at: row.report_at?.getTime() ?? 0,
     bootId: row.report_boot_id ?? undefined,
+    seq: row.report_seq === null ? undefined : Number(row.report_seq),
   };
 }
 

@@ -19,6 +19,7 @@ import type {
   ResendFilter,
 } from "../port.js";
 import { IN_FLIGHT_STATES } from "../port.js";
+import { replacesReport } from "../report-order.js";
 import type { CommandRow, ConfigFailureRow, OperationFactRow } from "../rows.js";
 import { MemoryGateResults } from "./memory-gates.js";
 
@@ -52,6 +53,8 @@ export interface MemoryOperation {
     version: string;
     at: Date;
     bootId: string | null;
+    /** Its number in the store's one order of reports (`campaign_report_seq` in SQL). */
+    seq: number;
   } | null;
   lastSentAt: Date | null;
   sendCount: number;
@@ -102,6 +105,8 @@ export class MemoryTables {
   readonly gateResults = new MemoryGateResults();
   private seq = 0;
   private commandSeq = 0;
+  /** The last number of the one order of reports (`campaign_report_seq` in SQL). */
+  private reportSeq = 0;
 
   /** The next insertion sequence number. */
   nextSeq(): number {
@@ -165,6 +170,7 @@ export class MemoryTables {
         report_version: o.report?.version ?? null,
         report_at: o.report?.at ?? null,
         report_boot_id: o.report?.bootId ?? null,
+        report_seq: o.report?.seq ?? null,
         failed_at: o.failedAt,
         failure: o.failure,
       });
@@ -207,7 +213,7 @@ export class MemoryTables {
     for (const r of reports) {
       const o = this.operations.get(r.id);
       if (o === undefined || o.nodeId !== r.nodeId) continue;
-      if (o.report !== null && o.report.at > r.at) continue;
+      if (!replacesReport(o.report?.phase ?? null, r.phase)) continue;
       o.report = {
         phase: r.phase,
         code: r.code,
@@ -215,6 +221,7 @@ export class MemoryTables {
         version: r.version,
         at: r.at,
         bootId: r.bootId,
+        seq: ++this.reportSeq,
       };
       o.ackedAt ??= r.at;
       if (o.kind === "confirm" && r.phase === "CONFIRMED") this.confirmed(o);

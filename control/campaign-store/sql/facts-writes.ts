@@ -4,9 +4,14 @@
  * failures.
  */
 import type { ConfigFailureWrite, ReportWrite } from "../port.js";
+import { sqlReportPlace } from "../report-order.js";
 import type { Queryable } from "./reads.js";
 
-/** See {@link CampaignStore.recordFacts}. */
+/**
+ * See {@link CampaignStore.recordFacts}. Reports are kept in the database's order, numbered from
+ * `campaign_report_seq`, and never behind the stored one along the operation
+ * (`../report-order.ts`); the stamps (`x.at`, the receiving Control's clock) only say when.
+ */
 export async function recordFacts(
   db: Queryable,
   reports: readonly ReportWrite[],
@@ -16,12 +21,14 @@ export async function recordFacts(
     await db.query(
       `update campaign_operations o set report_phase = x.phase, report_code = x.code,
           report_message = x.message, report_version = x.version, report_at = x.at,
-          report_boot_id = x.boot_id, acked_at = coalesce(o.acked_at, x.at)
+          report_boot_id = x.boot_id, acked_at = coalesce(o.acked_at, x.at),
+          report_seq = nextval('campaign_report_seq')
          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
               $7::timestamptz[], $8::text[]) as x(id, node_id, phase, code, message, version, at,
               boot_id)
         where o.id = x.id and o.node_id = x.node_id
-          and (o.report_at is null or o.report_at <= x.at)`,
+          and (o.report_phase is null
+               or ${sqlReportPlace("x.phase")} >= ${sqlReportPlace("o.report_phase")})`,
       [
         reports.map((r) => r.id),
         reports.map((r) => r.nodeId),

@@ -186,7 +186,7 @@ export async function readOperationFacts(
 ): Promise<OperationFactRow[]> {
   const result = await q.query<OperationFactRow>(
     `select id, node_id, report_phase, report_code, report_message, report_version, report_at,
-            report_boot_id, failed_at, failure
+            report_boot_id, report_seq, failed_at, failure
        from campaign_operations
       where campaign_id = $1 and (report_phase is not null or failed_at is not null)
         ${nodeIds === undefined ? "" : "and node_id = any($2::text[])"}`,

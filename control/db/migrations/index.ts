@@ -24,6 +24,7 @@ import { Migration0017FleetSettings } from "./0017-fleet-settings.js";
 import { Migration0018SchemaRelease } from "./0018-schema-release.js";
 import { Migration0019NodeTrust } from "./0019-node-trust.js";
 import { Migration0020OperationsHeadroom } from "./0020-operations-headroom.js";
+import { Migration0021ReportOrder } from "./0021-report-order.js";
 
 /**
  * A migration and the schema release that added it. Every migration a release adds carries
@@ -54,4 +55,5 @@ export const MIGRATIONS: ReleasedMigration[] = [
   { name: "0018-schema-release", class: Migration0018SchemaRelease, release: 2 },
   { name: "0019-node-trust", class: Migration0019NodeTrust, release: 2 },
   { name: "0020-operations-headroom", class: Migration0020OperationsHeadroom, release: 2 },
+  { name: "0021-report-order", class: Migration0021ReportOrder, release: 2 },
 ];

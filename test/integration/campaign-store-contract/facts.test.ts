@@ -97,6 +97,7 @@ describeStoreContract("facts", ({ fx, store, insert, addOperations, unackedIds }
           report_version: "2.0.0",
           report_at: at(10),
           report_boot_id: "n1-boot-10",
+          report_seq: facts[0]?.report_seq,
           failed_at: null,
           failure: null,
         },
@@ -122,15 +123,85 @@ describeStoreContract("facts", ({ fx, store, insert, addOperations, unackedIds }
       expect(await unackedIds()).toEqual(["c1/n3/upgrade", "c1/n1/upgrade"]);
     });
 
-    it("ignores a report older than the stored one, and sets acked_at from the first report only", async () => {
+    it("sets acked_at from the first report only", async () => {
       await store.recordFacts([report("c1/n1/upgrade", "n1", "ACCEPTED", 10)], []);
       expect(await fx.operation("c1/n1/upgrade")).toMatchObject({ acked_at: at(10) });
       await store.recordFacts([report("c1/n1/upgrade", "n1", "APPLYING", 20)], []);
-      await store.recordFacts([report("c1/n1/upgrade", "n1", "DOWNLOADING", 15)], []);
-      expect(await factsOf("c1")).toEqual([
-        { id: "c1/n1/upgrade", phase: "APPLYING", at: at(20), failed: null },
-      ]);
       expect(await fx.operation("c1/n1/upgrade")).toMatchObject({ acked_at: at(10) });
+    });
+
+    // One clock for ordering across Controls (docs/decisions.md): a report's stamp is the clock
+    // of the Control that held the node's stream, and two Controls' clocks are never compared.
+    describe("in the database's order, never by the holders' stamps", () => {
+      const seqOf = async (id: string) => {
+        const rows = await store.transaction((tx) => tx.readOperationFacts("c1"));
+        const seq = rows.find((r) => r.id === id)?.report_seq;
+        return seq === null || seq === undefined ? undefined : Number(seq);
+      };
+
+      it("keeps a final report written after a progress report stamped later by a Control 5 s ahead", async () => {
+        // DOWNLOADING through a Control 5 s ahead, then FAILED through another one.
+        await store.recordFacts([report("c1/n1/upgrade", "n1", "DOWNLOADING", 5_000)], []);
+        await store.recordFacts([report("c1/n1/upgrade", "n1", "FAILED", 1_000)], []);
+        expect(await factsOf("c1")).toEqual([
+          { id: "c1/n1/upgrade", phase: "FAILED", at: at(1_000), failed: null },
+        ]);
+      });
+
+      it("numbers each report it keeps above every report written before it, whatever their stamps", async () => {
+        await store.recordFacts([report("c1/n1/upgrade", "n1", "ACCEPTED", 9_000)], []);
+        const first = await seqOf("c1/n1/upgrade");
+        await store.recordFacts([report("c1/n2/upgrade", "n2", "DEFERRED", 1)], []);
+        const second = await seqOf("c1/n2/upgrade");
+        await store.recordFacts([report("c1/n1/upgrade", "n1", "DOWNLOADING", 2)], []);
+        const third = await seqOf("c1/n1/upgrade");
+        expect(first).toBeTypeOf("number");
+        expect(second).toBeGreaterThan(first as number);
+        expect(third).toBeGreaterThan(second as number);
+        // Read again, the same report has the same number.
+        expect(await seqOf("c1/n1/upgrade")).toBe(third);
+      });
+
+      it("takes a second DEFERRED as a new report with a higher number", async () => {
+        await store.recordFacts([report("c1/n1/upgrade", "n1", "DEFERRED", 5_000)], []);
+        const first = await seqOf("c1/n1/upgrade");
+        await store.recordFacts([report("c1/n1/upgrade", "n1", "DEFERRED", 1_000)], []);
+        expect(await seqOf("c1/n1/upgrade")).toBeGreaterThan(first as number);
+        expect(await factsOf("c1")).toEqual([
+          { id: "c1/n1/upgrade", phase: "DEFERRED", at: at(1_000), failed: null },
+        ]);
+      });
+
+      it("lets no report replace one further along the operation (a Control that wrote late), and keeps its number", async () => {
+        // The Agent moves one operation forward only: a progress report written after a later
+        // phase, or after a final one, was held back by the Control that received it.
+        await store.recordFacts([report("c1/n1/upgrade", "n1", "APPLYING", 20)], []);
+        await store.recordFacts([report("c1/n2/upgrade", "n2", "FAILED", 20)], []);
+        await store.recordFacts([report("c1/n3/upgrade", "n3", "ACCEPTED", 20)], []);
+        const kept = await seqOf("c1/n1/upgrade");
+        await store.recordFacts(
+          [
+            report("c1/n1/upgrade", "n1", "DOWNLOADING", 30),
+            report("c1/n2/upgrade", "n2", "APPLYING", 30),
+            report("c1/n3/upgrade", "n3", "DEFERRED", 30),
+          ],
+          [],
+        );
+        expect(await factsOf("c1")).toEqual([
+          { id: "c1/n1/upgrade", phase: "APPLYING", at: at(20), failed: null },
+          { id: "c1/n2/upgrade", phase: "FAILED", at: at(20), failed: null },
+          { id: "c1/n3/upgrade", phase: "ACCEPTED", at: at(20), failed: null },
+        ]);
+        expect(await seqOf("c1/n1/upgrade")).toBe(kept);
+      });
+
+      it("lets progress replace a DEFERRED (the Agent forgot the operation and took a later delivery)", async () => {
+        await store.recordFacts([report("c1/n1/upgrade", "n1", "DEFERRED", 50)], []);
+        await store.recordFacts([report("c1/n1/upgrade", "n1", "ACCEPTED", 10)], []);
+        expect(await factsOf("c1")).toEqual([
+          { id: "c1/n1/upgrade", phase: "ACCEPTED", at: at(10), failed: null },
+        ]);
+      });
     });
 
     it("raises the node's confirmed sequence to the campaign's target on a CONFIRMED report of its confirm, and on nothing else", async () => {

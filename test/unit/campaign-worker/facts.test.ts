@@ -81,6 +81,7 @@ describe("decision facts", () => {
           report_version: "2.0.0",
           report_boot_id: null,
           report_at: new Date(5),
+          report_seq: "12",
           failed_at: null,
           failure: null,
         },
@@ -93,6 +94,7 @@ describe("decision facts", () => {
           report_version: null,
           report_boot_id: null,
           report_at: null,
+          report_seq: null,
           failed_at: new Date(6),
           failure: "no artifact",
         },
@@ -111,7 +113,10 @@ describe("decision facts", () => {
       online: false,
       bootId: "b7",
       capabilities: ["upgrade.v1", "config.v1"],
-      reports: [{ operationId: "c/off/upgrade", phase: "RESTARTING", version: "2.0.0", at: 5 }],
+      // The database's number of the report, from PostgreSQL's bigint text.
+      reports: [
+        { operationId: "c/off/upgrade", phase: "RESTARTING", version: "2.0.0", at: 5, seq: 12 },
+      ],
     });
     expect(facts.get("never")).toMatchObject({
       online: false,
