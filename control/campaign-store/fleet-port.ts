@@ -8,7 +8,13 @@
  * it is the admin store: every administrator's command runs over it, in Control and in the
  * simulation alike.
  */
-import type { CampaignPhase, DesiredVersion, NodeState, RolloutPlan } from "../campaign/index.js";
+import {
+  type CampaignPhase,
+  type DesiredVersion,
+  FAILURE_NODE_STATES,
+  type NodeState,
+  type RolloutPlan,
+} from "../campaign/index.js";
 import type { AdminNodes } from "./admin-port.js";
 import type { AuditRow, CampaignTransaction } from "./port.js";
 
@@ -133,5 +139,8 @@ export interface FleetStore {
   transaction<T>(work: (tx: FleetTransaction) => Promise<T>): Promise<T>;
 }
 
-/** The node states that end a campaign node as a failure (convergence counts them). */
-export const FAILED_NODE_STATES: readonly NodeState[] = ["failed", "timed_out"];
+/**
+ * The node states that end a campaign node as a failure (convergence counts them): the
+ * engine's failure states (`NodeStateTraits.failure`).
+ */
+export const FAILED_NODE_STATES: readonly NodeState[] = FAILURE_NODE_STATES;

@@ -16,7 +16,6 @@ import type {
   CampaignState,
   GateResult,
   GateStatus,
-  NodeState,
   PoolLoad,
 } from "../campaign/index.js";
 import type { OfferRelease, ReleaseYank } from "./offer-release.js";
@@ -327,11 +326,3 @@ export interface CampaignStore {
    */
   recordGateResult(w: GateResultWrite): Promise<void>;
 }
-
-/** Node states in which a node holds a slot or may (verifying: within its grace). */
-export const IN_FLIGHT_STATES: readonly NodeState[] = [
-  "offered",
-  "applying",
-  "restarting",
-  "verifying",
-];

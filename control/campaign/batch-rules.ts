@@ -4,8 +4,8 @@
  */
 
 import { assertNever } from "./assert-never.js";
-import type { BatchRecord, CampaignNode, PoolLoad } from "./model.js";
-import { isFailure, isFinal } from "./model.js";
+import type { BatchRecord, CampaignNode, CampaignState, PoolLoad } from "./model.js";
+import { isEndedPhase, isFailure, isFinal } from "./model.js";
 import { NODE_STATE_TRAITS, type NodeStateTraits } from "./node-state-traits.js";
 import { closedMsBetween, type MaintenanceWindow } from "./windows.js";
 
@@ -66,6 +66,22 @@ export function inFlight(n: CampaignNode, now: number): boolean {
     default:
       return assertNever(use, "slot use");
   }
+}
+
+/**
+ * True when campaign node `n` holds its node busy in `campaign`: no other campaign may start
+ * over the node ({@link NodeStateTraits.busy}). Only an unfinished campaign holds nodes: the
+ * node's state is busy whatever its batch, or the node is in the current batch of a campaign
+ * that has not ended (that batch may still roll back and send it a rollback). A node that ended
+ * in a campaign whose other nodes still run is free. The SQL adapter's equivalent is `busySql`.
+ */
+export function holdsNodeBusy(
+  campaign: Pick<CampaignState, "phase" | "currentBatch" | "finishedAt">,
+  n: Pick<CampaignNode, "state" | "batch">,
+): boolean {
+  if (campaign.finishedAt !== undefined) return false;
+  if (NODE_STATE_TRAITS[n.state].busy) return true;
+  return !isEndedPhase(campaign.phase) && n.batch === campaign.currentBatch;
 }
 
 /** True when a node no longer needs anything for its batch to pass: final, or past its grace. */

@@ -64,6 +64,17 @@ export type CampaignPhase =
   | "aborted"
   | "failed";
 
+/** Every campaign phase, in lifecycle order (a key per phase, or the build fails). */
+export const CAMPAIGN_PHASES: readonly CampaignPhase[] = Object.keys({
+  running: true,
+  paused: true,
+  rolling_back: true,
+  completed: true,
+  rolled_back: true,
+  aborted: true,
+  failed: true,
+} satisfies Record<CampaignPhase, true>) as CampaignPhase[];
+
 /** True for phases after which no offer, batch or rollback is started again. */
 export function isEndedPhase(phase: CampaignPhase): boolean {
   switch (phase) {

@@ -56,6 +56,7 @@ describe("the pool budget read of every decision", () => {
       finished: false,
       offset: 300,
     });
+    await seed(db, "breached", { n: 20, pool: "web", state: "rolling_back", finished: false });
     await seed(db, "mine", { n: 50, pool: "web", state: "applying", finished: false });
     await db.pool.query("analyze");
   });
@@ -64,12 +65,12 @@ describe("the pool budget read of every decision", () => {
     await testDb?.drop();
   });
 
-  it("counts the other unfinished campaigns' nodes in flight", async () => {
+  it("counts the other unfinished campaigns' nodes in flight, those rolling back included", async () => {
     const loads = await sqlTransaction(db.pool).poolLoads(["web"], "mine", Date.now());
-    expect(loads.get("web")?.inFlightElsewhere).toBe(300);
+    expect(loads.get("web")?.inFlightElsewhere).toBe(320);
   });
 
-  it("reads campaign nodes through the in-flight index, never scanning their history", async () => {
+  it("reads campaign nodes through the slot index (migration 0022), never scanning their history", async () => {
     const result = await db.pool.query(`explain (format json) ${IN_FLIGHT_ELSEWHERE_SQL}`, [
       ["web"],
       "mine",
@@ -82,7 +83,7 @@ describe("the pool budget read of every decision", () => {
     expect(scans.length).toBeGreaterThan(0);
     expect(scans.map((node) => node["Node Type"])).not.toContain("Seq Scan");
     expect(scans.map((node) => node["Index Name"]).filter(Boolean)).toContain(
-      "campaign_nodes_in_flight_idx",
+      "campaign_nodes_slot_idx",
     );
   });
 });

@@ -4,10 +4,9 @@
  * writes apply on commit together with the campaign writes of the same transaction.
  */
 import {
-  type CampaignState,
   type DesiredVersion,
   FIXED_ORDER_SECRET,
-  isFinal,
+  holdsNodeBusy,
   type RolloutPlan,
 } from "../../campaign/index.js";
 import {
@@ -74,12 +73,8 @@ export class MemoryFleetStore implements FleetStore {
       ([a, x], [b, y]) => x.campaign.createdAt - y.campaign.createdAt || (a < b ? -1 : 1),
     );
     for (const [id, c] of byAge) {
-      const s: CampaignState = c.campaign;
-      if (s.finishedAt !== undefined) continue;
-      const live = s.phase === "running" || s.phase === "paused" || s.phase === "rolling_back";
       for (const n of this.store.tables.nodes.get(id) ?? []) {
-        if ((!isFinal(n.state) || (live && n.batch === s.currentBatch)) && !busy.has(n.nodeId))
-          busy.set(n.nodeId, id);
+        if (holdsNodeBusy(c.campaign, n) && !busy.has(n.nodeId)) busy.set(n.nodeId, id);
       }
     }
     return busy;

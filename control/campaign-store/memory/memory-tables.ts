@@ -6,7 +6,10 @@
 import {
   type CampaignNode,
   type CampaignState,
+  inFlight,
   isFinal,
+  NODE_STATE_TRAITS,
+  type NodeState,
   type PoolLoad,
 } from "../../campaign/index.js";
 import type { OfferRelease, ReleaseYank } from "../offer-release.js";
@@ -18,7 +21,6 @@ import type {
   ReportWrite,
   ResendFilter,
 } from "../port.js";
-import { IN_FLIGHT_STATES } from "../port.js";
 import { replacesReport } from "../report-order.js";
 import type { CommandRow, ConfigFailureRow, OperationFactRow } from "../rows.js";
 import { MemoryGateResults } from "./memory-gates.js";
@@ -199,9 +201,7 @@ export class MemoryTables {
       if (campaignId === excluding || c === undefined || c.campaign.finishedAt !== undefined)
         continue;
       for (const n of nodes) {
-        if (!wanted.has(n.pool) || !IN_FLIGHT_STATES.includes(n.state)) continue;
-        if (n.state === "verifying" && n.graceEndsAt !== undefined && n.graceEndsAt <= now)
-          continue;
+        if (!wanted.has(n.pool) || !inFlight(n, now)) continue;
         const load = out.get(n.pool) as PoolLoad;
         out.set(n.pool, { ...load, inFlightElsewhere: load.inFlightElsewhere + 1 });
       }
@@ -296,12 +296,12 @@ export class MemoryTables {
 }
 
 /** The SQL adapter's re-send rule (see `CampaignStore.unackedOperations`). */
-function worthResending(kind: string, state: string): boolean {
+function worthResending(kind: string, state: NodeState): boolean {
   switch (kind) {
     case "confirm":
       return true;
     case "upgrade":
-      return state === "offered" || state === "applying" || state === "restarting";
+      return NODE_STATE_TRAITS[state].resendUpgrade;
     case "rollback":
       // Until the Agent reports on it, whatever the node's state: a node that comes back on
       // the target after its batch rolled back is rolled back then.

@@ -3,13 +3,7 @@
  * the registry as the fleet rules read it, and campaign summaries, in the caller's transaction.
  */
 import type pg from "pg";
-import {
-  type CampaignPhase,
-  type DesiredVersion,
-  isFinal,
-  NODE_STATES,
-  type RolloutPlan,
-} from "../../campaign/index.js";
+import type { CampaignPhase, DesiredVersion, RolloutPlan } from "../../campaign/index.js";
 import {
   type CampaignSummary,
   type CompletedCampaign,
@@ -21,6 +15,7 @@ import {
   PlanVersionConflict,
 } from "../fleet-port.js";
 import { sqlAdminNodes } from "./admin-nodes.js";
+import { busySql, inList } from "./node-state-sql.js";
 import { inTransaction, type Queryable } from "./reads.js";
 import { sqlTransaction } from "./sql-store.js";
 import { insertAudits } from "./writes.js";
@@ -33,11 +28,6 @@ export const START_LOCK_KEY = 7_443_002;
 
 /** The `fleet_settings` row holding the canary-order secret (created by migration 0015). */
 export const ORDER_SECRET_SETTING = "canary_order_secret";
-
-const FINAL_STATES = NODE_STATES.filter(isFinal)
-  .map((s) => `'${s}'`)
-  .join(", ");
-const FAILED = FAILED_NODE_STATES.map((s) => `'${s}'`).join(", ");
 
 interface DesiredDbRow {
   id: string;
@@ -77,7 +67,7 @@ interface SummaryDbRow {
 
 const SUMMARY = `select c.id, c.created_by, c.phase, c.created_at, c.finished_at,
          (select array_agg(cn.node_id order by cn.node_id) from campaign_nodes cn
-           where cn.campaign_id = c.id and cn.state in (${FAILED})) as failed
+           where cn.campaign_id = c.id and ${inList("cn.state", FAILED_NODE_STATES)}) as failed
     from campaigns c`;
 
 function summaryOf(r: SummaryDbRow): CampaignSummary {
@@ -121,9 +111,7 @@ export function sqlFleetTransaction(client: pg.ClientBase | Queryable): FleetTra
                 n.held_by,
                 (select c.id from campaign_nodes cn join campaigns c on c.id = cn.campaign_id
                   where cn.node_id = n.id and c.finished_at is null
-                    and (cn.state not in (${FINAL_STATES})
-                         or (c.phase in ('running', 'paused', 'rolling_back')
-                             and cn.batch = c.current_batch))
+                    and ${busySql("cn", "c")}
                   order by c.created_at, c.id limit 1) as busy_in
            from nodes n left join releases r on r.version = n.agent_version
           order by n.id`,

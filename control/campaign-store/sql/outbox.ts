@@ -3,6 +3,7 @@
  * stamps of the ones sent.
  */
 import type { Outgoing, ResendFilter } from "../port.js";
+import { resendUpgradeSql } from "./node-state-sql.js";
 import type { Queryable } from "./reads.js";
 
 /** See {@link CampaignStore.unackedOperations}. */
@@ -23,7 +24,7 @@ export async function unackedOperations(db: Queryable, filter: ResendFilter): Pr
        join campaign_nodes cn on cn.campaign_id = o.campaign_id and cn.node_id = o.node_id
       where o.acked_at is null and o.failed_at is null and o.payload is not null
         and (o.kind = 'confirm'
-             or (o.kind = 'upgrade' and cn.state in ('offered', 'applying', 'restarting')
+             or (o.kind = 'upgrade' and ${resendUpgradeSql("cn.state")}
                  and not exists (
                    select 1 from campaigns yc join releases yr on yr.version = yc.target_version
                     where yc.id = o.campaign_id and yr.yanked_at is not null))

@@ -4,7 +4,7 @@
  * holds (no identity map). Transactions are the caller's ({@link inTransaction}).
  */
 import type pg from "pg";
-import { type CampaignNode, isFinal, NODE_STATES, type PoolLoad } from "../../campaign/index.js";
+import type { CampaignNode, PoolLoad } from "../../campaign/index.js";
 import type { CampaignRow, NodeRegistryRow } from "../port.js";
 import {
   type CommandRow,
@@ -13,11 +13,7 @@ import {
   nodeFromJson,
   type OperationFactRow,
 } from "../rows.js";
-
-/** The final node states, as a SQL list. */
-const FINAL_STATES = NODE_STATES.filter(isFinal)
-  .map((s) => `'${s}'`)
-  .join(", ");
+import { busySql, holdsSlotSql, notFinalSql } from "./node-state-sql.js";
 
 /** Anything that runs a query: a pool or a client inside a transaction. */
 export type Queryable = Pick<pg.Pool, "query">;
@@ -112,7 +108,7 @@ export async function readNodes(q: Queryable, campaignId: string): Promise<Campa
 export async function openNodeIds(q: Queryable, campaignId: string): Promise<string[]> {
   const result = await q.query<{ node_id: string }>(
     `select node_id from campaign_nodes where campaign_id = $1
-        and state not in (${FINAL_STATES})`,
+        and ${notFinalSql("state")}`,
     [campaignId],
   );
   return result.rows.map((r) => r.node_id);
@@ -141,8 +137,7 @@ export async function busyNodes(
     `select cn.node_id, cn.campaign_id from campaign_nodes cn
        join campaigns c on c.id = cn.campaign_id
      where c.finished_at is null and cn.node_id = any($1::text[])
-       and (cn.state not in (${FINAL_STATES})
-            or (c.phase in ('running', 'paused', 'rolling_back') and cn.batch = c.current_batch))
+       and ${busySql("cn", "c")}
      order by cn.node_id`,
     [nodeIds],
   );
@@ -221,17 +216,16 @@ export async function pendingCommands(q: Queryable, campaignId: string): Promise
 }
 
 /**
- * The nodes in flight per pool (`$1`) in unfinished campaigns other than `$2`: offered,
- * applying, restarting, or verifying until their grace ends after `$3` (ms). Every decision
- * reads it, so it reads through the partial index of in-flight rows
- * (`campaign_nodes_in_flight_idx`, migration 0013): its cost follows the nodes in flight,
- * not every campaign's history.
+ * The nodes in flight per pool (`$1`) in unfinished campaigns other than `$2`, as the engine's
+ * `inFlight` counts them at `$3` (ms): offered, applying, restarting, rolling back, or
+ * verifying until their grace ends. Every decision reads it, so it reads through the partial
+ * index of the rows that may hold a slot (`campaign_nodes_slot_idx`, migration 0021): its cost
+ * follows the nodes in flight, not every campaign's history.
  */
 export const IN_FLIGHT_ELSEWHERE_SQL = `select cn.pool, count(*) as n from campaign_nodes cn
        join campaigns c on c.id = cn.campaign_id and c.finished_at is null
       where cn.pool = any($1::text[]) and cn.campaign_id <> $2
-        and cn.state in ('offered', 'applying', 'restarting', 'verifying')
-        and (cn.state <> 'verifying' or coalesce((cn.record->>'graceEndsAt')::double precision > $3, true))
+        and ${holdsSlotSql("cn", "$3")}
       group by cn.pool`;
 
 /** See {@link CampaignTransaction.poolLoads}. */

@@ -25,6 +25,7 @@ import { Migration0018SchemaRelease } from "./0018-schema-release.js";
 import { Migration0019NodeTrust } from "./0019-node-trust.js";
 import { Migration0020OperationsHeadroom } from "./0020-operations-headroom.js";
 import { Migration0021ReportOrder } from "./0021-report-order.js";
+import { Migration0022SlotIndex } from "./0022-slot-index.js";
 
 /**
  * A migration and the schema release that added it. Every migration a release adds carries
@@ -56,4 +57,5 @@ export const MIGRATIONS: ReleasedMigration[] = [
   { name: "0019-node-trust", class: Migration0019NodeTrust, release: 2 },
   { name: "0020-operations-headroom", class: Migration0020OperationsHeadroom, release: 2 },
   { name: "0021-report-order", class: Migration0021ReportOrder, release: 2 },
+  { name: "0022-slot-index", class: Migration0022SlotIndex, release: 2 },
 ];

@@ -87,9 +87,9 @@ describeStoreContract("offers", ({ fx, store, insert }) => {
       expect(got.p3).toEqual({ size: 0, inFlightElsewhere: 0 });
     });
 
-    it("counts in flight elsewhere: offered, applying, restarting, and verifying within grace, of other unfinished campaigns only", async () => {
+    it("counts in flight elsewhere: offered, applying, restarting, rolling back, and verifying within grace, of other unfinished campaigns only", async () => {
       expect(await loads(["p1", "p2", "p3"], "mine")).toEqual({
-        p1: { size: 3, inFlightElsewhere: 5 },
+        p1: { size: 3, inFlightElsewhere: 6 },
         p2: { size: 2, inFlightElsewhere: 1 },
         p3: { size: 0, inFlightElsewhere: 0 },
       });
@@ -97,6 +97,15 @@ describeStoreContract("offers", ({ fx, store, insert }) => {
         p1: { size: 3, inFlightElsewhere: 2 },
         p2: { size: 2, inFlightElsewhere: 0 },
       });
+    });
+
+    it("counts a node rolling back in another unfinished campaign against its pool: it restarts onto its previous release", async () => {
+      await insert(
+        "breached",
+        Array.from({ length: 6 }, (_, i) => ({ id: `rb${i}`, pool: "p9", state: "rolling_back" })),
+        T0 + 4,
+      );
+      expect(await loads(["p9"], "mine")).toEqual({ p9: { size: 3, inFlightElsewhere: 7 } });
     });
 
     it("answers an empty map for no pools", async () => {
