@@ -18,6 +18,7 @@ import {
 } from "./draft.js";
 import { gateGraceEnds } from "./gate-rules.js";
 import type { GateResult } from "./gates.js";
+import { judgeAway, lostDeadline } from "./judge-away.js";
 import { judgeBreach, judgeFinish, judgePass } from "./judge-batch.js";
 import {
   judgeRollback,
@@ -161,6 +162,7 @@ function judgeNodes(d: Draft): void {
 
 function step(d: Draft): void {
   judgeNodes(d);
+  judgeAway(d);
   judgeBreach(d);
   judgeRollbackEnd(d);
   const c = d.campaign;
@@ -179,13 +181,13 @@ function step(d: Draft): void {
  * When to decide again though no fact changed: the earliest time after `now` at which a rule
  * reads a deadline that `now` has not reached. A wake only asks for another decision, so an
  * extra one is harmless and a missing or late one would leave a deadline unjudged; undefined
- * when no rule waits on time. The times: each upgrading node's reconnect deadline and each
- * verifying node's config grace end; while the campaign rolls back, the deadline of each
- * rollback its batch was sent; while it runs, the next window edge and, inside a window, when
- * the rest of the batch's minimum duration and soak would be over; while it runs or is paused
- * on a running batch, an unreachable gate's grace end. Node deadlines are taken as they are
- * judged ({@link judgedDeadline}). One pass over the active nodes (and the batch's nodes while
- * rolling back), never a spread: any fleet size.
+ * when no rule waits on time. The times: each upgrading node's reconnect deadline, each
+ * verifying node's config grace end and lost deadline (`judge-away.ts`); while the campaign
+ * rolls back, the deadline of each rollback its batch was sent; while it runs, the next window
+ * edge and, inside a window, when the rest of the batch's minimum duration and soak would be
+ * over; while it runs or is paused on a running batch, an unreachable gate's grace end. Node
+ * deadlines are taken as they are judged ({@link judgedDeadline}). One pass over the active
+ * nodes (and the batch's nodes while rolling back), never a spread: any fleet size.
  */
 function nextWake(d: Draft): number | undefined {
   let wake = Number.POSITIVE_INFINITY;
@@ -198,9 +200,11 @@ function nextWake(d: Draft): number | undefined {
     if (deadline !== undefined) take(judgedDeadline(d, deadline));
   };
   for (const n of activeNodes(d)) {
-    if (n.state === "verifying") take(n.graceEndsAt);
-    // Offered, applying or restarting; a rolling-back node waits for its rollback (below).
-    else if (n.state !== "rolling_back") {
+    // A rolling-back node waits for its rollback (below); offered, applying or restarting:
+    if (n.state === "verifying") {
+      take(n.graceEndsAt);
+      takeDeadline(lostDeadline(d, n));
+    } else if (n.state !== "rolling_back") {
       takeDeadline(n.reconnectDeadline);
       if (n.revertSeenAt !== undefined) take(n.revertSeenAt + REVERT_REPORT_GRACE_MS);
     }

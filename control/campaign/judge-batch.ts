@@ -123,14 +123,14 @@ export function judgeBreach(d: Draft): void {
 }
 
 /**
- * True while a node's stream is gone but it is not offline yet (see `NodeFacts`): what it runs
- * now is unknown. After a restart or takeover every node is so until it reconnects or
- * `offlineAfter` passed since this Control became ready, so a batch never passes on what its
- * nodes ran before Control lost their streams (one may have reverted meanwhile).
+ * True while a node is not online (its stream gone, reconnecting or offline; without facts:
+ * offline, nothing known): what it runs now is unknown. After a restart or takeover every node
+ * is so until it reconnects, so a batch never passes on what its nodes ran before Control lost
+ * their streams (one may have reverted meanwhile); and a verifying node that went away after
+ * coming back on the target holds the pass until it is back or lost (`judge-away.ts`).
  */
-function reconnecting(d: Draft, nodeId: string): boolean {
-  const f = factsOf(d, nodeId);
-  return f !== undefined && !f.online && !f.offline;
+function away(d: Draft, nodeId: string): boolean {
+  return factsOf(d, nodeId)?.online !== true;
 }
 
 /**
@@ -147,8 +147,8 @@ function shortOfSample(d: Draft, b: BatchRecord): boolean {
 /**
  * Passes the current batch when the campaign runs, the batch is running, every node settled,
  * its minimum duration elapsed (paused time and time outside the maintenance windows excluded),
- * the soak after the last settle is over (time outside the windows excluded), no verifying node
- * is reconnecting (its stream gone, not offline yet), the minimum sample settled (`--min-canaries`),
+ * the soak after the last settle is over (time outside the windows excluded), every verifying
+ * node is online (one away holds the pass until it is back or lost), the minimum sample settled (`--min-canaries`),
  * the target is not yanked, and every gate's counting result holds
  * (results taken since this Control took the lead); an empty batch passes at once. Passing makes
  * its verifying nodes succeeded and confirms them, confirms its nodes that were already on the target (already_current), then starts the
@@ -171,7 +171,7 @@ export function judgePass(d: Draft): void {
     if (b.settledAt !== settled) updateBatch(d, b.index, { settledAt: settled });
     if (countedMs(b, c.pausedAt, d.now, c.spec.windows) < b.minDurationMs) return;
     if (soakedMs(settled, d.now, c.spec.windows) < c.spec.soakMs) return;
-    if (active.some((n) => n.state === "verifying" && reconnecting(d, n.nodeId))) return;
+    if (active.some((n) => n.state === "verifying" && away(d, n.nodeId))) return;
     if (shortOfSample(d, b)) return;
   }
   if (d.yanked !== undefined) return;

@@ -2,6 +2,7 @@
  * Stopping the current batch (internal to decide): closing a pause, canceling waiting nodes,
  * starting a rollback, judging each node told to roll back, and ending the rollback.
  */
+import { assertNever } from "./assert-never.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
@@ -9,6 +10,7 @@ import {
   batchNodes,
   currentBatch,
   emit,
+  factsOf,
   tallyOf,
   updateBatch,
   updateCampaign,
@@ -16,7 +18,7 @@ import {
 } from "./draft.js";
 import { annotateFinal } from "./draft-annotate.js";
 import type { CampaignNode, NodeCode, RollbackCause } from "./model.js";
-import { isUpgrading } from "./model.js";
+import { isFinal, isUpgrading } from "./model.js";
 import { operationId } from "./operation-id.js";
 import { type RollbackVerdict, rollbackVerdict } from "./rollback-verdict.js";
 
@@ -42,19 +44,48 @@ export function cancelWaiting(d: Draft, code: NodeCode, message: string): void {
 
 /**
  * True for a FINAL node that runs or may still come to run the target: failed
- * config_apply_failed (back on it, its config failed), failed reconnect_timeout (announced a
- * restart or was still applying; may reach it yet) and timed_out (stopped heartbeating while
- * upgrading; may come back on it). A rollback must reach it too (I2).
+ * config_apply_failed (back on it, its config failed), failed lost_after_upgrade (back on it,
+ * then gone), failed reconnect_timeout (announced a restart or was still applying; may reach
+ * it yet) and timed_out (stopped heartbeating while upgrading; may come back on it); and any
+ * node this campaign offered the upgrade whose latest Hello is on the target, whatever its
+ * state and code say (one that reported FAILED and came back on the target after all). A
+ * rollback must reach it too (I2). Nodes rolled back or rolling back say so by their state.
  */
-export function mayRunTarget(n: CampaignNode): boolean {
+export function mayRunTarget(d: Draft, n: CampaignNode): boolean {
   switch (n.state) {
     case "timed_out":
       return true;
     case "failed":
-      return n.code === "config_apply_failed" || n.code === "reconnect_timeout";
-    default:
+      if (
+        n.code === "config_apply_failed" ||
+        n.code === "lost_after_upgrade" ||
+        n.code === "reconnect_timeout"
+      )
+        return true;
+      return reportsTarget(d, n);
+    case "skipped":
+    case "canceled":
+      return reportsTarget(d, n);
+    case "waiting":
+    case "offered":
+    case "applying":
+    case "restarting":
+    case "verifying":
+    case "succeeded":
+    case "rolling_back":
+    case "rolled_back":
+    case "rollback_failed":
       return false;
+    default:
+      return assertNever(n.state, "node state");
   }
+}
+
+/** True for a node offered the upgrade by this campaign whose latest Hello is on the target. */
+function reportsTarget(d: Draft, n: CampaignNode): boolean {
+  return (
+    n.upgradeOperationId !== undefined && factsOf(d, n.nodeId)?.agentVersion === d.target.version
+  );
 }
 
 /**
@@ -68,7 +99,7 @@ export function mayRunTarget(n: CampaignNode): boolean {
 function rollbackFinalNodes(d: Draft, batch: number, why: string): void {
   if (tallyOf(d, batch).failed === 0) return;
   for (const n of batchNodes(d, batch)) {
-    if (!mayRunTarget(n) || n.rollbackOperationId !== undefined) continue;
+    if (n.rollbackOperationId !== undefined || !mayRunTarget(d, n)) continue;
     const id = operationId(d.campaign.id, n.nodeId, "rollback");
     annotateFinal(
       d,
@@ -136,10 +167,17 @@ export function startRollback(d: Draft, cause: RollbackCause, why: string): void
 
 /**
  * True for a FINAL node that was sent its batch's rollback because it may run the target
- * ({@link mayRunTarget}): the rollback's end waits for that rollback's outcome.
+ * ({@link mayRunTarget}), its state kept: the rollback's end waits for that rollback's outcome.
+ * Read from the record alone (the worker asks it without facts): a final node carries a
+ * rollback operation only so, except one that was rolling back (rolled_back, rollback_failed).
  */
 export function awaitsRollback(n: CampaignNode): boolean {
-  return mayRunTarget(n) && n.rollbackOperationId !== undefined;
+  return (
+    n.rollbackOperationId !== undefined &&
+    isFinal(n.state) &&
+    n.state !== "rolled_back" &&
+    n.state !== "rollback_failed"
+  );
 }
 
 /** How many node ids a campaign message names before it says how many more. */
@@ -164,6 +202,8 @@ function named(ids: readonly string[]): string {
 export function judgeRollbackEnd(d: Draft): void {
   if (d.campaign.phase !== "rolling_back") return;
   const b = currentBatch(d);
+  // A final node seen on the target since the rollback started is sent it too.
+  rollbackFinalNodes(d, b.index, d.campaign.message ?? "rolling back");
   if (activeNodes(d, b.index).some((n) => n.state === "rolling_back")) return;
   const failed: { readonly nodeId: string; readonly code: string }[] = [];
   const finals: { readonly node: CampaignNode; readonly verdict: RollbackVerdict }[] = [];

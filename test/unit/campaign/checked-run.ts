@@ -150,13 +150,18 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
   }
 
   // I2: once a batch is rolled back, every node of it that reached or may reach the target was
-  // sent a rollback; none is left upgrading.
+  // sent a rollback; none is left upgrading. While it rolls back, that includes a failed node
+  // offered the upgrade whose latest Hello is on the target, whatever its code says.
+  const saysTarget = (n: CampaignNode): boolean =>
+    REF_FAILURE_STATES.has(n.state) &&
+    n.upgradeOperationId !== undefined &&
+    step.facts.get(n.nodeId)?.agentVersion === step.target.version;
   if (c.rollbackCause !== undefined) {
     for (const n of current) {
       expect(REF_UPGRADING_STATES.has(n.state), `${n.nodeId} still ${n.state} in a rollback`).toBe(
         false,
       );
-      if (mayRunTarget(n)) {
+      if (mayRunTarget(n) || (c.phase === "rolling_back" && saysTarget(n))) {
         expect(n.rollbackOperationId, `${n.nodeId} (${n.state}) not rolled back`).toBeDefined();
       }
     }
@@ -214,7 +219,10 @@ function mayRunTarget(n: CampaignNode): boolean {
     n.state === "rolling_back" ||
     n.state === "rolled_back" ||
     n.state === "rollback_failed" ||
-    (n.state === "failed" && (n.code === "config_apply_failed" || n.code === "reconnect_timeout"))
+    (n.state === "failed" &&
+      (n.code === "config_apply_failed" ||
+        n.code === "reconnect_timeout" ||
+        n.code === "lost_after_upgrade"))
   );
 }
 

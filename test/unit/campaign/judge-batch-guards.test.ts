@@ -1,7 +1,7 @@
 /**
  * The guards of judging a batch, each on records a store could hold even where another rule
  * would normally have acted first: the minimum sample holds a pass until an operator accepted
- * it, a yanked target holds it, a node without facts does not, an ended campaign or a batch
+ * it, a yanked target holds it, a verifying node not online (or without facts) holds it, an ended campaign or a batch
  * that already breached is not judged again; and the exact words and shapes a breach or a pass
  * records (gate messages with their grace, the cancel reason, the breached and finished
  * events), and that a decision which finds nothing new writes nothing.
@@ -106,11 +106,28 @@ describe("judgePass on its own", () => {
     expect(d.events).toEqual([]);
   });
 
-  it("passes a verifying node that has no facts (not known to be reconnecting)", () => {
+  it("holds a verifying node that has no facts (offline, nothing known: it may be gone)", () => {
     const h = shortBatch({});
     const [first] = batchIds(h, 0) as [string];
     h.facts.delete(first);
     const d = draftOf(h);
+    judgePass(d);
+    expect(d.campaign.batches[0]?.state).toBe("running");
+  });
+
+  it("holds a verifying node whose stream is gone, reconnecting or offline, and passes it online", () => {
+    for (const liveness of [
+      { online: false, offline: false },
+      { online: false, offline: true },
+    ]) {
+      const h = shortBatch({});
+      const [first] = batchIds(h, 0) as [string];
+      h.facts.set(first, { ...h.facts.get(first)!, ...liveness });
+      const d = draftOf(h);
+      judgePass(d);
+      expect(d.campaign.batches[0]?.state).toBe("running");
+    }
+    const d = draftOf(shortBatch({}));
     judgePass(d);
     expect(d.campaign.batches[0]?.state).toBe("passed");
   });

@@ -116,12 +116,13 @@ describe("a node back on the target", () => {
     }
   });
 
-  it("a node of which nothing is known any more stays verifying while its batch runs", () => {
+  it("a node of which nothing is known any more is counted away (offline), and stays verifying while its batch runs", () => {
     const h = back();
     h.facts.delete(ID);
     const d = advance(h, 5 * MIN);
-    expect(nodeOf(h, ID).state).toBe("verifying");
-    expect(d.changes.nodes).toEqual([]);
+    expect(nodeOf(h, ID)).toMatchObject({ state: "verifying", awaySince: 6 * MIN });
+    expect(d.changes.nodes.map((n) => n.nodeId)).toEqual([ID]);
+    expect(advance(h, MIN).changes.nodes).toEqual([]);
   });
 
   it("a new boot on the target again is not a revert", () => {

@@ -290,13 +290,18 @@ describe("ending a rollback", () => {
 });
 
 describe("which final nodes a rollback's end waits for (the worker reads their facts)", () => {
-  it("one that may run the target once it was sent the rollback, not before, and never one that may not", () => {
+  it("a final node once it was sent the rollback with its state kept, not before, and never one that rolled back", () => {
     const h = start(fleet(1), oneBatch);
     const n = h.nodes[0]!;
+    const sentIt = { rollbackOperationId: "c1/x/rollback" };
     const timedOut = { ...n, state: "timed_out" as const, code: "reconnect_timeout" as const };
     expect(awaitsRollback(timedOut)).toBe(false);
-    expect(awaitsRollback({ ...timedOut, rollbackOperationId: "c1/x/rollback" })).toBe(true);
+    expect(awaitsRollback({ ...timedOut, ...sentIt })).toBe(true);
+    // Sent only because its latest Hello was on the target: its code no longer says it.
     const rejected = { ...n, state: "failed" as const, code: "rejected" as const };
-    expect(awaitsRollback({ ...rejected, rollbackOperationId: "c1/x/rollback" })).toBe(false);
+    expect(awaitsRollback({ ...rejected, ...sentIt })).toBe(true);
+    for (const state of ["rolled_back", "rollback_failed", "rolling_back"] as const) {
+      expect(awaitsRollback({ ...n, state, ...sentIt })).toBe(false);
+    }
   });
 });

@@ -14,6 +14,8 @@ const behaviours: Behaviour[] = [
   "never_return",
   "revert",
   "config_fail",
+  "lost_after_upgrade",
+  "fail_then_target",
   "lose_heartbeat",
   "offline",
   "late_online",

@@ -35,6 +35,10 @@ export type Behaviour =
   | "never_return"
   | "revert"
   | "config_fail"
+  /** Back on the target, then its stream ends for good (the release killed the host). */
+  | "lost_after_upgrade"
+  /** Reports FAILED, then says Hello on the target with a new boot, in the same instant. */
+  | "fail_then_target"
   | "lose_heartbeat"
   | "offline"
   | "late_online"
@@ -244,6 +248,15 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
           done(id);
         });
         return;
+      case "fail_then_target":
+        busy.add(id);
+        at(t, () => reportOp(id, op, "ACCEPTED", t));
+        at(t + n.stepMs, () => {
+          reportOp(id, op, "FAILED", t + n.stepMs);
+          rebootOn(id, NEW);
+          done(id);
+        });
+        return;
       case "lose_heartbeat":
         busy.add(id);
         at(t, () => reportOp(id, op, "ACCEPTED", t));
@@ -262,6 +275,9 @@ export function simulate(s: Scenario, check: (step: Step) => void, maxSteps = 30
           rebootOn(id, n.behaviour === "revert" ? OLD : NEW);
           done(id);
         });
+        if (n.behaviour === "lost_after_upgrade") {
+          at(back + n.stepMs, () => patch(id, { online: false, offline: true }));
+        }
         if (n.behaviour === "config_fail") {
           at(back + n.stepMs, () => {
             const f = facts.get(id)!;
