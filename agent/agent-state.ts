@@ -6,7 +6,12 @@
  */
 import { readFile } from "node:fs/promises";
 import type { ReleaseHealth } from "../control/shared/release/index.js";
-import { type DurableState, parseState, writeFileDurably } from "./core/durable-state.js";
+import {
+  type DurableState,
+  parseState,
+  raiseInstalledSequence,
+  writeFileDurably,
+} from "./core/durable-state.js";
 import type { InstallPaths } from "./install-dir.js";
 
 /**
@@ -48,7 +53,10 @@ export async function loadState(paths: InstallPaths): Promise<AgentState | undef
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
   }
-  return parseState(text) as AgentState;
+  const state = parseState(text) as AgentState;
+  // An install whose state predates `installedSequence` gets its floor from its sequences.
+  raiseInstalledSequence(state);
+  return state;
 }
 
 /** Saves `state` atomically and durably. */

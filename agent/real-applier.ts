@@ -1,12 +1,14 @@
 /**
  * The real applier: an upgrade writes the verified artifact to `versions/<v>/`, records
- * the switch, and moves `current` to it (the previous version is kept); a rollback moves
+ * the switch and the highest sequence installed, and moves `current` to it (the previous
+ * version is kept); a rollback moves
  * `current` back, and is refused (`previous_version_missing`, never applied) when that version
  * is not installed; a confirm deletes every version but the confirmed one. The state is saved before the
  * link moves, so the supervisor can always tell a switch that happened from one that did not.
  */
 
 import type { AgentState } from "./agent-state.js";
+import { raiseInstalledSequence } from "./core/durable-state.js";
 import type { AgentLog } from "./core/log.js";
 import type { Applier, ApplyOutcome } from "./core/operations.js";
 import type { AcceptedUpgrade } from "./core/release-check.js";
@@ -62,6 +64,7 @@ export function realApplier(host: RealApplierHost): Applier {
       };
       state.previousVersion = from;
       state.version = to;
+      raiseInstalledSequence(state, upgrade.sequence);
       await host.persist();
       await switchCurrent(paths, to);
       return undefined;

@@ -15,6 +15,11 @@ export interface AgentStatus {
   readonly previous: string | null;
   /** Releases below this sequence are refused (decimal string of a uint64). */
   readonly confirmedSequence: string;
+  /**
+   * The highest sequence this node ever installed: upgrades below it are refused (decimal
+   * string; "0" when none is recorded).
+   */
+  readonly installedSequence: string;
   /** A switch not settled yet: an upgrade on trial, or one interrupted. */
   readonly pending: PendingSwitch | null;
   readonly nodeId: string | null;
@@ -43,6 +48,7 @@ export async function readStatus(paths: InstallPaths): Promise<AgentStatus> {
     current,
     previous: state?.previousVersion || null,
     confirmedSequence: state?.confirmedSequence ?? "0",
+    installedSequence: state?.installedSequence ?? "0",
     pending: state?.switch ?? null,
     nodeId: state?.nodeId ?? null,
     enrolled: state?.nodeToken !== undefined,

@@ -37,6 +37,12 @@ export interface DurableState {
    * the current release as recorded here, never to one an operation names.
    */
   sequences?: Record<string, string>;
+  /**
+   * Decimal string of the highest sequence this agent ever installed (applied, welcomed or
+   * not, confirmed or not); an upgrade below it is refused `sequence_rollback`. Recorded by
+   * the real Agent ({@link raiseInstalledSequence}); absent: no floor beyond the confirmed one.
+   */
+  installedSequence?: string;
   /** Operation id → last state reported for it, oldest first (bounded). */
   handled: Record<string, ReportedState>;
   /**
@@ -168,7 +174,9 @@ export function parseState(text: string, nodeId?: string): DurableState {
     !/^\d+$/.test(value.confirmedSequence) ||
     typeof value.handled !== "object" ||
     value.handled === null ||
-    !validSequences(value.sequences)
+    !validSequences(value.sequences) ||
+    (value.installedSequence !== undefined &&
+      (typeof value.installedSequence !== "string" || !/^\d+$/.test(value.installedSequence)))
   ) {
     throw new Error(
       `state file of ${nodeId ?? value.nodeId ?? "the agent"} is not a valid agent state`,
@@ -200,6 +208,22 @@ export function recordSequence(
   }
   next[version] = sequence.toString();
   state.sequences = next;
+}
+
+/**
+ * Raises `state.installedSequence` to `sequence` and to every sequence `state.sequences`
+ * records (an install whose state predates the field gets its floor from them); never
+ * lowers it. True when it changed.
+ */
+export function raiseInstalledSequence(state: DurableState, sequence = 0n): boolean {
+  let floor = state.installedSequence === undefined ? -1n : BigInt(state.installedSequence);
+  const before = floor;
+  for (const known of [sequence, ...Object.values(state.sequences ?? {}).map((v) => BigInt(v))]) {
+    if (known > floor) floor = known;
+  }
+  if (floor === before || floor < 0n) return false;
+  state.installedSequence = floor.toString();
+  return true;
 }
 
 /** Records `reported` for `opId`, keeping at most {@link MAX_HANDLED_OPERATIONS} ids. */

@@ -113,6 +113,9 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
   const verdict = await verifier.check(op, {
     platform: host.platform,
     confirmedSequence: BigInt(host.state.confirmedSequence),
+    ...(host.state.installedSequence === undefined
+      ? {}
+      : { installedSequence: BigInt(host.state.installedSequence) }),
     pins,
     threshold,
     now: new Date(),

@@ -38,6 +38,11 @@ export type UpgradeVerdict =
 export interface UpgradeCheckContext {
   platform: string;
   confirmedSequence: bigint;
+  /**
+   * The highest sequence the agent ever installed: an upgrade below it is refused
+   * (`sequence_rollback`; going back is a rollback, not an upgrade). Absent: no such floor.
+   */
+  installedSequence?: bigint;
   pins: readonly string[];
   threshold: number;
   now: Date;
@@ -92,6 +97,13 @@ export class ReleaseVerifier {
       return refuse(
         "sequence_rollback",
         `release sequence ${manifest.sequence} is below the confirmed sequence ${context.confirmedSequence}`,
+      );
+    }
+    const installed = context.installedSequence;
+    if (installed !== undefined && BigInt(manifest.sequence) < installed) {
+      return refuse(
+        "sequence_rollback",
+        `release sequence ${manifest.sequence} is below sequence ${installed}, the highest this node has installed (going back is a rollback to its previous release)`,
       );
     }
     if (signed.sha256 !== artifact.sha256 || BigInt(signed.size) !== artifact.size) {
