@@ -108,7 +108,7 @@ describe("passing a batch after this Control became ready", () => {
     expect(h.campaign.phase).toBe("rolling_back");
   });
 
-  it("passes once every node is back, or away long enough to be offline", () => {
+  it("passes once every node is back; one away long enough to be offline holds it until it is back", () => {
     const h = soakingWhenControlStops();
     const readyAt = 35 * MIN;
     const [away, ...rest] = batchIds(h, 0) as [string, ...string[]];
@@ -119,7 +119,29 @@ describe("passing a batch after this Control became ready", () => {
     goOffline(h, away);
     h.now += 1000;
     tick(h, [], { readyAt });
+    expect(h.campaign.phase).toBe("running");
+    expect(nodeOf(h, away)).toMatchObject({ state: "verifying", awaySince: h.now });
+    h.now += 5 * MIN;
+    goOnline(h, away);
+    tick(h, [], { readyAt });
     expect(h.campaign.phase).toBe("completed");
     expect(inState(h, "succeeded")).toHaveLength(4);
+  });
+
+  it("fails one away long enough to be offline lost_after_upgrade a reconnect timeout later", () => {
+    const h = soakingWhenControlStops();
+    const readyAt = 35 * MIN;
+    const [away, ...rest] = batchIds(h, 0) as [string, ...string[]];
+    for (const n of rest) goOnline(h, n);
+    goOffline(h, away);
+    h.now = readyAt + 1000;
+    tick(h, [], { readyAt });
+    h.now += 10 * MIN - 1;
+    tick(h, [], { readyAt });
+    expect(nodeOf(h, away).state).toBe("verifying");
+    h.now += 1;
+    tick(h, [], { readyAt });
+    expect(nodeOf(h, away)).toMatchObject({ state: "failed", code: "lost_after_upgrade" });
+    expect(h.campaign.phase).toBe("rolling_back");
   });
 });
