@@ -5,7 +5,7 @@
  */
 import { assertNever } from "./assert-never.js";
 import type { GateStatus } from "./gates.js";
-import { NODE_STATE_TRAITS } from "./node-state-traits.js";
+import type { NodeState } from "./node-state-traits.js";
 import type { CampaignSpec } from "./spec.js";
 
 export type {
@@ -17,42 +17,11 @@ export type {
   SendFailure,
 } from "./node-facts.js";
 
-/** Where one node of a campaign stands (proto `NodeState`). */
-export type NodeState =
-  | "waiting"
-  | "offered"
-  | "applying"
-  | "restarting"
-  | "verifying"
-  | "succeeded"
-  | "failed"
-  | "timed_out"
-  | "skipped"
-  | "canceled"
-  | "rolling_back"
-  | "rolled_back"
-  | "rollback_failed";
-
-/** Every node state, in lifecycle order (the rows of {@link NODE_STATE_TRAITS}). */
-export const NODE_STATES: readonly NodeState[] = Object.keys(NODE_STATE_TRAITS) as NodeState[];
-
-/** True for the states that never change once set. */
-export function isFinal(state: NodeState): boolean {
-  return NODE_STATE_TRAITS[state].final;
-}
+export type { NodeState } from "./node-state-traits.js";
+export { isFailure, isFinal, isUpgrading, NODE_STATES } from "./node-state-traits.js";
 
 /** The outcome of a final node's rollback: back on its previous version, or why not. */
 export type RollbackResult = "rolled_back" | "rollback_failed" | "rollback_unconfirmed";
-
-/** True while the node holds or held the upgrade: offered up to verifying (not yet final). */
-export function isUpgrading(state: NodeState): boolean {
-  return NODE_STATE_TRAITS[state].upgrading;
-}
-
-/** True for the states that count as a node failure toward a batch's threshold. */
-export function isFailure(state: NodeState): boolean {
-  return NODE_STATE_TRAITS[state].failure;
-}
 
 /** Where a campaign stands (proto `CampaignPhase`); changes at the moment of the decision. */
 export type CampaignPhase =

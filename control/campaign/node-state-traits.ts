@@ -1,11 +1,27 @@
 /**
  * Every rule that asks "which node states …?" answered once: one row of traits per
  * {@link NodeState}. The engine's predicates (`isFinal`, `inFlight`, …) and the store adapters'
- * lists and SQL fragments (`state in (...)`, the partial index of migration 0021) are derived
+ * lists and SQL fragments (`state in (...)`, the partial index of migration 0022) are derived
  * from this table, never written out again. A state added to `NodeState` fails to compile until
- * its row here says what it is.
+ * its row here says what it is. (`NodeState` is declared here, and re-exported by `model.ts`,
+ * so that the table and the union live in one module without an import cycle.)
  */
-import type { NodeState } from "./model.js";
+
+/** Where one node of a campaign stands (proto `NodeState`). */
+export type NodeState =
+  | "waiting"
+  | "offered"
+  | "applying"
+  | "restarting"
+  | "verifying"
+  | "succeeded"
+  | "failed"
+  | "timed_out"
+  | "skipped"
+  | "canceled"
+  | "rolling_back"
+  | "rolled_back"
+  | "rollback_failed";
 
 /** How a node in a state counts against its campaign's concurrency and its pool's budget. */
 export type SlotUse =
@@ -158,9 +174,27 @@ export const NODE_STATE_TRAITS: Readonly<Record<NodeState, NodeStateTraits>> = {
   },
 };
 
+/** Every node state, in lifecycle order (the rows of {@link NODE_STATE_TRAITS}). */
+export const NODE_STATES: readonly NodeState[] = Object.keys(NODE_STATE_TRAITS) as NodeState[];
+
+/** True for the states that never change once set ({@link NodeStateTraits.final}). */
+export function isFinal(state: NodeState): boolean {
+  return NODE_STATE_TRAITS[state].final;
+}
+
+/** True while the node holds the upgrade: offered up to verifying, not final yet. */
+export function isUpgrading(state: NodeState): boolean {
+  return NODE_STATE_TRAITS[state].upgrading;
+}
+
+/** True for the states that count as a node failure toward a batch's threshold. */
+export function isFailure(state: NodeState): boolean {
+  return NODE_STATE_TRAITS[state].failure;
+}
+
 /** The states whose traits satisfy `test`, in lifecycle order. */
 export function nodeStatesWhere(test: (t: NodeStateTraits) => boolean): readonly NodeState[] {
-  return (Object.keys(NODE_STATE_TRAITS) as NodeState[]).filter((s) => test(NODE_STATE_TRAITS[s]));
+  return NODE_STATES.filter((s) => test(NODE_STATE_TRAITS[s]));
 }
 
 /** The final states ({@link NodeStateTraits.final}). */
