@@ -6,10 +6,10 @@
  * `deferred` (at its next DEFERRED answer, or while it waits for a slot).
  */
 import type { Draft } from "./draft.js";
-import { updateNode } from "./draft.js";
+import { factsOf, updateNode } from "./draft.js";
 import type { CampaignNode, ObservedReport } from "./model.js";
 import { isEndedPhase } from "./model.js";
-import { minutes } from "./reports.js";
+import { minutes, reportFor } from "./reports.js";
 import type { CampaignSpec } from "./spec.js";
 
 /** How long a node may keep deferring when its campaign names no `maxDeferMs`: one hour. */
@@ -105,9 +105,45 @@ export function judgeDeferred(d: Draft, n: CampaignNode, r: ObservedReport): voi
   );
 }
 
-/** Skips the deferred waiting nodes of `nodes` whose deferral ran out by now. */
+/**
+ * Puts a deferred waiting node back in flight when its Agent took a later delivery of the
+ * operation it deferred (it forgets a deferred operation, so a second delivery of the same offer
+ * — sent on two streams, or re-sent before the DEFERRED was acknowledged — is applied once it is
+ * no longer busy): a report on its upgrade other than DEFERRED, written after the DEFERRED it was
+ * judged on (a higher `seq`). The node becomes `offered` from now (the leader's clock: the offer
+ * time and reconnect deadline from when the leader saw it take the delivery), with the boot that
+ * reported as its offer boot; the next judging reads the report (applying, failed, …). Nothing
+ * is sent: the Agent holds the operation. True when it did.
+ */
+export function resumeTakenDelivery(d: Draft, n: CampaignNode): boolean {
+  if (n.state !== "waiting" || n.deferredSeq === undefined) return false;
+  const f = factsOf(d, n.nodeId);
+  const r = reportFor(f, n.upgradeOperationId);
+  if (r === undefined || r.phase === "DEFERRED" || r.seq === undefined || r.seq <= n.deferredSeq)
+    return false;
+  updateNode(
+    d,
+    n,
+    {
+      state: "offered",
+      offeredAt: d.now,
+      offerBootId: r.bootId ?? f?.bootId,
+      reconnectDeadline: d.now + d.campaign.spec.reconnectTimeoutMs,
+      deferRetryAt: undefined,
+      message: undefined,
+    },
+    "took a later delivery of the offer it deferred",
+  );
+  return true;
+}
+
+/**
+ * Settles the deferred waiting nodes of `nodes`: back in flight when the Agent took a later
+ * delivery ({@link resumeTakenDelivery}), else skipped when the deferral ran out by now.
+ */
 export function skipExpiredDeferrals(d: Draft, nodes: readonly CampaignNode[]): void {
   for (const n of nodes) {
+    if (resumeTakenDelivery(d, n)) continue;
     const ends = deferralEnds(d.campaign.spec, n);
     if (ends === undefined || d.now < ends) continue;
     const reason = n.message?.replace(/^deferred: /, "") ?? "the node asked to be offered later";

@@ -2,7 +2,7 @@
  * Offering the upgrade within the current batch (internal to decide).
  */
 import { concurrencyLimit, inFlight, poolLimit } from "./batch-rules.js";
-import { deferralHolds, skipExpiredDeferrals } from "./deferral.js";
+import { deferralHolds, resumeTakenDelivery, skipExpiredDeferrals } from "./deferral.js";
 import { downloadLimit, mayBeDownloading } from "./download-budget.js";
 import type { Draft } from "./draft.js";
 import {
@@ -42,6 +42,8 @@ export function settleWithoutOffer(d: Draft): void {
   for (const n of candidates) {
     const f = factsOf(d, n.nodeId);
     if (f === undefined) continue;
+    // A deferred node whose Agent took a later delivery is in flight, whatever it runs now.
+    if (resumeTakenDelivery(d, n)) continue;
     if (f.disabled) {
       skipDisabled(d, n);
     } else if (f.agentVersion === d.target.version) {

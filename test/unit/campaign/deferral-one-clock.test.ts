@@ -99,3 +99,60 @@ describe("the DEFERRED already judged, read again after the re-offer", () => {
     expect(nodeOf(h, A)).toMatchObject({ state: "offered", deferrals: 1 });
   });
 });
+
+// The Agent forgets an operation it deferred: a second delivery of the same offer (it was sent
+// on two streams, or re-sent before the DEFERRED was acknowledged) that reaches it once it is no
+// longer busy is applied. Control, having recorded the DEFERRED, holds the node waiting; the
+// reports of that delivery, written after the DEFERRED, put it back in flight.
+describe("a later delivery of the offer it deferred, taken by the Agent", () => {
+  const B = "node-001";
+  /** Two nodes, one slot: A defers and B takes the slot. */
+  function deferredWhileBHoldsTheSlot(extra: Partial<CampaignSpecInput> = {}): Harness {
+    const h = start(fleet(2), oneBatch({ concurrency: 1, ...extra }));
+    tick(h);
+    expect(nodeOf(h, A).state).toBe("offered");
+    h.now += 1_000;
+    report(h, A, "DEFERRED", "upgrade", busy);
+    tick(h);
+    expect(nodeOf(h, A).state).toBe("waiting");
+    expect(nodeOf(h, B).state).toBe("offered");
+    return h;
+  }
+
+  it("counts the node in flight as soon as its progress is written, not as waiting", () => {
+    const h = deferredWhileBHoldsTheSlot();
+    h.now += 1_000;
+    report(h, A, "APPLYING");
+    const d = tick(h);
+    expect(nodeOf(h, A)).toMatchObject({ state: "applying", reconnectDeadline: h.now + 10 * MIN });
+    expect(nodeOf(h, A).deferRetryAt).toBeUndefined();
+    // Nothing is sent again: the Agent is applying the operation it has.
+    expect(d.actions.filter((a) => a.nodeId === A)).toEqual([]);
+  });
+
+  it("counts its failure toward the threshold, as any offered node's", () => {
+    const h = deferredWhileBHoldsTheSlot();
+    h.now += 1_000;
+    report(h, A, "FAILED", "upgrade", { code: "sha256_mismatch", message: "bad artifact" });
+    tick(h);
+    expect(nodeOf(h, A)).toMatchObject({ state: "failed", code: "apply_failed" });
+    expect(h.campaign.phase).not.toBe("running");
+  });
+
+  it("is never skipped deferred while it applies, however long past its max defer", () => {
+    const h = deferredWhileBHoldsTheSlot({ maxDeferMs: 2 * MIN });
+    h.now += 1_000;
+    report(h, A, "DOWNLOADING");
+    tick(h);
+    advance(h, 3 * MIN);
+    expect(nodeOf(h, A).state).toBe("applying");
+  });
+
+  it("a second DEFERRED answer while it waits keeps it waiting", () => {
+    const h = deferredWhileBHoldsTheSlot();
+    h.now += 1_000;
+    report(h, A, "DEFERRED", "upgrade", busy);
+    tick(h);
+    expect(nodeOf(h, A)).toMatchObject({ state: "waiting", deferrals: 1 });
+  });
+});
