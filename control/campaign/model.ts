@@ -83,6 +83,7 @@ export type NodeCode =
   | "lost_after_upgrade"
   | "node_offline"
   | "node_disabled"
+  | "node_revoked"
   | "upgrade_unsupported"
   | "platform_unsupported"
   | "deferred"

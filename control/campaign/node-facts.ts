@@ -87,6 +87,12 @@ export interface NodeFacts {
    * left to finish. False when the row says enabled.
    */
   readonly disabled: boolean;
+  /**
+   * The node's registry row says an administrator revoked it (`agentctl node revoke`): its
+   * stream was cut and it cannot connect again before `node reset`. A node in flight is then
+   * skipped `node_revoked`, not counted against the release (`judge-node.ts`). Absent: false.
+   */
+  readonly revoked?: boolean | undefined;
   readonly bootId: string | undefined;
   readonly agentVersion: string | undefined;
   /** The negotiated set (Welcome), e.g. "upgrade.v1", "config.v1". */
