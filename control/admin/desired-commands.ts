@@ -67,7 +67,10 @@ function percent(field: string, value: number | undefined, fallback: number, min
 
 /**
  * Sets the desired version of `req.selector` (minus `req.exclude`), with its `desired.set` audit
- * row.
+ * row. It keeps the guard rails (`settings.guardRails`: windows, download budget, threshold,
+ * failure budget, gates) of the desired version it replaces, if any: setting it again (as an
+ * operator resumes a halted convergence) does not free convergence from the policy of the
+ * campaign that set it.
  * @throws ControlError `invalid_argument` (no target version, a percentage out of range) or
  *   `release_not_found` (the target is not registered), `release_yanked`, or `release_unusable` ({@link
  *   DesiredDeps.unusable}); nothing is written then.
@@ -111,7 +114,7 @@ export async function setDesired(
     nodeIds: [...req.selector.nodeIds],
   };
   const exclude = { nodeIds: [...req.exclude.nodeIds], tags: { ...req.exclude.tags } };
-  const d: DesiredVersion = {
+  let d: DesiredVersion = {
     id: desiredIdOf(selector, exclude),
     selector,
     exclude,
@@ -128,6 +131,9 @@ export async function setDesired(
     haltedReason: undefined,
   };
   return await deps.fleet.transaction(async (tx) => {
+    const replaced = (await tx.readDesired()).find((x) => x.id === d.id);
+    const guardRails = replaced?.settings.guardRails;
+    if (guardRails !== undefined) d = { ...d, settings: { ...d.settings, guardRails } };
     await tx.writeDesired(d);
     await tx.insertAudits(
       [

@@ -12,12 +12,16 @@
  */
 import {
   type AdmissionRules,
+  type CampaignSpec,
+  type CampaignState,
   CONVERGENCE_CREATOR,
+  type ConvergenceRun,
   convergenceFailures,
   convergenceSpec,
   type DesiredVersion,
   desiredOfCampaign,
   desiredRecordRefusal,
+  isEndedPhase,
   planConvergence,
   replacesDesired,
 } from "../campaign/index.js";
@@ -91,6 +95,7 @@ async function recordCompletions(
     const next = desiredOfCampaign({
       campaignId: c.id,
       spec: row.campaign.spec,
+      selection: await recordedSelection(tx, row.campaign),
       target: { version: row.targetVersion, sequence: row.campaign.targetSequence },
       finishedAt: c.finishedAt,
     });
@@ -155,6 +160,57 @@ async function haltYanked(
   return halted;
 }
 
+/**
+ * Every convergence campaign as `planConvergence` reads it; the code of each that ended other
+ * than `completed` since its live desired version was set is read from its row (a guard rail's
+ * stop or an operator's abort: the halt says which). Those are few: the first one halts.
+ */
+async function convergenceRuns(
+  tx: FleetTransaction,
+  desired: ReadonlyMap<string, DesiredVersion>,
+): Promise<ConvergenceRun[]> {
+  const runs: ConvergenceRun[] = [];
+  for (const c of await tx.campaignsCreatedBy(CONVERGENCE_CREATOR)) {
+    const desiredId = c.createdBy.slice(CONVERGENCE_CREATOR.length);
+    const d = desired.get(desiredId);
+    const early = isEndedPhase(c.phase) && c.phase !== "completed";
+    const code =
+      early && d !== undefined && d.haltedAt === undefined && c.createdAt >= d.setAt
+        ? (await tx.campaigns.readCampaign(c.id))?.campaign.code
+        : undefined;
+    runs.push({
+      campaignId: c.id,
+      desiredId,
+      createdAt: c.createdAt,
+      finished: c.finishedAt !== undefined,
+      failedNodeIds: c.failedNodeIds,
+      phase: c.phase,
+      code,
+    });
+  }
+  return runs;
+}
+
+/**
+ * The selector and exclusions a completed campaign records its desired version over: its
+ * own, or for a retry those of the first campaign of its chain of retries (a retry's selector
+ * is the list of node ids it retried). A campaign of the chain no longer stored ends the walk.
+ */
+async function recordedSelection(
+  tx: FleetTransaction,
+  campaign: CampaignState,
+): Promise<Pick<CampaignSpec, "selector" | "exclude">> {
+  let origin = campaign;
+  const seen = new Set([origin.id]);
+  while (origin.retryOf !== undefined && !seen.has(origin.retryOf)) {
+    const row = await tx.campaigns.readCampaign(origin.retryOf);
+    if (row === undefined) break;
+    origin = row.campaign;
+    seen.add(origin.id);
+  }
+  return origin.spec;
+}
+
 /** One convergence pass in the caller's transaction (see the file's TSDoc). */
 export async function convergencePass(
   deps: ConvergenceDeps,
@@ -168,15 +224,13 @@ export async function convergencePass(
   if (desired.size === 0) return { started: [], aborted: [], halted: [], recorded };
   const halted = await haltYanked(tx, desired, now);
   const fleet = fleetNodesOf(await tx.readFleet(), deps.gateway, deps.self);
-  const runs = (await tx.campaignsCreatedBy(CONVERGENCE_CREATOR)).map((c) => ({
-    campaignId: c.id,
-    desiredId: c.createdBy.slice(CONVERGENCE_CREATOR.length),
-    createdAt: c.createdAt,
-    finished: c.finishedAt !== undefined,
-    failedNodeIds: c.failedNodeIds,
-    phase: c.phase,
-  }));
-  const steps = planConvergence({ desired: [...desired.values()], fleet, runs });
+  const runs = await convergenceRuns(tx, desired);
+  const steps = planConvergence({
+    desired: [...desired.values()],
+    fleet,
+    runs,
+    now: now.getTime(),
+  });
   const started: string[] = [];
   const aborted: string[] = [];
   for (const step of steps) {

@@ -11,8 +11,16 @@ import {
   type FleetNode,
   notBehindReason,
 } from "./desired.js";
-import { type CampaignPhase, isEndedPhase, isFailure, type NodeState } from "./model.js";
+import { failureAllowance } from "./failure-budget.js";
+import {
+  type CampaignCode,
+  type CampaignPhase,
+  isEndedPhase,
+  isFailure,
+  type NodeState,
+} from "./model.js";
 import type { CampaignSpec } from "./spec.js";
+import { windowOpen } from "./windows.js";
 
 /** One convergence campaign of a desired version, as convergence needs it. */
 export interface ConvergenceRun {
@@ -29,6 +37,12 @@ export interface ConvergenceRun {
    * otherwise was ended by an operator (an abort). Undefined: not known, taken as going its way.
    */
   readonly phase?: CampaignPhase | undefined;
+  /**
+   * Why it stopped, when it ended other than `completed`: a guard rail of its desired version
+   * (`batch_failed`, `max_failures_exceeded`) or an operator (`aborted`, or undefined: not
+   * read, taken as an operator's).
+   */
+  readonly code?: CampaignCode | undefined;
 }
 
 /** What {@link planConvergence} reads. */
@@ -37,6 +51,8 @@ export interface ConvergenceInput {
   readonly fleet: readonly FleetNode[];
   /** Every convergence campaign (any desired version, any age). */
   readonly runs: readonly ConvergenceRun[];
+  /** Epoch ms: a desired version starts nothing while every window of its guard rails is closed. */
+  readonly now: number;
 }
 
 /** What convergence does now. */
@@ -70,10 +86,17 @@ export function convergenceFailures(d: DesiredVersion, runs: readonly Convergenc
   return failed;
 }
 
-/** True when a convergence campaign ended in a phase other than `completed` (an abort). */
-function stoppedByOperator(r: ConvergenceRun): boolean {
+/** True when a convergence campaign ended in a phase other than `completed`. */
+function stoppedEarly(r: ConvergenceRun): boolean {
   return r.phase !== undefined && isEndedPhase(r.phase) && r.phase !== "completed";
 }
+
+/** The codes of a convergence campaign stopped by a guard rail it carried, not by a person. */
+const GUARD_RAIL_STOPS: ReadonlySet<CampaignCode> = new Set([
+  "batch_failed",
+  "max_failures_exceeded",
+  "min_canaries_unmet",
+]);
 
 /** The id of the `n`-th convergence campaign of a desired version (1-based). */
 export function convergenceCampaignId(desiredId: string, n: number): string {
@@ -91,8 +114,11 @@ export function isConvergenceCampaignId(campaignId: string): boolean {
  * - its convergence campaigns since it was set have `maxFailures` or more failed nodes: halt
  *   (the burst of failures), starting nothing and aborting its running convergence campaign;
  * - a convergence campaign of it since it was set ended other than `completed` (an operator
- *   aborted it): halt, starting nothing, until the desired version is set again;
+ *   aborted it, or a guard rail it carried stopped it: its threshold or failure budget):
+ *   halt, starting nothing, until the desired version is set again;
  * - a convergence campaign of it is unfinished: nothing (one at a time);
+ * - every maintenance window of its guard rails is closed at `now`: nothing (its late nodes
+ *   wait for the window, rather than sit busy in a campaign that may not offer);
  * - else, the nodes it governs that are behind it ({@link notBehindReason}), online, enabled,
  *   upgradable (upgrade.v1), in no unfinished campaign, and not failed by one of its
  *   convergence campaigns since it was set: one convergence campaign over them (at most
@@ -135,16 +161,21 @@ export function planConvergence(input: ConvergenceInput): ConvergenceStep[] {
       );
       continue;
     }
-    const aborted = mine.find((r) => r.createdAt >= d.setAt && stoppedByOperator(r));
-    if (aborted !== undefined) {
+    const stopped = mine.find((r) => r.createdAt >= d.setAt && stoppedEarly(r));
+    if (stopped !== undefined) {
+      const why =
+        stopped.code !== undefined && GUARD_RAIL_STOPS.has(stopped.code)
+          ? `stopped on a guard rail of the campaign that set it (${stopped.code})`
+          : "was aborted by an operator";
       out.push(
         halt(
-          `convergence to ${d.target.version} halted: its campaign ${aborted.campaignId} was aborted by an operator; set the desired version again to resume`,
+          `convergence to ${d.target.version} halted: its campaign ${stopped.campaignId} ${why}; set the desired version again to resume`,
         ),
       );
       continue;
     }
     if (mine.some((r) => !r.finished)) continue;
+    if (!windowOpen(d.settings.guardRails?.windows, input.now)) continue;
     const excluded = new Set(failed);
     const nodeIds = (behind.get(d.id) ?? [])
       .filter((id) => !excluded.has(id))
@@ -174,20 +205,28 @@ export function planConvergence(input: ConvergenceInput): ConvergenceStep[] {
  * which then offers nothing more — the fleet pass's halt follows, but never after an offer of
  * that decision. One convergence campaign of a desired version runs at a time, so the earlier
  * failures cannot change while it runs.
+ *
+ * It runs under the guard rails of the campaign that set its desired version
+ * (`settings.guardRails`, {@link GUARD_RAILS}): its windows, download budget, gates, batch
+ * threshold (100 % when none was carried), and its failure budget, counted over the
+ * convergence campaign's own nodes when a percentage, the stricter of it and the burst's rest.
  */
 export function convergenceSpec(
   d: DesiredVersion,
   nodeIds: readonly string[],
   failedSoFar: number,
 ): CampaignSpec {
-  const allowed = Math.max(0, d.settings.maxFailures - 1 - failedSoFar);
+  const rails = d.settings.guardRails ?? {};
+  const burstLeft = Math.max(0, d.settings.maxFailures - 1 - failedSoFar);
+  const own =
+    rails.maxFailures === undefined
+      ? burstLeft
+      : failureAllowance(rails.maxFailures, nodeIds.length);
   return {
-    maxFailures: { kind: "count", count: allowed },
     targetVersion: d.target.version,
     selector: { labels: {}, pools: [], nodeIds: [...nodeIds] },
     exclude: { nodeIds: [], tags: {} },
     batches: [{ percent: 100, minDurationMs: 0 }],
-    failureThresholdPercent: 100,
     concurrency: 0,
     onBreach: "stop",
     reconnectTimeoutMs: d.settings.reconnectTimeoutMs,
@@ -195,6 +234,9 @@ export function convergenceSpec(
     soakMs: 0,
     disruptionBudgetPercent: d.settings.disruptionBudgetPercent,
     reason: `converging to the desired version ${d.id} (${d.target.version})`,
+    ...rails,
+    failureThresholdPercent: rails.failureThresholdPercent ?? 100,
+    maxFailures: { kind: "count", count: Math.min(own, burstLeft) },
   };
 }
 

@@ -21,6 +21,35 @@ export const CONVERGENCE_MAX_NODES = 1000;
 /** The `created_by` of a convergence campaign starts with this, followed by the desired id. */
 export const CONVERGENCE_CREATOR = "convergence:";
 
+/**
+ * The guard rails of a campaign beyond its reconnect timeout, config grace and pool budget
+ * (which {@link ConvergenceSettings} holds for every desired version): when it may offer
+ * (`windows`), how many of its nodes may download at once, its batch threshold, its failure
+ * budget over every batch, and its outside health gates with their grace. The one list of
+ * them: {@link guardRailsOf} picks these fields from a spec, `convergenceSpec` lays them over
+ * a convergence campaign's spec, so a field added here is carried end to end. The minimum
+ * sample (`minCanaries`) is not among them: it sizes a rollout's canary batch, and a
+ * convergence campaign over one late node would be refused for want of canaries.
+ */
+export const GUARD_RAILS = [
+  "windows",
+  "maxDownloads",
+  "failureThresholdPercent",
+  "maxFailures",
+  "gates",
+  "gateGraceMs",
+] as const satisfies readonly (keyof CampaignSpec)[];
+
+/** A campaign's guard rails ({@link GUARD_RAILS}), as its spec holds them; absent: none. */
+export type GuardRails = Partial<Pick<CampaignSpec, (typeof GUARD_RAILS)[number]>>;
+
+/** The guard rails of `spec` ({@link GUARD_RAILS}): each field it sets, and no other. */
+export function guardRailsOf(spec: CampaignSpec): GuardRails {
+  const out: Record<string, unknown> = {};
+  for (const key of GUARD_RAILS) if (spec[key] !== undefined) out[key] = spec[key];
+  return out as GuardRails;
+}
+
 /** The settings a convergence campaign takes from its desired version. */
 export interface ConvergenceSettings {
   readonly reconnectTimeoutMs: number;
@@ -28,6 +57,12 @@ export interface ConvergenceSettings {
   readonly disruptionBudgetPercent: number;
   /** Failed nodes (failed, timed_out) of its convergence campaigns that halt convergence. */
   readonly maxFailures: number;
+  /**
+   * The guard rails of the campaign that set it, every convergence campaign of it runs under
+   * them; absent: set by an administrator over a selector that had none, or recorded before
+   * desired versions carried them.
+   */
+  readonly guardRails?: GuardRails | undefined;
 }
 
 /**
@@ -80,18 +115,25 @@ export function desiredIdOf(selector: Selector, exclude: Exclude): string {
   return `d-${hash.slice(0, 10)}`;
 }
 
-/** The desired version a completed campaign records: its target over its selector. */
+/**
+ * The desired version a completed campaign records: its target over its selector (for a
+ * retry, `selection`: the selector and exclusions of the campaign it retried, first of its
+ * chain, never the retry's own list of node ids), with the campaign's settings and guard
+ * rails ({@link guardRailsOf}).
+ */
 export function desiredOfCampaign(input: {
   readonly campaignId: string;
   readonly spec: CampaignSpec;
   readonly target: Target;
   readonly finishedAt: number;
+  readonly selection?: Pick<CampaignSpec, "selector" | "exclude"> | undefined;
 }): DesiredVersion {
   const { spec } = input;
+  const { selector, exclude } = input.selection ?? spec;
   return {
-    id: desiredIdOf(spec.selector, spec.exclude),
-    selector: spec.selector,
-    exclude: spec.exclude,
+    id: desiredIdOf(selector, exclude),
+    selector,
+    exclude,
     target: input.target,
     setAt: input.finishedAt,
     setBy: `campaign:${input.campaignId}`,
@@ -100,6 +142,7 @@ export function desiredOfCampaign(input: {
       configGraceMs: spec.configGraceMs,
       disruptionBudgetPercent: spec.disruptionBudgetPercent,
       maxFailures: DEFAULT_CONVERGENCE_MAX_FAILURES,
+      guardRails: guardRailsOf(spec),
     },
     haltedAt: undefined,
     haltedReason: undefined,

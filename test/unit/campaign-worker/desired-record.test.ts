@@ -4,7 +4,7 @@
  * campaign's threshold, at least one of them.
  */
 import { describe, expect, it } from "vitest";
-import { resolveSpec } from "../../../control/campaign/index.js";
+import { desiredIdOf, planRetry, resolveSpec } from "../../../control/campaign/index.js";
 import { finished, world } from "./fleet-world.js";
 
 const tolerant = resolveSpec({
@@ -45,6 +45,85 @@ describe("recording a completed campaign's target as desired", () => {
     await finished(w.store, "c1", "alice", { n1: "failed", n2: "succeeded" }, tolerant);
     await w.runFor(1000);
     expect([...w.fleetStore.tables.desired.values()].map((d) => d.setBy)).toEqual(["campaign:c1"]);
+    w.unlisten();
+  });
+
+  it("a completed retry records its target over its original campaign's selector, not over the list of node ids it retried", async () => {
+    const w = world(["n1", "n2", "n3"]);
+    const spec = resolveSpec({
+      targetVersion: "2.0.0",
+      selector: { pools: ["p"] },
+      batches: [{ percent: 100, minDurationMs: 0 }],
+    });
+    await finished(w.store, "c1", "alice", { n1: "failed", n2: "canceled", n3: "canceled" }, spec, {
+      phase: "rolled_back",
+    });
+    const original = w.store.tables.campaigns.get("c1");
+    const retry = planRetry(
+      original?.campaign ?? expect.fail("c1"),
+      w.store.tables.nodes.get("c1") ?? [],
+    );
+    if (!retry.ok) expect.fail(retry.message);
+    expect(retry.spec.selector.nodeIds).toHaveLength(3);
+    await finished(
+      w.store,
+      "c2",
+      "alice",
+      { n1: "succeeded", n2: "succeeded", n3: "succeeded" },
+      retry.spec,
+      {
+        retryOf: "c1",
+      },
+    );
+    await w.runFor(1000);
+    const recorded = [...w.fleetStore.tables.desired.values()];
+    expect(recorded.map((d) => [d.id, d.setBy, d.selector, d.exclude])).toEqual([
+      [
+        desiredIdOf(spec.selector, spec.exclude),
+        "campaign:c2",
+        { labels: {}, pools: ["p"], nodeIds: [] },
+        { nodeIds: [], tags: {} },
+      ],
+    ]);
+    w.unlisten();
+  });
+
+  it("a retry of a retry records over the first campaign's selector", async () => {
+    const w = world(["n1", "n2"]);
+    const spec = resolveSpec({
+      targetVersion: "2.0.0",
+      selector: { pools: ["p"] },
+      batches: [{ percent: 100, minDurationMs: 0 }],
+    });
+    const ids = { labels: {}, pools: [], nodeIds: ["n1", "n2"] };
+    await finished(w.store, "c1", "alice", { n1: "failed", n2: "canceled" }, spec, {
+      phase: "rolled_back",
+    });
+    await finished(
+      w.store,
+      "c2",
+      "alice",
+      { n1: "failed", n2: "canceled" },
+      { ...spec, selector: ids },
+      {
+        phase: "rolled_back",
+        retryOf: "c1",
+      },
+    );
+    await finished(
+      w.store,
+      "c3",
+      "alice",
+      { n1: "succeeded", n2: "succeeded" },
+      { ...spec, selector: ids },
+      {
+        retryOf: "c2",
+      },
+    );
+    await w.runFor(1000);
+    expect([...w.fleetStore.tables.desired.values()].map((d) => [d.setBy, d.selector])).toEqual([
+      ["campaign:c3", { labels: {}, pools: ["p"], nodeIds: [] }],
+    ]);
     w.unlisten();
   });
 });

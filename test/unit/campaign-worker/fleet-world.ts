@@ -6,6 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import type { AgentEventListener, ConnectedNode } from "../../../control/agents/events.js";
 import {
   type CampaignNode,
+  type CampaignPhase,
   createCampaign,
   type DesiredVersion,
   desiredIdOf,
@@ -73,10 +74,14 @@ export class Gateway implements WorkerGateway {
 
 /**
  * A world over `nodeIds` (registry rows on 1.0.0 in pool p, none connected), with fleet
- * options besides the defaults (`unlisted`: a release channel).
+ * options besides the defaults (`unlisted`: a release channel), its clock at `start`.
  */
-export function world(nodeIds: readonly string[], fleet: Partial<FleetOptions> = {}) {
-  const clock = new ManualClock(T0);
+export function world(
+  nodeIds: readonly string[],
+  fleet: Partial<FleetOptions> = {},
+  start: number = T0,
+) {
+  const clock = new ManualClock(start);
   const store = new MemoryCampaignStore(clock);
   const fleetStore = new MemoryFleetStore(store);
   store.tables.releases.set("2.0.0", {
@@ -153,7 +158,10 @@ export function desired(over: Partial<DesiredVersion> = {}): DesiredVersion {
   };
 }
 
-/** Inserts a finished campaign over `nodes` (their final states), created by `createdBy`. */
+/**
+ * Inserts a finished campaign over `nodes` (their final states), created by `createdBy`,
+ * ended `completed` unless `ending` says otherwise (and a retry of `ending.retryOf`).
+ */
 export async function finished(
   store: MemoryCampaignStore,
   id: string,
@@ -164,6 +172,7 @@ export async function finished(
     selector: { pools: ["p"] },
     batches: [{ percent: 100, minDurationMs: 0 }],
   }),
+  ending: { readonly phase?: CampaignPhase; readonly retryOf?: string } = {},
 ) {
   const plan = planCampaign(
     spec,
@@ -183,6 +192,7 @@ export async function finished(
     plan,
     target: { version: "2.0.0", sequence: 2 },
     now: T0 - 5000,
+    retryOf: ending.retryOf,
   });
   const records: CampaignNode[] = c.nodes.map((n) => ({
     ...n,
@@ -201,7 +211,7 @@ export async function finished(
     tx.writeDecision({
       campaignId: id,
       version: 1,
-      campaign: { ...c.campaign, phase: "completed", finishedAt: T0 - 1000 },
+      campaign: { ...c.campaign, phase: ending.phase ?? "completed", finishedAt: T0 - 1000 },
       nodes: [],
       operations: [],
       appliedCommands: [],

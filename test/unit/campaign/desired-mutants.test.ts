@@ -97,6 +97,8 @@ describe("what a desired version records", () => {
         configGraceMs: 30_000,
         disruptionBudgetPercent: 15,
         maxFailures: 3,
+        // The campaign's guard rails: here only its (default) threshold.
+        guardRails: { failureThresholdPercent: 5 },
       },
       haltedAt: undefined,
       haltedReason: undefined,

@@ -234,7 +234,7 @@ describe("what convergence does now", () => {
   ];
   it.each(cases)("$name", (c) => {
     expect(
-      planConvergence({ desired: c.desired ?? [d], fleet: c.fleet, runs: c.runs ?? [] }),
+      planConvergence({ desired: c.desired ?? [d], fleet: c.fleet, runs: c.runs ?? [], now: 5000 }),
     ).toEqual(c.expected);
   });
 

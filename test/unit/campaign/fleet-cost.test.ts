@@ -104,7 +104,7 @@ function convergencePassOver(n: number): number {
     2000,
   );
   return countScans(() => {
-    const steps = planConvergence({ desired: [pool, listed], fleet, runs: [] });
+    const steps = planConvergence({ desired: [pool, listed], fleet, runs: [], now: 5000 });
     expect(steps).toHaveLength(2);
     for (const step of steps) {
       if (step.kind !== "converge") throw new Error(step.kind);
