@@ -2,6 +2,7 @@
  * The campaign engine's one decision: a pure, level-based function of the stored campaign, its
  * nodes, the live facts, the pending admin commands and the time.
  */
+import { assertNever } from "./assert-never.js";
 import { countedMs, soakedMs } from "./batch-rules.js";
 import { applyCommand } from "./commands.js";
 import { deferralEnds } from "./deferral.js";
@@ -154,8 +155,18 @@ function judgeNodes(d: Draft): void {
       case "rolling_back":
         judgeRollback(d, n);
         break;
-      default:
+      // Waiting nodes are looked at by the offering; final ones are judged no more.
+      case "waiting":
+      case "succeeded":
+      case "failed":
+      case "timed_out":
+      case "skipped":
+      case "canceled":
+      case "rolled_back":
+      case "rollback_failed":
         break;
+      default:
+        assertNever(n.state, "node state");
     }
   }
 }

@@ -8,6 +8,7 @@
  * later time, or no mark at all: every active node is judged (the full path, which the
  * incremental one must always equal).
  */
+import { assertNever } from "./assert-never.js";
 import type { Draft } from "./draft.js";
 import { activeNodes, judgedDeadline } from "./draft.js";
 import { REVERT_REPORT_GRACE_MS } from "./judge-node.js";
@@ -55,8 +56,19 @@ function deadlineCrossed(d: Draft, n: CampaignNode, since: number): boolean {
     case "rolling_back":
       t = n.rollbackDeadline === undefined ? undefined : judgedDeadline(d, n.rollbackDeadline);
       break;
-    default:
+    // No deadline of a waiting or final node is judged.
+    case "waiting":
+    case "succeeded":
+    case "failed":
+    case "timed_out":
+    case "skipped":
+    case "canceled":
+    case "rolled_back":
+    case "rollback_failed":
       t = undefined;
+      break;
+    default:
+      return assertNever(n.state, "node state");
   }
   return t !== undefined && crossed(t, d, since);
 }

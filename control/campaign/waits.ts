@@ -21,6 +21,7 @@ import {
   type CampaignState,
   isEndedPhase,
   isFinal,
+  isUpgrading,
   type ObservedPhase,
   type PoolLoad,
 } from "./model.js";
@@ -176,7 +177,8 @@ function latest(nodes: readonly CampaignNode[], at: (n: CampaignNode) => number)
 function nodeWaits(input: WaitsInput, batch: readonly CampaignNode[], offering: boolean): Wait[] {
   const { campaign: c, now } = input;
   const out: Wait[] = [];
-  const upgrading = batch.filter((n) => inFlight(n, now) && n.state !== "verifying");
+  // Offered, applying or restarting (a node rolling back holds a slot too, but is no upgrade).
+  const upgrading = batch.filter((n) => isUpgrading(n.state) && n.state !== "verifying");
   if (upgrading.length > 0) {
     const last = latest(upgrading, (n) => n.reconnectDeadline ?? now);
     out.push({ kind: "upgrading", count: upgrading.length, deadlineLeftMs: positive(last - now) });
