@@ -41,6 +41,11 @@ export interface NodeRegistryRow {
   platform: string;
   /** False once an administrator disabled the node. */
   enabled: boolean;
+  /**
+   * True once an administrator revoked the node (`node revoke`), until it enrolls again after a
+   * reset (absent: false).
+   */
+  revoked?: boolean;
   /** When the node was last heard from, as recorded (at most a minute behind). */
   last_seen: Date | null;
   /** True while a stream of the node is open on some Control, as recorded (absent: false). */

@@ -171,6 +171,7 @@ function factsOf(s: FactSources, nodeId: string): NodeFacts {
     online,
     offline: !online && isOffline(s.liveness, nodeId, row?.last_seen),
     disabled: row?.enabled === false,
+    revoked: row?.revoked === true,
     bootId: live?.bootId ?? (row?.boot_id || undefined),
     agentVersion: live?.agentVersion ?? (row?.agent_version || undefined),
     capabilities: live?.capabilities ?? row?.capabilities ?? [],

@@ -39,6 +39,8 @@ export function judgeAway(d: Draft): void {
   for (const n of activeNodes(d, b.index)) {
     if (n.state !== "verifying") continue;
     const f = factsOf(d, n.nodeId);
+    // Revoked: skipped by judging the node (`judge-node.ts`), never lost.
+    if (f?.revoked === true) continue;
     if (f?.online === true) {
       if (n.awaySince !== undefined) updateNode(d, n, { awaySince: undefined }, "online again");
       continue;

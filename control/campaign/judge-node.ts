@@ -25,8 +25,9 @@ export { judgeRollback } from "./rollback-verdict.js";
  * `offered` with no report at all on the upgrade (it restarted before receiving the offer): it
  * stays offered with the new boot id as its offerBootId, same operation id and reconnect
  * deadline, and no new action (the outbox re-sends the offer on reconnect); progress reports
- * (ACCEPTED, DOWNLOADING, VERIFYING, APPLYING → applying; RESTARTING → restarting; never backwards);
- * then, at the reconnect deadline: timed_out when the node is offline and never announced a
+ * (ACCEPTED, DOWNLOADING, VERIFYING, APPLYING → applying; RESTARTING → restarting; never
+ * backwards), except that a node an administrator revoked is skipped `node_revoked` first
+ * ({@link skipRevoked}); then, at the reconnect deadline: timed_out when the node is offline and never announced a
  * restart (it stopped heartbeating while running), failed/reconnect_timeout otherwise.
  */
 export function judgeUpgrade(d: Draft, n: CampaignNode): void {
@@ -154,6 +155,10 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
     }
     return;
   }
+  if (f?.revoked === true) {
+    skipRevoked(d, n);
+    return;
+  }
   if (r !== undefined) {
     const next =
       r.phase === "RESTARTING" ? "restarting" : r.phase === "CONFIRMED" ? undefined : "applying";
@@ -194,6 +199,25 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
   }
 }
 
+/**
+ * An administrator revoked the node while it upgraded: its stream is cut and it cannot come
+ * back before `node reset`, so its outcome can no longer be known. An operator's act is not a
+ * release failure: skipped `node_revoked`, out of its batch's threshold and denominator. What
+ * its agent said before (a report, a Hello on another version) is judged first and counts.
+ */
+function skipRevoked(d: Draft, n: CampaignNode): void {
+  updateNode(
+    d,
+    n,
+    {
+      state: "skipped",
+      code: "node_revoked",
+      message: `revoked by an administrator while ${n.state}; its outcome is unknown and not counted against ${d.target.version}`,
+    },
+    "revoked",
+  );
+}
+
 /** How long a node back on another version after its restart has to report why. */
 export const REVERT_REPORT_GRACE_MS = 5_000;
 
@@ -216,7 +240,8 @@ function watched(d: Draft, n: CampaignNode): boolean {
 /**
  * Judges a node back on the target. A config failure from a boot after the offer, while in its
  * grace or while its batch is still watched → failed/config_apply_failed; another new boot on a
- * version other than the target → failed/reverted. Past its grace in a campaign whose batch can
+ * version other than the target → failed/reverted. Revoked by an administrator → skipped
+ * `node_revoked` ({@link skipRevoked}). Past its grace in a campaign whose batch can
  * no longer pass (aborted, stopped) → succeeded, unconfirmed. Otherwise it waits for its batch
  * to pass (the batch makes it succeeded and confirms it).
  */
@@ -257,6 +282,10 @@ export function judgeVerifying(d: Draft, n: CampaignNode): void {
       },
       "reverted after success",
     );
+    return;
+  }
+  if (f?.revoked === true) {
+    skipRevoked(d, n);
     return;
   }
   if (!isWatched && d.campaign.phase !== "rolling_back") {

@@ -167,7 +167,7 @@ export async function readRegistry(
 ): Promise<NodeRegistryRow[]> {
   if (nodeIds.length === 0) return [];
   const result = await q.query<NodeRegistryRow>(
-    "select id, boot_id, agent_version, capabilities, platform, enabled and not pending as enabled, last_seen, online, held_by from nodes where id = any($1::text[])",
+    "select id, boot_id, agent_version, capabilities, platform, enabled and not pending as enabled, revoked_at is not null as revoked, last_seen, online, held_by from nodes where id = any($1::text[])",
     [nodeIds],
   );
   return result.rows;
