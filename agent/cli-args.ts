@@ -16,7 +16,7 @@ import { parsePin } from "../control/shared/release/keys.js";
 import { unusableDirectory } from "../control/shared/usable-directory.js";
 import { readStreamTls } from "./core/tls.js";
 import { DEFAULT_TUF_REFRESH_MS } from "./core/trust-refresh.js";
-import { downloadOrigins, isLoopbackHost, tufOptions } from "./trust-args.js";
+import { artifactMirrors, downloadOrigins, isLoopbackHost, tufOptions } from "./trust-args.js";
 
 /** PEM files of the agent stream's TLS. */
 export interface TlsFiles {
@@ -48,6 +48,11 @@ export interface RunOptions {
   readonly clearText: boolean;
   /** Origins (scheme://host:port) besides Control's own that may receive the node token. */
   readonly downloadOrigins: readonly string[];
+  /**
+   * Origins (scheme://host:port) artifacts may also be fetched from (mirrors); they never
+   * receive the node token. An artifact URL outside every trusted origin is refused.
+   */
+  readonly artifactMirrors: readonly string[];
   /** Time a download has before its rate is judged. */
   readonly downloadGraceMs: number;
   /** The slowest average download rate accepted after the grace, in bytes per second. */
@@ -96,6 +101,7 @@ const FLAGS = {
   "start-deadline-ms": s,
   insecure: { type: "boolean" },
   "download-origins": s,
+  "artifact-mirrors": s,
   "download-grace-ms": s,
   "download-min-rate": s,
   "tuf-root": s,
@@ -131,6 +137,10 @@ Flags of run:
                             production; a loopback server without --ca is clear text)
   --download-origins URL,…  origins (scheme://host:port) of Control's downloads: the only
                             places besides the stream's own that receive the node token
+  --artifact-mirrors URL,…  origins (scheme://host:port) artifacts may also come from (never
+                            sent the node token); an artifact URL outside Control's host (or,
+                            once origins are named, outside them) is refused
+                            artifact_origin_refused before any request
   --download-grace-ms MS    time a download has before its rate is judged (default 30000)
   --download-min-rate B     slowest average download rate in bytes/s (default 16384); a
                             download also ends by grace + size / rate
@@ -254,6 +264,7 @@ function toRunOptions(
     tls,
     clearText: tls === undefined && (insecure || isLoopbackHost(address.host)),
     downloadOrigins: downloadOrigins(str("download-origins"), insecure),
+    artifactMirrors: artifactMirrors(str("artifact-mirrors")),
     downloadGraceMs:
       integer(str("download-grace-ms"), "download-grace-ms", 0, MAX_TIMER_MS) ?? 30_000,
     downloadMinBytesPerSecond:

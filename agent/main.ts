@@ -14,7 +14,7 @@ import {
   type RunOptions,
   USAGE,
 } from "./cli-args.js";
-import { DEFAULT_DOWNLOAD_POLICY, trustedOrigins } from "./core/download.js";
+import { artifactOrigins, DEFAULT_DOWNLOAD_POLICY, trustedOrigins } from "./core/download.js";
 import { readStreamTls, streamCredentials } from "./core/tls.js";
 import { tufClient } from "./core/tuf-check.js";
 import { HEALTH_CHECK_FAILED_EXIT_CODE, passTrialHealth } from "./health-trial.js";
@@ -126,6 +126,13 @@ async function serve(options: RunOptions): Promise<never> {
         : tufClient({ metadataDir: paths.tuf, metadataBaseUrl: options.tuf.url }),
     tufRefreshMs: options.tufRefreshMs,
     trustedOrigins: trustedOrigins(options.server, !options.clearText, options.downloadOrigins),
+    artifactOrigins: artifactOrigins({
+      server: options.server,
+      tls: !options.clearText,
+      downloadOrigins: options.downloadOrigins,
+      mirrors: options.artifactMirrors,
+      tufUrl: options.tuf?.url,
+    }),
     downloadPolicy: {
       stallMs: DEFAULT_DOWNLOAD_POLICY.stallMs,
       graceMs: options.downloadGraceMs,

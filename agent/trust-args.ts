@@ -50,6 +50,29 @@ export function isLoopbackHost(host: string): boolean {
  * the path and needs `insecure` (`--insecure`), as the stream does.
  */
 export function downloadOrigins(text: string | undefined, insecure = false): string[] {
+  return originList(text, "--download-origins", (url, item) => {
+    if (url.protocol === "http:" && !insecure && !isLoopbackHost(url.hostname)) {
+      throw new Error(
+        `--download-origins ${JSON.stringify(item)} is clear text off loopback and would carry the node token: use https:// or --insecure`,
+      );
+    }
+  });
+}
+
+/**
+ * `--artifact-mirrors`: scheme://host[:port] origins artifacts may also be fetched from. They
+ * never receive the node token, and every artifact is checked against its signed size and
+ * sha256, so `http://` is accepted anywhere.
+ */
+export function artifactMirrors(text: string | undefined): string[] {
+  return originList(text, "--artifact-mirrors", () => {});
+}
+
+function originList(
+  text: string | undefined,
+  flag: string,
+  check: (url: URL, item: string) => void,
+): string[] {
   if (text === undefined) return [];
   return text
     .split(",")
@@ -69,15 +92,9 @@ export function downloadOrigins(text: string | undefined, insecure = false): str
         url.search !== "" ||
         url.username !== ""
       ) {
-        throw new Error(
-          `--download-origins takes scheme://host[:port] origins, got ${JSON.stringify(item)}`,
-        );
+        throw new Error(`${flag} takes scheme://host[:port] origins, got ${JSON.stringify(item)}`);
       }
-      if (url.protocol === "http:" && !insecure && !isLoopbackHost(url.hostname)) {
-        throw new Error(
-          `--download-origins ${JSON.stringify(item)} is clear text off loopback and would carry the node token: use https:// or --insecure`,
-        );
-      }
+      check(url, item);
       return url.origin;
     });
 }

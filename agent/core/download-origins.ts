@@ -1,6 +1,6 @@
 /**
  * Where an Agent's node token may go: the origins (scheme, host and port) it was configured
- * with, never one an artifact URL names.
+ * with, never one an artifact URL names; and where it may fetch artifacts from at all.
  */
 
 /**
@@ -42,4 +42,83 @@ export function downloadAuthorization(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Where an agent may fetch artifacts from: exact origins (scheme, host and port), and, when
+ * none was configured, its Control's own host name on any port (Control's downloads listen
+ * on a port of their own beside the stream's).
+ */
+export interface ArtifactOrigins {
+  readonly origins: readonly string[];
+  /** The stream's host name, trusted on any port; absent once origins are configured. */
+  readonly controlHost?: string;
+}
+
+/** What {@link artifactOrigins} builds the trusted artifact origins from. */
+export interface ArtifactOriginsOptions {
+  /** Control's stream endpoint, HOST:PORT. */
+  readonly server: string;
+  readonly tls: boolean;
+  /** `--download-origins`: Control's downloads (they also receive the node token). */
+  readonly downloadOrigins: readonly string[];
+  /** `--artifact-mirrors`: origins artifacts may also come from (never given the token). */
+  readonly mirrors: readonly string[];
+  /** `--tuf-url`: Control serves the TUF targets beside this metadata. */
+  readonly tufUrl?: string | undefined;
+}
+
+/**
+ * The origins an agent fetches artifacts from: the stream's own, its configured download
+ * origins and mirrors and its TUF metadata's origin; with neither download origins nor
+ * mirrors configured, also any port of the stream's host. Nothing an operation says adds to
+ * them.
+ */
+export function artifactOrigins(options: ArtifactOriginsOptions): ArtifactOrigins {
+  const origins = new Set(trustedOrigins(options.server, options.tls, options.downloadOrigins));
+  for (const mirror of options.mirrors) origins.add(new URL(mirror).origin);
+  if (options.tufUrl !== undefined) {
+    try {
+      origins.add(new URL(options.tufUrl).origin);
+    } catch {
+      // an unparsable TUF URL adds nothing (the command line refuses one)
+    }
+  }
+  const configured = options.downloadOrigins.length > 0 || options.mirrors.length > 0;
+  let controlHost: string | undefined;
+  if (!configured) {
+    try {
+      controlHost = new URL(`http://${options.server}`).hostname;
+    } catch {
+      controlHost = undefined;
+    }
+  }
+  return { origins: [...origins], ...(controlHost === undefined ? {} : { controlHost }) };
+}
+
+/**
+ * Why the agent must not fetch `url` (its origin is not one it trusts, see
+ * {@link artifactOrigins}; not http(s); it names user information), or undefined when it
+ * may. Decided from the URL alone, before any request.
+ */
+export function artifactOriginRefusal(url: string, trusted: ArtifactOrigins): string | undefined {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return `the artifact URL ${JSON.stringify(url)} is not a URL`;
+  }
+  const shown = `${target.protocol}//${target.host}`;
+  if (target.protocol !== "http:" && target.protocol !== "https:") {
+    return `the artifact URL's scheme ${target.protocol} is not http or https`;
+  }
+  if (target.username !== "" || target.password !== "") {
+    return `the artifact URL on ${shown} names user information`;
+  }
+  if (trusted.origins.includes(target.origin)) return undefined;
+  if (trusted.controlHost !== undefined && target.hostname === trusted.controlHost) {
+    return undefined;
+  }
+  const allowed = [...trusted.origins, ...(trusted.controlHost ? [trusted.controlHost] : [])];
+  return `${target.origin} is not one of the origins this node trusts for artifacts (${allowed.join(", ")}); add it with --download-origins or --artifact-mirrors`;
 }

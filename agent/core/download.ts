@@ -11,10 +11,29 @@
 import { sha256Hex } from "../../control/shared/release/digest.js";
 import { connectionLost, networkReason } from "./download-errors.js";
 
-export { downloadAuthorization, trustedOrigins } from "./download-origins.js";
+export {
+  type ArtifactOrigins,
+  artifactOriginRefusal,
+  artifactOrigins,
+  downloadAuthorization,
+  trustedOrigins,
+} from "./download-origins.js";
 
 /** Why a download failed; the codes agents report in FAILED. */
-export type DownloadFailure = "download_failed" | "artifact_too_large" | "download_too_slow";
+export type DownloadFailure =
+  | "download_failed"
+  | "artifact_too_large"
+  | "download_too_slow"
+  | "artifact_origin_refused";
+
+/**
+ * Why a URL must not be fetched (see `artifactOriginRefusal`), or undefined when it may:
+ * asked of the artifact URL before any request and of each redirect before it is followed.
+ */
+export type OriginCheck = (url: string) => string | undefined;
+
+/** Redirects followed (each to an origin the check allows) before a download fails. */
+export const MAX_REDIRECTS = 5;
 
 /**
  * How long a download may take. A server that keeps a download alive with a trickle (TUF's
@@ -80,7 +99,10 @@ const MAX_RETRY_AFTER_MS = 30_000;
  * {@link MAX_BUSY_RETRIES} times); any other error status fails at once. A connection closed
  * or reset before any response (a server closing a kept-alive connection as the request goes
  * out) is tried again at once, {@link MAX_CONNECTION_LOST_RETRIES} times. With a credential
- * no redirect is followed (it fails `download_failed`), so the token stays at its origin.
+ * and no `allowed`, no redirect is followed (it fails `download_failed`), so the token stays
+ * at its origin. With `allowed`, a URL it refuses fails `artifact_origin_refused` before any
+ * request: the artifact's own, and each redirect's target before it is followed (at most
+ * {@link MAX_REDIRECTS}); the credential follows a redirect only within its origin.
  */
 export async function fetchArtifact(
   url: string,
@@ -88,11 +110,35 @@ export async function fetchArtifact(
   policy: DownloadPolicy,
   signal: AbortSignal,
   authorization?: string,
+  allowed?: OriginCheck,
 ): Promise<DownloadResult> {
   let busy = 0;
   let lost = 0;
+  let redirects = 0;
+  const refused = allowed?.(url);
+  if (refused !== undefined) return originRefused(url, refused);
+  let target = url;
+  let credential = authorization;
   for (;;) {
-    const attempt = await fetchOnce(url, maxBytes, policy, signal, authorization);
+    const manual = allowed !== undefined;
+    const attempt = await fetchOnce(target, maxBytes, policy, signal, credential, manual);
+    if ("redirectTo" in attempt) {
+      const next = attempt.redirectTo;
+      const why = allowed?.(next);
+      if (why !== undefined) return originRefused(url, `a redirect to ${next}: ${why}`);
+      if (redirects >= MAX_REDIRECTS) {
+        return {
+          ok: false,
+          code: "download_failed",
+          message: `GET ${url}: more than ${MAX_REDIRECTS} redirects`,
+        };
+      }
+      redirects++;
+      // The node token stays at its origin: a redirect elsewhere is followed without it.
+      if (new URL(next).origin !== new URL(target).origin) credential = undefined;
+      target = next;
+      continue;
+    }
     if ("lostBeforeResponse" in attempt) {
       if (lost >= MAX_CONNECTION_LOST_RETRIES) return attempt.lostBeforeResponse;
       lost++;
@@ -111,11 +157,15 @@ export async function fetchArtifact(
   }
 }
 
-/** One attempt: a result, a 503 to wait out, or a connection lost before any response. */
+/**
+ * One attempt: a result, a 503 to wait out, a connection lost before any response, or a
+ * redirect (only when redirects are followed by hand) to check before it is followed.
+ */
 type Attempt =
   | DownloadResult
   | { readonly retryAfterMs: number }
-  | { readonly lostBeforeResponse: DownloadResult };
+  | { readonly lostBeforeResponse: DownloadResult }
+  | { readonly redirectTo: string };
 
 async function fetchOnce(
   url: string,
@@ -123,6 +173,7 @@ async function fetchOnce(
   policy: DownloadPolicy,
   signal: AbortSignal,
   authorization: string | undefined,
+  manualRedirects: boolean,
 ): Promise<Attempt> {
   const { stallMs, graceMs, minBytesPerSecond } = policy;
   const controller = new AbortController();
@@ -160,9 +211,23 @@ async function fetchOnce(
   try {
     const response = await fetch(url, {
       signal: controller.signal,
-      ...(authorization !== undefined ? { headers: { authorization }, redirect: "error" } : {}),
+      ...(authorization !== undefined ? { headers: { authorization } } : {}),
+      ...(manualRedirects
+        ? { redirect: "manual" as const }
+        : authorization !== undefined
+          ? { redirect: "error" as const }
+          : {}),
     });
     headersMs = Date.now() - started;
+    const location = response.headers.get("location");
+    if (manualRedirects && response.status >= 300 && response.status < 400 && location !== null) {
+      await response.body?.cancel();
+      try {
+        return { redirectTo: new URL(location, url).href };
+      } catch {
+        return { ok: false, code: "download_failed", message: `GET ${url}: a bad redirect` };
+      }
+    }
     const retryAfter = Number(response.headers.get("retry-after") ?? Number.NaN);
     if (response.status === 503 && Number.isFinite(retryAfter) && retryAfter >= 0) {
       await response.body?.cancel();
@@ -241,6 +306,10 @@ function wait(ms: number, signal: AbortSignal): Promise<boolean> {
     }, ms);
     signal.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+function originRefused(url: string, why: string): DownloadResult {
+  return { ok: false, code: "artifact_origin_refused", message: `GET ${url} refused: ${why}` };
 }
 
 function tooLarge(url: string, maxBytes: number): DownloadResult {

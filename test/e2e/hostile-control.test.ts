@@ -180,19 +180,35 @@ describe("a hostile Control cannot harm a real Agent", () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it("never sends its node token to another port on the same host", async () => {
+  it("never fetches from another port on the same host (artifact_origin_refused), so its node token never goes there", async () => {
+    const before = await snapshot();
     const op = await forge({
       version: "1.5.0",
       sequence: 50,
       base: elsewhere.base,
       served: new Uint8Array(1),
     });
-    await attack(op);
-    const leaked = elsewhere.requests.filter((r) => r.headers.authorization !== undefined);
-    expect(elsewhere.requests.length).toBeGreaterThan(0);
-    expect(leaked).toEqual([]);
+    const report = await attack(op);
+    expect({ phase: OperationPhase[report.phase], code: report.code }).toEqual({
+      phase: "FAILED",
+      code: "artifact_origin_refused",
+    });
+    expect(elsewhere.requests).toEqual([]);
     const home = artifacts.requests.filter((r) => r.headers.authorization !== undefined);
     expect(home.length).toBeGreaterThan(0);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("never fetches the cloud metadata address a signed release names (artifact_origin_refused)", async () => {
+    const before = await snapshot();
+    const op = await forge({ version: "1.5.0", sequence: 50, base: "http://169.254.169.254" });
+    const report = await attack(op);
+    expect({ phase: OperationPhase[report.phase], code: report.code }).toEqual({
+      phase: "FAILED",
+      code: "artifact_origin_refused",
+    });
+    expect(report.message).toMatch(/169\.254\.169\.254/);
+    expect(await snapshot()).toEqual(before);
   });
 
   it("refuses every release while the timestamp is expired (a freeze), and says so in status", async () => {
