@@ -16,6 +16,8 @@ import {
 import { type AgentState, saveState } from "./agent-state.js";
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./core/backoff.js";
 import {
+  type ArtifactOrigins,
+  artifactOriginRefusal,
   type DownloadPolicy,
   type DownloadResult,
   downloadAuthorization,
@@ -33,7 +35,6 @@ import {
 import {
   type Applier,
   type ArtifactRequest,
-  deliverOperation,
   type OperationHost,
   type RestartKind,
   recoverInterrupted,
@@ -52,6 +53,7 @@ import type { TufCheck } from "./core/tuf-check.js";
 import { sleep, Waker } from "./core/waker.js";
 import { type DeferralOptions, deferralReason } from "./deferral.js";
 import type { InstallPaths } from "./install-dir.js";
+import { OperationBudget, type OperationLimits, receiveOperation } from "./operation-queue.js";
 import { realApplier } from "./real-applier.js";
 import { TrustReport } from "./trust-report.js";
 
@@ -79,12 +81,16 @@ export interface AgentProcessOptions {
   readonly tufRefreshMs?: number;
   /** The only origins the node token is sent to (see `trustedOrigins`). */
   readonly trustedOrigins: readonly string[];
+  /** The only origins artifacts are fetched from (see `artifactOrigins`); others are refused. */
+  readonly artifactOrigins: ArtifactOrigins;
   /** Stall timeout, deadline and minimum rate of downloads. */
   readonly downloadPolicy: DownloadPolicy;
   readonly log: AgentLog;
   /** Called at every Welcome (the supervisor learns the version started well). */
   readonly onWelcomed?: (sessionId: string) => void;
   readonly backoff?: BackoffOptions;
+  /** What the Agent holds from Control (default: `DEFAULT_OPERATION_LIMITS`). */
+  readonly operationLimits?: OperationLimits;
   /** What makes the node answer upgrades DEFERRED (absent: never). */
   readonly deferral?: DeferralOptions;
   readonly signal: AbortSignal;
@@ -114,6 +120,7 @@ class RealAgent implements OperationHost, SessionHost {
   #saving: Promise<void> = Promise.resolve();
   #operations: Promise<void> = Promise.resolve();
   readonly #trustReport: TrustReport;
+  readonly #budget: OperationBudget;
   readonly #bootId = randomUUID();
   readonly #waker = new Waker();
   readonly #stop = new AbortController();
@@ -123,6 +130,10 @@ class RealAgent implements OperationHost, SessionHost {
     this.state = options.state;
     this.log = options.log;
     this.#trustReport = new TrustReport(options.log);
+    this.#budget = new OperationBudget({
+      log: options.log,
+      ...(options.operationLimits === undefined ? {} : { limits: options.operationLimits }),
+    });
     this.trust = {
       verifier: new ReleaseVerifier(),
       pins: options.pins,
@@ -260,7 +271,7 @@ class RealAgent implements OperationHost, SessionHost {
 
   onOperation(operation: Operation): void {
     this.log.info({ opId: operation.id, kind: operation.kind.case }, "operation received");
-    void deliverOperation(this, operation);
+    void receiveOperation(this, this.#budget, operation);
   }
 
   closed(): void {
@@ -282,6 +293,7 @@ class RealAgent implements OperationHost, SessionHost {
       this.options.downloadPolicy,
       signal,
       authorization,
+      (url) => artifactOriginRefusal(url, this.options.artifactOrigins),
     );
   }
 

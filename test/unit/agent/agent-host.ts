@@ -60,6 +60,8 @@ export async function testAgentHost(options: {
   readonly pins: readonly string[];
   readonly bytes?: ReadonlyMap<string, Uint8Array>;
   readonly platform?: string;
+  /** Answers downloads instead of `bytes` (e.g. one that never ends). */
+  readonly fetch?: OperationHost["fetch"];
 }): Promise<TestAgentHost> {
   const root = await mkdtemp(join(tmpdir(), "agent-host-"));
   const paths = installPaths(root);
@@ -86,8 +88,10 @@ export async function testAgentHost(options: {
     applier: realApplier({ paths, state, log, persist }),
     busy: false,
     restarting: false,
-    fetch(artifact): Promise<DownloadResult> {
+    fetch(artifact, signal): Promise<DownloadResult> {
       fetched.push(artifact.url);
+      const answer = options.fetch?.(artifact, signal);
+      if (answer !== undefined) return answer;
       const bytes = options.bytes?.get(artifact.url);
       if (bytes === undefined) {
         return Promise.resolve({ ok: false, code: "download_failed", message: "not served" });
