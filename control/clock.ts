@@ -12,11 +12,19 @@ export interface Clock {
    * reason when the signal aborts first.
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Milliseconds from an arbitrary origin that pass at the rate of real time and are never
+   * stepped (what `sleep` waits on): the difference between two readings is the time that
+   * passed, whatever was done to the wall clock meanwhile. Optional: a Clock without it cannot
+   * tell a step of its wall clock from time passing.
+   */
+  monotonicMs?(): number;
 }
 
 /** The wall clock. */
 export const systemClock: Clock = {
   now: () => new Date(),
+  monotonicMs: () => performance.now(),
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {

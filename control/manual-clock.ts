@@ -16,6 +16,8 @@ export class ManualClock implements Clock {
   private time: number;
   private seq = 0;
   private sleepers: Sleeper[] = [];
+  /** Real time passed (see {@link Clock.monotonicMs}): moved by advance, not by a step. */
+  private passed = 0;
 
   /** @param start the initial time, epoch ms. */
   constructor(start = 0) {
@@ -67,12 +69,28 @@ export class ManualClock implements Clock {
    */
   advanceTo(at: number): void {
     if (at < this.time) throw new Error(`the clock cannot go back from ${this.time} to ${at}`);
+    this.passed += at - this.time;
     this.time = at;
     const due = this.sleepers
       .filter((s) => s.at <= at)
       .sort((a, b) => a.at - b.at || a.seq - b.seq);
     this.sleepers = this.sleepers.filter((s) => s.at > at);
     for (const s of due) s.resolve();
+  }
+
+  /** Real time passed since the clock was made, never stepped (see {@link Clock.monotonicMs}). */
+  monotonicMs(): number {
+    return this.passed;
+  }
+
+  /**
+   * Steps the wall clock by `ms` (forward, or back when negative) as an administrator or NTP
+   * does: no time passes, so nothing falls due, and each pending sleep still ends after the
+   * time it was asked for (its due time moves with the step, as a timer's does).
+   */
+  stepWall(ms: number): void {
+    this.time += ms;
+    this.sleepers = this.sleepers.map((s) => ({ ...s, at: s.at + ms }));
   }
 
   /** Moves time forward by `ms`; see {@link ManualClock.advanceTo}. */

@@ -289,7 +289,14 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     const now = o.clock.now().getTime();
     let failed = false;
     try {
-      const change = await leadership.tick(now);
+      const change = await leadership.tick(now, o.clock.monotonicMs?.());
+      const clockStep = leadership.takeStep();
+      if (clockStep !== undefined) {
+        log.warn(
+          { stepMs: clockStep.ms },
+          "the wall clock stepped forward: no time passed for the nodes, so every deadline counts a full reconnect timeout from now",
+        );
+      }
       if (change !== "none") {
         forgetAll();
         periodic.reset();
