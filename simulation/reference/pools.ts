@@ -11,14 +11,16 @@ export function refPoolLimit(size: number, budgetPercent: number): number {
 }
 
 /**
- * Whether a node record holds a slot at `now`: offered, applying or restarting, or verifying
- * before the end of its config grace (or with no grace end set).
+ * Whether a node record holds a slot at `now`: offered, applying or restarting, rolling back
+ * (it restarts onto its previous release), or verifying before the end of its config grace (or
+ * with no grace end set).
  */
 export function refInFlight(
   n: { readonly state: string; readonly graceEndsAt: number | undefined },
   now: number,
 ): boolean {
   if (n.state === "offered" || n.state === "applying" || n.state === "restarting") return true;
+  if (n.state === "rolling_back") return true;
   if (n.state !== "verifying") return false;
   return n.graceEndsAt === undefined || now < n.graceEndsAt;
 }

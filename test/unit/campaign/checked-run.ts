@@ -49,8 +49,14 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
     }
   }
 
-  // In flight ≤ concurrency, and within each pool's budget.
-  const flying = current.filter((n) => refInFlight(n, now));
+  // In flight ≤ concurrency, and within each pool's budget. A rollback is held back by
+  // neither: a batch may send more nodes back at once than its limits allow (those verifying
+  // past their grace hold no slot until then). Nodes rolling back hold slots, so no offer is
+  // made over them: the upgrades in flight always fit, and all in flight fit when it offers.
+  const offers = decision.actions.some((a) => a.kind === "upgrade");
+  const counted = (n: (typeof after.nodes)[number]) =>
+    refInFlight(n, now) && (offers || n.state !== "rolling_back");
+  const flying = current.filter(counted);
   expect(flying.length).toBeLessThanOrEqual(
     spec.concurrency === 0 ? Number.POSITIVE_INFINITY : spec.concurrency,
   );
@@ -61,7 +67,7 @@ function checkStep(step: Step, running: Map<number, number>, offered: Set<string
   for (const [pool, own] of poolSize) {
     const load = step.pools?.get(pool);
     const limit = refPoolLimit(load?.size ?? own, spec.disruptionBudgetPercent);
-    const inPool = after.nodes.filter((n) => n.pool === pool && refInFlight(n, now)).length;
+    const inPool = after.nodes.filter((n) => n.pool === pool && counted(n)).length;
     expect(inPool, `pool ${pool}`).toBeLessThanOrEqual(limit);
     const offeredHere = decision.actions.some(
       (a) => a.kind === "upgrade" && byId.get(a.nodeId)?.pool === pool,
