@@ -59,15 +59,17 @@ export function formatDesiredTable(items: readonly DesiredVersion[]): string {
 /**
  * What a desired version is doing: halted (with its reason), idle when it governs no node (a
  * newer desired version took all its nodes, or its selector matches none), converged when
- * every node it governs runs its target, else converging with the count still behind.
+ * every node it governs runs its target or is ahead of it (a higher sequence, never moved
+ * back; counted apart), else converging with the count still behind.
  */
 export function desiredState(
-  d: Pick<DesiredVersion, "haltedReason" | "nodes" | "converged">,
+  d: Pick<DesiredVersion, "haltedReason" | "nodes" | "converged" | "ahead">,
 ): string {
   if (d.haltedReason) return `halted: ${d.haltedReason}`;
   if (d.nodes === 0) return "idle: governs no node";
-  if (d.converged >= d.nodes) return "converged";
-  return `converging: ${d.nodes - d.converged} behind`;
+  const behind = d.nodes - d.converged - d.ahead;
+  if (behind <= 0) return d.ahead > 0 ? `converged (${d.ahead} ahead)` : "converged";
+  return `converging: ${behind} behind`;
 }
 
 /** The `desired` command group. */

@@ -11,7 +11,7 @@ import {
   DesiredVersionSchema,
   type DesiredVersionService,
 } from "../../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
-import { type DesiredVersion, desiredGovernor, type Policy } from "../campaign/index.js";
+import { type DesiredVersion, desiredGovernor, isAhead, type Policy } from "../campaign/index.js";
 import { createSqlFleetStore, type FleetRow } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
@@ -50,12 +50,14 @@ export function desiredMessageOf(
 ): DesiredMessage {
   let nodes = 0;
   let converged = 0;
+  let ahead = 0;
   const governing = desiredGovernor(all);
   for (const n of fleet) {
     const candidate = { ...n, agentVersion: n.agentVersion || undefined };
     if (governing(candidate)?.id !== d.id) continue;
     nodes++;
     if (n.agentVersion === d.target.version) converged++;
+    else if (isAhead(candidate, d.target)) ahead++;
   }
   return create(DesiredVersionSchema, {
     id: d.id,
@@ -75,6 +77,7 @@ export function desiredMessageOf(
     haltedReason: d.haltedReason ?? "",
     nodes,
     converged,
+    ahead,
   });
 }
 

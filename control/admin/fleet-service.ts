@@ -98,6 +98,8 @@ export function createFleetService(deps: FleetServiceDeps): ServiceImpl<typeof F
               }),
             ),
             failedNodeIds: [...c.failedNodeIds],
+            ahead: c.ahead,
+            aheadNodeIds: [...c.aheadNodeIds],
           }),
         ),
         at: timestampFromDate(deps.clock.now()),

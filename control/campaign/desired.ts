@@ -206,6 +206,27 @@ export function desiredGovernor(
 }
 
 /**
+ * True when the node is past the target, so never behind it: it confirmed a higher sequence
+ * (it refuses the target), runs a registered release of a higher sequence, or, running a
+ * release not registered here, a version of higher SemVer precedence. Convergence leaves it
+ * alone ({@link notBehindReason}); the fleet summary and `desired list` count it `ahead`,
+ * neither converged nor behind, so a desired version whose other nodes run its target is
+ * converged.
+ */
+export function isAhead(
+  node: Pick<FleetNode, "agentVersion" | "confirmedSequence" | "runningSequence">,
+  target: Target,
+): boolean {
+  const running = node.agentVersion;
+  if (running === undefined || running === target.version) return false;
+  if (node.confirmedSequence > target.sequence) return true;
+  if (node.runningSequence !== undefined) return node.runningSequence > target.sequence;
+  return (
+    isSemver(running) && isSemver(target.version) && compareSemver(running, target.version) > 0
+  );
+}
+
+/**
  * Why a node is not behind its desired version, or undefined when it is (moving it to the
  * target goes forward by every measure known). A node is never moved back: not past its
  * confirmed sequence, not below the sequence of the release it runs, and not to a target whose

@@ -10,6 +10,7 @@ import {
   type DesiredVersion,
   desiredGovernor,
   type FleetNode,
+  isAhead,
   notBehindReason,
 } from "./desired.js";
 
@@ -49,6 +50,13 @@ export interface Convergence {
   readonly nodes: number;
   readonly converged: number;
   readonly behind: number;
+  /**
+   * Nodes it governs that are past its target ({@link isAhead}): neither converged nor behind,
+   * never moved back.
+   */
+  readonly ahead: number;
+  /** The first {@link BEHIND_SAMPLE} of them, by id. */
+  readonly aheadNodeIds: readonly string[];
   /** One group per reason, most nodes first (ties by code). */
   readonly reasons: readonly BehindGroup[];
   /** Nodes that failed its convergence campaigns since it was set. */
@@ -123,7 +131,8 @@ function countBy(
  * Counts `fleet` by version and pool, and judges each desired version over the nodes it
  * governs ({@link governingDesired}: as every selection, never a disabled node nor one that
  * never connected): a node that runs its target is converged; any other is behind, for the
- * first reason that holds in {@link BehindCode}'s order. A desired version is
+ * first reason that holds in {@link BehindCode}'s order, unless it is past the target
+ * ({@link isAhead}: counted `ahead`, not behind). A desired version is
  * halted while its halt stands, converged when none of its nodes is behind, else behind.
  */
 export function summarizeFleet(input: {
@@ -154,9 +163,14 @@ export function summarizeFleet(input: {
     const nodes = governed.get(d.id) ?? [];
     const groups = new Map<BehindCode, string[]>();
     let converged = 0;
+    const ahead: string[] = [];
     for (const n of nodes) {
       if (n.agentVersion === d.target.version) {
         converged++;
+        continue;
+      }
+      if (isAhead(n, d.target)) {
+        ahead.push(n.id);
         continue;
       }
       const code = behindCode(n, d, failed);
@@ -172,13 +186,15 @@ export function summarizeFleet(input: {
         nodeIds: [...ids].sort().slice(0, BEHIND_SAMPLE),
       }))
       .sort((a, b) => b.nodes - a.nodes || (a.code < b.code ? -1 : 1));
-    const behind = nodes.length - converged;
+    const behind = nodes.length - converged - ahead.length;
     return {
       desired: d,
       state: d.haltedAt !== undefined ? "halted" : behind === 0 ? "converged" : "behind",
       nodes: nodes.length,
       converged,
       behind,
+      ahead: ahead.length,
+      aheadNodeIds: ahead.sort().slice(0, BEHIND_SAMPLE),
       reasons,
       failedNodeIds,
     };

@@ -33,7 +33,7 @@ export function DesiredTable({ desired }: { desired: readonly DesiredConvergence
           <td>${formatSelector(d?.selector, d?.exclude)}</td>
           <td>${d?.targetVersion}</td>
           <td><span class=${`convergence ${c.state}`}>${c.state}</span></td>
-          <td>${d?.converged} / ${d?.nodes}${c.behind > 0 ? html`<div class="muted">${c.behind} behind</div>` : ""}</td>
+          <td>${d?.converged} / ${d?.nodes}${c.behind > 0 ? html`<div class="muted">${c.behind} behind</div>` : ""}${c.ahead > 0 ? html`<div class="muted ahead" title=${`ahead of ${d?.targetVersion}: ${c.aheadNodeIds.join(", ")}`}>${c.ahead} ahead</div>` : ""}</td>
           <td>
             ${c.state === "halted" && html`<p class="halted-reason">${d?.haltedReason} <span class="muted">(${formatTime(d?.haltedAt)})</span></p>`}
             ${c.failedNodeIds.length > 0 && html`<p class="failures">failed: ${c.failedNodeIds.join(", ")}</p>`}

@@ -72,15 +72,21 @@ describe("the fleet summary", () => {
       node("off", { enabled: false, online: false }),
       node("new", { everConnected: false, online: false }),
       node("old", { capabilities: [] }),
+      node("nightly", {
+        agentVersion: "nightly",
+        runningSequence: undefined,
+        confirmedSequence: 0,
+      }),
       node("ahead", { agentVersion: "3.0.0", runningSequence: 3, confirmedSequence: 3 }),
       node("next"),
     ];
     const [c] = summarizeFleet({ fleet, desired: [d], runs: [] }).desired;
     expect(c?.state).toBe("behind");
     // Like every selection, a desired version governs no disabled node and none that never
-    // connected (the pools count the disabled ones).
-    expect(c?.nodes).toBe(7);
+    // connected (the pools count the disabled ones). The node ahead is not behind.
+    expect(c?.nodes).toBe(8);
     expect(c?.behind).toBe(6);
+    expect(c?.ahead).toBe(1);
     expect(c?.reasons.map((r) => [r.code, r.nodes])).toEqual([
       ["offline", 2],
       ["in_campaign", 1],
@@ -146,5 +152,29 @@ describe("the fleet summary", () => {
     expect(c?.reasons[0]?.nodeIds).toEqual(
       Array.from({ length: 10 }, (_, i) => `n${String(i + 1).padStart(2, "0")}`),
     );
+  });
+
+  it("counts a node past the target (a higher running or confirmed sequence) as ahead, never behind: the version converges", () => {
+    const d = desired(["prod"]);
+    const fleet = [
+      node("on", { agentVersion: "2.0.0", runningSequence: 2, confirmedSequence: 2 }),
+      node("runs3", { agentVersion: "3.0.0", runningSequence: 3, confirmedSequence: 2 }),
+      node("confirmed3", {
+        agentVersion: "3.0.0",
+        runningSequence: undefined,
+        confirmedSequence: 3,
+      }),
+      node("semver9", { agentVersion: "9.0.0", runningSequence: undefined, confirmedSequence: 0 }),
+    ];
+    const [c] = summarizeFleet({ fleet, desired: [d], runs: [] }).desired;
+    expect(c).toMatchObject({
+      state: "converged",
+      nodes: 4,
+      converged: 1,
+      behind: 0,
+      ahead: 3,
+      aheadNodeIds: ["confirmed3", "runs3", "semver9"],
+      reasons: [],
+    });
   });
 });

@@ -3,7 +3,12 @@ import { describe, expect, it } from "vitest";
 import { formatDesiredTable } from "../../../cli/commands/desired.js";
 import { DesiredVersionSchema } from "../../../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 
-const desired = (fields: { nodes: number; converged: number; haltedReason?: string }) =>
+const desired = (fields: {
+  nodes: number;
+  converged: number;
+  ahead?: number;
+  haltedReason?: string;
+}) =>
   create(DesiredVersionSchema, {
     id: "d-0123456789",
     targetVersion: "2.4.0",
@@ -35,5 +40,10 @@ describe("desired list's STATE column", () => {
     expect(stateOf(desired({ nodes: 5, converged: 2, haltedReason: "3 failed" }))).toBe(
       "halted: 3 failed",
     );
+  });
+
+  it("counts nodes ahead of the target (a higher sequence) as neither converged nor behind", () => {
+    expect(stateOf(desired({ nodes: 100, converged: 97, ahead: 3 }))).toBe("converged (3 ahead)");
+    expect(stateOf(desired({ nodes: 100, converged: 95, ahead: 3 }))).toBe("converging: 2 behind");
   });
 });

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcontrol/admin/v1/fleet.proto.
  */
 export const file_agentcontrol_admin_v1_fleet: GenFile = /*@__PURE__*/
-  fileDesc("CiFhZ2VudGNvbnRyb2wvYWRtaW4vdjEvZmxlZXQucHJvdG8SFWFnZW50Y29udHJvbC5hZG1pbi52MSIYChZHZXRGbGVldFN1bW1hcnlSZXF1ZXN0IoQCChdHZXRGbGVldFN1bW1hcnlSZXNwb25zZRINCgVub2RlcxgBIAEoBRIOCgZvbmxpbmUYAiABKAUSNQoIdmVyc2lvbnMYAyADKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuVmVyc2lvbkNvdW50Ei8KBXBvb2xzGAQgAygLMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLlBvb2xDb3VudBI6CgdkZXNpcmVkGAUgAygLMikuYWdlbnRjb250cm9sLmFkbWluLnYxLkRlc2lyZWRDb252ZXJnZW5jZRImCgJhdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiPgoMVmVyc2lvbkNvdW50Eg8KB3ZlcnNpb24YASABKAkSDQoFbm9kZXMYAiABKAUSDgoGb25saW5lGAMgASgFIkoKCVBvb2xDb3VudBIMCgRwb29sGAEgASgJEg0KBW5vZGVzGAIgASgFEg4KBm9ubGluZRgDIAEoBRIQCghkaXNhYmxlZBgEIAEoBSK6AQoSRGVzaXJlZENvbnZlcmdlbmNlEjYKB2Rlc2lyZWQYASABKAsyJS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuRGVzaXJlZFZlcnNpb24SDQoFc3RhdGUYAiABKAkSDgoGYmVoaW5kGAMgASgFEjQKB3JlYXNvbnMYBCADKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQmVoaW5kUmVhc29uEhcKD2ZhaWxlZF9ub2RlX2lkcxgFIAMoCSJLCgxCZWhpbmRSZWFzb24SDAoEY29kZRgBIAEoCRIMCgR0ZXh0GAIgASgJEg0KBW5vZGVzGAMgASgFEhAKCG5vZGVfaWRzGAQgAygJMoABCgxGbGVldFNlcnZpY2UScAoPR2V0RmxlZXRTdW1tYXJ5Ei0uYWdlbnRjb250cm9sLmFkbWluLnYxLkdldEZsZWV0U3VtbWFyeVJlcXVlc3QaLi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0RmxlZXRTdW1tYXJ5UmVzcG9uc2ViBnByb3RvMw", [file_agentcontrol_admin_v1_rollout, file_google_protobuf_timestamp]);
+  fileDesc("CiFhZ2VudGNvbnRyb2wvYWRtaW4vdjEvZmxlZXQucHJvdG8SFWFnZW50Y29udHJvbC5hZG1pbi52MSIYChZHZXRGbGVldFN1bW1hcnlSZXF1ZXN0IoQCChdHZXRGbGVldFN1bW1hcnlSZXNwb25zZRINCgVub2RlcxgBIAEoBRIOCgZvbmxpbmUYAiABKAUSNQoIdmVyc2lvbnMYAyADKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuVmVyc2lvbkNvdW50Ei8KBXBvb2xzGAQgAygLMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLlBvb2xDb3VudBI6CgdkZXNpcmVkGAUgAygLMikuYWdlbnRjb250cm9sLmFkbWluLnYxLkRlc2lyZWRDb252ZXJnZW5jZRImCgJhdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiPgoMVmVyc2lvbkNvdW50Eg8KB3ZlcnNpb24YASABKAkSDQoFbm9kZXMYAiABKAUSDgoGb25saW5lGAMgASgFIkoKCVBvb2xDb3VudBIMCgRwb29sGAEgASgJEg0KBW5vZGVzGAIgASgFEg4KBm9ubGluZRgDIAEoBRIQCghkaXNhYmxlZBgEIAEoBSLhAQoSRGVzaXJlZENvbnZlcmdlbmNlEjYKB2Rlc2lyZWQYASABKAsyJS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuRGVzaXJlZFZlcnNpb24SDQoFc3RhdGUYAiABKAkSDgoGYmVoaW5kGAMgASgFEjQKB3JlYXNvbnMYBCADKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQmVoaW5kUmVhc29uEhcKD2ZhaWxlZF9ub2RlX2lkcxgFIAMoCRINCgVhaGVhZBgGIAEoBRIWCg5haGVhZF9ub2RlX2lkcxgHIAMoCSJLCgxCZWhpbmRSZWFzb24SDAoEY29kZRgBIAEoCRIMCgR0ZXh0GAIgASgJEg0KBW5vZGVzGAMgASgFEhAKCG5vZGVfaWRzGAQgAygJMoABCgxGbGVldFNlcnZpY2UScAoPR2V0RmxlZXRTdW1tYXJ5Ei0uYWdlbnRjb250cm9sLmFkbWluLnYxLkdldEZsZWV0U3VtbWFyeVJlcXVlc3QaLi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0RmxlZXRTdW1tYXJ5UmVzcG9uc2ViBnByb3RvMw", [file_agentcontrol_admin_v1_rollout, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message agentcontrol.admin.v1.GetFleetSummaryRequest
@@ -166,7 +166,7 @@ export type DesiredConvergence = Message<"agentcontrol.admin.v1.DesiredConvergen
   state: string;
 
   /**
-   * Nodes it governs that do not run its target.
+   * Nodes it governs that do not run its target and are not ahead of it.
    *
    * @generated from field: int32 behind = 3;
    */
@@ -185,6 +185,21 @@ export type DesiredConvergence = Message<"agentcontrol.admin.v1.DesiredConvergen
    * @generated from field: repeated string failed_node_ids = 5;
    */
   failedNodeIds: string[];
+
+  /**
+   * Nodes it governs that are past its target (a higher confirmed or running sequence): neither
+   * converged nor behind, never moved back.
+   *
+   * @generated from field: int32 ahead = 6;
+   */
+  ahead: number;
+
+  /**
+   * The first of those nodes, by id (at most 10).
+   *
+   * @generated from field: repeated string ahead_node_ids = 7;
+   */
+  aheadNodeIds: string[];
 };
 
 /**
