@@ -66,7 +66,7 @@ export interface Control {
    * Re-reads the admin tokens file (SIGHUP): a valid file's tokens are in force from the next
    * call on, calls and streams already authenticated go on; a bad one is logged and ignored.
    */
-  reloadAdminTokens(): TokenReload;
+  reloadAdminTokens(options?: { readonly quiet?: boolean }): TokenReload;
   /** Drains streams (within the configured grace), stops servers, closes the database. */
   stop(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 /**
- * `npm start`: runs one Control process until SIGTERM or SIGINT, then drains; SIGHUP
- * re-reads the admin tokens file. Every flag and setting is checked before anything starts:
+ * `npm start` (or `node dist/control.mjs`, the bundle `npm run build` writes): runs one
+ * Control process until SIGTERM or SIGINT, then drains; SIGHUP re-reads the admin tokens file. Every flag and setting is checked before anything starts:
  * a bad one exits 2 with one line per problem on stderr.
  *
  * With `--workers N` this process is the primary of N Control workers sharing the ports
@@ -12,6 +12,7 @@ import cluster from "node:cluster";
 import { parseArgs } from "node:util";
 import { startControl } from "./app.js";
 import { parseWorkers, runPrimary } from "./cluster.js";
+import { openWorkerChannel } from "./cluster-worker.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { SchemaTooNewError } from "./db/schema-release.js";
 import { createLogger } from "./log.js";
@@ -61,16 +62,24 @@ async function main(): Promise<number> {
   if (workers !== undefined && cluster.isPrimary) {
     // stdout carries JSON log lines only, so a log shipper never meets a plain line.
     announce.info({ workers }, `Agent Control runs ${workers} worker(s)`);
+    let code: number;
     try {
-      await runPrimary({ config, workers, log, say: (line) => announce.info(line) });
+      code = await runPrimary({ config, workers, log, say: (line) => announce.info(line) });
     } catch (error) {
       if (error instanceof SchemaTooNewError) return refuse(error, log);
       throw error;
     }
     log.info("stopped");
     log.flush();
-    return 0;
+    return code;
   }
+  // A worker's channel to its primary: the primary's SIGHUP reaches it there, and a channel
+  // that breaks while it starts or drains makes it drain, never crash.
+  let channelLost = false;
+  let onChannelLost = () => {
+    channelLost = true;
+  };
+  const channel = cluster.isWorker ? openWorkerChannel(log, () => onChannelLost()) : undefined;
   let control: Awaited<ReturnType<typeof startControl>>;
   try {
     control = await startControl({ config, log });
@@ -100,6 +109,12 @@ async function main(): Promise<number> {
   await new Promise<void>((resolve) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping && cluster.isWorker) {
+        // systemd's control group and the primary both send it: the drain goes on (the
+        // primary SIGKILLs a worker that outlasts the grace).
+        log.debug({ signal }, "draining already");
+        return;
+      }
       if (stopping) {
         log.warn({ signal }, "second signal: exiting now");
         process.exit(130);
@@ -117,6 +132,9 @@ async function main(): Promise<number> {
       // and a worker whose primary is gone drains and exits.
       process.on("SIGINT", () => {});
       process.once("disconnect", () => onSignal("SIGTERM"));
+      onChannelLost = () => onSignal("SIGTERM");
+      if (channelLost || !process.connected) onSignal("SIGTERM");
+      channel?.serve(() => control.reloadAdminTokens({ quiet: true }));
     } else {
       process.on("SIGINT", onSignal);
     }

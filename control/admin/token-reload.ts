@@ -33,8 +33,11 @@ export interface TokenReloaderOptions {
 export interface TokenReloader {
   /** The table to hand to the admin server. */
   readonly table: AdminTokenTable;
-  /** Re-reads the tokens file; logs and returns what happened. Never throws. */
-  reload(): TokenReload;
+  /**
+   * Re-reads the tokens file and returns what happened; logs it too unless `quiet` (a
+   * cluster's worker asked by its primary, which logs one line for every worker). Never throws.
+   */
+  reload(options?: { readonly quiet?: boolean }): TokenReload;
 }
 
 /** Builds the table from the operator token, the config's tokens and the file's, as read at start. */
@@ -43,11 +46,11 @@ export function createTokenReloader(options: TokenReloaderOptions): TokenReloade
   const entriesWith = (fileTokens: readonly ConfiguredAdminToken[]) =>
     tokenEntries(options.operatorToken, [...options.configured, ...fileTokens]);
   const table = new AdminTokenTable(entriesWith(options.file?.tokens ?? []));
-  const reload = (): TokenReload => {
+  const reload = ({ quiet = false }: { readonly quiet?: boolean } = {}): TokenReload => {
     const path = options.file?.path;
     if (path === undefined) {
       const problems = ["no admin tokens file is configured (adminTokensFile)"];
-      log.warn({ problems }, "admin tokens not reloaded");
+      if (!quiet) log.warn({ problems }, "admin tokens not reloaded");
       return { ok: false, problems };
     }
     const read = readAdminTokensFile(path);
@@ -62,6 +65,7 @@ export function createTokenReloader(options: TokenReloaderOptions): TokenReloade
         ])
       : read.problems;
     if (!read.ok || problems.length > 0) {
+      if (quiet) return { ok: false, problems };
       log.error(
         { path, problems, kept: table.entries.map((e) => e.name) },
         "admin tokens file not reloaded: the tokens in force stay",
@@ -70,7 +74,7 @@ export function createTokenReloader(options: TokenReloaderOptions): TokenReloade
     }
     table.replace(entriesWith(read.tokens));
     const names = table.entries.map((e) => e.name);
-    log.info({ path, tokens: names }, "admin tokens reloaded");
+    if (!quiet) log.info({ path, tokens: names }, "admin tokens reloaded");
     return { ok: true, names };
   };
   return { table, reload };

@@ -1,0 +1,216 @@
+/**
+ * The signals of `npm start -- --workers 2`, on real processes: the primary (leader of its
+ * own process group, as systemd's control group holds it), two workers and the embedded
+ * PostgreSQL.
+ *
+ * - SIGHUP to the primary (systemd's `ExecReload=/bin/kill -HUP $MAINPID`) re-reads the admin
+ *   tokens file in every worker and says so in one JSON line; nothing stops.
+ * - SIGTERM to the whole group at once (systemd's default `KillMode=control-group`): every
+ *   worker drains and logs `stopped`, none crashes on its channel to the primary, the
+ *   database stops, the primary exits 0.
+ * - An uncaught error in the primary stops the workers and then the database, and the
+ *   primary exits 1: no path leaves the database running without its owner.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  alive,
+  type LogLine,
+  listNodesStatus,
+  startWorkers,
+  type WorkersProcess,
+} from "../helpers/workers-process.js";
+
+const OPERATOR = "workers-signals-operator-0123456789";
+const OLD = "ci-old-token-0123456789abcdef";
+const NEW = "ci-new-token-0123456789abcdef";
+const CALLS = 6;
+
+const config = (tokensFile?: string) => ({
+  ...(tokensFile ? { adminTokensFile: tokensFile } : {}),
+  worker: { intervalMs: 200 },
+  limits: { shutdownGraceSeconds: 1 },
+});
+
+/** Statuses of CALLS calls with `token`, each on its own connection (so every worker answers). */
+const statuses = async (w: WorkersProcess, token: string) => {
+  const out: number[] = [];
+  for (let i = 0; i < CALLS; i++) out.push(await listNodesStatus(w.adminUrl, token));
+  return out;
+};
+const fromPid = (w: WorkersProcess, pid: number, msg: string | RegExp) =>
+  w
+    .lines()
+    .filter((l) => l.pid === pid && (typeof msg === "string" ? l.msg === msg : msg.test(l.msg)));
+
+describe("--workers 2: SIGHUP, then SIGTERM to the whole process group", {
+  timeout: 240_000,
+}, () => {
+  let dir = "";
+  let tokensFile = "";
+  let w: WorkersProcess | undefined;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "agent-control-workers-signals-"));
+    tokensFile = join(dir, "admin-tokens.json");
+    await writeFile(tokensFile, JSON.stringify([{ name: "ci-old", role: "viewer", token: OLD }]));
+    w = await startWorkers({
+      dir,
+      workers: 2,
+      config: config(tokensFile),
+      env: { AGENT_CONTROL_ADMIN_TOKEN: OPERATOR },
+    });
+  }, 180_000);
+  afterAll(async () => {
+    if (w && w.child.exitCode === null && w.child.pid) {
+      try {
+        process.kill(-w.child.pid, "SIGKILL");
+      } catch {}
+    }
+    const pg = w?.postgresPid();
+    if (pg !== undefined && alive(pg)) process.kill(pg, "SIGKILL");
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("SIGHUP to the primary reloads the tokens in every worker and says so in one line; nothing stops", async () => {
+    if (!w) throw new Error("not started");
+    const primary = w.child.pid as number;
+    const workers = w.started();
+    expect(workers).toHaveLength(2);
+    expect(await statuses(w, OLD)).toEqual(Array(CALLS).fill(200));
+    expect(await statuses(w, NEW)).toEqual(Array(CALLS).fill(401));
+
+    await writeFile(tokensFile, JSON.stringify([{ name: "ci-new", role: "viewer", token: NEW }]));
+    process.kill(primary, "SIGHUP");
+    const said = () => w?.lines().filter((l) => /admin tokens/.test(l.msg)) ?? [];
+    await w.until("the reload said", 30_000, () => said().length > 0);
+    // Time for any other line about it to arrive.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(said()).toHaveLength(1);
+    const [line] = said() as [LogLine];
+    expect(line.pid).toBe(primary);
+    expect(line.msg).toBe("admin tokens reloaded in every worker");
+    expect(line.signal).toBe("SIGHUP");
+    expect([...(line.workers as number[])].sort()).toEqual([...workers].sort());
+    expect(line.tokens).toEqual(["admin", "ci-new"]);
+
+    expect(await statuses(w, NEW)).toEqual(Array(CALLS).fill(200));
+    expect(await statuses(w, OLD)).toEqual(Array(CALLS).fill(401));
+    expect(w.child.exitCode).toBeNull();
+    expect(w.started()).toEqual(workers);
+    for (const pid of workers) expect(alive(pid)).toBe(true);
+  });
+
+  it("SIGTERM to the primary, its workers and the database together: every worker drains, the database stops, exit 0", async () => {
+    if (!w?.child.pid) throw new Error("no primary (the test before failed)");
+    const workers = w.started();
+    const postgres = w.postgresPid();
+    expect(postgres).toBeDefined();
+    process.kill(-w.child.pid, "SIGTERM");
+    const exit = await w.exited;
+    const output = `\n${w.stderr()}`;
+    expect(exit, output).toEqual({ code: 0, signal: null });
+    for (const pid of workers) {
+      expect(alive(pid)).toBe(false);
+      const said = JSON.stringify(
+        w
+          .lines()
+          .filter((l) => l.pid === pid)
+          .slice(-5),
+        null,
+        1,
+      );
+      expect(fromPid(w, pid, "stopped"), `worker ${pid}: ${said}${output}`).toHaveLength(1);
+    }
+    expect(w.stderr()).not.toMatch(/EPIPE|ERR_IPC|Error|Warning/);
+    expect(alive(postgres as number)).toBe(false);
+    expect(w.postgresPid()).toBeUndefined();
+  });
+});
+
+describe("--workers 2: an uncaught error in the primary", { timeout: 240_000 }, () => {
+  let dir = "";
+  let w: WorkersProcess | undefined;
+  afterEach(async () => {
+    if (w && w.child.exitCode === null && w.child.pid) {
+      try {
+        process.kill(-w.child.pid, "SIGKILL");
+      } catch {}
+    }
+    const pg = w?.postgresPid();
+    if (pg !== undefined && alive(pg)) process.kill(pg, "SIGKILL");
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("stops the workers, then the database, logs the error and exits 1", async () => {
+    dir = await mkdtemp(join(tmpdir(), "agent-control-workers-fault-"));
+    const trigger = join(dir, "fault-now");
+    w = await startWorkers({
+      dir,
+      workers: 2,
+      config: config(),
+      env: { AGENT_CONTROL_ADMIN_TOKEN: OPERATOR, AGENT_CONTROL_TEST_PRIMARY_FAULT: trigger },
+      nodeFlags: ["--import", "./test/helpers/primary-fault.mjs"],
+    });
+    const workers = w.started();
+    const postgres = w.postgresPid();
+    expect(postgres).toBeDefined();
+    await writeFile(trigger, "");
+    const exit = await w.exited;
+    expect(exit, w.stderr()).toEqual({ code: 1, signal: null });
+    const primary = w.child.pid as number;
+    const fatal = fromPid(w, primary, /uncaught error/);
+    expect(fatal).toHaveLength(1);
+    expect(JSON.stringify(fatal[0])).toContain("planted fault");
+    for (const pid of workers) {
+      expect(alive(pid)).toBe(false);
+      expect(fromPid(w, pid, "stopped"), `worker ${pid}`).toHaveLength(1);
+    }
+    expect(alive(postgres as number)).toBe(false);
+    expect(w.postgresPid()).toBeUndefined();
+  });
+});
+
+describe("--workers 2: a primary killed outright", { timeout: 240_000 }, () => {
+  let dir = "";
+  let w: WorkersProcess | undefined;
+  afterEach(async () => {
+    if (w?.child.pid) {
+      try {
+        process.kill(-w.child.pid, "SIGKILL");
+      } catch {}
+    }
+    const pg = w?.postgresPid();
+    if (pg !== undefined && alive(pg)) process.kill(pg, "SIGKILL");
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("leaves workers that drain and exit by themselves, none crashing on the broken channel", async () => {
+    dir = await mkdtemp(join(tmpdir(), "agent-control-workers-orphan-"));
+    w = await startWorkers({
+      dir,
+      workers: 2,
+      config: config(),
+      env: { AGENT_CONTROL_ADMIN_TOKEN: OPERATOR },
+    });
+    const workers = w.started();
+    process.kill(w.child.pid as number, "SIGKILL");
+    await w.exited;
+    await w.until("the workers gone", 60_000, () => workers.every((pid) => !alive(pid)));
+    // Their last lines come through the pipe they shared with the primary.
+    await new Promise((r) => setTimeout(r, 500));
+    for (const pid of workers) {
+      const said = w
+        .lines()
+        .filter((l) => l.pid === pid)
+        .slice(-6);
+      expect(
+        fromPid(w, pid, "stopped"),
+        `worker ${pid}: ${JSON.stringify(said)}\n${w.stderr()}`,
+      ).toHaveLength(1);
+    }
+    expect(w.stderr()).not.toMatch(/EPIPE|ERR_IPC|Error/);
+  });
+});
