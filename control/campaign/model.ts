@@ -86,6 +86,7 @@ export type NodeCode =
   | "node_revoked"
   | "upgrade_unsupported"
   | "platform_unsupported"
+  | "ahead_of_target"
   | "deferred"
   | "batch_failed"
   | "aborted"
