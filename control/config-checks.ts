@@ -11,7 +11,7 @@ import {
   readAdminTokensFile,
 } from "./admin-token-list.js";
 import type { ConfigInput, ConfiguredAdminToken } from "./config-reader.js";
-import { postgresUserAccessProblem } from "./db/postgres-user-access.js";
+import { clusterOwnerProblem, postgresUserAccessProblem } from "./db/postgres-user-access.js";
 import { HEADER_TOKEN_RULE, isHeaderToken } from "./shared/header-token.js";
 import { parsePin } from "./shared/release/keys.js";
 import { unusableDirectory } from "./shared/usable-directory.js";
@@ -97,11 +97,14 @@ export function checkReleasePins(
 /**
  * The data directory must be one Control can use or create (the database and secrets live
  * there) and, when it holds the embedded PostgreSQL (`embedded`) of a Control run as root,
- * one whose cluster and binaries the server's `postgres` user can reach.
+ * one whose cluster and binaries the server's `postgres` user can reach; an existing
+ * embedded cluster must belong to the user the server runs as (`postgres` as root, else the
+ * user running Control).
  */
 export function checkDataDir(dataDir: string, embedded: boolean, problems: string[]): void {
   const problem =
-    unusableDirectory(dataDir) ?? (embedded ? postgresUserAccessProblem(dataDir) : undefined);
+    unusableDirectory(dataDir) ??
+    (embedded ? (postgresUserAccessProblem(dataDir) ?? clusterOwnerProblem(dataDir)) : undefined);
   if (problem !== undefined) problems.push(`dataDir: ${JSON.stringify(dataDir)} ${problem}`);
 }
 

@@ -6,7 +6,7 @@
  */
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { freePort } from "../../control/db/embedded-postgres.js";
+import { embeddedDatabaseUrl, freePort } from "../../control/db/embedded-postgres.js";
 import { agentctl } from "../demo/agentctl.js";
 import { type ControlProcess, startControlProcess } from "../demo/control-process.js";
 import { hookPid } from "./proc-stats.js";
@@ -93,8 +93,8 @@ export async function startBenchControl(
       return token;
     },
     async databaseUrl() {
-      const lines = (await readFile(join(dir, "postgres", "postmaster.pid"), "utf8")).split("\n");
-      return `postgres://postgres:agent-control@127.0.0.1:${lines[3]?.trim()}/agent_control`;
+      // The embedded server's port and its superuser's password, from the data dir.
+      return await embeddedDatabaseUrl(dir);
     },
     async kill() {
       try {

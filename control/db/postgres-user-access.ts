@@ -1,8 +1,9 @@
 /**
- * Whether the embedded PostgreSQL can run for a Control started as root. PostgreSQL refuses
- * to run as root, so the embedded server runs as the unprivileged user `postgres`, which must
- * be able to enter every directory on the way to its cluster (`<dataDir>/postgres`) and to its
- * own binaries (inside `node_modules`). A directory of mode 0700 on either way (a checkout in
+ * Whether the embedded PostgreSQL can run: its cluster must belong to the user the server
+ * runs as ({@link clusterOwnerProblem}), and, for a Control started as root, that user must
+ * reach it. PostgreSQL refuses to run as root, so the embedded server then runs as the
+ * unprivileged user `postgres`, which must be able to enter every directory on the way to its
+ * cluster (`<dataDir>/postgres`) and to its own binaries (inside `node_modules`). A directory of mode 0700 on either way (a checkout in
  * `/root`, a `mktemp -d`) makes `initdb` fail deep inside the start; this check finds it
  * before anything starts and says how to fix it, in one line.
  */
@@ -66,6 +67,68 @@ export function postgresUserAccessProblem(
     );
   }
   return undefined;
+}
+
+/** Options of {@link clusterOwnerProblem}; the defaults read this machine. */
+export interface ClusterOwnerOptions {
+  /** Whether Control runs as root (default: `process.getuid() === 0`). */
+  readonly root?: boolean;
+  /** The uid Control runs as (default: `process.getuid()`). */
+  readonly uid?: number;
+  /** The `postgres` account (default: read from `/etc/passwd` and `/etc/group`). */
+  readonly account?: Account;
+}
+
+/**
+ * Why the embedded cluster in `<dataDir>/postgres` cannot run, or undefined when it can (or
+ * does not exist yet). PostgreSQL runs only as the owner of its cluster: the `postgres` user
+ * when Control is root, else the user running Control (docs/install.md's `agent-control`).
+ * A cluster made by a Control run the other way (as root, then as `agent-control`) belongs
+ * to the wrong user; the reason names the cluster, both users and the fix, in one line that
+ * reads after the data directory's name.
+ */
+export function clusterOwnerProblem(
+  dataDir: string,
+  options: ClusterOwnerOptions = {},
+): string | undefined {
+  const cluster = resolve(dataDir, "postgres");
+  let owner: number;
+  try {
+    owner = statSync(cluster).uid;
+  } catch {
+    return undefined;
+  }
+  const root = options.root ?? process.getuid?.() === 0;
+  const server = root
+    ? (options.account ?? lookupAccount(POSTGRES_USER)).uid
+    : (options.uid ?? process.getuid?.());
+  if (server === undefined || owner === server) return undefined;
+  const owners = accountName(owner);
+  const runs = root
+    ? `Control runs as root, so the server runs as user "${POSTGRES_USER}" (uid ${server})`
+    : `the server runs as the user running Control, ${describeUid(server)}`;
+  const serverName = root ? POSTGRES_USER : (accountName(server) ?? String(server));
+  // A cluster of `postgres` was made by a Control run as root.
+  const otherWay =
+    !root && owners === POSTGRES_USER ? "as root, as before" : `as ${owners ?? `uid ${owner}`}`;
+  return (
+    `cannot hold the embedded PostgreSQL: its cluster ${cluster} belongs to ` +
+    `${describeUid(owner)}, and ${runs}; fix (as root): chown -R ${serverName} ` +
+    `${root ? cluster : resolve(dataDir)}, or run Control ${otherWay}`
+  );
+}
+
+/** `user "name" (uid N)`, or `uid N` for an id /etc/passwd does not name. */
+function describeUid(uid: number): string {
+  const name = accountName(uid);
+  return name === undefined ? `uid ${uid}` : `user "${name}" (uid ${uid})`;
+}
+
+/** The name /etc/passwd gives `uid`, if any. */
+function accountName(uid: number): string | undefined {
+  return readLines("/etc/passwd")
+    .map((line) => line.split(":"))
+    .find((entry) => entry[2] === String(uid))?.[0];
 }
 
 /** `path` and every directory above it, from `/` down. */
