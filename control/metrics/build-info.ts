@@ -1,5 +1,7 @@
 /** What `agent_control_build_info` says: this Control's version and its Node.js runtime. */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { packageRoot } from "../shared/package-root.js";
 
 /** The labels of `agent_control_build_info`. */
 export interface BuildInfo {
@@ -16,7 +18,10 @@ export function buildInfo(): BuildInfo {
 
 function packageVersion(): string {
   try {
-    const text = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
+    // From the source (control/metrics/) or the bundle (dist/): the package's own file.
+    const root = packageRoot(import.meta.url);
+    if (root === undefined) return "unknown";
+    const text = readFileSync(join(root, "package.json"), "utf8");
     const version: unknown = (JSON.parse(text) as { version?: unknown }).version;
     return typeof version === "string" && version !== "" ? version : "unknown";
   } catch {

@@ -7,6 +7,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
+import { packageRoot } from "../shared/package-root.js";
 
 /** One bundled file, served under a name that changes with its content. */
 export interface BundledAsset {
@@ -26,8 +27,14 @@ export interface DashboardBundle {
   readonly style: BundledAsset;
 }
 
-/** The repository's `ui/` folder, where the dashboard's sources live. */
-export const UI_SOURCE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../../ui");
+/**
+ * The repository's `ui/` folder, where the dashboard's sources live: beside Control's
+ * `package.json`, whether this module runs from its source or from `dist/control.mjs`.
+ */
+export const UI_SOURCE_DIR = join(
+  packageRoot(import.meta.url) ?? resolve(dirname(fileURLToPath(import.meta.url)), "../.."),
+  "ui",
+);
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   ".js": "text/javascript; charset=utf-8",
