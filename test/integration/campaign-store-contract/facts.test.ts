@@ -21,6 +21,7 @@ describeStoreContract("facts", ({ fx, store, insert, addOperations, unackedIds }
       last_seen: at(-30_000),
       online: true,
       held_by: "control-a",
+      revoked: false,
     };
     const n2: RegistryInput = {
       ...n1,
@@ -33,9 +34,10 @@ describeStoreContract("facts", ({ fx, store, insert, addOperations, unackedIds }
       last_seen: null,
       online: false,
       held_by: null,
+      revoked: true,
     };
 
-    it("reads the rows of known ids with enabled, last_seen, online and held_by, leaving unknown ids out and each id once", async () => {
+    it("reads the rows of known ids with enabled, revoked, last_seen, online and held_by, leaving unknown ids out and each id once", async () => {
       await fx.putNode(n1);
       await fx.putNode(n2);
       const rows = await store.transaction((tx) => tx.readRegistry(["n2", "ghost", "n1", "n2"]));

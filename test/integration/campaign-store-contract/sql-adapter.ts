@@ -40,8 +40,8 @@ export function sqlAdapter(): Adapter {
         async putNode(row) {
           await pool.query(
             `insert into nodes (id, pool, boot_id, agent_version, capabilities, platform, enabled,
-                last_seen, online, held_by)
-             values ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10)`,
+                last_seen, online, held_by, revoked_at)
+             values ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11)`,
             [
               row.id,
               row.pool,
@@ -53,6 +53,7 @@ export function sqlAdapter(): Adapter {
               row.last_seen,
               row.online ?? false,
               row.held_by ?? null,
+              row.revoked === true ? new Date("2026-01-01T00:00:00Z") : null,
             ],
           );
         },
