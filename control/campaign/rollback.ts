@@ -94,7 +94,8 @@ function reportsTarget(d: Draft, n: CampaignNode): boolean {
  * never change); the rollback, its boot id and its deadline are recorded on them
  * ({@link annotateFinal}), and the rollback's end waits for its outcome ({@link awaitsRollback}).
  * The outbox re-sends their rollback whenever they reconnect until the agent reports on it. One
- * pass over the batch, only when it has failures.
+ * pass over the batch, only when it has failures: when the rollback starts, and every round
+ * while it runs (a node's Hello on the target may come later).
  */
 function rollbackFinalNodes(d: Draft, batch: number, why: string): void {
   if (tallyOf(d, batch).failed === 0) return;
@@ -189,6 +190,8 @@ function named(ids: readonly string[]): string {
 }
 
 /**
+ * First sends the rollback to any final node that may now run the target and was not sent it
+ * ({@link rollbackFinalNodes}: a Hello on the target that came after the rollback started).
  * Ends a rollback once every node of the batch sent one has an outcome: no node is rolling back
  * any more, and each final node that may run the target ({@link awaitsRollback}) is judged back
  * or failed by {@link rollbackVerdict} (its state kept). Until then the campaign stays
