@@ -1,5 +1,6 @@
 // `npm test`'s own set-up (npm runs it as `pretest`): the dashboard's browser tests need
-// Debian's Chromium and the metrics and health-gate tests need Prometheus and promtool, at the
+// Debian's Chromium, the metrics and health-gate tests need Prometheus and promtool, and the
+// test of the shipped systemd unit needs systemd-analyze (Debian's systemd package), at the
 // paths the tests use. When all are there this prints nothing and takes milliseconds. When one
 // is missing it installs Debian's packages where it can (as root, or through passwordless
 // sudo, with apt-get on the PATH), running `apt-get update` only when the first install fails;
@@ -17,6 +18,7 @@ const REQUIRED = [
   { program: "chromium", pkg: "chromium" },
   { program: "prometheus", pkg: "prometheus" },
   { program: "promtool", pkg: "prometheus" },
+  { program: "systemd-analyze", pkg: "systemd" },
 ];
 
 const binDir = process.env.AGENT_CONTROL_PRETEST_BIN_DIR || "/usr/bin";

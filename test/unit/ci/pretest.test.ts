@@ -18,7 +18,7 @@ import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const SCRIPT = resolve(import.meta.dirname, "..", "..", "..", ".ci", "pretest.mjs");
-const PROGRAMS = ["chromium", "prometheus", "promtool"];
+const PROGRAMS = ["chromium", "prometheus", "promtool", "systemd-analyze"];
 
 let root: string;
 let binDir: string;
@@ -43,7 +43,7 @@ function program(dir: string, name: string, body = "exit 0"): void {
 
 /**
  * A fake apt-get that logs its arguments; `install` fails `installFailures` times (a stale
- * package list), then puts the three programs into the bin dir, unless `neverProvides`.
+ * package list), then puts every program into the bin dir, unless `neverProvides`.
  */
 function fakeAptGet(options: { installFailures?: number; neverProvides?: boolean } = {}): void {
   const failures = options.installFailures ?? 0;
@@ -95,6 +95,7 @@ describe("npm test's pretest script", () => {
 
   it("installs only the missing package with apt-get, without an update when it works", () => {
     program(binDir, "chromium");
+    program(binDir, "systemd-analyze");
     fakeAptGet();
     fakeSudo();
     const result = pretest();
@@ -111,15 +112,16 @@ describe("npm test's pretest script", () => {
     const result = pretest();
     expect(result.code).toBe(0);
     expect(result.calls).toEqual([
-      "apt-get install -y -q --no-install-recommends chromium prometheus DEBIAN_FRONTEND=noninteractive",
+      "apt-get install -y -q --no-install-recommends chromium prometheus systemd DEBIAN_FRONTEND=noninteractive",
       "apt-get update -q DEBIAN_FRONTEND=noninteractive",
-      "apt-get install -y -q --no-install-recommends chromium prometheus DEBIAN_FRONTEND=noninteractive",
+      "apt-get install -y -q --no-install-recommends chromium prometheus systemd DEBIAN_FRONTEND=noninteractive",
     ]);
   });
 
   it("fails at once with one line naming the command when there is no apt-get", () => {
     program(binDir, "prometheus");
     program(binDir, "promtool");
+    program(binDir, "systemd-analyze");
     const result = pretest();
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
@@ -134,7 +136,7 @@ describe("npm test's pretest script", () => {
     expect(result.code).toBe(1);
     expect(result.calls).toHaveLength(3);
     expect(result.stderr.trimEnd().split("\n").at(-1)).toBe(
-      `npm test: ${join(binDir, "chromium")}, ${join(binDir, "prometheus")}, ${join(binDir, "promtool")} missing (apt-get failed); install them with: sudo apt-get install -y --no-install-recommends chromium prometheus`,
+      `npm test: ${join(binDir, "chromium")}, ${join(binDir, "prometheus")}, ${join(binDir, "promtool")}, ${join(binDir, "systemd-analyze")} missing (apt-get failed); install them with: sudo apt-get install -y --no-install-recommends chromium prometheus systemd`,
     );
   });
 
