@@ -110,17 +110,25 @@ export function judgeDeferred(d: Draft, n: CampaignNode, r: ObservedReport): voi
  * operation it deferred (it forgets a deferred operation, so a second delivery of the same offer
  * — sent on two streams, or re-sent before the DEFERRED was acknowledged — is applied once it is
  * no longer busy): a report on its upgrade other than DEFERRED, written after the DEFERRED it was
- * judged on (a higher `seq`). The node becomes `offered` from now (the leader's clock: the offer
- * time and reconnect deadline from when the leader saw it take the delivery), with the boot that
- * reported as its offer boot; the next judging reads the report (applying, failed, …). Nothing
- * is sent: the Agent holds the operation. True when it did.
+ * judged on (a higher `seq`). The node becomes `offered` from now (the leader's clock: the
+ * offer time and reconnect deadline from when the leader saw it take the delivery), with the
+ * boot that reported as its offer boot; the next judging reads the report (applying, failed, …).
+ * Nothing is sent: the Agent holds the operation. True when it did. A later DEFERRED is a
+ * duplicate's answer to the same offer: the node's `deferredSeq` moves to it, so it is not taken
+ * for the answer to the re-offer (the leader's copy may still hold it after the re-offer reset
+ * the row), and the node still waits.
  */
 export function resumeTakenDelivery(d: Draft, n: CampaignNode): boolean {
   if (n.state !== "waiting" || n.deferredSeq === undefined) return false;
   const f = factsOf(d, n.nodeId);
   const r = reportFor(f, n.upgradeOperationId);
-  if (r === undefined || r.phase === "DEFERRED" || r.seq === undefined || r.seq <= n.deferredSeq)
+  if (r === undefined || r.seq === undefined || r.seq <= n.deferredSeq) return false;
+  if (r.phase === "DEFERRED") {
+    // A second answer to the offer it deferred (a duplicate delivery, deferred too): it
+    // answers no later offer, so the node's record moves past it and it still waits.
+    updateNode(d, n, { deferredSeq: r.seq }, "deferred the offer again");
     return false;
+  }
   updateNode(
     d,
     n,

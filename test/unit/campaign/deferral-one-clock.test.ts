@@ -156,3 +156,24 @@ describe("a later delivery of the offer it deferred, taken by the Agent", () => 
     expect(nodeOf(h, A)).toMatchObject({ state: "waiting", deferrals: 1 });
   });
 });
+
+describe("a second DEFERRED answer to the offer it deferred (a duplicate delivery), written while it waits", () => {
+  it("is not taken for the answer to the re-offer, even in a copy read before the re-offer reset the row", () => {
+    const h = start(fleet(1), oneBatch());
+    tick(h);
+    h.now += 1_000;
+    report(h, A, "DEFERRED", "upgrade", busy);
+    tick(h);
+    h.now += 5;
+    // The duplicate's answer: a new number, the node still waits.
+    report(h, A, "DEFERRED", "upgrade", busy);
+    tick(h);
+    expect(nodeOf(h, A)).toMatchObject({ state: "waiting", deferrals: 1 });
+    for (let i = 0; i < 3 && nodeOf(h, A).state !== "offered"; i++) advance(h, MIN);
+    expect(nodeOf(h, A).state).toBe("offered");
+    // The leader's copy still holds the duplicate: the node waits for its real answer.
+    h.now += 25;
+    tick(h);
+    expect(nodeOf(h, A)).toMatchObject({ state: "offered", deferrals: 1 });
+  });
+});
