@@ -97,21 +97,31 @@ export interface Liveness {
   readonly offlineAfterMs: number;
   /** When this Control last heard from the node (its stream ended then, if it did), epoch ms. */
   readonly lastHeardMs: (nodeId: string) => number | undefined;
+  /**
+   * The leader's time from which a node whose registry row says `lastSeen` (epoch ms, stamped by
+   * the Control that held its stream) counts as silent (`row-sightings.ts`); without it the
+   * row's own time, another Control's clock.
+   */
+  readonly rowSeenMs?: (nodeId: string, lastSeen: number, now: number) => number;
 }
 
 /**
  * True when a node without a stream here has been silent for `offlineAfterMs`, counted from
- * the latest of: this Control becoming ready, the registry's last-seen time, the last time
- * this Control heard from it.
+ * the latest of: this Control becoming ready, when it saw the registry's last-seen time
+ * (`Liveness.rowSeenMs`), the last time this Control heard from it.
  */
 export function isOffline(
   liveness: Liveness,
   nodeId: string,
   lastSeen: Date | null | undefined,
 ): boolean {
+  const rowSeen =
+    lastSeen === null || lastSeen === undefined
+      ? Number.NEGATIVE_INFINITY
+      : (liveness.rowSeenMs?.(nodeId, lastSeen.getTime(), liveness.now) ?? lastSeen.getTime());
   const since = Math.max(
     liveness.readyAt,
-    lastSeen?.getTime() ?? Number.NEGATIVE_INFINITY,
+    rowSeen,
     liveness.lastHeardMs(nodeId) ?? Number.NEGATIVE_INFINITY,
   );
   return liveness.now - since >= liveness.offlineAfterMs;

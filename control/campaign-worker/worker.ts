@@ -42,6 +42,7 @@ import { Leadership } from "./leadership.js";
 import { notificationListener } from "./notifications.js";
 import type { DecisionResult } from "./observer.js";
 import { PeriodicPass } from "./periodic-pass.js";
+import { RowSightings } from "./row-sightings.js";
 import type { ReportedStalls } from "./stall.js";
 import { TrackedCampaigns } from "./tracked-campaigns.js";
 import { Waker } from "./waker.js";
@@ -63,6 +64,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const tracked = new TrackedCampaigns();
   /** When this process last heard from a node whose stream ended (epoch ms). */
   const lastHeard = new Map<string, number>();
+  const rowSightings = new RowSightings();
   const listeners = new Set<(campaignId: string) => void>();
   const releases = new Map<string, OfferRelease>();
   const copies = new WorkingCopies(o.holder);
@@ -165,6 +167,8 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       },
       offlineAfterMs: o.offlineAfterMs,
       lastHeardMs: (nodeId: string) => lastHeard.get(nodeId),
+      rowSeenMs: (nodeId: string, lastSeen: number, now: number) =>
+        rowSightings.seenMs(nodeId, lastSeen, now),
     },
     release: async (version: string) => {
       const cached = releases.get(version);
@@ -202,6 +206,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     copies.clear();
     due.reset();
     gates.clear();
+    rowSightings.clear();
   };
 
   const record = (campaignId: string, out: DecisionOutcome) => {
