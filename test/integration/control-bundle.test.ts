@@ -4,7 +4,8 @@
  * Control itself. It starts on its embedded PostgreSQL, serves the admin API, the dashboard
  * and its build info, reloads the admin tokens file on SIGHUP (`ExecReload=/bin/kill -HUP
  * $MAINPID`) and drains on SIGTERM, stopping the database. The shipped unit runs it so, and
- * `systemd-analyze verify` accepts the unit.
+ * `systemd-analyze verify` accepts the unit. Under `--workers 2` the bundle reloads in every
+ * worker on SIGHUP to the primary and drains them all on SIGTERM to the primary alone.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -14,13 +15,23 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../helpers/process-fixtures.js";
-import { alive, listNodesStatus } from "../helpers/workers-process.js";
+import {
+  alive,
+  listNodesStatus,
+  startWorkers,
+  type WorkersProcess,
+} from "../helpers/workers-process.js";
 
 const run = promisify(execFile);
 const BUNDLE = resolve("dist", "control.mjs");
 const OPERATOR = "bundle-operator-token-0123456789";
 const OLD = "bundle-old-token-0123456789abcdef";
 const NEW = "bundle-new-token-0123456789abcdef";
+
+beforeAll(async () => {
+  // What `npm run build` runs.
+  await run(process.execPath, ["control/build.mjs", "--quiet"], { cwd: process.cwd() });
+}, 120_000);
 
 describe("npm run build: dist/control.mjs run by node alone", { timeout: 180_000 }, () => {
   let dir = "";
@@ -33,8 +44,6 @@ describe("npm run build: dist/control.mjs run by node alone", { timeout: 180_000
   let postgresPid: number | undefined;
 
   beforeAll(async () => {
-    // What `npm run build` runs.
-    await run(process.execPath, ["control/build.mjs", "--quiet"], { cwd: process.cwd() });
     dir = await mkdtemp(join(tmpdir(), "agent-control-bundle-"));
     tokensFile = join(dir, "admin-tokens.json");
     await writeFile(tokensFile, JSON.stringify([{ name: "ci-old", role: "viewer", token: OLD }]));
@@ -128,6 +137,53 @@ describe("npm run build: dist/control.mjs run by node alone", { timeout: 180_000
     expect(alive(postgresPid as number)).toBe(false);
     expect(existsSync(join(dir, "postgres", "postmaster.pid"))).toBe(false);
     expect(stderr).toBe("");
+  });
+});
+
+describe("dist/control.mjs --workers 2 (the unit's drop-in for several Controls)", {
+  timeout: 240_000,
+}, () => {
+  let dir = "";
+  let w: WorkersProcess | undefined;
+  afterAll(async () => {
+    if (w?.child.pid && w.child.exitCode === null) {
+      try {
+        process.kill(-w.child.pid, "SIGKILL");
+      } catch {}
+    }
+    const pg = w?.postgresPid();
+    if (pg !== undefined && alive(pg)) process.kill(pg, "SIGKILL");
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("reloads in every worker on SIGHUP to the primary and drains all on SIGTERM to it alone (KillMode=mixed)", async () => {
+    dir = await mkdtemp(join(tmpdir(), "agent-control-bundle-workers-"));
+    const tokensFile = join(dir, "admin-tokens.json");
+    await writeFile(tokensFile, JSON.stringify([{ name: "ci-old", role: "viewer", token: OLD }]));
+    w = await startWorkers({
+      dir,
+      workers: 2,
+      config: { adminTokensFile: tokensFile, limits: { shutdownGraceSeconds: 1 } },
+      env: { AGENT_CONTROL_ADMIN_TOKEN: OPERATOR },
+      entry: ["--enable-source-maps", BUNDLE],
+    });
+    const workers = w.started();
+    await writeFile(tokensFile, JSON.stringify([{ name: "ci-new", role: "viewer", token: NEW }]));
+    process.kill(w.child.pid as number, "SIGHUP");
+    const reloaded = () =>
+      w?.lines().filter((l) => l.msg === "admin tokens reloaded in every worker");
+    await w.until("the reload", 30_000, () => (reloaded()?.length ?? 0) > 0);
+    expect([...((reloaded()?.[0]?.workers as number[]) ?? [])].sort()).toEqual([...workers].sort());
+    for (let i = 0; i < 4; i++) expect(await listNodesStatus(w.adminUrl, NEW)).toBe(200);
+    const postgres = w.postgresPid() as number;
+    process.kill(w.child.pid as number, "SIGTERM");
+    expect(await w.exited, w.stderr()).toEqual({ code: 0, signal: null });
+    for (const pid of workers) {
+      expect(alive(pid)).toBe(false);
+      expect(w.lines().filter((l) => l.pid === pid && l.msg === "stopped")).toHaveLength(1);
+    }
+    expect(alive(postgres)).toBe(false);
+    expect(w.stderr()).toBe("");
   });
 });
 
