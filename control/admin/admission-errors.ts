@@ -42,16 +42,6 @@ export function refusalError(r: AdmissionRefusal): ControlError {
       });
     case "too_many_steps":
       return new ControlError("invalid_plan", message, { field: "spec.ramp" });
-    case "below_confirmed":
-      return new ControlError("release_unusable", message, {
-        version: r.version,
-        sequence: String(r.sequence),
-        nodeIds: r.nodes
-          .slice(0, NAMED_IN_MESSAGE)
-          .map((n) => n.id)
-          .join(","),
-        confirmedSequence: String(Math.max(...r.nodes.map((n) => n.confirmedSequence))),
-      });
     case "busy":
       return new ControlError("node_busy", message, {
         nodeIds: r.nodeIds.slice(0, NAMED_IN_MESSAGE).join(","),

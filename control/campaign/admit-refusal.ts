@@ -7,8 +7,6 @@ import { assertNever } from "./assert-never.js";
 
 /** How many nodes a message names before "and N more". */
 export const NAMED_IN_MESSAGE = 50;
-/** How many nodes a refusal over confirmed sequences names before "and N more". */
-const NAMED_CONFIRMED = 10;
 
 /** A sentence a person can act on, saying why the campaign cannot start. */
 export function refusalMessage(r: AdmissionRefusal): string {
@@ -20,15 +18,13 @@ export function refusalMessage(r: AdmissionRefusal): string {
     case "release_yanked":
       return `release ${r.version} was yanked (${r.reason}): it is never offered again; register and target a newer one`;
     case "too_few_canaries":
-      return `min canaries asks for ${r.minCanaries} node(s) the first batch can upgrade, and the campaign has ${r.upgradable} (of ${r.totalNodes} selected; the others are already on the target, lack upgrade.v1 or run a platform the release lacks)`;
+      return `min canaries asks for ${r.minCanaries} node(s) the first batch can upgrade, and the campaign has ${r.upgradable} (of ${r.totalNodes} selected; the others are already on the target, lack upgrade.v1, run a platform the release lacks or confirmed a higher sequence)`;
     case "release_too_new":
       return `release ${r.version} is newer than ${r.maxVersion}, the newest Agent this Control supports (agent.maxVersion)`;
     case "release_expired":
       return `release ${r.version} expired at ${new Date(r.expiresAt).toISOString()}; register a newer one`;
     case "too_many_steps":
       return `the ramp would need ${r.steps} steps for ${r.nodes} nodes, and a campaign has at most ${r.limit} batches (policy.maxBatches); raise its rate, factor or maximum, or lengthen its step`;
-    case "below_confirmed":
-      return belowConfirmed(r);
     case "busy": {
       const named = r.nodeIds.slice(0, NAMED_IN_MESSAGE).join(", ");
       const more =
@@ -41,26 +37,10 @@ export function refusalMessage(r: AdmissionRefusal): string {
       const why =
         r.totalNodes === 0
           ? "no enabled node that has connected matches the selector"
-          : `all ${r.totalNodes} selected node(s) are already on ${r.version}, lack upgrade.v1 or run a platform the release has no artifact for`;
+          : `all ${r.totalNodes} selected node(s) are already on ${r.version}, lack upgrade.v1, run a platform the release has no artifact for or confirmed a higher sequence`;
       return `no node can be upgraded: ${why}`;
     }
     default:
       return assertNever(r, "admission refusal");
   }
-}
-
-function belowConfirmed(r: Extract<AdmissionRefusal, { kind: "below_confirmed" }>): string {
-  const above = r.nodes;
-  let highest = 0;
-  for (const n of above) highest = Math.max(highest, n.confirmedSequence);
-  const uniform = above.every((n) => n.confirmedSequence === highest);
-  const named = above
-    .slice(0, NAMED_CONFIRMED)
-    .map((n) => (uniform ? n.id : `${n.id} (${n.confirmedSequence})`))
-    .join(", ");
-  const more =
-    above.length > NAMED_CONFIRMED ? ` (and ${above.length - NAMED_CONFIRMED} more)` : "";
-  const which = uniform ? `sequence ${highest}` : `sequences up to ${highest}`;
-  const who = above.length === 1 ? `node ${named} has` : `nodes ${named}${more} have`;
-  return `release ${r.version} has sequence ${r.sequence}, below ${which} that ${who} confirmed: ${above.length === 1 ? "it" : "they"} would refuse it`;
 }

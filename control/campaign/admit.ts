@@ -11,10 +11,10 @@
  * 2. the release: registered, not yanked, not newer than `agent.maxVersion`, not expired;
  * 3. a ramp's steps: at most the policy's batch limit (`maxBatches`), counted for the nodes
  *    the spec selects with the policy's canary share;
- * 4. the plan (`planCampaign`, canary share from the policy, platforms from the release):
- *    nodes already on the target, without upgrade.v1 or of a platform the release lacks are
- *    settled without an offer;
- * 5. no node the release would be offered to has confirmed a higher sequence;
+ * 4. the plan (`planCampaign`, canary share from the policy, platforms and sequence from the
+ *    release): nodes already on the target, without upgrade.v1, of a platform the release
+ *    lacks, or whose agent confirmed a higher sequence (`ahead_of_target`: it would refuse the
+ *    release) are settled without an offer;
  * 5a. with `--min-canaries N`, at least N planned nodes would be offered the upgrade;
  * 6. (a start) no planned node is busy in another campaign, and some node can be upgraded.
  */
@@ -69,12 +69,6 @@ export interface AdmissionInput {
   readonly orderSecret: string;
 }
 
-/** A node that confirmed a sequence above the release's. */
-export interface ConfirmedAbove {
-  readonly id: string;
-  readonly confirmedSequence: number;
-}
-
 /** Why a campaign cannot start (or be planned), with what a message needs. */
 export type AdmissionRefusal =
   | { readonly kind: "invalid_spec"; readonly violations: readonly Violation[] }
@@ -94,13 +88,6 @@ export type AdmissionRefusal =
       readonly steps: number;
       readonly nodes: number;
       readonly limit: number;
-    }
-  | {
-      readonly kind: "below_confirmed";
-      readonly version: string;
-      readonly sequence: number;
-      /** In canary order. */
-      readonly nodes: readonly ConfirmedAbove[];
     }
   | {
       readonly kind: "busy";
@@ -164,18 +151,9 @@ export function admit(input: AdmissionInput): Admission {
     spec,
     input.candidates,
     policy.firstBatchMaxPercent,
-    { platforms: release.platforms },
+    { platforms: release.platforms, sequence: release.sequence },
     input.orderSecret,
   );
-  const above = confirmedAbove(plan, input.candidates, release.sequence);
-  if (above.length > 0) {
-    return refuse({
-      kind: "below_confirmed",
-      version: release.version,
-      sequence: release.sequence,
-      nodes: above,
-    });
-  }
   const min = spec.minCanaries;
   if (min !== undefined && plan.upgradableCount < min) {
     return refuse({
@@ -202,29 +180,4 @@ export function admit(input: AdmissionInput): Admission {
     });
   }
   return { ok: true, plan, target };
-}
-
-/**
- * The planned nodes the release would be offered to (not on the target, with upgrade.v1, of a
- * platform it carries) whose agent confirmed a higher sequence: each would refuse it.
- */
-function confirmedAbove(
-  plan: Plan,
-  candidates: readonly AdmissionCandidate[],
-  sequence: number,
-): ConfirmedAbove[] {
-  const byId = new Map(candidates.map((c) => [c.id, c]));
-  const settled = new Set([
-    ...plan.upToDateNodeIds,
-    ...plan.unsupportedNodeIds,
-    ...plan.platformUnsupportedNodeIds,
-  ]);
-  const out: ConfirmedAbove[] = [];
-  for (const planned of plan.nodes) {
-    const node = byId.get(planned.nodeId);
-    if (node && !settled.has(node.id) && node.confirmedSequence > sequence) {
-      out.push({ id: node.id, confirmedSequence: node.confirmedSequence });
-    }
-  }
-  return out;
 }

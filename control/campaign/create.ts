@@ -2,6 +2,9 @@ import type { BatchRecord, CampaignNode, CampaignState, Target } from "./model.j
 import type { Plan } from "./plan.js";
 import type { CampaignSpec } from "./spec.js";
 
+/** The skip codes a node is created with (the engine skips `upgrade_unsupported` itself). */
+type CreatedSkip = "platform_unsupported" | "ahead_of_target";
+
 /** What a start needs. */
 export interface CreateCampaignInput {
   readonly id: string;
@@ -15,7 +18,8 @@ export interface CreateCampaignInput {
 /**
  * The initial state of a campaign from its plan: phase running, batch 0 running from `now`,
  * every other batch pending, every node waiting except those the plan skips
- * `platform_unsupported` (skipped and final from `now`: never offered, never a failure). Persist both in the start transaction, then
+ * `platform_unsupported` or `ahead_of_target` (skipped and final from `now`: never offered,
+ * never a failure). Persist both in the start transaction, then
  * call `decide` (it makes the first offers).
  */
 export function createCampaign(input: CreateCampaignInput): {
@@ -51,21 +55,22 @@ export function createCampaign(input: CreateCampaignInput): {
     finishedAt: undefined,
     retryOf: input.retryOf,
   };
-  const wrongPlatform = new Map<string, string>();
+  const skippedAtStart = new Map<string, { code: CreatedSkip; message: string }>();
   for (const skip of plan.skips) {
-    if (skip.code !== "platform_unsupported") continue;
-    for (const id of skip.nodeIds) wrongPlatform.set(id, skip.message);
+    if (skip.code !== "platform_unsupported" && skip.code !== "ahead_of_target") continue;
+    for (const id of skip.nodeIds)
+      skippedAtStart.set(id, { code: skip.code, message: skip.message });
   }
   const nodes = plan.nodes.map((n) => {
     const node = newNode(n.nodeId, n.batch, n.order, n.pool, now);
-    const message = wrongPlatform.get(n.nodeId);
-    return message === undefined
+    const skip = skippedAtStart.get(n.nodeId);
+    return skip === undefined
       ? node
       : {
           ...node,
           state: "skipped" as const,
-          code: "platform_unsupported" as const,
-          message,
+          code: skip.code,
+          message: skip.message,
           finishedAt: now,
         };
   });

@@ -66,14 +66,17 @@ export function exceedsBudget(
 /**
  * True when the node counts toward what `--min-canaries` asks of its batch: every node except
  * those settled without an offer because they could never take it (already on the target,
- * without upgrade.v1, of a platform the release lacks). A node skipped because it went offline
+ * without upgrade.v1, of a platform the release lacks, ahead of its sequence). A node skipped
+ * because it went offline
  * or was disabled still counts: losing canaries does not shrink the sample asked for.
  */
 export function countsTowardSample(n: CampaignNode): boolean {
   if (n.code === "already_current") return false;
   return !(
     n.state === "skipped" &&
-    (n.code === "upgrade_unsupported" || n.code === "platform_unsupported")
+    (n.code === "upgrade_unsupported" ||
+      n.code === "platform_unsupported" ||
+      n.code === "ahead_of_target")
   );
 }
 

@@ -24,10 +24,15 @@ export interface Candidate {
   readonly agentVersion: string | undefined;
   /** Its platform as its last Hello said (`linux-amd64`); absent or "": not known. */
   readonly platform?: string | undefined;
+  /**
+   * The highest release sequence its agent confirmed (it refuses anything below); absent: not
+   * known here (not judged).
+   */
+  readonly confirmedSequence?: number | undefined;
 }
 
 /** Why a planned node will be skipped without an offer. */
-export type SkipCode = "upgrade_unsupported" | "platform_unsupported";
+export type SkipCode = "upgrade_unsupported" | "platform_unsupported" | "ahead_of_target";
 
 /** Planned nodes that will be skipped for one reason: the code, a sentence, the nodes. */
 export interface PlanSkip {
@@ -60,6 +65,12 @@ export interface Plan {
    * artifact for: they start `skipped` (`platform_unsupported`), never offered, never failures.
    */
   readonly platformUnsupportedNodeIds: readonly string[];
+  /**
+   * Nodes (with upgrade.v1, not on the target, of a platform it carries) whose agent confirmed
+   * a higher sequence than the release's: they would refuse it, so they start `skipped`
+   * (`ahead_of_target`), never offered, never failures.
+   */
+  readonly aheadOfTargetNodeIds: readonly string[];
   /** Every node that will be skipped without an offer, grouped by code and reason. */
   readonly skips: readonly PlanSkip[];
   /** Nodes that will actually be offered the upgrade; 0 means "no node can be upgraded". */
@@ -70,6 +81,8 @@ export interface Plan {
 export interface PlanRelease {
   /** The platforms it carries an artifact for; undefined: not known (nobody is judged on it). */
   readonly platforms: readonly string[] | undefined;
+  /** Its sequence; absent: not known (nobody is judged `ahead_of_target`). */
+  readonly sequence?: number | undefined;
 }
 
 /** One node of a plan. */
@@ -200,8 +213,8 @@ function rampBatches(
 
 /**
  * Plans a campaign over the candidates (the spec must be valid: {@link validateSpec}).
- * Unsupported and up-to-date nodes keep their place in the order and in their batch; they are
- * also listed apart because the engine settles them without an offer. With a ramp, each step is
+ * Unsupported, up-to-date and ahead-of-target nodes keep their place in the order and in their
+ * batch; they are also listed apart because they are settled without an offer. With a ramp, each step is
  * a batch (`ramp.ts`); its first step holds at most `firstBatchMaxPercent` of the nodes. With
  * `minCanaries`, the first batch is widened to hold that many nodes that would be offered.
  * Canary order is keyed with `orderSecret`: Control passes its fleet's secret (admission
@@ -226,7 +239,7 @@ export function planCampaign(
     ramped?.bounds ?? batchBounds(ordered.length, spec.batches),
     ordered,
     spec,
-    release.platforms,
+    release,
   );
   const batches: PlannedBatch[] = [];
   const nodes: PlannedNode[] = [];
@@ -261,6 +274,13 @@ export function planCampaign(
             c.platform !== "" &&
             !platforms.includes(c.platform),
         );
+  const sequence = release.sequence;
+  const ahead =
+    sequence === undefined
+      ? []
+      : ordered.filter(
+          (c) => upgradable(c, spec.targetVersion, platforms) && isAheadOf(c, sequence),
+        );
   const skips: PlanSkip[] = [];
   if (unsupported.length > 0) {
     skips.push({
@@ -281,6 +301,13 @@ export function planCampaign(
       nodeIds,
     });
   }
+  if (ahead.length > 0 && sequence !== undefined) {
+    skips.push({
+      code: "ahead_of_target",
+      message: aheadOfTargetMessage(spec.targetVersion, sequence),
+      nodeIds: ahead.map((c) => c.id),
+    });
+  }
   return {
     batches,
     nodes,
@@ -288,15 +315,25 @@ export function planCampaign(
     unsupportedNodeIds: unsupported.map((c) => c.id),
     upToDateNodeIds: upToDate.map((c) => c.id),
     platformUnsupportedNodeIds: wrongPlatform.map((c) => c.id),
+    aheadOfTargetNodeIds: ahead.map((c) => c.id),
     skips,
-    upgradableCount: ordered.length - upToDate.length - unsupported.length - wrongPlatform.length,
+    upgradableCount:
+      ordered.length - upToDate.length - unsupported.length - wrongPlatform.length - ahead.length,
   };
 }
 
-/** True when a selected node would be offered the upgrade (see {@link Plan.upgradableCount}). */
+/**
+ * True when a selected node is neither on the target, nor without upgrade.v1, nor of a known
+ * platform the release lacks (it may still be ahead of it: {@link isAheadOf}).
+ */
 function upgradable(c: Candidate, version: string, platforms: readonly string[] | undefined) {
   if (c.agentVersion === version || !c.capabilities.includes(CAP_UPGRADE)) return false;
   return platforms === undefined || !c.platform || platforms.includes(c.platform);
+}
+
+/** True when the node's agent confirmed a sequence above `sequence` (it would refuse it). */
+function isAheadOf(c: Candidate, sequence: number): boolean {
+  return c.confirmedSequence !== undefined && c.confirmedSequence > sequence;
 }
 
 /**
@@ -308,14 +345,18 @@ function widenCanaryBatch(
   bounds: number[],
   ordered: readonly Candidate[],
   spec: CampaignSpec,
-  platforms: readonly string[] | undefined,
+  release: PlanRelease,
 ): number[] {
   const min = spec.minCanaries;
   if (min === undefined || bounds.length === 0) return bounds;
   let end = 0;
   let found = 0;
   while (end < ordered.length && found < min) {
-    if (upgradable(ordered[end] as Candidate, spec.targetVersion, platforms)) found++;
+    const c = ordered[end] as Candidate;
+    const offered =
+      upgradable(c, spec.targetVersion, release.platforms) &&
+      (release.sequence === undefined || !isAheadOf(c, release.sequence));
+    if (offered) found++;
     end++;
   }
   let prev = 0;
@@ -323,6 +364,14 @@ function widenCanaryBatch(
     prev = Math.max(prev, i === 0 ? Math.max(b, end) : b);
     return prev;
   });
+}
+
+/**
+ * The reason a node is skipped `ahead_of_target` by a campaign to `version` at `sequence`: its
+ * agent confirmed a higher sequence.
+ */
+export function aheadOfTargetMessage(version: string, sequence: number): string {
+  return `the agent confirmed a sequence above ${sequence} (release ${version}): it refuses anything below`;
 }
 
 /** The reason a node of `platform` is skipped `platform_unsupported` by a campaign to `version`. */

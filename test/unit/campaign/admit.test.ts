@@ -130,10 +130,10 @@ describe("admission refuses, each check in its order", () => {
       /the ramp would need 20 steps for 20 nodes, and a campaign has at most 10 batches \(policy\.maxBatches\)/,
     ],
     [
-      "a release below a sequence a node it would be offered to confirmed",
-      input({ candidates: fleet(20, (i) => (i === 3 ? { confirmedSequence: 30 } : {})) }),
-      "below_confirmed",
-      /release 2\.0\.0 has sequence 20, below sequence 30 that node n003 has confirmed: it would refuse it/,
+      "every selected node confirmed a higher sequence (each is skipped ahead_of_target): nothing to upgrade",
+      input({ candidates: fleet(3, () => ({ confirmedSequence: 30 })) }),
+      "nothing_to_upgrade",
+      /no node can be upgraded: all 3 selected node\(s\) are already on 2\.0\.0, lack upgrade\.v1, run a platform the release has no artifact for or confirmed a higher sequence/,
     ],
     [
       "a node busy in another campaign",
@@ -151,7 +151,7 @@ describe("admission refuses, each check in its order", () => {
       "nodes all of a platform the release lacks",
       input({ candidates: fleet(3, () => ({ platform: "linux-arm64" })) }),
       "nothing_to_upgrade",
-      /all 3 selected node\(s\) are already on 2\.0\.0, lack upgrade\.v1 or run a platform/,
+      /all 3 selected node\(s\) are already on 2\.0\.0, lack upgrade\.v1, run a platform/,
     ],
   ])("%s", (_name, i, kind, message) => {
     const r = refusalOf(i);
@@ -251,6 +251,58 @@ describe("admission lets through", () => {
       ]);
     }
     expect(nodes.filter((n) => n.state === "waiting")).toHaveLength(20);
+  });
+
+  it("skips a node that confirmed a higher sequence with ahead_of_target, in its place, never offered nor a failure; the rest start", () => {
+    const candidates = fleet(20, (i) =>
+      i === 3 ? { confirmedSequence: 30 } : i === 8 ? { confirmedSequence: 25 } : {},
+    );
+    for (const intent of ["plan", "start"] as const) {
+      const a = admit(input({ intent, candidates }));
+      if (!a.ok) throw new Error(refusalMessage(a.refusal));
+      expect(a.plan.totalNodes).toBe(20);
+      expect(a.plan.upgradableCount).toBe(18);
+      expect(a.plan.aheadOfTargetNodeIds.slice().sort()).toEqual(["n003", "n008"]);
+      expect(a.plan.skips).toEqual([
+        {
+          code: "ahead_of_target",
+          message:
+            "the agent confirmed a sequence above 20 (release 2.0.0): it refuses anything below",
+          nodeIds: a.plan.aheadOfTargetNodeIds,
+        },
+      ]);
+    }
+    const a = admit(input({ candidates }));
+    if (!a.ok) throw new Error(refusalMessage(a.refusal));
+    const { nodes } = createCampaign({
+      id: "c1",
+      spec: resolveSpec({ targetVersion: "2.0.0" }),
+      plan: a.plan,
+      target: a.target,
+      now: NOW,
+    });
+    const skipped = nodes.filter((n) => n.state === "skipped");
+    expect(skipped.map((n) => [n.nodeId, n.code, n.finishedAt]).sort()).toEqual([
+      ["n003", "ahead_of_target", NOW],
+      ["n008", "ahead_of_target", NOW],
+    ]);
+    expect(nodes.filter((n) => n.state === "waiting")).toHaveLength(18);
+  });
+
+  it("a node without upgrade.v1 or of a platform the release lacks keeps that code, whatever it confirmed", () => {
+    const candidates = fleet(3, (i) =>
+      i === 0
+        ? { capabilities: [], confirmedSequence: 30 }
+        : i === 1
+          ? { platform: "linux-arm64", confirmedSequence: 30 }
+          : {},
+    );
+    const a = admit(input({ candidates }));
+    if (!a.ok) throw new Error(refusalMessage(a.refusal));
+    expect(a.plan.skips.map((k) => [k.code, k.nodeIds])).toEqual([
+      ["upgrade_unsupported", ["n000"]],
+      ["platform_unsupported", ["n001"]],
+    ]);
   });
 
   it("does not judge platforms when the release's are not known", () => {

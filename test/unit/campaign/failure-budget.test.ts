@@ -188,7 +188,7 @@ describe("admission with min canaries and a yanked target", () => {
       totalNodes: 5,
     });
     expect(refusalMessage(a.refusal)).toBe(
-      "min canaries asks for 3 node(s) the first batch can upgrade, and the campaign has 2 (of 5 selected; the others are already on the target, lack upgrade.v1 or run a platform the release lacks)",
+      "min canaries asks for 3 node(s) the first batch can upgrade, and the campaign has 2 (of 5 selected; the others are already on the target, lack upgrade.v1, run a platform the release lacks or confirmed a higher sequence)",
     );
   });
 

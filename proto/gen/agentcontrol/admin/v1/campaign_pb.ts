@@ -423,7 +423,7 @@ export type PlanCampaignResponse = Message<"agentcontrol.admin.v1.PlanCampaignRe
 
   /**
    * Nodes that will be skipped without an offer, grouped by code and reason
-   * (upgrade_unsupported, platform_unsupported); they never count as failures.
+   * (upgrade_unsupported, platform_unsupported, ahead_of_target); they never count as failures.
    *
    * @generated from field: repeated agentcontrol.admin.v1.PlannedSkip skipped = 5;
    */
@@ -464,7 +464,8 @@ export const PlanCampaignResponseSchema: GenMessage<PlanCampaignResponse> = /*@_
  */
 export type PlannedSkip = Message<"agentcontrol.admin.v1.PlannedSkip"> & {
   /**
-   * The node code they end with: upgrade_unsupported or platform_unsupported.
+   * The node code they end with: upgrade_unsupported, platform_unsupported or ahead_of_target
+   * (the agent confirmed a higher sequence than the release's, so it would refuse it).
    *
    * @generated from field: string code = 1;
    */
