@@ -51,10 +51,15 @@ export interface StoredFacts {
   readonly configFailures: ConfigFailure[];
 }
 
-/** Groups outbox and config-failure rows into {@link StoredFacts} per node. */
+/**
+ * Groups outbox and config-failure rows into {@link StoredFacts} per node. `failureSeenMs`, when
+ * given, is the time a config failure counts from (the leader's, from when it first loaded it:
+ * `FailureSightings`); without it, the stamp of the Control that received it.
+ */
 export function storedFactsOf(
   operations: readonly OperationFactRow[],
   configFailures: readonly ConfigFailureRow[],
+  failureSeenMs?: (row: ConfigFailureRow) => number,
 ): Map<string, StoredFacts> {
   const out = new Map<string, StoredFacts>();
   const of = (nodeId: string): StoredFacts => {
@@ -71,7 +76,12 @@ export function storedFactsOf(
     const failure = sendFailureOf(row);
     if (failure) of(row.node_id).sendFailures.push(failure);
   }
-  for (const row of configFailures) of(row.node_id).configFailures.push(configFailureOf(row));
+  for (const row of configFailures) {
+    const failure = configFailureOf(row);
+    of(row.node_id).configFailures.push(
+      failureSeenMs === undefined ? failure : { ...failure, at: failureSeenMs(row) },
+    );
+  }
   return out;
 }
 

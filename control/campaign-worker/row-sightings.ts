@@ -1,5 +1,9 @@
+import type { ConfigFailureRow } from "../campaign-store/index.js";
+
 /**
- * When the leader first saw each node's registry row say its `last_seen`: a row's `last_seen`
+ * What the leader saw and when, on its own clock, of facts another Control stamped.
+ *
+ * {@link RowSightings}: when the leader first saw each node's registry row say its `last_seen`: a row's `last_seen`
  * is stamped by the Control that held the node's stream, on that Control's clock, so the leader
  * counts a node's silence from the moment it saw the row change, on its own clock
  * (docs/decisions.md, "One clock for ordering across Controls"). A row it never saw change (the
@@ -27,5 +31,50 @@ export class RowSightings {
   /** Forgets every sighting (leadership changed hands). */
   clear(): void {
     this.seen.clear();
+  }
+}
+
+/**
+ * When the leader first loaded each config failure of a campaign: a failure is stamped by the
+ * Control holding the node's stream, and the engine compares its time with the leader's offer,
+ * so the time it counts from is the leader's, from the load that first brought it. The failures
+ * found at the first load of a campaign since this process leads keep their own stamps (they
+ * were there before the leader looked); a failure that appears in a later read (a refresh, or a
+ * reload of the copy) counts from that read. Cleared when leadership changes hands.
+ */
+export class FailureSightings {
+  private readonly campaigns = new Map<string, Map<string, number>>();
+
+  /**
+   * For one read of campaign `campaignId`'s failures at `now`: the time each row counts from
+   * (its own stamp when this is the campaign's first read since this process leads).
+   */
+  seenMs(campaignId: string, now: number): (row: ConfigFailureRow) => number {
+    let seen = this.campaigns.get(campaignId);
+    const firstLook = seen === undefined;
+    if (seen === undefined) {
+      seen = new Map();
+      this.campaigns.set(campaignId, seen);
+    }
+    const known = seen;
+    return (row) => {
+      const key = JSON.stringify([row.node_id, row.at.getTime(), row.boot_id, row.message]);
+      let at = known.get(key);
+      if (at === undefined) {
+        at = firstLook ? row.at.getTime() : now;
+        known.set(key, at);
+      }
+      return at;
+    };
+  }
+
+  /** Forgets a finished campaign's failures. */
+  forget(campaignId: string): void {
+    this.campaigns.delete(campaignId);
+  }
+
+  /** Forgets every sighting (leadership changed hands). */
+  clear(): void {
+    this.campaigns.clear();
   }
 }

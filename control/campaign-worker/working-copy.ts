@@ -34,6 +34,7 @@ import {
 } from "../campaign/index.js";
 import type { CampaignTransaction, NodeRegistryRow } from "../campaign-store/index.js";
 import { type StoredFacts, storedFactsOf } from "./facts.js";
+import { FailureSightings } from "./row-sightings.js";
 
 /** How often a copy re-reads the facts and registry rows of its active nodes. */
 export const REFRESH_MS = 10_000;
@@ -94,6 +95,9 @@ export class WorkingCopies {
   private readonly hellosDuringLoad = new Set<string>();
 
   /** @param self this Control's instance id (the `held_by` of the nodes connected here). */
+  /** When this leader first loaded each config failure (the time the engine judges it by). */
+  private readonly failureSightings = new FailureSightings();
+
   constructor(private readonly self = "") {}
 
   /**
@@ -160,12 +164,14 @@ export class WorkingCopies {
   forget(campaignId: string): void {
     this.copies.delete(campaignId);
     this.stale.delete(campaignId);
+    this.failureSightings.forget(campaignId);
   }
 
   /** Drops every copy (leadership changed hands). */
   clear(): void {
     this.copies.clear();
     this.stale.clear();
+    this.failureSightings.clear();
   }
 
   /** How many copies are held (for tests and logs). */
@@ -188,7 +194,7 @@ export class WorkingCopies {
     const copy = held?.version === version ? held : await this.load(tx, campaignId, version, now);
     if (now - copy.refreshedAt >= REFRESH_MS) await this.refreshActive(tx, campaignId, copy, now);
     await this.refreshRegistry(tx, copy);
-    await this.refresh(tx, campaignId, copy);
+    await this.refresh(tx, campaignId, copy, now);
     const changedFacts: ReadonlySet<string> = new Set(copy.factsChanged);
     return {
       campaignId,
@@ -254,6 +260,7 @@ export class WorkingCopies {
       const stored = storedFactsOf(
         await tx.readOperationFacts(campaignId),
         await tx.readConfigFailures(campaignId),
+        this.failureSightings.seenMs(campaignId, now),
       );
       const copy: Copy = {
         version,
@@ -333,7 +340,12 @@ export class WorkingCopies {
     }
   }
 
-  private async refresh(tx: CampaignTransaction, campaignId: string, copy: Copy): Promise<void> {
+  private async refresh(
+    tx: CampaignTransaction,
+    campaignId: string,
+    copy: Copy,
+    now: number,
+  ): Promise<void> {
     const marked = this.stale.get(campaignId);
     if (marked === undefined || marked.size === 0) return;
     this.stale.delete(campaignId);
@@ -342,6 +354,7 @@ export class WorkingCopies {
       const fresh = storedFactsOf(
         await tx.readOperationFacts(campaignId, nodeIds),
         await tx.readConfigFailures(campaignId, nodeIds),
+        this.failureSightings.seenMs(campaignId, now),
       );
       for (const nodeId of nodeIds) {
         const facts = fresh.get(nodeId);
