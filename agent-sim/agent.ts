@@ -44,7 +44,11 @@ import { StreamTimers } from "./stream-timers.js";
 import type { Tickable } from "./ticker.js";
 
 /** The capabilities a simulated agent offers unless told otherwise. */
-export const DEFAULT_CAPABILITIES: readonly string[] = Object.freeze(["upgrade.v1", "config.v1"]);
+export const DEFAULT_CAPABILITIES: readonly string[] = Object.freeze([
+  "upgrade.v1",
+  "config.v1",
+  "defer.v1",
+]);
 
 /** Who an agent is; `state` (loaded or fresh) holds what it keeps across restarts. */
 export interface AgentSpec {
@@ -267,10 +271,12 @@ export class SimulatedAgent implements LifecycleHost, OperationHost, Tickable {
 
   /**
    * @internal Why a deferring agent cannot take this upgrade now (with the fleet's defer
-   * chance per offer), or undefined.
+   * chance per offer), or undefined. Only on a stream that negotiated `defer.v1`: without it
+   * Control would take DEFERRED for a refusal, so the agent takes the upgrade as any other.
    */
   async deferral(): Promise<string | undefined> {
     if (!this.#behaviour.defer) return undefined;
+    if (!this.capabilities.includes("defer.v1")) return undefined;
     if (this.#deferRng.next() >= this.runtime.settings.deferChance) return undefined;
     return "busy (simulated): a maintenance job holds the update lock";
   }

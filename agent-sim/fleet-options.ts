@@ -29,7 +29,7 @@ export interface FleetOptions {
   poolCount?: number;
   /** The first K agents get label `canary=true`. */
   canaryCount?: number;
-  /** Offered capabilities (default `upgrade.v1`, `config.v1`). */
+  /** Offered capabilities (default `upgrade.v1`, `config.v1`, `defer.v1`). */
   capabilities?: readonly string[];
   /** Behaviour fractions, assigned deterministically from `seed`. */
   rates?: BehaviourRates;

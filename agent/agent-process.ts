@@ -57,8 +57,12 @@ import { OperationBudget, type OperationLimits, receiveOperation } from "./opera
 import { realApplier } from "./real-applier.js";
 import { TrustReport } from "./trust-report.js";
 
-/** The capabilities the real Agent offers (and `trust.v1` when it has a TUF channel). */
-export const AGENT_CAPABILITIES: readonly string[] = Object.freeze(["upgrade.v1"]);
+/**
+ * The capabilities the real Agent offers (and `trust.v1` when it has a TUF channel); `defer.v1`:
+ * it may answer an upgrade DEFERRED (`--defer-lock`, `--defer-command`), which Control honours
+ * only on a session that negotiated it.
+ */
+export const AGENT_CAPABILITIES: readonly string[] = Object.freeze(["upgrade.v1", "defer.v1"]);
 
 /** Everything one run of the Agent needs. */
 export interface AgentProcessOptions {

@@ -24,7 +24,7 @@ import { certificateDenied, recordCertifiedHello } from "./tls/certificate-nodes
 import { agentServerCredentials } from "./tls/credentials.js";
 
 /** Capabilities this Control offers Agents. */
-export const CONTROL_CAPABILITIES = ["upgrade.v1", "config.v1", "trust.v1"] as const;
+export const CONTROL_CAPABILITIES = ["upgrade.v1", "config.v1", "trust.v1", "defer.v1"] as const;
 
 /** What {@link startAgentListener} needs: the parts of Control the streams work with. */
 export interface AgentListenerOptions {

@@ -23,6 +23,7 @@ import type { NodeHello, NodeStore } from "../db/node-store.js";
 import { ControlError, toGrpcStatus } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { CertificateFacts, StreamIdentity } from "./authenticate.js";
+import { honouredReport } from "./defer-capability.js";
 import { enrollWithJoinToken } from "./enrollment.js";
 import type { ConnectedNode } from "./events.js";
 import type { AgentHub, HubSession } from "./hub.js";
@@ -349,7 +350,7 @@ class AgentSession implements HubSession {
         this.deps.hub.emit({
           kind: "observed",
           nodeId: this.node.nodeId,
-          observed: checked.value,
+          observed: honouredReport(checked.value, this.node.capabilities),
           at: new Date(nowMs),
         });
         return;

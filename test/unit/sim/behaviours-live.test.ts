@@ -170,6 +170,19 @@ describe("scripted behaviours on the wire", () => {
     ]);
   });
 
+  it("defer: on a stream that did not negotiate defer.v1, takes the upgrade instead of answering DEFERRED", async () => {
+    h = await startHarness(
+      { behaviours: { [NODE]: { defer: true } }, deferChance: 1 },
+      { capabilities: ["upgrade.v1", "config.v1"] },
+    );
+    await h.fleet.waitUntil((f) => f.welcomedCount() === 1);
+    expect(h.control.sessionsOf(NODE)[0]!.hello!.capabilities).toContain("defer.v1");
+    expect(h.fleet.agent(NODE).capabilities).not.toContain("defer.v1");
+    await offerUpgrade(h);
+    expect(phases(h.control.reports(NODE, "up-1"))).not.toContain("DEFERRED");
+    expect(phases(h.control.reports(NODE, "up-1")).at(-1)).toBe("RESTARTING");
+  });
+
   it("defer: with a defer chance, defers some offers and takes others, the same ones for the same seed", async () => {
     const draws = async (seed: number) => {
       const harness = await startHarness({
@@ -177,6 +190,7 @@ describe("scripted behaviours on the wire", () => {
         behaviours: { [NODE]: { defer: true } },
         deferChance: 0.5,
       });
+      await harness.fleet.waitUntil((f) => f.welcomedCount() === 1);
       const agent = harness.fleet.agent(NODE);
       const out: boolean[] = [];
       for (let i = 0; i < 40; i++) out.push((await agent.deferral()) !== undefined);
@@ -188,6 +202,7 @@ describe("scripted behaviours on the wire", () => {
     expect(first.filter(Boolean).length).toBeLessThan(30);
     expect(await draws(3)).toEqual(first);
     h = await startHarness({ deferChance: 1 });
+    await h.fleet.waitUntil((f) => f.welcomedCount() === 1);
     expect(await h.fleet.agent(NODE).deferral()).toBeUndefined();
   });
 
@@ -207,8 +222,11 @@ describe("scripted behaviours on the wire", () => {
   it("no-upgrade-cap: does not offer upgrade.v1", async () => {
     const harness = await withBehaviour({ upgrade: "no-upgrade-cap" });
     await harness.fleet.waitUntil((f) => f.welcomedCount() === 1);
-    expect(harness.control.sessionsOf(NODE)[0]!.hello!.capabilities).toEqual(["config.v1"]);
-    expect(harness.fleet.agent(NODE).capabilities).toEqual(["config.v1"]);
+    expect(harness.control.sessionsOf(NODE)[0]!.hello!.capabilities).toEqual([
+      "config.v1",
+      "defer.v1",
+    ]);
+    expect(harness.fleet.agent(NODE).capabilities).toEqual(["config.v1", "defer.v1"]);
   });
 
   it("offline: does not connect until goOnline(), and goOffline() closes its stream", async () => {

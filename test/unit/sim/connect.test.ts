@@ -21,7 +21,7 @@ describe("simulated agents on the stream", () => {
     const agent = fleet.agent("sim-00002");
     const first = control.sessionsOf("sim-00002")[0]!;
     expect(first.token).toBe("join-secret");
-    expect(first.hello?.capabilities).toEqual(["upgrade.v1", "config.v1"]);
+    expect(first.hello?.capabilities).toEqual(["upgrade.v1", "config.v1", "defer.v1"]);
     expect(first.hello?.agentVersion).toBe("1.0.0");
     expect(first.hello?.platform).toBe("linux-amd64");
     expect(agent.hasNodeToken).toBe(true);

@@ -60,7 +60,7 @@ export class FakeControl {
     this.#options = {
       joinToken: options.joinToken ?? "join-secret",
       heartbeatMs: options.heartbeatMs ?? 200,
-      capabilities: options.capabilities ?? ["upgrade.v1", "config.v1"],
+      capabilities: options.capabilities ?? ["upgrade.v1", "config.v1", "defer.v1"],
       welcome: options.welcome ?? true,
     };
     this.#server.addService(grpcServiceDefinition(AgentControlService), {
