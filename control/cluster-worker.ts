@@ -7,8 +7,8 @@
  * - The channel may break while the worker drains: when systemd signals the whole control
  *   group, or the primary was killed, node:cluster's own messages (a server closing tells the
  *   primary) are written to a closed pipe, and Node raises that `write EPIPE` (or
- *   `ERR_IPC_CHANNEL_CLOSED`) as an 'error' event on `process`, which nothing handled: the
- *   worker crashed instead of draining. Those errors are logged once and the worker drains
+ *   `ERR_IPC_CHANNEL_CLOSED`) as an 'error' event on `process`, which node:cluster emits again
+ *   on `cluster.worker`, where nothing handled it: the worker crashed instead of draining. Those errors are logged once and the worker drains
  *   as it does when the channel closes.
  * - node:cluster ends a worker at once (`process.exit(0)`) when the channel closes unless the
  *   worker is marked as leaving (`exitedAfterDisconnect`): a worker whose primary was killed
@@ -56,7 +56,10 @@ export function openWorkerChannel(log: Logger, onLost: () => void): WorkerChanne
     if (reload) answer(message, reload);
     else waiting.push(message);
   });
-  process.on("error", (error: NodeJS.ErrnoException) => {
+  // node:cluster passes the worker process's 'error' on to `cluster.worker`, where an
+  // unhandled one is thrown.
+  const errors = cluster.worker ?? process;
+  errors.on("error", (error: NodeJS.ErrnoException) => {
     if (!CHANNEL_GONE.has(error.code ?? "")) throw error;
     if (lost) return;
     lost = true;

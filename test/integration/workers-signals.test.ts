@@ -187,15 +187,20 @@ describe("--workers 2: a primary killed outright", { timeout: 240_000 }, () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it("leaves workers that drain and exit by themselves, none crashing on the broken channel", async () => {
+  it("leaves workers that drain and exit by themselves, none crashing on a write to the broken channel", async () => {
     dir = await mkdtemp(join(tmpdir(), "agent-control-workers-orphan-"));
+    const trigger = join(dir, "late-write-now");
     w = await startWorkers({
       dir,
       workers: 2,
       config: config(),
-      env: { AGENT_CONTROL_ADMIN_TOKEN: OPERATOR },
+      env: { AGENT_CONTROL_ADMIN_TOKEN: OPERATOR, AGENT_CONTROL_TEST_WORKER_LATE_WRITE: trigger },
+      nodeFlags: ["--import", "./test/helpers/worker-late-write.mjs"],
     });
     const workers = w.started();
+    // Both workers hold their event loop for 1.5 s, then write to the primary, dead by then.
+    await writeFile(trigger, "");
+    await new Promise((r) => setTimeout(r, 500));
     process.kill(w.child.pid as number, "SIGKILL");
     await w.exited;
     await w.until("the workers gone", 60_000, () => workers.every((pid) => !alive(pid)));
@@ -212,5 +217,9 @@ describe("--workers 2: a primary killed outright", { timeout: 240_000 }, () => {
       ).toHaveLength(1);
     }
     expect(w.stderr()).not.toMatch(/EPIPE|ERR_IPC|Error/);
+    for (const pid of workers) {
+      const gone = fromPid(w, pid, /^the channel to the primary is gone|^shutting down/);
+      expect(gone.length, `worker ${pid}`).toBeGreaterThan(0);
+    }
   });
 });
