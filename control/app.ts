@@ -185,6 +185,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       db,
       chunks: createArtifactChunks({ pool: db.pool }),
       maxConcurrent: config.downloads.maxConcurrent,
+      maxPerClient: config.downloads.maxPerClient,
       stallMs: config.downloads.stallTimeoutSeconds * 1000,
       authenticate: config.downloads.requireAuth ? authenticateDownload : undefined,
       onAnswer: (status) => downloadsTotal.inc({ status: String(status) }),

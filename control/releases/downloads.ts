@@ -6,9 +6,16 @@
  * route guards Control itself:
  * - bodies stream chunk by chunk from PostgreSQL ({@link ArtifactChunks}), waiting for the
  *   client to drain each one, so memory per download is about one chunk, never the file;
- * - at most `maxConcurrent` requests are served at once; the excess is answered 503 with
- *   `Retry-After` before any database work;
- * - a client that reads nothing for `stallMs` is disconnected, freeing its slot;
+ * - with `authenticate`, a request's credential is checked before it may take a slot (401
+ *   otherwise), so an unauthenticated client never holds one; at most `maxConcurrent`
+ *   credentials are checked at once, the excess answered 503 before any database work;
+ * - at most `maxConcurrent` requests are served at once, at most `maxPerClient` of them to
+ *   one client (a node; without `authenticate`, a remote address off loopback); the excess
+ *   is answered 503 with `Retry-After`, before any database work when unauthenticated;
+ * - a client that reads nothing for `stallMs` is disconnected, freeing its slot; and once
+ *   every slot is taken, a request answered 503 first cuts the client that has taken nothing
+ *   for the longest, if that is {@link DOWNLOAD_IDLE_CUT_MS} or more, so the Agent retrying
+ *   after its `Retry-After` finds the slot free (its retries last about 20 s);
  * - a single `Range` is answered 206 (416 when unsatisfiable), so an Agent resumes;
  * - every answer on HTTP/1.1 ends its connection (`connection: close`, see
  *   {@link endsConnection}), so no client sends a request on a connection Control is closing;
@@ -16,6 +23,7 @@
  *   client certificate on a TLS listener with a client CA): 401 otherwise.
  */
 import type { PeerCertificate, TLSSocket } from "node:tls";
+import { isLoopbackHost } from "../config-clear-text.js";
 import type { Database } from "../db/database.js";
 import { ReleaseEntity } from "../db/entities/index.js";
 import { ControlError } from "../errors.js";
@@ -27,6 +35,12 @@ const PATH = /^\/downloads\/agent\/([^/]+)\/([^/]+)$/;
 
 /** Seconds a client refused for concurrency is told to wait. */
 export const DOWNLOAD_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * A download whose client has taken no bytes for this long (Control waiting on a full
+ * socket) loses its slot as soon as another request wants one.
+ */
+export const DOWNLOAD_IDLE_CUT_MS = 5_000;
 
 /** The URL path of a served artifact. */
 export function downloadPath(version: string, platform: string): string {
@@ -54,6 +68,10 @@ export interface DownloadsOptions {
   readonly chunks: ArtifactChunks;
   /** Requests served at once; more are answered 503. */
   readonly maxConcurrent: number;
+  /** Requests served at once to one client (default: no limit); more are answered 503. */
+  readonly maxPerClient?: number | undefined;
+  /** A slot's client idle this long is cut when the slots are full (default {@link DOWNLOAD_IDLE_CUT_MS}). */
+  readonly idleCutMs?: number | undefined;
   /** A client that takes nothing for this long is disconnected. */
   readonly stallMs: number;
   /** Required credential; undefined serves anyone who reaches the port. */
@@ -72,9 +90,21 @@ export interface Downloads {
 type Request = Parameters<HttpRoute>[0];
 type Response = Parameters<HttpRoute>[1];
 
+/** A download being served: whose it is, and since when it waits on its client. */
+interface Slot {
+  readonly client: string | undefined;
+  /** Since when Control waits for the client to take bytes (ms); undefined while it need not. */
+  idleSince: number | undefined;
+  /** Ends the download (the connection is destroyed). */
+  cut(): void;
+}
+
 /** Builds the download route. */
 export function downloadsRoute(options: DownloadsOptions): Downloads {
-  let active = 0;
+  const slots = new Set<Slot>();
+  const perClient = new Map<string, number>();
+  const idleCutMs = options.idleCutMs ?? DOWNLOAD_IDLE_CUT_MS;
+  let authenticating = 0;
   const route: HttpRoute = async (req, res) => {
     const match = PATH.exec((req.url ?? "").split("?")[0] ?? "");
     if (!match) return false;
@@ -84,6 +114,12 @@ export function downloadsRoute(options: DownloadsOptions): Downloads {
       res.writeHead(status, body ? { "content-type": "text/plain", ...headers } : headers);
       res.end(body);
     };
+    const busy = (what: string) =>
+      answer(
+        503,
+        { "retry-after": DOWNLOAD_RETRY_AFTER_SECONDS },
+        `${what}; retry after ${DOWNLOAD_RETRY_AFTER_SECONDS} s\n`,
+      );
     if (req.method !== "GET" && req.method !== "HEAD") {
       answer(405, { allow: "GET, HEAD" });
       return true;
@@ -94,23 +130,80 @@ export function downloadsRoute(options: DownloadsOptions): Downloads {
       answer(400, {}, "malformed percent-encoding in the path\n");
       return true;
     }
-    if (active >= options.maxConcurrent) {
-      answer(
-        503,
-        { "retry-after": DOWNLOAD_RETRY_AFTER_SECONDS },
-        `too many downloads at once; retry after ${DOWNLOAD_RETRY_AFTER_SECONDS} s\n`,
-      );
+    // Who is asking, before any slot: a node by its credential, else its address.
+    let client: string | undefined;
+    if (options.authenticate) {
+      if (authenticating >= options.maxConcurrent) {
+        busy("too many downloads at once");
+        return true;
+      }
+      authenticating += 1;
+      let checked: { nodeId: string } | { refusal: string };
+      try {
+        checked = await check(req, options.authenticate);
+      } finally {
+        authenticating -= 1;
+      }
+      if ("refusal" in checked) {
+        answer(
+          401,
+          { "www-authenticate": 'Bearer realm="agent-control downloads"' },
+          checked.refusal,
+        );
+        return true;
+      }
+      client = `node:${checked.nodeId}`;
+    } else {
+      client = remoteClient(req);
+    }
+    if (
+      client !== undefined &&
+      (perClient.get(client) ?? 0) >= (options.maxPerClient ?? Infinity)
+    ) {
+      busy("too many downloads for this client at once");
       return true;
     }
-    active += 1;
+    if (slots.size >= options.maxConcurrent) {
+      cutIdlest(slots, idleCutMs);
+      busy("too many downloads at once");
+      return true;
+    }
+    const slot: Slot = { client, idleSince: undefined, cut: () => res.destroy() };
+    slots.add(slot);
+    if (client !== undefined) perClient.set(client, (perClient.get(client) ?? 0) + 1);
     try {
-      await serve(req, res, version, platform, options, answer);
+      await serve(req, res, version, platform, options, answer, slot);
     } finally {
-      active -= 1;
+      release(slot);
     }
     return true;
   };
-  return { route, active: () => active };
+  /** Frees `slot` (once: a slot cut for another request is freed at once). */
+  const release = (slot: Slot) => {
+    if (!slots.delete(slot) || slot.client === undefined) return;
+    const held = (perClient.get(slot.client) ?? 1) - 1;
+    if (held > 0) perClient.set(slot.client, held);
+    else perClient.delete(slot.client);
+  };
+  const cutIdlest = (all: Set<Slot>, minIdleMs: number) => {
+    const now = Date.now();
+    let idlest: Slot | undefined;
+    for (const slot of all) {
+      if (slot.idleSince === undefined || now - slot.idleSince < minIdleMs) continue;
+      if (idlest === undefined || slot.idleSince < (idlest.idleSince ?? now)) idlest = slot;
+    }
+    if (idlest === undefined) return;
+    release(idlest);
+    idlest.cut();
+  };
+  return { route, active: () => slots.size };
+}
+
+/** The per-client key of an unauthenticated request: its address, none on loopback. */
+function remoteClient(req: Request): string | undefined {
+  const address = (req.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
+  // Loopback is this host: the demo, the simulator and the tests run whole fleets from it.
+  return address === "" || isLoopbackHost(address) ? undefined : `address:${address}`;
 }
 
 async function serve(
@@ -120,14 +213,8 @@ async function serve(
   platform: string,
   options: DownloadsOptions,
   answer: (status: number, headers: Record<string, string | number>, body?: string) => void,
+  slot: Slot,
 ): Promise<void> {
-  if (options.authenticate) {
-    const refusal = await refuse(req, options.authenticate);
-    if (refusal) {
-      answer(401, { "www-authenticate": 'Bearer realm="agent-control downloads"' }, refusal);
-      return;
-    }
-  }
   const release = await options.db.em().findOne(ReleaseEntity, { version });
   const artifact = release?.artifacts.find((a) => a.platform === platform && a.url === "");
   const size = artifact ? await options.chunks.size(artifact.sha256) : undefined;
@@ -158,7 +245,7 @@ async function serve(
     return;
   }
   try {
-    await stream(res, options.chunks, artifact.sha256, start, end, options.stallMs);
+    await stream(res, options.chunks, artifact.sha256, start, end, options.stallMs, slot);
   } catch {
     // Headers are sent: all that is left is to cut the connection so the client sees a
     // short body (and its sha256 check fails) instead of a wrong one.
@@ -189,6 +276,7 @@ async function stream(
   start: number,
   end: number,
   stallMs: number,
+  slot: Slot,
 ): Promise<void> {
   let closed = false;
   res.once("close", () => {
@@ -205,7 +293,11 @@ async function stream(
     offset += piece.byteLength;
     if (closed) return;
     // ServerResponse and Http2ServerResponse both take a Buffer; their overloads do not unify.
-    if (!(res as { write(chunk: Uint8Array): boolean }).write(piece)) await drained(res, stallMs);
+    if (!(res as { write(chunk: Uint8Array): boolean }).write(piece)) {
+      slot.idleSince = Date.now();
+      await drained(res, stallMs);
+      slot.idleSince = undefined;
+    }
   }
   if (!closed) res.end();
 }
@@ -227,20 +319,23 @@ function drained(res: Response, stallMs: number): Promise<void> {
   });
 }
 
-/** Why a request's credential does not allow downloads, or undefined when it does. */
-async function refuse(
+/** The node a request's credential names, or why it does not allow downloads. */
+async function check(
   req: Request,
   authenticate: DownloadAuthenticator,
-): Promise<string | undefined> {
+): Promise<{ nodeId: string } | { refusal: string }> {
   try {
     const identity = await authenticate(header(req, "authorization"), peerCertificate(req));
     if (identity.kind === "join") {
-      return "a join token does not download artifacts: send the node token (authorization: Bearer <node token>)\n";
+      return {
+        refusal:
+          "a join token does not download artifacts: send the node token (authorization: Bearer <node token>)\n",
+      };
     }
-    return undefined;
+    return { nodeId: identity.nodeId };
   } catch (error) {
     if (error instanceof ControlError && error.code === "unauthenticated") {
-      return `${error.message}\n`;
+      return { refusal: `${error.message}\n` };
     }
     throw error;
   }
