@@ -69,7 +69,12 @@ export function createFleetService(deps: FleetServiceDeps): ServiceImpl<typeof F
         phase: c.phase,
       }));
       const newest = [...read.desired].sort((a, b) => b.setAt - a.setAt || (a.id < b.id ? -1 : 1));
-      const s = summarizeFleet({ fleet: read.rows.map(fleetNodeOf), desired: newest, runs });
+      const s = summarizeFleet({
+        fleet: read.rows.map(fleetNodeOf),
+        desired: newest,
+        runs,
+        now: deps.clock.now().getTime(),
+      });
       return {
         nodes: s.nodes,
         online: s.online,

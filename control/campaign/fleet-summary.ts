@@ -13,6 +13,7 @@ import {
   isAhead,
   notBehindReason,
 } from "./desired.js";
+import { formatWindow, windowOpen } from "./windows.js";
 
 /** Why a node governed by a desired version does not run its target (most blocking first). */
 export type BehindCode =
@@ -22,6 +23,7 @@ export type BehindCode =
   | "offline"
   | "upgrade_unsupported"
   | "not_older"
+  | "window_closed"
   | "queued";
 
 /** Nodes counted under one key, and how many of them are online. */
@@ -93,6 +95,8 @@ export function behindText(code: BehindCode, d: DesiredVersion): string {
       return "its agent lacks upgrade.v1";
     case "not_older":
       return `runs a version it is never moved back from (not older than ${d.target.version})`;
+    case "window_closed":
+      return `waits for a maintenance window of the campaign that set it (${(d.settings.guardRails?.windows ?? []).map(formatWindow).join(", ")})`;
     case "queued":
       return "offered by the next convergence pass";
     default:
@@ -100,15 +104,23 @@ export function behindText(code: BehindCode, d: DesiredVersion): string {
   }
 }
 
-/** Why `node`, governed by `d` and not on its target, is behind (first that applies). */
-function behindCode(node: FleetNode, d: DesiredVersion, failed: ReadonlySet<string>): BehindCode {
+/**
+ * Why `node`, governed by `d` and not on its target, is behind (first that applies);
+ * `windowShut`: every window of `d`'s guard rails is closed now.
+ */
+function behindCode(
+  node: FleetNode,
+  d: DesiredVersion,
+  failed: ReadonlySet<string>,
+  windowShut: boolean,
+): BehindCode {
   if (notBehindReason(node, d.target) !== undefined) return "not_older";
   if (d.haltedAt !== undefined) return "halted";
   if (failed.has(node.id)) return "failed";
   if (node.busy) return "in_campaign";
   if (!node.online) return "offline";
   if (!node.capabilities.includes("upgrade.v1")) return "upgrade_unsupported";
-  return "queued";
+  return windowShut ? "window_closed" : "queued";
 }
 
 function countBy(
@@ -139,6 +151,8 @@ export function summarizeFleet(input: {
   readonly fleet: readonly FleetNode[];
   readonly desired: readonly DesiredVersion[];
   readonly runs: readonly ConvergenceRun[];
+  /** Epoch ms, for the desired versions' windows; absent: not judged (never `window_closed`). */
+  readonly now?: number | undefined;
 }): FleetSummary {
   const byKey = (a: { key: string }, b: { key: string }) =>
     a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
@@ -162,6 +176,8 @@ export function summarizeFleet(input: {
     const failed = new Set(failedNodeIds);
     const nodes = governed.get(d.id) ?? [];
     const groups = new Map<BehindCode, string[]>();
+    const now = input.now;
+    const windowShut = now !== undefined && !windowOpen(d.settings.guardRails?.windows, now);
     let converged = 0;
     const ahead: string[] = [];
     for (const n of nodes) {
@@ -173,7 +189,7 @@ export function summarizeFleet(input: {
         ahead.push(n.id);
         continue;
       }
-      const code = behindCode(n, d, failed);
+      const code = behindCode(n, d, failed, windowShut);
       const ids = groups.get(code) ?? [];
       ids.push(n.id);
       groups.set(code, ids);

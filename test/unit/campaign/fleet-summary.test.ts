@@ -6,6 +6,7 @@ import {
   summarizeFleet,
 } from "../../../control/campaign/index.js";
 import { desiredOver as desired, fleetNode as node } from "./fleet-fixture.js";
+import { windowsOf } from "./windows-of.js";
 
 function failedRun(d: DesiredVersion, failedNodeIds: string[]): ConvergenceRun {
   return {
@@ -176,5 +177,33 @@ describe("the fleet summary", () => {
       aheadNodeIds: ["confirmed3", "runs3", "semver9"],
       reasons: [],
     });
+  });
+
+  it("says a node behind waits for a window while every window of the desired version's guard rails is closed", () => {
+    const saturdayNight = windowsOf("Sat 02:00-04:00 UTC");
+    const d = desired(["prod"], {
+      settings: { ...desired(["prod"]).settings, guardRails: { windows: saturdayNight } },
+    });
+    const tuesday = Date.UTC(2031, 0, 7, 14, 0);
+    const saturday = Date.UTC(2031, 0, 11, 2, 30);
+    const fleet = [node("late"), node("gone", { online: false })];
+    const at = (now: number) =>
+      summarizeFleet({ fleet, desired: [d], runs: [], now }).desired[0]?.reasons.map((r) => [
+        r.code,
+        r.nodeIds,
+        r.text,
+      ]);
+    expect(at(tuesday)).toEqual([
+      ["offline", ["gone"], "offline: offered when it reconnects"],
+      [
+        "window_closed",
+        ["late"],
+        "waits for a maintenance window of the campaign that set it (Sat 02:00-04:00 UTC)",
+      ],
+    ]);
+    expect(at(saturday)).toEqual([
+      ["offline", ["gone"], "offline: offered when it reconnects"],
+      ["queued", ["late"], "offered by the next convergence pass"],
+    ]);
   });
 });

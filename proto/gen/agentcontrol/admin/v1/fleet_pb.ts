@@ -216,8 +216,8 @@ export const DesiredConvergenceSchema: GenMessage<DesiredConvergence> = /*@__PUR
  */
 export type BehindReason = Message<"agentcontrol.admin.v1.BehindReason"> & {
   /**
-   * halted, failed, in_campaign, offline, upgrade_unsupported, not_older (runs a version it is never moved back from) or queued (the next convergence
-   * pass offers it).
+   * halted, failed, in_campaign, offline, upgrade_unsupported, not_older (runs a version it is never moved back from), window_closed (every
+   * maintenance window of the campaign that set the desired version is closed) or queued (the next convergence pass offers it).
    *
    * @generated from field: string code = 1;
    */
