@@ -184,7 +184,6 @@ export class MemoryTables {
     const only = nodeIds === undefined ? undefined : new Set(nodeIds);
     return this.configFailures
       .filter((f) => f.campaign_id === campaignId && (!only || only.has(f.node_id)))
-      .sort((a, b) => a.at.getTime() - b.at.getTime())
       .map(({ node_id, at, boot_id, message }) => ({ node_id, at, boot_id, message }));
   }
 

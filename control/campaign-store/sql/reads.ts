@@ -190,7 +190,10 @@ export async function readOperationFacts(
   return result.rows;
 }
 
-/** The config failures recorded for a campaign's nodes (`nodeIds` only, when given), oldest first. */
+/**
+ * The config failures recorded for a campaign's nodes (`nodeIds` only, when given), in the order
+ * the database took them (never by their stamps, each the clock of the Control that received it).
+ */
 export async function readConfigFailures(
   q: Queryable,
   campaignId: string,
