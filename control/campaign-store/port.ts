@@ -179,7 +179,7 @@ export interface CampaignTransaction {
   readRegistry(nodeIds: readonly string[]): Promise<NodeRegistryRow[]>;
   /** The outbox rows of a campaign (of `nodeIds` only, when given) that carry a report or a send failure. */
   readOperationFacts(campaignId: string, nodeIds?: readonly string[]): Promise<OperationFactRow[]>;
-  /** The config failures of a campaign's nodes (`nodeIds` only, when given), oldest first. */
+  /** The config failures of a campaign's nodes (`nodeIds` only, when given), in the order written. */
   readConfigFailures(campaignId: string, nodeIds?: readonly string[]): Promise<ConfigFailureRow[]>;
   /** The commands of a campaign not applied yet, oldest first. */
   pendingCommands(campaignId: string): Promise<CommandRow[]>;

@@ -202,7 +202,7 @@ export async function readConfigFailures(
   const result = await q.query<ConfigFailureRow>(
     `select node_id, at, boot_id, message from campaign_config_failures
       where campaign_id = $1 ${nodeIds === undefined ? "" : "and node_id = any($2::text[])"}
-      order by at, id`,
+      order by id`,
     nodeIds === undefined ? [campaignId] : [campaignId, nodeIds],
   );
   return result.rows;

@@ -275,6 +275,21 @@ describeStoreContract("facts", ({ fx, store, insert, addOperations, unackedIds }
       ]);
     });
 
+    it("reads config failures in the order they were written, not by the stamps of the Controls that received them", async () => {
+      // Through a Control 5 s ahead, then through another.
+      await store.recordFacts(
+        [],
+        [{ campaignId: "c1", nodeId: "n1", at: at(5_000), bootId: "b1", message: "first" }],
+      );
+      await store.recordFacts(
+        [],
+        [{ campaignId: "c1", nodeId: "n1", at: at(1_000), bootId: "b1", message: "second" }],
+      );
+      expect(
+        (await store.transaction((tx) => tx.readConfigFailures("c1"))).map((f) => f.message),
+      ).toEqual(["first", "second"]);
+    });
+
     it("records config failures of existing campaigns only, read oldest first and by node", async () => {
       await insert("done", [{ id: "n1", state: "succeeded" }], T0 + 1);
       await store.recordFacts(
