@@ -76,7 +76,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     joinToken: options.joinToken,
     clientConstructor: AgentControlClientImpl,
     channelOptions: AGENT_CHANNEL_OPTIONS,
-    credentials: streamCredentials(options.tls),
+    credentials: streamCredentials(options.tls, options.server),
     settings,
     ticker: new Ticker(options.tickMs ?? 100),
     limiter: options.connectRate ? new ConnectLimiter(options.connectRate) : undefined,

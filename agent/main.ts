@@ -119,7 +119,7 @@ async function serve(options: RunOptions): Promise<never> {
     // Without --ca the system's roots verify Control; clear text only as RunOptions allows.
     credentials: options.clearText
       ? undefined
-      : streamCredentials(readStreamTls(options.tls ?? {}) ?? {}),
+      : streamCredentials(readStreamTls(options.tls ?? {}) ?? {}, options.server),
     tuf:
       options.tuf === undefined
         ? undefined

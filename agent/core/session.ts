@@ -12,6 +12,7 @@ import {
   type Operation,
   type Welcome,
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { serverNameOptions } from "./tls.js";
 
 /** The typed client of the Agent Control service. */
 export interface AgentControlClient extends grpc.Client {
@@ -94,7 +95,8 @@ export async function runSession(host: SessionHost, options: SessionOptions): Pr
   const client = new options.clientConstructor(
     grpcTarget(options.server),
     options.credentials ?? grpc.credentials.createInsecure(),
-    options.channelOptions,
+    // An IP address never goes into the TLS server name (RFC 6066; Node.js warns on stderr).
+    { ...options.channelOptions, ...serverNameOptions(options.server) },
   );
   const metadata = new grpc.Metadata();
   metadata.set("authorization", `Bearer ${options.token}`);
