@@ -277,6 +277,7 @@ describeStoreContract("campaigns", ({ fx, store, insert, addOperations, versionO
           report_version: null,
           report_at: null,
           report_boot_id: null,
+          report_seq: null,
           failed_at: at(4),
           failure: "no artifact for the platform",
         },
