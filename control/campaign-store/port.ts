@@ -30,6 +30,12 @@ export interface CampaignRow {
   readonly finishedAt: Date | undefined;
   /** Optimistic fencing: a write names the version it read. */
   readonly version: number;
+  /**
+   * The engine features the campaign uses, as recorded when it was created
+   * (`engine-features.ts`); a Control leads it only when it knows each. Absent or empty: none
+   * (a campaign of a release that recorded none).
+   */
+  readonly features?: readonly string[] | undefined;
 }
 
 /** What a node's registry row says, for the facts of a node that is not connected here. */
@@ -111,6 +117,11 @@ export function writesSomething(w: DecisionWrite): boolean {
 /** A new campaign with its nodes. */
 export interface NewCampaign {
   readonly campaign: CampaignState;
+  /**
+   * The engine features it uses, recorded with it (absent: `campaignFeatures` of its spec, as
+   * every campaign this release creates; a test names others to stand for a newer release's).
+   */
+  readonly features?: readonly string[] | undefined;
   readonly nodes: readonly CampaignNode[];
   readonly createdBy: string;
   readonly createdByIp: string;

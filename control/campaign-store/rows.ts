@@ -1,7 +1,8 @@
 /**
  * Conversions between the engine's records and database rows. The engine's records are
  * stored whole as JSON (times in epoch ms, `undefined` omitted) next to a few copied
- * columns for queries; reading rebuilds every field, absent ones as `undefined`.
+ * columns for queries; reading rebuilds every field, absent ones as `undefined`. Fields this
+ * release does not know are left out of what it reads, and kept where it writes (`writes.ts`).
  */
 import type {
   AdminCommand,
@@ -13,7 +14,11 @@ import type {
   SendFailure,
 } from "../campaign/index.js";
 
-const NODE_KEYS: readonly (keyof CampaignNode)[] = [
+/**
+ * Every field of a node record this release knows. The SQL store merges a record it writes into
+ * the stored one, keeping the fields outside this list (a newer release's).
+ */
+export const NODE_KEYS: readonly (keyof CampaignNode)[] = [
   "nodeId",
   "batch",
   "order",
@@ -46,7 +51,8 @@ const NODE_KEYS: readonly (keyof CampaignNode)[] = [
   "finishedAt",
 ];
 
-const CAMPAIGN_KEYS: readonly (keyof CampaignState)[] = [
+/** Every field of a campaign record this release knows (see {@link NODE_KEYS}). */
+export const CAMPAIGN_KEYS: readonly (keyof CampaignState)[] = [
   "id",
   "spec",
   "targetSequence",

@@ -22,6 +22,7 @@ import {
   type JudgedMark,
   type NodeFacts,
   type Stall,
+  unknownFeatures,
 } from "../campaign/index.js";
 import {
   type CampaignStore,
@@ -64,6 +65,11 @@ export interface DecisionDeps {
    * is none); the incremental decision is the one written. Absent: decided once.
    */
   readonly compareFullJudging?: ((campaignId: string, difference: string) => void) | undefined;
+  /**
+   * The engine features this Control knows (default: this release's); a campaign recording
+   * another is not decided (`DecisionOutcome.steppedAside`).
+   */
+  readonly engineFeatures?: readonly string[] | undefined;
 }
 
 /** The outcome of {@link runDecision}. */
@@ -84,6 +90,11 @@ export interface DecisionOutcome {
   readonly timings: { readonly read: number; readonly decide: number; readonly write: number };
   /** The campaign's stall after the decision, when stalls are judged and it is stalled. */
   readonly stall?: Stall | undefined;
+  /**
+   * The engine features the live campaign records that this Control does not know: it was not
+   * decided, nothing was written, and a Control that knows them must lead it.
+   */
+  readonly steppedAside?: readonly string[] | undefined;
 }
 
 const NOTHING: DecisionOutcome = {
@@ -126,6 +137,13 @@ export async function runDecision(
     if (!row || row.finishedAt !== undefined) {
       deps.copies.forget(campaignId);
       return NOTHING;
+    }
+    // A campaign using engine features this release lacks is not ours to judge: deciding it
+    // would misjudge those features and write records that lose them.
+    const unknown = unknownFeatures(row.features ?? [], deps.engineFeatures);
+    if (unknown.length > 0) {
+      deps.copies.forget(campaignId);
+      return { ...NOTHING, live: true, finished: false, steppedAside: unknown };
     }
     // Cached by the worker after the first decision of a release: no query per decision.
     const release = await deps.release(row.targetVersion);

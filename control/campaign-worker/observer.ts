@@ -25,4 +25,10 @@ export interface WorkerObserver {
    * its decisions; false once it progressed, finished, or this process stopped leading.
    */
   stalled?(campaignId: string, stalled: boolean): void;
+  /**
+   * This leader steps aside from live campaign `campaignId`: it records the engine `features`
+   * this Control does not know, so a Control that knows them must lead it; undefined once it no
+   * longer does (the campaign finished, or this process stopped leading).
+   */
+  steppedAside?(campaignId: string, features: readonly string[] | undefined): void;
 }

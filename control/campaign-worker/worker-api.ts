@@ -47,6 +47,12 @@ export interface CampaignWorkerOptions {
   readonly gateIntervalMs?: number;
   /** An evaluation taking longer counts as unreachable (default 10 s). */
   readonly gateTimeoutMs?: number;
+  /**
+   * The engine features this Control leads (default: this release's `ENGINE_FEATURES`); a
+   * campaign recording any other is stepped aside from (`engine-features.ts`). A test names
+   * fewer to stand for an older release.
+   */
+  readonly engineFeatures?: readonly string[];
 }
 
 /** A campaign worker; see `createCampaignWorker`. */

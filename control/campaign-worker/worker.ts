@@ -23,7 +23,7 @@
  * restarted Control never skips nodes that simply have not reconnected yet.
  */
 import type { AgentEvent } from "../agents/events.js";
-import { isConvergenceCampaignId, isFailure } from "../campaign/index.js";
+import { ENGINE_FEATURES, isConvergenceCampaignId, isFailure } from "../campaign/index.js";
 import {
   CampaignVersionConflict,
   type OfferRelease,
@@ -151,8 +151,12 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   };
   /** The stalls reported while this process leads (`stall.ts`). */
   const stalls: ReportedStalls = new Map();
+  /** The live campaigns this leader steps aside from, with the features it lacks for each. */
+  const aside = new Map<string, readonly string[]>();
+  const engineFeatures = o.engineFeatures ?? ENGINE_FEATURES;
   const deps = {
     stalls,
+    engineFeatures,
     compareFullJudging: o.compareFullJudging,
     store: o.store,
     lease: leadership.lease,
@@ -202,6 +206,8 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const forgetAll = () => {
     for (const id of stalls.keys()) o.observer?.stalled?.(id, false);
     stalls.clear();
+    for (const id of aside.keys()) o.observer?.steppedAside?.(id, undefined);
+    aside.clear();
     for (const id of tracked.ids()) untrack(id);
     copies.clear();
     due.reset();
@@ -209,7 +215,42 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     rowSightings.clear();
   };
 
+  /**
+   * Steps aside from a campaign recording engine features this Control lacks: it is neither
+   * decided nor tracked (its agents' reports do not wake it; the periodic pass looks at it
+   * again), and it is logged once while this process leads.
+   */
+  const stepAside = (campaignId: string, features: readonly string[]) => {
+    stalls.delete(campaignId);
+    o.observer?.stalled?.(campaignId, false);
+    gates.want(campaignId, undefined, o.clock.now().getTime());
+    untrack(campaignId);
+    if (aside.has(campaignId)) return;
+    aside.set(campaignId, features);
+    o.observer?.steppedAside?.(campaignId, features);
+    log.warn(
+      { campaignId, unknownFeatures: features, knownFeatures: engineFeatures },
+      "this Control steps aside from a campaign that uses engine features it does not know (a Control of a newer release must lead it); it keeps leading the others",
+    );
+  };
+
+  /** Forgets the campaigns stepped aside from that are no longer live (finished elsewhere). */
+  const pruneAside = (live: readonly string[]) => {
+    if (aside.size === 0) return;
+    const still = new Set(live);
+    for (const id of [...aside.keys()]) {
+      if (still.has(id)) continue;
+      aside.delete(id);
+      o.observer?.steppedAside?.(id, undefined);
+    }
+  };
+
   const record = (campaignId: string, out: DecisionOutcome) => {
+    if (out.steppedAside !== undefined) {
+      stepAside(campaignId, out.steppedAside);
+      return;
+    }
+    if (aside.delete(campaignId)) o.observer?.steppedAside?.(campaignId, undefined);
     gates.want(campaignId, out.finished ? undefined : out.campaign, o.clock.now().getTime());
     // A convergence failure may complete a burst that halts its desired version: judge it now,
     // not at the next interval, so the halt stops the campaign's offers at once.
@@ -253,6 +294,11 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       o.observer?.decided(result, (performance.now() - began) / 1000, out?.decision?.events ?? []);
     try {
       const out = await runDecision(deps, campaignId);
+      if (out.steppedAside !== undefined) {
+        // Not decided: neither a decision to count nor one to tell the listeners of.
+        record(campaignId, out);
+        return true;
+      }
       observe("committed", out);
       record(campaignId, out);
       await send(out.outgoing);
@@ -283,7 +329,12 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       log.warn({ err: error }, "report flush failed"),
     );
     if (periodic.take(now, tracked.any)) due.markAllDue();
-    for (const id of await due.take(now, () => o.store.liveCampaignIds())) {
+    const live = async () => {
+      const ids = await o.store.liveCampaignIds();
+      pruneAside(ids);
+      return ids;
+    };
+    for (const id of await due.take(now, live)) {
       if (!(await decideOne(id))) return false;
     }
     gates.tick(o.clock.now().getTime());

@@ -139,6 +139,7 @@ export * from "./desired.js";
 export * from "./desired-record.js";
 export * from "./download-budget.js";
 export { type FactsLookup, isActive } from "./draft.js";
+export * from "./engine-features.js";
 export * from "./estimate.js";
 export * from "./failure-budget.js";
 export * from "./fleet-summary.js";

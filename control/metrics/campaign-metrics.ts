@@ -1,7 +1,8 @@
 /**
  * The campaign worker's metrics, fed by its {@link WorkerObserver}: decisions by result and
  * their duration, breaches, rollbacks, campaigns finished, campaigns stalled past their
- * progress deadline, and whether this Control leads.
+ * progress deadline, campaigns stepped aside from (engine features this Control does not know),
+ * and whether this Control leads.
  * The pure engine knows nothing of them: they are read off the events a decision committed.
  */
 
@@ -62,6 +63,13 @@ export function campaignMetrics(metrics: ControlMetrics): WorkerObserver {
     labelNames: ["campaign"],
     registers,
   });
+  const aside = new Gauge({
+    name: "agent_control_campaign_stepped_aside",
+    help: "1 for each live campaign this leader steps aside from: it uses engine features this Control does not know (label features), so a Control of a newer release must lead it; its series goes when it finishes or this Control stops leading. Only the leader reports.",
+    labelNames: ["campaign", "features"],
+    registers,
+  });
+  const asideFeatures = new Map<string, string>();
   const count = (event: CampaignEvent) => {
     switch (event.kind) {
       case "breached":
@@ -94,6 +102,15 @@ export function campaignMetrics(metrics: ControlMetrics): WorkerObserver {
       // Labelled by campaign only while stalled: at most the live campaigns, never a history.
       if (now) stalled.set({ campaign: campaignId }, 1);
       else stalled.remove({ campaign: campaignId });
+    },
+    steppedAside(campaignId, features) {
+      const before = asideFeatures.get(campaignId);
+      if (before !== undefined) aside.remove({ campaign: campaignId, features: before });
+      asideFeatures.delete(campaignId);
+      if (features === undefined) return;
+      const label = features.join(",");
+      asideFeatures.set(campaignId, label);
+      aside.set({ campaign: campaignId, features: label }, 1);
     },
   };
 }

@@ -33,6 +33,8 @@ export interface MemoryCampaign {
   createdAt: number;
   updatedAt: Date;
   version: number;
+  /** `campaigns.engine_features` in SQL (absent: none). */
+  features?: readonly string[];
 }
 
 /** An outbox row as stored. */

@@ -4,7 +4,7 @@
  * applied together on {@link MemoryTransaction.commit}, so a transaction that throws changes
  * nothing.
  */
-import type { CampaignNode } from "../../campaign/index.js";
+import { type CampaignNode, campaignFeatures } from "../../campaign/index.js";
 import type { ReleaseYank } from "../offer-release.js";
 import {
   type CampaignRow,
@@ -61,6 +61,7 @@ export class MemoryTransaction implements CampaignTransaction {
       updatedAt: c.updatedAt,
       finishedAt: c.campaign.finishedAt === undefined ? undefined : new Date(c.campaign.finishedAt),
       version: c.version,
+      features: [...(c.features ?? [])],
     };
   }
 
@@ -197,6 +198,7 @@ export class MemoryTransaction implements CampaignTransaction {
         createdAt: input.now.getTime(),
         updatedAt: input.now,
         version: 1,
+        features: [...(input.features ?? campaignFeatures(c.spec))],
       });
       this.t.nodes.set(c.id, nodes);
     });

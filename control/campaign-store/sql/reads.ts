@@ -56,9 +56,11 @@ interface RawCampaignRow {
   updated_at: Date;
   finished_at: Date | null;
   version: number;
+  engine_features: string[] | null;
 }
 
-const CAMPAIGN_COLUMNS = "state, target_version, created_by, updated_at, finished_at, version";
+const CAMPAIGN_COLUMNS =
+  "state, target_version, created_by, updated_at, finished_at, version, engine_features";
 
 function campaignRow(raw: RawCampaignRow): CampaignRow {
   return {
@@ -68,6 +70,7 @@ function campaignRow(raw: RawCampaignRow): CampaignRow {
     updatedAt: raw.updated_at,
     finishedAt: raw.finished_at ?? undefined,
     version: raw.version,
+    features: raw.engine_features ?? [],
   };
 }
 

@@ -3,7 +3,7 @@
  * (campaign, nodes, outbox rows, applied commands, audit rows) in the caller's transaction.
  * Many rows go in one statement (`jsonb_to_recordset` / `unnest`).
  */
-import type { CampaignNode, CampaignState } from "../../campaign/index.js";
+import { type CampaignNode, type CampaignState, campaignFeatures } from "../../campaign/index.js";
 import {
   type AuditRow,
   CampaignVersionConflict,
@@ -11,7 +11,7 @@ import {
   type NewCampaign,
   writesSomething,
 } from "../port.js";
-import { dateOrNull } from "../rows.js";
+import { CAMPAIGN_KEYS, dateOrNull, NODE_KEYS } from "../rows.js";
 import type { Queryable } from "./reads.js";
 
 /** Inserts audit rows in the caller's transaction, in order. */
@@ -54,8 +54,8 @@ export async function insertCampaign(q: Queryable, input: NewCampaign): Promise<
   const c = input.campaign;
   await q.query(
     `insert into campaigns (id, target_version, target_sequence, phase, current_batch, code, state,
-        finished_at, created_by, created_by_ip, retry_of, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+        finished_at, created_by, created_by_ip, retry_of, created_at, updated_at, engine_features)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13::text[])`,
     [
       c.id,
       c.spec.targetVersion,
@@ -65,6 +65,7 @@ export async function insertCampaign(q: Queryable, input: NewCampaign): Promise<
       input.createdByIp,
       c.retryOf ?? null,
       input.now,
+      [...(input.features ?? campaignFeatures(c.spec))],
     ],
   );
   await insertNodes(q, c.id, input.nodes, input.now);
@@ -108,16 +109,22 @@ function nodesJson(nodes: readonly CampaignNode[]): string {
  * Writes a decision: changed node rows, the campaign row (bumping its version and
  * `updated_at` whenever anything changed), outbox rows (insert-or-ignore: the ids are
  * deterministic), applied commands and audit rows.
+ *
+ * A record is merged, not replaced: the fields of the stored JSON this release does not know
+ * (written by a newer release running beside it) are kept, and every field it knows is the
+ * record's own (one it left `undefined` is removed). Only the top level is merged: the records'
+ * nested objects (`spec`, `batches`) travel whole, unknown fields included.
  * @returns whether anything was written.
  */
 export async function writeDecision(q: Queryable, w: DecisionWrite): Promise<boolean> {
   if (!writesSomething(w)) return false;
   const updated = w.campaign
     ? await q.query(
-        `update campaigns set phase = $3, current_batch = $4, code = $5, state = $6,
+        `update campaigns set phase = $3, current_batch = $4, code = $5,
+            state = (state - $9::text[]) || $6::jsonb,
             finished_at = $7, updated_at = $8, version = version + 1
           where id = $1 and version = $2`,
-        [w.campaignId, w.version, ...campaignColumns(w.campaign), w.now],
+        [w.campaignId, w.version, ...campaignColumns(w.campaign), w.now, CAMPAIGN_KEYS],
       )
     : await q.query(
         "update campaigns set updated_at = $3, version = version + 1 where id = $1 and version = $2",
@@ -131,11 +138,12 @@ export async function writeDecision(q: Queryable, w: DecisionWrite): Promise<boo
   if (w.nodes.length > 0) {
     await q.query(
       `update campaign_nodes cn set state = x.state, code = x.code, updated_at = $3,
-          finished_at = to_timestamp(x.finished_ms / 1000.0), record = x.record
+          finished_at = to_timestamp(x.finished_ms / 1000.0),
+          record = (cn.record - $4::text[]) || x.record
          from jsonb_to_recordset($2::jsonb) as x(node_id text, batch int, ord int, state text,
               code text, pool text, finished_ms double precision, record jsonb)
         where cn.campaign_id = $1 and cn.node_id = x.node_id`,
-      [w.campaignId, nodesJson(w.nodes), w.now],
+      [w.campaignId, nodesJson(w.nodes), w.now, NODE_KEYS],
     );
   }
   if (w.operations.length > 0) {

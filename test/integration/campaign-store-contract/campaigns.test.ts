@@ -4,7 +4,11 @@
  * writeDecision).
  */
 import { describe, expect, it } from "vitest";
-import { type CampaignNode, operationId } from "../../../control/campaign/index.js";
+import {
+  type CampaignNode,
+  campaignFeatures,
+  operationId,
+} from "../../../control/campaign/index.js";
 import { CampaignVersionConflict } from "../../../control/campaign-store/index.js";
 import { at, campaignOf, op, T0, TARGET } from "./builders.js";
 import { describeStoreContract } from "./harness.js";
@@ -77,6 +81,8 @@ describeStoreContract("campaigns", ({ fx, store, insert, addOperations, versionO
         updatedAt: at(7),
         finishedAt: undefined,
         version: 1,
+        // The engine features it uses, recorded with it (engine-features.ts).
+        features: campaignFeatures(c.campaign.spec),
       });
     });
 

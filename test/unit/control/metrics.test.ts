@@ -242,3 +242,29 @@ describe("the fleet gauges read at scrape time", () => {
     expect(sample(text, 'agent_control_campaign_current_batch{campaign="c-1"}')).toBe(1);
   });
 });
+
+describe("the leader's campaigns stepped aside", () => {
+  it("shows 1 per campaign stepped aside, labelled by the features it lacks, until told otherwise", async () => {
+    const metrics = new ControlMetrics();
+    const observer = campaignMetrics(metrics);
+    observer.steppedAside?.("c-1", ["download_budget"]);
+    observer.steppedAside?.("c-2", ["abacus", "teleport"]);
+    let text = await metrics.render();
+    expect(
+      sample(
+        text,
+        'agent_control_campaign_stepped_aside{campaign="c-1",features="download_budget"}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(
+        text,
+        'agent_control_campaign_stepped_aside{campaign="c-2",features="abacus,teleport"}',
+      ),
+    ).toBe(1);
+    observer.steppedAside?.("c-1", undefined);
+    text = await metrics.render();
+    expect(text).not.toContain('campaign="c-1"');
+    expect(text).toContain('campaign="c-2"');
+  });
+});
