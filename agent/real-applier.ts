@@ -33,6 +33,18 @@ export interface RealApplierHost {
 /** The applier of a real Agent installed in `host.paths`. */
 export function realApplier(host: RealApplierHost): Applier {
   const { paths, state } = host;
+  /** A rollback to `to` is refused, with one log line, when `to` is not installed. */
+  async function rollbackRefusal(to: string, opId?: string): Promise<ApplyOutcome> {
+    if ((await installedArtifact(paths, to)) !== undefined) return undefined;
+    host.log.error(
+      { ...(opId === undefined ? {} : { opId }), version: to, current: state.version },
+      "refusing a rollback: the previous version is not installed",
+    );
+    return {
+      code: PREVIOUS_VERSION_MISSING,
+      message: `cannot reinstate ${to}: ${to} is not installed (no artifact under versions/${to})`,
+    };
+  }
   return {
     refuseUpgrade: () => undefined,
 
@@ -70,17 +82,11 @@ export function realApplier(host: RealApplierHost): Applier {
       return undefined;
     },
 
+    checkRollback: (to: string) => rollbackRefusal(to),
+
     async applyRollback(opId: string, from: string, to: string): Promise<ApplyOutcome> {
-      if ((await installedArtifact(paths, to)) === undefined) {
-        host.log.error(
-          { opId, version: to, from },
-          "refusing a rollback: the previous version is not installed",
-        );
-        return {
-          code: PREVIOUS_VERSION_MISSING,
-          message: `cannot reinstate ${to}: ${to} is not installed (no artifact under versions/${to})`,
-        };
-      }
+      const refusal = await rollbackRefusal(to, opId);
+      if (refusal !== undefined) return refusal;
       state.switch = { kind: "rollback", opId, from, to, previousBefore: state.previousVersion };
       state.version = to;
       state.previousVersion = from;

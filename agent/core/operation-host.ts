@@ -41,6 +41,12 @@ export interface Applier {
     upgrade: AcceptedUpgrade,
     bytes?: Uint8Array,
   ): Promise<ApplyOutcome>;
+  /**
+   * Why a rollback to `to` cannot be applied (e.g. its files are gone), asked before it is
+   * accepted: the rollback is then reported FAILED with it and nothing changes. Absent or
+   * undefined: it can.
+   */
+  checkRollback?(to: string): Promise<ApplyOutcome>;
   /** Switches back from `from` to `to` (the previous version); the core then restarts. */
   applyRollback(opId: string, from: string, to: string): Promise<ApplyOutcome>;
   /** Makes `version` permanent (the confirmed sequence is already raised in the state). */

@@ -188,6 +188,8 @@ async function rollback(host: OperationHost, opId: string, op: AgentRollback, re
       `cannot reinstate ${op.version || "a previous release"}: the previous release is ${previous || "none"}`,
     );
   }
+  const refusal = await host.applier.checkRollback?.(previous);
+  if (refusal !== undefined) return report(FAILED, current, refusal.code, refusal.message);
   await report(ACCEPTED, previous);
   host.countApplication(opId);
   const failure = await host.applier.applyRollback(opId, current, previous);

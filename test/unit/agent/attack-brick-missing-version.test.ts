@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type AgentState, loadState, saveState } from "../../../agent/agent-state.js";
 import type { AgentLog } from "../../../agent/core/log.js";
+import { deliverOperation } from "../../../agent/core/operations.js";
 import {
   type InstallPaths,
   installPaths,
@@ -26,7 +27,10 @@ import {
 } from "../../../agent/install-dir.js";
 import { realApplier } from "../../../agent/real-applier.js";
 import { supervise } from "../../../agent/supervisor.js";
+import { generateKeyPair } from "../../../control/shared/release/index.js";
 import { OperationPhase } from "../../../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { rollbackOp } from "../sim/release-fixture.js";
+import { testAgentHost } from "./agent-host.js";
 
 const WELCOMES = `process.send({ type: "welcomed", version: "good" }); setInterval(() => {}, 1000);`;
 const HANGS = "setInterval(() => {}, 1000);";
@@ -230,5 +234,35 @@ describe("a supervisor whose current names a missing artifact", () => {
     await switchCurrent(paths, "1.2.0");
     await superviseUntil(paths, 60_000, async () => (await readCurrent(paths)) === "1.1.0");
     expect((await loadState(paths))?.version).toBe("1.1.0");
+  });
+});
+
+describe("an AgentRollback to a previous version that is not installed", () => {
+  it("is answered FAILED previous_version_missing without ACCEPTED, and nothing moves", async () => {
+    const key = await generateKeyPair();
+    const agent = await testAgentHost({
+      state: {
+        nodeId: "n1",
+        version: "1.3.0",
+        previousVersion: "1.2.0",
+        confirmedSequence: "0",
+        handled: {},
+      },
+      installed: ["1.3.0"],
+      pins: [key.pin],
+    });
+    dirs.push(agent.paths.root);
+    await deliverOperation(agent.host, rollbackOp("rb", "1.2.0"));
+    expect(agent.reports.map((r) => OperationPhase[r.report.phase])).toEqual(["FAILED"]);
+    expect(agent.reports[0]?.report).toMatchObject({
+      code: "previous_version_missing",
+      version: "1.3.0",
+    });
+    expect(agent.restarts).toEqual([]);
+    expect(await readCurrent(agent.paths)).toBe("1.3.0");
+    expect(await loadState(agent.paths)).toMatchObject({
+      version: "1.3.0",
+      previousVersion: "1.2.0",
+    });
   });
 });
