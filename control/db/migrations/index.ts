@@ -27,6 +27,7 @@ import { Migration0020OperationsHeadroom } from "./0020-operations-headroom.js";
 import { Migration0021ReportOrder } from "./0021-report-order.js";
 import { Migration0022SlotIndex } from "./0022-slot-index.js";
 import { Migration0023EngineFeatures } from "./0023-engine-features.js";
+import { Migration0024LeaseFeatures } from "./0024-lease-features.js";
 
 /**
  * A migration and the schema release that added it. Every migration a release adds carries
@@ -60,4 +61,5 @@ export const MIGRATIONS: ReleasedMigration[] = [
   { name: "0021-report-order", class: Migration0021ReportOrder, release: 2 },
   { name: "0022-slot-index", class: Migration0022SlotIndex, release: 2 },
   { name: "0023-engine-features", class: Migration0023EngineFeatures, release: 2 },
+  { name: "0024-lease-features", class: Migration0024LeaseFeatures, release: 2 },
 ];
