@@ -66,6 +66,12 @@ async function main(): Promise<number> {
     try {
       code = await runPrimary({ config, workers, log, say: (line) => announce.info(line) });
     } catch (error) {
+      if (error instanceof ConfigError) {
+        // What only a start finds (the embedded PostgreSQL's initdb or server): one line each.
+        process.stderr.write(error.problems.map((problem) => `control: ${problem}\n`).join(""));
+        log.flush();
+        return 2;
+      }
       if (error instanceof SchemaTooNewError) return refuse(error, log);
       throw error;
     }

@@ -43,9 +43,13 @@ export function scopeDecision(
   return { ok: true, grant: scope.allowReenroll ? "allow_reenroll" : null };
 }
 
-/** The refusal an Agent sees when its join token may not re-enroll an existing node. */
+/**
+ * The refusal an Agent sees when its join token may not re-enroll an existing node. It names
+ * both ways back and says that a revoked node has only the first (the store does not tell
+ * which of the two held the node back, and the Agent learns nothing more from it).
+ */
 export function alreadyEnrolledMessage(nodeId: string): string {
-  return `node "${nodeId}" is already enrolled; an operator must reset it (agentctl node reset ${nodeId}) or issue a join token that allows re-enrollment`;
+  return `node "${nodeId}" is already enrolled; an operator must reset it (agentctl node reset ${nodeId}) or, unless it was revoked, issue a join token that allows re-enrollment`;
 }
 
 /**

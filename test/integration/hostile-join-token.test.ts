@@ -55,7 +55,7 @@ describe("hostile: a join token holder naming an enrolled node", () => {
     const refused = await refusal(join, "victim-1");
     expect(refused.code).toBe(status.PERMISSION_DENIED);
     expect(refused.details).toBe(
-      'node "victim-1" is already enrolled; an operator must reset it (agentctl node reset victim-1) or issue a join token that allows re-enrollment',
+      'node "victim-1" is already enrolled; an operator must reset it (agentctl node reset victim-1) or, unless it was revoked, issue a join token that allows re-enrollment',
     );
 
     const again = await connectAgent(tc.agentAddress, nodeToken, "victim-1");

@@ -39,7 +39,7 @@ describe("what a join token may enroll", () => {
 
   it("tells the agent how an operator lets an enrolled node back in", () => {
     expect(alreadyEnrolledMessage("web-7")).toBe(
-      'node "web-7" is already enrolled; an operator must reset it (agentctl node reset web-7) or issue a join token that allows re-enrollment',
+      'node "web-7" is already enrolled; an operator must reset it (agentctl node reset web-7) or, unless it was revoked, issue a join token that allows re-enrollment',
     );
   });
 });
