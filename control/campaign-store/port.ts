@@ -263,6 +263,12 @@ export interface LeaseOptions {
   /** Called with the reason when leadership is lost. */
   readonly onLost?: (why: string) => void;
   readonly name?: string;
+  /**
+   * The engine features this Control knows, recorded with the lease it takes; with them it
+   * takes the lease over from a live holder that lacks features an unfinished campaign records
+   * and this Control knows (the SQL store; the memory store ignores them). Absent: neither.
+   */
+  readonly engineFeatures?: readonly string[] | undefined;
 }
 
 /** One evaluation of an outside health gate, to store as its latest result. */

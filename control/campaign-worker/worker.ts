@@ -59,7 +59,11 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const ttl = o.leaseTtlMs ?? Math.min(15_000, Math.max(3000, 3 * o.intervalMs));
   const debounceMs = o.debounceMs ?? 20;
   const resendAfterMs = o.resendAfterMs ?? 30_000;
-  const leadership = new Leadership(o.store.lease({ holder: o.holder, ttlMs: ttl }), ttl);
+  const engineFeatures = o.engineFeatures ?? ENGINE_FEATURES;
+  const leadership = new Leadership(
+    o.store.lease({ holder: o.holder, ttlMs: ttl, engineFeatures }),
+    ttl,
+  );
   const due = new DueQueue();
   const tracked = new TrackedCampaigns();
   /** When this process last heard from a node whose stream ended (epoch ms). */
@@ -153,7 +157,6 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const stalls: ReportedStalls = new Map();
   /** The live campaigns this leader steps aside from, with the features it lacks for each. */
   const aside = new Map<string, readonly string[]>();
-  const engineFeatures = o.engineFeatures ?? ENGINE_FEATURES;
   const deps = {
     stalls,
     engineFeatures,

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ENGINE_FEATURES } from "../../control/campaign/index.js";
 import { createLeaderLease } from "../../control/campaign-store/sql/lease.js";
 import { createLogger } from "../../control/log.js";
 import { CampaignPhase } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
@@ -59,10 +60,15 @@ describe("the campaign worker's leader lease", { timeout: 120_000 }, () => {
     });
     const id = started.campaign?.id ?? "";
     const before = await lease();
-    // Another process takes the lease over: it holds a live connection and bumps the epoch.
+    // Another process takes the lease over: it holds a live connection and bumps the epoch. It
+    // records the engine features it knows at its epoch, as a Control of this release does (one
+    // that records none would be taken over at once: lease-engine-features.test.ts).
     await intruder.query(
       `update control_leases set holder = 'intruder', holder_pid = pg_backend_pid(),
-          epoch = epoch + 1, expires_at = now() + interval '1 hour' where name = 'campaign-worker'`,
+          epoch = epoch + 1, expires_at = now() + interval '1 hour',
+          engine_features = $1::text[], features_epoch = epoch + 1
+        where name = 'campaign-worker'`,
+      [[...ENGINE_FEATURES]],
     );
     const fenced = await version(id);
     const answer = await fx.campaigns.pauseCampaign({ id, reason: "while fenced" });

@@ -7,6 +7,13 @@
  *   Every takeover increments `epoch`.
  * - Renew: every `ttlMs / 3` over the holder's own dedicated connection; a renewal that
  *   finds another holder or epoch, or a broken connection, ends the leadership at once.
+ * - Take over from a live holder that knows less: with `engineFeatures` (the campaign worker's
+ *   lease), the holder records the engine features it knows beside the epoch it took
+ *   (`features_epoch`; a holder that records none, as the previous release, leaves it behind
+ *   `epoch`), and a Control takes the lease from a live holder when an unfinished campaign
+ *   records features this Control knows and the holder does not (docs/decisions.md, "Versioned
+ *   engine features"). Feature lists only grow from release to release, so two Controls never
+ *   take it from each other back and forth.
  * - Fence: every campaign write transaction calls {@link LeaderLease.fence} first; it takes
  *   a share lock on the row and throws {@link StaleLeaderError} unless this process holds
  *   it at its epoch, so a stale leader's writes are refused and a takeover waits for
@@ -103,15 +110,25 @@ export function createLeaderLease(options: SqlLeaseOptions): LeaderLease {
           return epoch !== undefined;
         }
         const taken = await c.query<{ epoch: string }>(
-          `insert into control_leases (name, holder, holder_pid, epoch, expires_at)
-           values ($1, $2, pg_backend_pid(), 1, now() + $3 * interval '1 millisecond')
+          `insert into control_leases (name, holder, holder_pid, epoch, expires_at,
+              engine_features, features_epoch)
+           values ($1, $2, pg_backend_pid(), 1, now() + $3 * interval '1 millisecond', $4::text[], 1)
            on conflict (name) do update set holder = excluded.holder,
              holder_pid = excluded.holder_pid, epoch = control_leases.epoch + 1,
-             expires_at = excluded.expires_at
+             expires_at = excluded.expires_at, engine_features = excluded.engine_features,
+             features_epoch = control_leases.epoch + 1
            where control_leases.expires_at < now()
               or not exists (select 1 from pg_stat_activity a where a.pid = control_leases.holder_pid)
+              or (excluded.engine_features is not null and exists (
+                    select 1 from campaigns c
+                     where c.finished_at is null
+                       and c.engine_features <@ excluded.engine_features
+                       and not c.engine_features <@ (case
+                             when control_leases.features_epoch = control_leases.epoch
+                             then coalesce(control_leases.engine_features, '{}'::text[])
+                             else '{}'::text[] end)))
            returning epoch`,
-          [name, options.holder, ttlMs],
+          [name, options.holder, ttlMs, options.engineFeatures ?? null],
         );
         const row = taken.rows[0];
         if (row) {
