@@ -3,11 +3,13 @@
  * {@link PREVIOUS_RELEASE_COMMIT}, run with `node --import tsx control/main.ts` as `npm start`
  * does) and one of HEAD on one PostgreSQL, behind a round-robin load balancer, with simulated
  * agents spread over both. The previous release migrates the new database and leads; HEAD starts
- * beside it and migrates its own release on top; a campaign started through HEAD's admin API is
- * run by the previous release's worker, which is stopped (SIGTERM, as an upgrade does) while the
- * campaign is mid-batch; HEAD takes the lease and the campaign completes with every node on the
- * target and no operation applied twice. Then the previous release starts again on the new
- * schema, as rolling the Control binary back does.
+ * beside it and migrates its own release on top, and the previous release keeps the lease; a
+ * campaign started through HEAD's admin API records engine features the previous release does
+ * not know, so HEAD takes the lease from it (docs/decisions.md, "Versioned engine features")
+ * while it still runs; the previous release is then stopped (SIGTERM, as an upgrade does) while
+ * the campaign is mid-batch, and the campaign completes with every node on the target and no
+ * operation applied twice. Then the previous release starts again on the new schema, as
+ * rolling the Control binary back does.
  *
  * PREVIOUS_RELEASE_COMMIT is the commit the release before HEAD's shipped from. When a release
  * lands, set it to the last commit of that release (its migrations all carry its schema
@@ -264,6 +266,11 @@ describe("a Control of the previous release and one of HEAD on one database", ()
       }),
     });
     const id = campaign?.id ?? "";
+    // Its engine features are HEAD's, not the previous release's: HEAD takes the lease over
+    // from the live previous release, which stops leading.
+    await waitFor("HEAD takes the lease from the previous release", async () => {
+      return (await leader()) === head && (await leads(head)) === 1 && (await leads(old)) === 0;
+    });
     const get = async () =>
       (await client(CampaignService, head).getCampaign({ id, summaryOnly: true })).campaign;
     await waitFor("six nodes past waiting", async () => {
