@@ -23,7 +23,6 @@
  */
 import cluster, { type Worker } from "node:cluster";
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { resolveOperatorToken } from "./admin/auth.js";
 import { reloadInEveryWorker } from "./cluster-reload.js";
 import type { ControlConfig } from "./config.js";
@@ -85,7 +84,7 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
     }
     if (!life.stopping) await supervise(o, url, life);
   } finally {
-    if (embedded) await stopDatabase(embedded, config.dataDir);
+    if (embedded) await embedded.stop();
     life.dispose();
   }
   return life.exitCode;
@@ -163,21 +162,6 @@ class PrimaryLife {
       process.removeListener(event as NodeJS.Signals, listener as () => void);
     }
   }
-}
-
-/**
- * Stops the embedded server. A server already gone (systemd's control group sent it SIGTERM
- * too, and it ended once the workers hung up) removed its `postmaster.pid`; its stop() would
- * wait for an exit event that came before, so that file's removal ends the wait as well.
- */
-async function stopDatabase(embedded: EmbeddedDatabase, dataDir: string): Promise<void> {
-  const pidFile = join(resolve(dataDir), "postgres", "postmaster.pid");
-  let waiting = true;
-  const gone = (async () => {
-    while (waiting && existsSync(pidFile)) await new Promise((r) => setTimeout(r, 100));
-  })();
-  await Promise.race([embedded.stop(), gone]);
-  waiting = false;
 }
 
 /** Forks the workers, restarts those that die, and stops them all once `life` stops. */

@@ -140,7 +140,7 @@ export async function startEmbeddedPostgres(
     await server.start().catch((error: unknown) => {
       throw failed(`the embedded PostgreSQL server in ${databaseDir} did not start`, error);
     });
-    stopServer = () => server.stop();
+    stopServer = () => stopUnlessGone(server, databaseDir);
   }
   try {
     await useSecret(dataDir, port, secret, log);
@@ -158,6 +158,24 @@ export async function startEmbeddedPostgres(
       await stopServer();
     },
   };
+}
+
+/**
+ * Stops `server`, also when it is already gone: a server that ended on its own (systemd's
+ * control group sent it SIGTERM too) removed its `postmaster.pid`, and its stop() would wait
+ * for an exit event that came before; that file's removal ends the wait as well.
+ */
+async function stopUnlessGone(
+  server: { stop(): Promise<void> },
+  databaseDir: string,
+): Promise<void> {
+  const pidFile = join(databaseDir, "postmaster.pid");
+  let waiting = true;
+  const gone = (async () => {
+    while (waiting && existsSync(pidFile)) await new Promise((r) => setTimeout(r, 100));
+  })();
+  await Promise.race([server.stop(), gone]);
+  waiting = false;
 }
 
 /**
