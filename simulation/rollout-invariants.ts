@@ -7,9 +7,14 @@
  * - D2: a convergence campaign starts only while its desired version is not halted, no other
  *   convergence campaign of it is unfinished, and its convergence campaigns since it was set
  *   failed fewer nodes than its limit (a burst of failures halts convergence).
+ * - D4: a convergence campaign of a desired version a campaign set runs under that campaign's
+ *   guard rails: its windows, download budget, gates and threshold are that campaign's, and it
+ *   starts only while one of those windows is open (W1 then holds its offers inside them).
  * - D3 (end): every agent a desired version governs that is online, upgradable, behaves well
- *   and did not fail converging runs its target, unless its convergence was halted or an
- *   operator aborted a convergence campaign that held it.
+ *   and did not fail converging runs its target, unless its convergence was halted, an
+ *   operator aborted a convergence campaign that held it, or a window of the campaign that
+ *   set it was closed at some time in the run's last convergence interval (convergence waits
+ *   for the window).
  * - P1: a plan's group starts only after the group before it completed (its campaign finished
  *   completed, or it had nothing to upgrade) and the plan's wait elapsed since.
  * - P2: a breach of a group (its campaign rolls back, fails or is aborted) halts the plan, and
@@ -28,6 +33,7 @@ import {
   refGoverning,
   refSelects,
 } from "./reference/selector.js";
+import { refClosedMs, refWindowOpen } from "./reference/windows.js";
 
 /** What the checks remember between steps. */
 export interface RolloutCheckState {
@@ -78,6 +84,27 @@ export function rolloutViolations(
       continue;
     }
     if (d.haltedAt !== undefined) out.push(`D2: ${id} started after ${d.id} was halted`);
+    const setter = d.setBy.startsWith("campaign:")
+      ? t.campaigns.get(d.setBy.slice("campaign:".length))
+      : undefined;
+    if (setter !== undefined) {
+      const rails = (spec: typeof c.campaign.spec) =>
+        JSON.stringify([
+          spec.windows ?? [],
+          spec.maxDownloads ?? 0,
+          spec.gates ?? [],
+          spec.failureThresholdPercent,
+        ]);
+      if (rails(c.campaign.spec) !== rails(setter.campaign.spec))
+        out.push(
+          `D4: ${id} runs under ${rails(c.campaign.spec)}, not the guard rails ${rails(setter.campaign.spec)} of ${setter.campaign.id}, which set ${d.id}`,
+        );
+      const windows = setter.campaign.spec.windows ?? [];
+      if (windows.length > 0 && !refWindowOpen(windows, c.createdAt))
+        out.push(
+          `D4: ${id} started at ${new Date(c.createdAt).toISOString()}, outside every window of ${setter.campaign.id}, which set ${d.id}`,
+        );
+    }
     const runs = [...t.campaigns.values()]
       .filter(
         (x) => x.createdBy === c.createdBy && x.campaign.id !== id && x.createdAt <= c.createdAt,
@@ -158,11 +185,16 @@ export function rolloutViolations(
   return out;
 }
 
-/** D3 and P3 at the end of a run whose campaigns all finished. */
+/**
+ * D3 and P3 at the end (`end`, epoch ms) of a run whose campaigns all finished, the fleet
+ * passes running every `intervalMs`.
+ */
 export function rolloutEndViolations(
   store: MemoryCampaignStore,
   fleetStore: MemoryFleetStore,
   fleet: SimFleet,
+  end: number,
+  intervalMs: number,
 ): string[] {
   const out: string[] = [];
   for (const { plan } of fleetStore.tables.plans.values())
@@ -202,7 +234,13 @@ export function rolloutEndViolations(
         c.campaign.code === "aborted" &&
         (t.nodes.get(c.campaign.id) ?? []).some((n) => n.nodeId === nodeId),
     );
-    if (!failedConverging && !stopped)
+    // Convergence runs under the windows of the campaign that set the desired version.
+    const setter = d.setBy.startsWith("campaign:")
+      ? t.campaigns.get(d.setBy.slice("campaign:".length))
+      : undefined;
+    const windows = setter?.campaign.spec.windows ?? [];
+    const waitsForWindow = windows.length > 0 && refClosedMs(windows, end - intervalMs, end) > 0;
+    if (!failedConverging && !stopped && !waitsForWindow)
       out.push(
         `D3: ${nodeId} is online on ${agent.version}, behind ${d.id} (${d.target.version}), and never converged`,
       );

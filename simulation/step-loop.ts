@@ -194,7 +194,13 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     const end = [
       ...outcomeEndViolations(truth, clock.ms),
       ...claimEndViolations(claims),
-      ...rolloutEndViolations(store, fleetStore, fleet),
+      ...rolloutEndViolations(
+        store,
+        fleetStore,
+        fleet,
+        clock.ms,
+        scenario.rollout.convergenceIntervalMs,
+      ),
     ];
     if (end.length > 0) violation = { step: steps, at: clock.ms, message: end.join("\n") };
   }
