@@ -56,10 +56,14 @@ export interface AgentScript {
   readonly busyUntil?: number;
 }
 
-/** The capabilities an agent negotiates. */
+/**
+ * The capabilities an agent negotiates: `defer.v1` with `upgrade.v1` (a busy agent answers
+ * DEFERRED, which Control honours only from a session that negotiated it).
+ */
 export function capabilitiesOf(s: AgentScript): string[] {
   if (s.behaviour === "no_cap") return [];
-  return s.configCapable ? ["upgrade.v1", "config.v1"] : ["upgrade.v1"];
+  const upgrade = ["upgrade.v1", "defer.v1"];
+  return s.configCapable ? [...upgrade, "config.v1"] : upgrade;
 }
 
 /** An agent's report on one operation. */

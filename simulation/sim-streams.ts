@@ -60,7 +60,7 @@ export class SimStreams {
         kind: "node",
         nodeId: (authorization ?? "").replace(/^Bearer /, ""),
       }),
-      capabilities: ["upgrade.v1", "config.v1"],
+      capabilities: ["upgrade.v1", "config.v1", "defer.v1"],
       // The simulated fleet's labels are its scripts' own: believed, as a configured fleet's are.
       agentReportedLabels: ["*"],
       heartbeatIntervalMs: ctx.heartbeatIntervalMs,
