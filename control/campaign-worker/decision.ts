@@ -156,6 +156,9 @@ export async function runDecision(
     }
     read = performance.now();
     const now = deps.clock.now();
+    // Read in the transaction, never cached: a yank stops the very next decision's offers, and
+    // a breach never rolls a node back onto a yanked previous release (one query for both).
+    const yanks = await tx.readYanks(yankVersions(row.targetVersion, copy.nodes));
     const input: DecideInput = {
       campaign: row.campaign,
       nodes: copy.nodes,
@@ -172,8 +175,8 @@ export async function runDecision(
         (row.campaign.spec.gates?.length ?? 0) > 0
           ? await tx.readGateResults(campaignId, row.campaign.currentBatch)
           : undefined,
-      // Read in the transaction, never cached: a yank stops the very next decision's offers.
-      yanked: (await tx.readYanks([row.targetVersion])).get(row.targetVersion),
+      yanked: yanks.get(row.targetVersion),
+      yankedPrevious: yanks,
     };
     let lastInput = input;
     let decision = decide(input);
@@ -315,4 +318,14 @@ async function disabledOffers(tx: CampaignTransaction, decision: Decision) {
   const offered = decision.actions.filter((a) => a.kind === "upgrade").map((a) => a.nodeId);
   if (offered.length === 0) return [];
   return (await tx.readRegistry(offered)).filter((r) => !r.enabled);
+}
+
+/**
+ * The versions whose yanks a decision reads: the target's, and every previous version of the
+ * campaign's nodes (a rollback onto a yanked one is withheld, `rollback.ts`).
+ */
+export function yankVersions(target: string, nodes: readonly CampaignNode[]): string[] {
+  const versions = new Set<string>([target]);
+  for (const n of nodes) if (n.previousVersion !== undefined) versions.add(n.previousVersion);
+  return [...versions];
 }

@@ -108,6 +108,13 @@ export interface DecideInput {
    * no batch passes. Absent: not yanked.
    */
   readonly yanked?: { readonly reason: string } | undefined;
+  /**
+   * The yanked releases among the campaign's nodes' previous versions, by version (the worker
+   * reads them with the target's yank). A breach never rolls a node back onto one of them: its
+   * rollback is withheld and the node stays on the target, named (code or rollbackResult
+   * rollback_withheld, `rollback.ts`). Absent or empty: none yanked.
+   */
+  readonly yankedPrevious?: ReadonlyMap<string, { readonly reason: string }> | undefined;
 }
 
 /** What changed: the new campaign record if it changed, and the new records of changed nodes. */
@@ -273,6 +280,7 @@ export function decide(input: DecideInput): Decision {
   if (input.readyAt !== undefined) d.readyAt = input.readyAt;
   if (input.gates !== undefined) d.gateResults = input.gates;
   if (input.yanked !== undefined) d.yanked = input.yanked;
+  if (input.yankedPrevious !== undefined) d.yankedPrevious = input.yankedPrevious;
   if (input.changedFacts !== undefined) {
     d.changedFacts = { batch: input.campaign.currentBatch, nodeIds: input.changedFacts };
   }

@@ -48,6 +48,11 @@ export interface Draft extends IncrementalJudging {
   readonly target: Target;
   /** Set when the target release was yanked (`DecideInput.yanked`): nothing more is offered. */
   yanked?: { readonly reason: string } | undefined;
+  /**
+   * The yanked releases among the nodes' previous versions (`DecideInput.yankedPrevious`): no
+   * rollback is sent onto one of them. Empty when none were given.
+   */
+  yankedPrevious: ReadonlyMap<string, { readonly reason: string }>;
   /** The current batch's gate results (`DecideInput.gates`); empty when none were given. */
   gateResults: readonly GateResult[];
   campaign: CampaignState;
@@ -141,6 +146,7 @@ export function createDraft(
     readyAt: Number.NEGATIVE_INFINITY,
     target,
     gateResults: [],
+    yankedPrevious: new Map(),
     campaign,
     records,
     indexOf,

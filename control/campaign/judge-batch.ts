@@ -64,7 +64,8 @@ export function judgeBreach(d: Draft): void {
   let stopper: string | undefined;
   let gate: number | undefined;
   let code: CampaignCode = "batch_failed";
-  const overThreshold = isBreached(counts, threshold, b.acceptedFailures);
+  // A yanked target stops the campaign as release_yanked whatever else breached with it.
+  const overThreshold = d.yanked === undefined && isBreached(counts, threshold, b.acceptedFailures);
   const limit = overThreshold ? undefined : limitBreach(d);
   if (overThreshold) {
     stopper = breachingNode(batchNodes(d, b.index), threshold, b.acceptedFailures)?.nodeId;
@@ -113,7 +114,7 @@ export function judgeBreach(d: Draft): void {
       return;
     case "stop":
       closePause(d);
-      cancelWaiting(d, "batch_failed", `canceled: ${why}`);
+      cancelWaiting(d, code === "release_yanked" ? code : "batch_failed", `canceled: ${why}`);
       updateBatch(d, b.index, { endedAt: d.now });
       updateCampaign(d, { phase: "failed" }, `stopped: ${why}`);
       return;

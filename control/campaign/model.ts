@@ -21,7 +21,15 @@ export type { NodeState } from "./node-state-traits.js";
 export { isFailure, isFinal, isUpgrading, NODE_STATES } from "./node-state-traits.js";
 
 /** The outcome of a final node's rollback: back on its previous version, or why not. */
-export type RollbackResult = "rolled_back" | "rollback_failed" | "rollback_unconfirmed";
+/**
+ * A final node's rollback outcome; rollback_withheld: never sent, its previous release was yanked
+ * (it stays on the target, `rollback.ts`).
+ */
+export type RollbackResult =
+  | "rolled_back"
+  | "rollback_failed"
+  | "rollback_unconfirmed"
+  | "rollback_withheld";
 
 /** Where a campaign stands (proto `CampaignPhase`); changes at the moment of the decision. */
 export type CampaignPhase =
@@ -91,7 +99,11 @@ export type NodeCode =
   | "batch_failed"
   | "aborted"
   | "rollback_failed"
-  | "rollback_unconfirmed";
+  | "rollback_unconfirmed"
+  /** Its rollback was withheld: its previous release is yanked, so it stays on the target. */
+  | "rollback_withheld"
+  /** Canceled because the campaign's target was yanked (SPEC §10). */
+  | "release_yanked";
 
 /**
  * Why a campaign stopped (empty while it runs or after it completed): a batch over its

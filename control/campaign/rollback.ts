@@ -89,6 +89,18 @@ function reportsTarget(d: Draft, n: CampaignNode): boolean {
 }
 
 /**
+ * The yank of `n`'s previous release when it was yanked (`Draft.yankedPrevious`): a rollback
+ * would reinstall a yanked release, so none is sent to it; it stays on the target, named.
+ */
+function yankedPrevious(d: Draft, n: CampaignNode): { readonly reason: string } | undefined {
+  return n.previousVersion === undefined ? undefined : d.yankedPrevious.get(n.previousVersion);
+}
+
+function withheldMessage(n: CampaignNode, yank: { readonly reason: string }): string {
+  return `rollback withheld: its previous release ${n.previousVersion} was yanked (${yank.reason}); it stays on the target`;
+}
+
+/**
  * Sends a rollback to the final nodes of `batch` that run or may run the target
  * ({@link mayRunTarget}) and were not sent one yet. Their states stay as they are (final states
  * never change); the rollback, its boot id and its deadline are recorded on them
@@ -100,7 +112,14 @@ function reportsTarget(d: Draft, n: CampaignNode): boolean {
 function rollbackFinalNodes(d: Draft, batch: number, why: string): void {
   if (tallyOf(d, batch).failed === 0) return;
   for (const n of batchNodes(d, batch)) {
-    if (n.rollbackOperationId !== undefined || !mayRunTarget(d, n)) continue;
+    if (n.rollbackOperationId !== undefined || n.rollbackResult !== undefined) continue;
+    if (!mayRunTarget(d, n) && n.code !== "rollback_withheld") continue;
+    const yank = yankedPrevious(d, n);
+    if (yank !== undefined) {
+      annotateFinal(d, n, { rollbackResult: "rollback_withheld" }, withheldMessage(n, yank));
+      continue;
+    }
+    if (!mayRunTarget(d, n)) continue;
     const id = operationId(d.campaign.id, n.nodeId, "rollback");
     annotateFinal(
       d,
@@ -132,10 +151,23 @@ function rollbackFinalNodes(d: Draft, batch: number, why: string): void {
  */
 export function startRollback(d: Draft, cause: RollbackCause, why: string): void {
   closePause(d);
-  cancelWaiting(d, cause === "breach" ? "batch_failed" : "aborted", `canceled: ${why}`);
+  const canceledAs =
+    cause !== "breach" ? "aborted" : d.yanked !== undefined ? "release_yanked" : "batch_failed";
+  cancelWaiting(d, canceledAs, `canceled: ${why}`);
   const b = currentBatch(d);
   for (const n of activeNodes(d, b.index)) {
     if (!isUpgrading(n.state)) continue;
+    const yank = yankedPrevious(d, n);
+    if (yank !== undefined) {
+      // Never back onto a yanked release: it ends failed, on or bound for the target, named.
+      updateNode(
+        d,
+        n,
+        { state: "failed", code: "rollback_withheld", message: withheldMessage(n, yank) },
+        "rollback withheld (previous release yanked)",
+      );
+      continue;
+    }
     const id = operationId(d.campaign.id, n.nodeId, "rollback");
     updateNode(
       d,
@@ -231,9 +263,20 @@ export function judgeRollbackEnd(d: Draft): void {
     updateBatch(d, b.index, { state: "rolled_back", endedAt: d.now });
     if (cause === "breach") {
       // The breach's own code stays (a batch's threshold, the failure budget, a yank).
+      const withheld = batchNodes(d, b.index)
+        .filter((n) => n.rollbackResult === "rollback_withheld")
+        .map((n) => n.nodeId);
       updateCampaign(
         d,
-        { phase: "rolled_back", code: d.campaign.code ?? "batch_failed" },
+        {
+          phase: "rolled_back",
+          code: d.campaign.code ?? "batch_failed",
+          ...(withheld.length === 0
+            ? {}
+            : {
+                message: `${d.campaign.message ?? "breached"}; rollback withheld from ${withheld.length} node(s) whose previous release is yanked (they stay on the target): ${named(withheld)}`,
+              }),
+        },
         `batch ${b.index + 1} rolled back`,
       );
       return;

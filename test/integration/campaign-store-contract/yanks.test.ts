@@ -4,6 +4,8 @@
  * never re-sent from the outbox (a confirm or a rollback still is).
  */
 import { beforeEach, describe, expect, it } from "vitest";
+import type { CampaignNode } from "../../../control/campaign/index.js";
+import { yankVersions } from "../../../control/campaign-worker/decision.js";
 import { makeKeys, makeRelease } from "../../helpers/releases.js";
 import { at, op, TARGET } from "./builders.js";
 import { describeStoreContract } from "./harness.js";
@@ -62,6 +64,64 @@ describeStoreContract("yanks", ({ fx, store, insert, addOperations, unackedIds }
       expect(await unackedIds({})).toEqual(["c1/n1/upgrade", "c1/n2/rollback", "c1/n2/upgrade"]);
       await fx.yankRelease(TARGET, "bad", at(2), "alice");
       expect(await unackedIds({})).toEqual(["c1/n2/rollback"]);
+    });
+  });
+  describe("a rollback withheld from a yanked previous release", () => {
+    it("reads the yanks of the nodes' previous versions with the target's, and keeps the withheld nodes as written", async () => {
+      const keys = await makeKeys(1);
+      const made = await makeRelease({
+        version: "1.0.0",
+        sequence: 5,
+        keys,
+        platforms: ["linux-amd64"],
+      });
+      await fx.putRelease({
+        version: "1.0.0",
+        sequence: 5,
+        envelope: made.envelope,
+        artifacts: [{ platform: "linux-amd64", sha256: "cd".repeat(32), size: 42, url: "" }],
+        expiresAt: at(7 * 24 * 3_600_000).getTime(),
+      });
+      const c = await insert("c1", [{ id: "n1" }, { id: "n2" }]);
+      const [n1, n2] = c.nodes as [CampaignNode, CampaignNode];
+      await store.transaction((tx) =>
+        tx.writeDecision({
+          campaignId: "c1",
+          version: 1,
+          campaign: { ...c.campaign, phase: "rolling_back", rollbackCause: "breach" },
+          nodes: [
+            {
+              ...n1,
+              state: "failed",
+              code: "rollback_withheld",
+              message:
+                "rollback withheld: its previous release 1.0.0 was yanked (bad); it stays on the target",
+              previousVersion: "1.0.0",
+              rollbackResult: "rollback_withheld",
+            },
+            {
+              ...n2,
+              state: "failed",
+              code: "config_apply_failed",
+              previousVersion: "1.0.0",
+              rollbackResult: "rollback_withheld",
+            },
+          ],
+          operations: [],
+          appliedCommands: [],
+          audits: [],
+          now: at(3),
+        }),
+      );
+      await fx.yankRelease("1.0.0", "bad", at(4), "alice");
+      const nodes = await store.transaction((tx) => tx.readNodes("c1"));
+      expect(yankVersions(TARGET, nodes).sort()).toEqual(["1.0.0", TARGET]);
+      const yanks = await store.transaction((tx) => tx.readYanks(yankVersions(TARGET, nodes)));
+      expect([...yanks.keys()]).toEqual(["1.0.0"]);
+      expect(nodes.map((n) => [n.nodeId, n.state, n.code, n.rollbackResult])).toEqual([
+        ["n1", "failed", "rollback_withheld", "rollback_withheld"],
+        ["n2", "failed", "config_apply_failed", "rollback_withheld"],
+      ]);
     });
   });
 });

@@ -95,7 +95,7 @@ export function tick(
   commands: readonly AdminCommand[] = [],
   extra: Pick<
     DecideInput,
-    "changedFacts" | "gates" | "positions" | "pools" | "readyAt" | "yanked"
+    "changedFacts" | "gates" | "positions" | "pools" | "readyAt" | "yanked" | "yankedPrevious"
   > = {},
 ): Decision {
   const decision = decide({
