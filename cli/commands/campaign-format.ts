@@ -119,6 +119,11 @@ export function formatPlan(version: string, plan: PlanCampaignResponse, wide: bo
       `${plan.upToDateNodeIds.length} node(s) already run ${version}: ${plan.upToDateNodeIds.join(",")}\n`,
     );
   }
+  if (plan.yankedPreviousNodeIds.length > 0) {
+    lines.push(
+      `warning: ${plan.yankedPreviousNodeIds.length} node(s) run a yanked release; a breach would not roll them back onto it (rollback_withheld), they would stay on ${version}: ${plan.yankedPreviousNodeIds.join(",")}\n`,
+    );
+  }
   const estimate = formatEstimate(plan);
   if (estimate !== undefined) lines.push(estimate);
   return lines.join("");

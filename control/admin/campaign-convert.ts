@@ -78,6 +78,7 @@ export function planToProto(
   plan: Plan,
   estimate?: CampaignEstimate,
   plannedAt?: number,
+  yankedPrevious: readonly string[] = [],
 ): PlanCampaignResponse {
   const finite = (ms: number | undefined) =>
     ms !== undefined && Number.isFinite(ms) ? timestampFromDate(new Date(ms)) : undefined;
@@ -102,6 +103,7 @@ export function planToProto(
     unsupportedNodeIds: [...plan.unsupportedNodeIds],
     upToDateNodeIds: [...plan.upToDateNodeIds],
     skipped: plan.skips.map((k) => ({ code: k.code, message: k.message, nodeIds: [...k.nodeIds] })),
+    yankedPreviousNodeIds: [...yankedPrevious],
     earliestEnd: finite(estimate?.earliestEndAt),
     latestEnd: finite(estimate?.latestEndAt),
     plannedAt: finite(plannedAt),

@@ -138,9 +138,12 @@ export function createCampaignService(
 
   return {
     async planCampaign(req) {
-      const { spec, plan } = await planOnly(startDeps, specInputFromProto(req.spec, deps.policy));
+      const { spec, plan, yankedPrevious } = await planOnly(
+        startDeps,
+        specInputFromProto(req.spec, deps.policy),
+      );
       const now = deps.clock.now().getTime();
-      return planToProto(plan, estimateCampaign(spec, plan, now), now);
+      return planToProto(plan, estimateCampaign(spec, plan, now), now, yankedPrevious);
     },
 
     async startCampaign(req, ctx) {

@@ -21,8 +21,9 @@ import {
   type Policy,
   planRetry,
   resolveSpec,
+  yankedPreviousNodeIds,
 } from "../campaign/index.js";
-import type { FleetRow, FleetStore } from "../campaign-store/index.js";
+import type { FleetRow, FleetStore, FleetTransaction } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import type { Actor } from "../db/audit-log.js";
 import { ControlError } from "../errors.js";
@@ -96,11 +97,34 @@ function assertGatesAllowed(deps: StartDeps, spec: CampaignSpec): void {
   }
 }
 
-/** Plans a campaign without starting anything (the admission of a start, minus busy nodes). */
+/**
+ * The ids of the plan's offered nodes whose current release is yanked (a breach would not roll
+ * them back onto it: rollback_withheld), read in `tx`.
+ */
+async function yankedPrevious(
+  tx: FleetTransaction,
+  plan: Plan,
+  rows: readonly FleetRow[],
+): Promise<string[]> {
+  const versions = new Map(rows.map((r) => [r.id, r.agentVersion || undefined]));
+  const current = new Set<string>();
+  for (const n of plan.nodes) {
+    const v = versions.get(n.nodeId);
+    if (v !== undefined) current.add(v);
+  }
+  if (current.size === 0) return [];
+  const yanks = await tx.campaigns.readYanks([...current]);
+  return yankedPreviousNodeIds(plan, (id) => versions.get(id), yanks);
+}
+
+/**
+ * Plans a campaign without starting anything (the admission of a start, minus busy nodes), with
+ * the offered nodes whose current release is yanked (`yankedPrevious`).
+ */
 export async function planOnly(
   deps: StartDeps,
   input: CampaignSpecInput,
-): Promise<{ spec: CampaignSpec; plan: Plan }> {
+): Promise<{ spec: CampaignSpec; plan: Plan; yankedPrevious: string[] }> {
   const spec = resolveSpec(input, deps.policy);
   assertGatesAllowed(deps, spec);
   const release = await deps.release(spec.targetVersion);
@@ -121,7 +145,8 @@ export async function planOnly(
       orderSecret,
     }),
   );
-  return { spec, plan };
+  const onYanked = await deps.fleet.transaction((tx) => yankedPrevious(tx, plan, rows));
+  return { spec, plan, yankedPrevious: onYanked };
 }
 
 /**
@@ -205,6 +230,7 @@ export async function startCampaign(deps: StartDeps, req: StartRequest): Promise
     });
     if (!admission.ok) throw refusalError(admission.refusal);
     const { plan, target } = admission;
+    const onYanked = await yankedPrevious(tx, plan, rows);
     const { campaign, nodes } = createCampaign({
       id: req.id ?? campaignId(now),
       spec,
@@ -227,7 +253,7 @@ export async function startCampaign(deps: StartDeps, req: StartRequest): Promise
           actorIp: req.actor.ip,
           action: "start",
           campaignId: campaign.id,
-          message: `campaign ${campaign.id} started: ${spec.targetVersion} to ${plan.totalNodes} node(s) in ${plan.batches.length} batch(es)${req.retryOf ? `, retrying ${req.retryOf}` : ""}${spec.reason ? `: ${spec.reason}` : ""}`,
+          message: `campaign ${campaign.id} started: ${spec.targetVersion} to ${plan.totalNodes} node(s) in ${plan.batches.length} batch(es)${req.retryOf ? `, retrying ${req.retryOf}` : ""}${spec.reason ? `: ${spec.reason}` : ""}${onYanked.length > 0 ? `; ${onYanked.length} node(s) run a yanked release and would not be rolled back onto it on a breach` : ""}`,
           detail: {
             targetVersion: spec.targetVersion,
             targetSequence: target.sequence,
@@ -236,6 +262,7 @@ export async function startCampaign(deps: StartDeps, req: StartRequest): Promise
             skipped: Object.fromEntries(plan.skips.map((k) => [k.code, k.nodeIds.length])),
             retryOf: req.retryOf ?? null,
             reason: spec.reason,
+            yankedPrevious: onYanked.length,
           },
         },
       ],

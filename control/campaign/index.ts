@@ -160,3 +160,4 @@ export * from "./spec.js";
 export * from "./waits.js";
 export * from "./waits-format.js";
 export * from "./windows.js";
+export * from "./yanked-previous.js";
