@@ -22,7 +22,6 @@
  * channel closed) drains and exits on its own (control/cluster-worker.ts).
  */
 import cluster, { type Worker } from "node:cluster";
-import { existsSync } from "node:fs";
 import { resolveOperatorToken } from "./admin/auth.js";
 import { reloadInEveryWorker } from "./cluster-reload.js";
 import type { ControlConfig } from "./config.js";
