@@ -64,6 +64,9 @@ import { TrustReport } from "./trust-report.js";
  */
 export const AGENT_CAPABILITIES: readonly string[] = Object.freeze(["upgrade.v1", "defer.v1"]);
 
+/** The capability a session must have negotiated for the Agent to answer DEFERRED. */
+const CAP_DEFER = "defer.v1";
+
 /** Everything one run of the Agent needs. */
 export interface AgentProcessOptions {
   readonly paths: InstallPaths;
@@ -123,6 +126,8 @@ class RealAgent implements OperationHost, SessionHost {
   #session: AbortController | undefined;
   #saving: Promise<void> = Promise.resolve();
   #operations: Promise<void> = Promise.resolve();
+  /** Whether the current session's Welcome included `defer.v1`. */
+  #deferNegotiated = false;
   readonly #trustReport: TrustReport;
   readonly #budget: OperationBudget;
   readonly #bootId = randomUUID();
@@ -266,6 +271,7 @@ class RealAgent implements OperationHost, SessionHost {
     }
     if (dirty) void this.persist();
     reportReinstated(this);
+    this.#deferNegotiated = welcome.capabilities.includes(CAP_DEFER);
     this.#trustReport.welcomed(welcome.capabilities, this.#write, this.state.trust);
     const heartbeatMs = heartbeatMsOf(welcome, 1);
     clearInterval(this.#heartbeat);
@@ -330,6 +336,10 @@ class RealAgent implements OperationHost, SessionHost {
     this.#restart = kind;
     this.#session?.abort("end");
     this.#waker.wake();
+  }
+
+  deferNegotiated(): boolean {
+    return this.#deferNegotiated;
   }
 
   deferral(): Promise<string | undefined> {

@@ -105,6 +105,12 @@ export interface OperationHost {
    * undefined when it can; absent: it never defers.
    */
   deferral?(): Promise<string | undefined>;
+  /**
+   * Whether the session's Welcome included `defer.v1`. False: a busy node refuses the upgrade
+   * `defer_unsupported` instead of answering a DEFERRED that Control did not agree to; absent:
+   * as true (hosts that negotiate nothing of their own).
+   */
+  deferNegotiated?(): boolean;
 }
 
 /** Records and sends one report of an operation (durably first). */

@@ -128,6 +128,14 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
     if (!listed.ok) return report(REFUSED, from, listed.code, listed.message);
   }
   const busy = await host.deferral?.();
+  if (busy !== undefined && host.deferNegotiated?.() === false) {
+    return report(
+      REFUSED,
+      from,
+      "defer_unsupported",
+      `busy (${busy}), and this session did not negotiate defer.v1`,
+    );
+  }
   if (busy !== undefined) {
     // Not now: nothing is applied, and the operation is forgotten, so Control's next offer
     // of it is handled afresh.
