@@ -24,11 +24,7 @@
  */
 import type { AgentEvent } from "../agents/events.js";
 import { ENGINE_FEATURES, isConvergenceCampaignId, isFailure } from "../campaign/index.js";
-import {
-  CampaignVersionConflict,
-  type OfferRelease,
-  StaleLeaderError,
-} from "../campaign-store/index.js";
+import { CampaignVersionConflict, StaleLeaderError } from "../campaign-store/index.js";
 import { CAMPAIGNS_CHANNEL, CONTROL_CHANNELS, FACTS_CHANNEL } from "../shared/notify-channels.js";
 import { type DecisionOutcome, runDecision } from "./decision.js";
 import { logDecision } from "./decision-log.js";
@@ -42,8 +38,10 @@ import { Leadership } from "./leadership.js";
 import { notificationListener } from "./notifications.js";
 import type { DecisionResult } from "./observer.js";
 import { PeriodicPass } from "./periodic-pass.js";
+import { releaseCache } from "./release-cache.js";
 import { RowSightings } from "./row-sightings.js";
 import type { ReportedStalls } from "./stall.js";
+import { SteppedAside } from "./stepped-aside.js";
 import { TrackedCampaigns } from "./tracked-campaigns.js";
 import { Waker } from "./waker.js";
 import type { CampaignWorker, CampaignWorkerOptions } from "./worker-api.js";
@@ -70,7 +68,6 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const lastHeard = new Map<string, number>();
   const rowSightings = new RowSightings();
   const listeners = new Set<(campaignId: string) => void>();
-  const releases = new Map<string, OfferRelease>();
   const copies = new WorkingCopies(o.holder);
   const periodic = new PeriodicPass(o.intervalMs);
   const stepWaker = new Waker();
@@ -155,8 +152,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   };
   /** The stalls reported while this process leads (`stall.ts`). */
   const stalls: ReportedStalls = new Map();
-  /** The live campaigns this leader steps aside from, with the features it lacks for each. */
-  const aside = new Map<string, readonly string[]>();
+  const aside = new SteppedAside(o.observer, log, engineFeatures);
   const deps = {
     stalls,
     engineFeatures,
@@ -177,13 +173,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       rowSeenMs: (nodeId: string, lastSeen: number, now: number) =>
         rowSightings.seenMs(nodeId, lastSeen, now),
     },
-    release: async (version: string) => {
-      const cached = releases.get(version);
-      if (cached) return cached;
-      const loaded = await o.store.offerRelease(version);
-      if (loaded) releases.set(version, loaded);
-      return loaded;
-    },
+    release: releaseCache(o.store),
   };
 
   const fleet =
@@ -209,7 +199,6 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
   const forgetAll = () => {
     for (const id of stalls.keys()) o.observer?.stalled?.(id, false);
     stalls.clear();
-    for (const id of aside.keys()) o.observer?.steppedAside?.(id, undefined);
     aside.clear();
     for (const id of tracked.ids()) untrack(id);
     copies.clear();
@@ -228,24 +217,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     o.observer?.stalled?.(campaignId, false);
     gates.want(campaignId, undefined, o.clock.now().getTime());
     untrack(campaignId);
-    if (aside.has(campaignId)) return;
-    aside.set(campaignId, features);
-    o.observer?.steppedAside?.(campaignId, features);
-    log.warn(
-      { campaignId, unknownFeatures: features, knownFeatures: engineFeatures },
-      "this Control steps aside from a campaign that uses engine features it does not know (a Control of a newer release must lead it); it keeps leading the others",
-    );
-  };
-
-  /** Forgets the campaigns stepped aside from that are no longer live (finished elsewhere). */
-  const pruneAside = (live: readonly string[]) => {
-    if (aside.size === 0) return;
-    const still = new Set(live);
-    for (const id of [...aside.keys()]) {
-      if (still.has(id)) continue;
-      aside.delete(id);
-      o.observer?.steppedAside?.(id, undefined);
-    }
+    aside.enter(campaignId, features);
   };
 
   const record = (campaignId: string, out: DecisionOutcome) => {
@@ -253,7 +225,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
       stepAside(campaignId, out.steppedAside);
       return;
     }
-    if (aside.delete(campaignId)) o.observer?.steppedAside?.(campaignId, undefined);
+    aside.leave(campaignId);
     gates.want(campaignId, out.finished ? undefined : out.campaign, o.clock.now().getTime());
     // A convergence failure may complete a burst that halts its desired version: judge it now,
     // not at the next interval, so the halt stops the campaign's offers at once.
@@ -334,7 +306,7 @@ export function createCampaignWorker(o: CampaignWorkerOptions): CampaignWorker {
     if (periodic.take(now, tracked.any)) due.markAllDue();
     const live = async () => {
       const ids = await o.store.liveCampaignIds();
-      pruneAside(ids);
+      aside.prune(ids);
       return ids;
     };
     for (const id of await due.take(now, live)) {
