@@ -27,6 +27,12 @@ export interface AcceptedUpgrade {
   artifact: { url: string; sha256: string; size: number };
   /** The signed health checks the new version must pass before it reports success. */
   health?: ReleaseHealth;
+  /**
+   * The signed manifest says the release carries its supervisor: once the new version is
+   * installed, its artifact is tried as the node's supervisor (never set by anything but
+   * the verified manifest).
+   */
+  supervisor?: true;
 }
 
 /** The verdict on one upgrade operation. */
@@ -123,6 +129,7 @@ export class ReleaseVerifier {
           size: signed.size,
         },
         ...(manifest.health === undefined ? {} : { health: manifest.health }),
+        ...(manifest.supervisor === true ? { supervisor: true } : {}),
       },
     };
   }

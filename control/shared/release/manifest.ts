@@ -36,12 +36,26 @@ export interface ReleaseManifest {
   artifacts: Record<string, ManifestArtifact>;
   /** The checks the Agent runs after the new version starts (absent: none). */
   health?: ReleaseHealth;
+  /**
+   * The release carries its supervisor: its artifact (the same program runs as Agent and as
+   * supervisor) is also installed as the node's supervisor once it has brought the Agent
+   * back. Only `true` is kept; absent or false: the supervisor is left as it is.
+   */
+  supervisor?: true;
 }
 
 /** The only product a manifest may name. */
 export const RELEASE_PRODUCT = "agent";
 
-const MANIFEST_KEYS = new Set(["product", "version", "sequence", "expires", "artifacts", "health"]);
+const MANIFEST_KEYS = new Set([
+  "product",
+  "version",
+  "sequence",
+  "expires",
+  "artifacts",
+  "health",
+  "supervisor",
+]);
 const ARTIFACT_KEYS = new Set(["sha256", "size", "url", "file"]);
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 const FILE_PATH = /^[A-Za-z0-9._+-]+(?:\/[A-Za-z0-9._+-]+)*$/;
@@ -68,10 +82,10 @@ export function parseManifest(payload: Uint8Array): ReleaseManifest {
   if (unknown.length > 0) {
     throw new ReleaseError(
       "malformed_manifest",
-      `the manifest has unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}; allowed: product, version, sequence, expires, artifacts, health`,
+      `the manifest has unknown field(s) ${unknown.map((k) => JSON.stringify(k)).join(", ")}; allowed: product, version, sequence, expires, artifacts, health, supervisor`,
     );
   }
-  const { product, version, sequence, expires, artifacts, health } = doc;
+  const { product, version, sequence, expires, artifacts, health, supervisor } = doc;
   if (product !== RELEASE_PRODUCT) {
     throw new ReleaseError(
       "wrong_product",
@@ -97,6 +111,12 @@ export function parseManifest(payload: Uint8Array): ReleaseManifest {
     );
   }
   const parsedArtifacts = parseArtifacts(artifacts);
+  if (supervisor !== undefined && typeof supervisor !== "boolean") {
+    throw new ReleaseError(
+      "malformed_manifest",
+      `the manifest's supervisor must be true or false, found ${describe(supervisor)}`,
+    );
+  }
   return {
     product,
     version,
@@ -104,6 +124,7 @@ export function parseManifest(payload: Uint8Array): ReleaseManifest {
     expires,
     artifacts: parsedArtifacts,
     ...(health === undefined ? {} : { health: parseHealth(health) }),
+    ...(supervisor === true ? { supervisor } : {}),
   };
 }
 
@@ -207,6 +228,8 @@ export interface ManifestInput {
   artifacts: Record<string, ManifestArtifact>;
   /** Health checks (see {@link ReleaseHealth}); omitted from the bytes when absent. */
   health?: ReleaseHealth;
+  /** The release carries its supervisor ({@link ReleaseManifest.supervisor}); omitted unless true. */
+  supervisor?: boolean;
 }
 
 /**
@@ -233,6 +256,7 @@ export function buildManifest(input: ManifestInput): Uint8Array {
     expires,
     artifacts: input.artifacts,
     ...(input.health === undefined ? {} : { health: input.health }),
+    ...(input.supervisor === true ? { supervisor: true } : {}),
   };
   const bytes = new TextEncoder().encode(canonicalJson(doc));
   parseManifest(bytes);
