@@ -46,6 +46,8 @@ export async function startTufChannel(o: TufChannelOptions): Promise<HttpRoute |
     "agent_control_tuf_offline_expiry_seconds",
     "Seconds until the release channel's root or targets metadata expires (negative: Agents refuse new releases).",
     () => repository.offlineExpirySeconds(),
+    // Every worker reads the same metadata: the group says the soonest.
+    "min",
   );
   return repository.route;
 }

@@ -62,6 +62,8 @@ export interface Control {
   readonly operatorTokenPath: string;
   readonly db: Database;
   readonly hub: AgentHub;
+  /** This Control's metrics (`/metrics`); a `--workers` worker has them answer for its group. */
+  readonly metrics: ControlMetrics;
   /**
    * Re-reads the admin tokens file (SIGHUP): a valid file's tokens are in force from the next
    * call on, calls and streams already authenticated go on; a bad one is logged and ignored.
@@ -289,6 +291,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       operatorTokenPath: operator.path,
       db,
       hub,
+      metrics,
       reloadAdminTokens: adminTokens.reload,
       stop: stopAll,
     };

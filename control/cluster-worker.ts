@@ -1,6 +1,9 @@
 /**
  * A `--workers` worker's side of its channel to the primary.
  *
+ * - The primary's requests for this worker's metrics are answered with its Control's series,
+ *   and its `/metrics` answers with the whole group's, asked of the primary
+ *   (control/metrics/group-scrape-worker.ts).
  * - The primary's reload requests (SIGHUP, control/cluster-reload.ts) are answered with the
  *   worker's quiet reload; one that comes while the worker still starts is answered once it
  *   serves.
@@ -19,11 +22,16 @@ import cluster from "node:cluster";
 import type { TokenReload } from "./admin/token-reload.js";
 import { isReloadRequest, type ReloadReply, type ReloadRequest } from "./cluster-reload.js";
 import type { Logger } from "./log.js";
+import { openWorkerScrape } from "./metrics/group-scrape-worker.js";
+import type { ControlMetrics } from "./metrics/index.js";
 
 /** The worker's channel; see the file's comment. */
 export interface WorkerChannel {
-  /** From now on, reload requests are answered with `reload` (and any waiting ones at once). */
-  serve(reload: () => TokenReload): void;
+  /**
+   * From now on, reload requests are answered with `reload` (and any waiting ones at once),
+   * and `metrics` answers the primary's requests and renders the group's scrape.
+   */
+  serve(reload: () => TokenReload, metrics: ControlMetrics): void;
 }
 
 const CHANNEL_GONE = new Set([
@@ -42,6 +50,7 @@ export function openWorkerChannel(log: Logger, onLost: () => void): WorkerChanne
   const waiting: ReloadRequest[] = [];
   let lost = false;
   if (cluster.worker) cluster.worker.exitedAfterDisconnect = true;
+  const scrape = openWorkerScrape(log);
   const answer = (request: ReloadRequest, serve: () => TokenReload) => {
     const reply: ReloadReply = {
       type: "agent-control:admin-tokens-reloaded",
@@ -67,7 +76,8 @@ export function openWorkerChannel(log: Logger, onLost: () => void): WorkerChanne
     onLost();
   });
   return {
-    serve(fn) {
+    serve(fn, metrics) {
+      scrape.serve(metrics);
       reload = fn;
       for (const request of waiting.splice(0)) answer(request, fn);
     },

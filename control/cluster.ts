@@ -5,7 +5,10 @@
  * and admin API; one of them leads the campaign worker through the lease — so they are the
  * active-active Controls of docs/decisions.md, on one host.
  *
- * The primary serves nothing itself. Before any worker starts it owns the database side: it
+ * The primary serves nothing itself, but one scrape of `/metrics` on the shared admin port
+ * answers for the whole group: the worker it reaches asks the primary, which gathers every
+ * worker's series over IPC and aggregates them (control/metrics/group-scrape-primary.ts).
+ * Before any worker starts it owns the database side: it
  * starts the embedded PostgreSQL when `DATABASE_URL` is unset (the workers get its URL),
  * applies the migrations once (workers starting together would race them), and settles the
  * operator token (a generated one is written once; each worker reads the file). It restarts a
@@ -28,6 +31,7 @@ import type { ControlConfig } from "./config.js";
 import { openDatabase } from "./db/database.js";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded-postgres.js";
 import type { Logger } from "./log.js";
+import { serveGroupScrapes } from "./metrics/group-scrape-primary.js";
 
 /** The most workers `--workers` accepts. */
 export const MAX_WORKERS = 64;
@@ -201,6 +205,11 @@ async function supervise(o: PrimaryOptions, databaseUrl: string, life: PrimaryLi
       ),
     );
   };
+  // One scrape of the shared admin port answers for every worker (the worker it reaches asks).
+  const stopScrapes = serveGroupScrapes({
+    workers: () => [...born.keys()].filter((w) => !w.isDead()),
+    log,
+  });
   life.onForce = () => {
     for (const worker of born.keys()) if (!worker.isDead()) worker.process.kill("SIGKILL");
   };
@@ -225,4 +234,5 @@ async function supervise(o: PrimaryOptions, databaseUrl: string, life: PrimaryLi
     ),
   );
   cluster.off("exit", onExit);
+  stopScrapes();
 }

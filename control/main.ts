@@ -140,7 +140,7 @@ async function main(): Promise<number> {
       process.once("disconnect", () => onSignal("SIGTERM"));
       onChannelLost = () => onSignal("SIGTERM");
       if (channelLost || !process.connected) onSignal("SIGTERM");
-      channel?.serve(() => control.reloadAdminTokens({ quiet: true }));
+      channel?.serve(() => control.reloadAdminTokens({ quiet: true }), control.metrics);
     } else {
       process.on("SIGINT", onSignal);
     }

@@ -54,6 +54,8 @@ export function campaignMetrics(metrics: ControlMetrics): WorkerObserver {
   const leader = new Gauge({
     name: "agent_control_is_leader",
     help: "1 while this Control holds the campaign leader lease (decides campaigns), else 0.",
+    // A process group leads when any of its workers does.
+    aggregator: "max",
     registers,
   });
   leader.set(0);
@@ -61,12 +63,14 @@ export function campaignMetrics(metrics: ControlMetrics): WorkerObserver {
     name: "agent_control_campaign_stalled",
     help: "1 for each live campaign past its progress deadline (no node or batch change); its series goes when it progresses or finishes. Only the leader reports.",
     labelNames: ["campaign"],
+    aggregator: "max",
     registers,
   });
   const aside = new Gauge({
     name: "agent_control_campaign_stepped_aside",
     help: "1 for each live campaign this leader steps aside from: it uses engine features this Control does not know (label features), so a Control of a newer release must lead it; its series goes when it finishes or this Control stops leading. Only the leader reports.",
     labelNames: ["campaign", "features"],
+    aggregator: "max",
     registers,
   });
   const asideFeatures = new Map<string, string>();

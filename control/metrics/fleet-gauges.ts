@@ -6,7 +6,8 @@
  * that scrape and counts in `agent_control_metrics_query_failures_total`.
  *
  * These describe the whole fleet, not this Control: every Control of one database exports
- * the same values, so dashboards and alerts aggregate them with `max`, never `sum`.
+ * the same values, so dashboards and alerts aggregate them with `max`, never `sum`, and so
+ * does a `--workers` process group's one scrape (each gauge's `aggregator`).
  */
 import type pg from "pg";
 import { Counter, Gauge } from "prom-client";
@@ -99,6 +100,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     name: "agent_control_nodes",
     help: "Nodes in the registry, by online (a stream on some Control) and enabled. The same on every Control.",
     labelNames: ["online", "enabled"],
+    aggregator: "max",
     registers,
     async collect() {
       const rows = await nodes();
@@ -116,6 +118,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
   new Gauge({
     name: "agent_control_nodes_trust_frozen",
     help: "Nodes whose Agent reports its TUF metadata frozen (expired, and no fresh metadata could be fetched): they refuse every new release. The same on every Control.",
+    aggregator: "max",
     registers,
     async collect() {
       const rows = await nodes();
@@ -128,6 +131,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     name: "agent_control_campaign_phase",
     help: "1 for the phase each unfinished campaign is in (running, paused, rolling_back, …).",
     labelNames: ["campaign", "phase"],
+    aggregator: "max",
     registers,
     async collect() {
       const rows = (await campaigns()) ?? [];
@@ -139,6 +143,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     name: "agent_control_campaign_current_batch",
     help: "The index (from 0) of the batch each unfinished campaign is on.",
     labelNames: ["campaign"],
+    aggregator: "max",
     registers,
     async collect() {
       const rows = (await campaigns()) ?? [];
@@ -150,6 +155,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     name: "agent_control_campaign_last_change_timestamp_seconds",
     help: "When each unfinished campaign's decision last wrote a change (a node's state, a batch, a phase, a command), in Unix seconds.",
     labelNames: ["campaign"],
+    aggregator: "max",
     registers,
     async collect() {
       const rows = (await campaigns()) ?? [];
@@ -161,6 +167,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     name: "agent_control_campaign_nodes",
     help: "The nodes of each unfinished campaign, by node state (waiting, offered, applying, …, succeeded, failed).",
     labelNames: ["campaign", "state"],
+    aggregator: "max",
     registers,
     async collect() {
       const rows = (await campaigns()) ?? [];
@@ -173,6 +180,7 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
     name: "agent_control_campaign_deferred_nodes",
     help: "Waiting nodes of each unfinished campaign that answered DEFERRED (busy) and wait to be offered again.",
     labelNames: ["campaign"],
+    aggregator: "max",
     registers,
     async collect() {
       const rows = (await campaigns()) ?? [];

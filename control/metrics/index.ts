@@ -5,7 +5,14 @@
  * ({@link fleetGauges}). Names and meanings: docs/operator-guide.md, "Metrics and alerts".
  */
 export { type AgentMetrics, agentMetrics, operationKind, phaseName } from "./agent-metrics.js";
+export { aggregateScrapes, type RegistryScrape } from "./aggregate.js";
 export { type BuildInfo, buildInfo } from "./build-info.js";
 export { campaignMetrics } from "./campaign-metrics.js";
 export { type FleetGaugesOptions, fleetGauges } from "./fleet-gauges.js";
-export { ControlMetrics, type CounterHandle, type Labels } from "./registry.js";
+export {
+  type Aggregation,
+  ControlMetrics,
+  type CounterHandle,
+  type GroupScrape,
+  type Labels,
+} from "./registry.js";

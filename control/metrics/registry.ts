@@ -6,7 +6,7 @@
  * Each Control owns a registry of its own (never prom-client's global one), so several
  * Controls in one process (the tests, the simulation) count apart and never collide.
  */
-import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { type Aggregator, Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { buildInfo } from "./build-info.js";
 
 /** Label values of one series. */
@@ -28,10 +28,32 @@ export interface CounterHandle {
  */
 export const EVENT_LOOP_SAMPLE_MS = 100;
 
+/**
+ * How a series is combined over the workers of one `--workers` process group when one scrape
+ * answers for all of them (prom-client's `aggregator`): `sum` for what each worker holds or
+ * counts (counters, histograms, streams), `max` for what any worker may say for the group
+ * (`agent_control_is_leader`, the leader-only series) or all say alike (the fleet gauges read
+ * from the one database), `min` for the soonest of a deadline every worker reads alike.
+ */
+export type Aggregation = Extract<Aggregator, "sum" | "max" | "min">;
+
+/**
+ * The whole process group's scrape, which a `--workers` worker answers with instead of its
+ * own (control/metrics/cluster-scrape.ts).
+ */
+export interface GroupScrape {
+  /** The group's exposition text, or undefined when the group cannot answer now. */
+  scrape(): Promise<string | undefined>;
+}
+
 /** Every series of one Control, rendered on each scrape of `/metrics`. */
 export class ControlMetrics {
-  /** The prom-client registry: for metrics of a kind `counter` and `gauge` do not cover. */
+  /**
+   * The prom-client registry: for metrics of a kind `counter` and `gauge` do not cover (give
+   * each its `aggregator` where `sum` is wrong; see {@link Aggregation}).
+   */
   readonly registry = new Registry();
+  private group: GroupScrape | undefined;
 
   /** Registers the default collectors and `agent_control_build_info`. */
   constructor() {
@@ -44,6 +66,7 @@ export class ControlMetrics {
       name: "agent_control_build_info",
       help: "Always 1; the labels say which Control build and Node.js runtime serve.",
       labelNames: ["version", "node_version"],
+      aggregator: "max",
       registers: [this.registry],
     }).set({ version: info.version, node_version: info.nodeVersion }, 1);
   }
@@ -70,11 +93,16 @@ export class ControlMetrics {
     };
   }
 
-  /** Declares an unlabelled gauge whose value is read from `read` at each scrape. */
-  gauge(name: string, help: string, read: () => number): void {
+  /**
+   * Declares an unlabelled gauge whose value is read from `read` at each scrape; a process
+   * group's scrape combines the workers' values by `aggregation` (default `sum`: what each
+   * worker holds).
+   */
+  gauge(name: string, help: string, read: () => number, aggregation: Aggregation = "sum"): void {
     new Gauge({
       name,
       help,
+      aggregator: aggregation,
       registers: [this.registry],
       collect() {
         this.set(read());
@@ -87,8 +115,18 @@ export class ControlMetrics {
     return this.registry.contentType;
   }
 
-  /** The Prometheus text exposition of every series, collected now. */
-  render(): Promise<string> {
-    return this.registry.metrics();
+  /**
+   * From now on {@link ControlMetrics.render} answers with `group`'s scrape (a `--workers`
+   * worker answers for its whole process group), and with this Control's own series only
+   * when the group cannot answer.
+   */
+  answerFor(group: GroupScrape): void {
+    this.group = group;
+  }
+
+  /** The Prometheus text exposition of every series (of the group, see `answerFor`), now. */
+  async render(): Promise<string> {
+    const text = await this.group?.scrape();
+    return text ?? (await this.registry.metrics());
   }
 }

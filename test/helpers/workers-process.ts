@@ -22,6 +22,8 @@ export interface LogLine {
 export interface WorkersProcess {
   readonly child: ChildProcess;
   readonly adminUrl: string;
+  /** `127.0.0.1:<port>` of the shared agent port. */
+  readonly agentAddress: string;
   /** Every JSON log line so far (stdout). */
   lines(): LogLine[];
   /** stderr so far. */
@@ -151,6 +153,7 @@ export async function startWorkers(o: StartWorkersOptions): Promise<WorkersProce
   return {
     child,
     adminUrl,
+    agentAddress: `127.0.0.1:${agentPort}`,
     lines: () => lines,
     stderr: () => stderr,
     started,

@@ -5,9 +5,9 @@
  * HTTP API for the series and the alerts. `promtool` checks the rules and lints a scrape.
  * Without Prometheus installed this test fails: `.ci/run` installs it.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -18,7 +18,7 @@ import {
   NodeState,
   OnBreach,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-import { freePort } from "../helpers/process-fixtures.js";
+import { PROMETHEUS, PROMTOOL, type Prometheus, startPrometheus } from "../helpers/prometheus.js";
 import { eventually, hello, openRawStream } from "../helpers/raw-agent.js";
 import {
   type CampaignFixture,
@@ -29,99 +29,20 @@ import {
   waitForCampaign,
 } from "./campaign-fixture.js";
 
-const PROMETHEUS = "/usr/bin/prometheus";
-const PROMTOOL = "/usr/bin/promtool";
 const ALERTS = resolve("docs/monitoring/alerts.yml");
 const DASHBOARD = resolve("docs/monitoring/grafana-dashboard.json");
 const AGENTS = 4;
 const run = promisify(execFile);
 
-/** One series of an instant query's vector. */
-interface Sample {
-  readonly metric: Record<string, string>;
-  readonly value: number;
-}
-
-/** A Prometheus server scraping one target, on a port and a data dir of its own. */
-async function startPrometheus(target: string, dir: string) {
-  const port = await freePort();
-  const config = join(dir, "prometheus.yml");
-  await writeFile(
-    config,
-    [
-      "global: { scrape_interval: 1s, evaluation_interval: 1s }",
-      `rule_files: [${JSON.stringify(ALERTS)}]`,
-      "scrape_configs:",
-      "  - job_name: agent-control",
-      `    static_configs: [{ targets: [${JSON.stringify(target)}] }]`,
-      "",
-    ].join("\n"),
-  );
-  let output = "";
-  const child: ChildProcess = spawn(
-    PROMETHEUS,
-    [
-      `--config.file=${config}`,
-      `--storage.tsdb.path=${join(dir, "data")}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      "--log.level=warn",
-    ],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  await eventually(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`prometheus exited: ${output}`);
-      return (await fetch(`${url}/-/ready`).catch(() => undefined))?.status === 200;
-    },
-    20_000,
-    "Prometheus ready",
-  );
-  return {
-    url,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
-      await exited;
-    },
-  };
-}
-
 describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
   let fx: CampaignFixture;
-  let prometheus: Awaited<ReturnType<typeof startPrometheus>> | undefined;
+  let prometheus: Prometheus | undefined;
   let dir: string;
 
-  const api = async (path: string): Promise<unknown> => {
-    const response = await fetch(`${prometheus?.url}${path}`);
-    const body = (await response.json()) as { status: string; data: unknown; error?: string };
-    if (body.status !== "success") throw new Error(`${path}: ${body.error}`);
-    return body.data;
-  };
-  const query = async (expr: string): Promise<Sample[]> => {
-    const data = (await api(`/api/v1/query?query=${encodeURIComponent(expr)}`)) as {
-      result: { metric: Record<string, string>; value: [number, string] }[];
-    };
-    return data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
-  };
-  /** The value of `expr` once it satisfies `check` (Prometheus scrapes every second). */
-  const settled = async (expr: string, check: (value: number) => boolean): Promise<number> => {
-    let last: Sample[] = [];
-    await eventually(
-      async () => {
-        last = await query(expr);
-        return last.length === 1 && check(last[0]?.value ?? Number.NaN);
-      },
-      15_000,
-      `${expr} (last: ${JSON.stringify(last)})`,
-    ).catch(() => {
-      throw new Error(`${expr} never held; Prometheus answered ${JSON.stringify(last)}`);
-    });
-    return last[0]?.value ?? Number.NaN;
-  };
+  const api = (path: string) => (prometheus as Prometheus).api(path);
+  const query = (expr: string) => (prometheus as Prometheus).query(expr);
+  const settled = (expr: string, check: (value: number) => boolean) =>
+    (prometheus as Prometheus).settled(expr, check);
 
   beforeAll(async () => {
     for (const binary of [PROMETHEUS, PROMTOOL]) {
@@ -137,7 +58,7 @@ describe("metrics scraped by a real Prometheus", { timeout: 120_000 }, () => {
     await fx.register(NEW);
     await fx.register(NEWER);
     await fx.fleet({ count: AGENTS, failVersions: [NEWER] });
-    prometheus = await startPrometheus(new URL(fx.tc.adminUrl).host, dir);
+    prometheus = await startPrometheus(new URL(fx.tc.adminUrl).host, dir, [ALERTS]);
   }, 120_000);
   afterAll(async () => {
     await prometheus?.stop();
