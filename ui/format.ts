@@ -69,12 +69,20 @@ export function isFinished(campaign: Campaign): boolean {
   return FINAL_PHASES.has(campaign.phase) && campaign.finishedAt !== undefined;
 }
 
-/** A timestamp as local `YYYY-MM-DD HH:MM:SS`; `-` when unset. */
+/**
+ * A timestamp as the browser's local `YYYY-MM-DD HH:MM:SS` followed by its zone (`UTC`, or
+ * its offset such as `UTC+01:00`), so a time is never read in the wrong zone; `-` when unset.
+ */
 export function formatTime(ts: Timestamp | undefined): string {
   if (!ts) return "-";
   const d = timestampDate(ts);
   const pad = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const offset = -d.getTimezoneOffset();
+  const zone =
+    offset === 0
+      ? "UTC"
+      : `UTC${offset < 0 ? "-" : "+"}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${zone}`;
 }
 
 /** Milliseconds as `1h2m`, `3m4s` or `5s`. */

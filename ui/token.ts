@@ -6,11 +6,12 @@
  */
 
 const STORAGE_KEY = "agent-control.admin-token";
-const FRAGMENT = /^#token=([^&]*)(?:&|$)/;
+const FRAGMENT = /^#token=([^&]*)(?:&(.*))?$/;
 
 /**
  * Takes a token from `#token=…`, stores it, and replaces the address with the same one
- * without the fragment (no history entry holds the token).
+ * without the token (no history entry holds it). What follows the token after `&` is the page
+ * the link names (`#token=…&/fleet` opens the Fleet page), kept as the fragment.
  * @returns the token, or undefined when the fragment holds none
  */
 export function takeTokenFromFragment(
@@ -19,7 +20,8 @@ export function takeTokenFromFragment(
 ): string | undefined {
   const match = FRAGMENT.exec(location.hash);
   if (!match) return undefined;
-  history.replaceState(history.state, "", `${location.pathname}${location.search}`);
+  const page = match[2] ? `#${match[2]}` : "";
+  history.replaceState(history.state, "", `${location.pathname}${location.search}${page}`);
   const token = decodeURIComponent(match[1] ?? "").trim();
   if (token === "") return undefined;
   saveToken(token);

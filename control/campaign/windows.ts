@@ -140,22 +140,17 @@ export function formatWindow(w: MaintenanceWindow): string {
   let days: string;
   if (w.days.length === 7) days = "daily";
   else {
-    // Runs of consecutive days as ranges.
+    // In the order of an operator's week, Monday first (Sat,Sun, never Sun,Sat), with runs of
+    // three or more consecutive days as ranges.
+    const week = [...w.days].sort((x, y) => ((x + 6) % 7) - ((y + 6) % 7));
     const runs: string[] = [];
     let i = 0;
-    while (i < w.days.length) {
+    while (i < week.length) {
       let j = i;
-      while (j + 1 < w.days.length && (w.days[j + 1] as number) === (w.days[j] as number) + 1) j++;
-      const a = w.days[i] as number;
-      const b = w.days[j] as number;
-      runs.push(
-        j - i >= 2
-          ? `${names(a)}-${names(b)}`
-          : w.days
-              .slice(i, j + 1)
-              .map(names)
-              .join(","),
-      );
+      while (j + 1 < week.length && (week[j + 1] as number) === ((week[j] as number) + 1) % 7) j++;
+      const a = week[i] as number;
+      const b = week[j] as number;
+      runs.push(j - i >= 2 ? `${names(a)}-${names(b)}` : week.slice(i, j + 1).map(names).join(","));
       i = j + 1;
     }
     days = runs.join(",");

@@ -56,7 +56,6 @@ export function StartFormFields({ fields, onChange, invalid }: StartFormFieldsPr
         <span>On breach <code>--on-breach</code></span>
         <select name="onBreach" value=${fields.onBreach} onChange=${(e: Event) => onChange("onBreach", (e.target as HTMLSelectElement).value)}>
           <option value="">rollback (default)</option>
-          <option value="rollback">rollback</option>
           <option value="pause">pause</option>
           <option value="stop">stop</option>
         </select>

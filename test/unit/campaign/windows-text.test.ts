@@ -91,11 +91,11 @@ describe("window text", () => {
   it.each<[MaintenanceWindow, string]>([
     [w(ALL, 120, 240), "daily 02:00-04:00 UTC"],
     [w([1, 2, 3, 4, 5], 65, 1440, "Europe/Berlin"), "Mon-Fri 01:05-24:00 Europe/Berlin"],
-    [w([0, 6], 1320, 120), "Sun,Sat 22:00-02:00 UTC"],
+    [w([0, 6], 1320, 120), "Sat,Sun 22:00-02:00 UTC"],
     [w([1, 2], 0, 30), "Mon,Tue 00:00-00:30 UTC"],
     [w([1, 3, 5], 600, 660), "Mon,Wed,Fri 10:00-11:00 UTC"],
-    [w([0, 2, 3, 4, 6], 9, 59), "Sun,Tue-Thu,Sat 00:09-00:59 UTC"],
-    [w([0, 1, 2, 4, 5, 6], 0, 1), "Sun-Tue,Thu-Sat 00:00-00:01 UTC"],
+    [w([0, 2, 3, 4, 6], 9, 59), "Tue-Thu,Sat,Sun 00:09-00:59 UTC"],
+    [w([0, 1, 2, 4, 5, 6], 0, 1), "Mon,Tue,Thu-Sun 00:00-00:01 UTC"],
     [w([3], 1439, 1440), "Wed 23:59-24:00 UTC"],
   ])("writes %j as %s, which parses back to it", (window, text) => {
     expect(formatWindow(window)).toBe(text);

@@ -28,7 +28,7 @@ describe("agentctl's window, ramp and gate flags", () => {
       "--gate-grace",
       "2m",
     );
-    expect(spec.windows).toEqual(["Mon-Fri 02:00-04:00 Europe/Berlin", "Sun,Sat 22:00-02:00 UTC"]);
+    expect(spec.windows).toEqual(["Mon-Fri 02:00-04:00 Europe/Berlin", "Sat,Sun 22:00-02:00 UTC"]);
     expect(spec.ramp?.startPerMinute).toBe(10);
     expect(spec.ramp?.factor).toBe(2);
     expect(spec.ramp?.maxPerMinute).toBe(180);
