@@ -29,6 +29,8 @@ export interface PendingSwitch {
   readonly previousBefore: string;
   /** An upgrade's signed health checks, run by the new version before it connects. */
   readonly health?: ReleaseHealth;
+  /** An upgrade whose verified release carries its supervisor (tried as the supervisor). */
+  readonly supervisor?: true;
 }
 
 /** What the real Agent keeps across restarts. */

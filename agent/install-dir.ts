@@ -8,6 +8,9 @@
  * DIR/current -> versions/<version>  the version that runs (a symlink, switched atomically)
  * DIR/state.json                     the durable state (node id, token, versions, sequence)
  * DIR/tuf/                           the trusted TUF metadata (root.json first, from install)
+ * DIR/supervisors/<version>/agent(.mjs) supervisors installed from releases that carry one
+ * DIR/supervisor -> supervisors/<v>  the supervisor in use (absent: the one installed by hand)
+ * DIR/supervisor.json                the supervisors' own record (see supervisor-dir.ts)
  * ```
  *
  * Every change is made so that a crash at any instant leaves either the old or the new
@@ -75,6 +78,12 @@ export interface InstallPaths {
   readonly state: string;
   /** The trusted TUF metadata of the release channel. */
   readonly tuf: string;
+  /** The supervisors installed from releases, one directory per version. */
+  readonly supervisors: string;
+  /** The pointer (symlink) to the supervisor in use. */
+  readonly supervisor: string;
+  /** The supervisors' record of updates (written by supervisors only). */
+  readonly supervisorRecord: string;
 }
 
 /** The paths of the install directory `root`. */
@@ -85,6 +94,9 @@ export function installPaths(root: string): InstallPaths {
     current: join(root, "current"),
     state: join(root, "state.json"),
     tuf: join(root, "tuf"),
+    supervisors: join(root, "supervisors"),
+    supervisor: join(root, "supervisor"),
+    supervisorRecord: join(root, "supervisor.json"),
   };
 }
 
@@ -148,8 +160,8 @@ export async function installVersion(
   return kind;
 }
 
-/** Writes `bytes` to a temporary name with `mode`, fsyncs, renames over `file`, fsyncs the directory. */
-async function writeDurably(file: string, bytes: Uint8Array, mode: number): Promise<void> {
+/** Writes `bytes` to a temporary name with `mode`, fsyncs, renames over `file` (the caller fsyncs the directory). */
+export async function writeDurably(file: string, bytes: Uint8Array, mode: number): Promise<void> {
   const temp = `${file}.${process.pid}.tmp`;
   const handle = await open(temp, "w", mode);
   try {

@@ -2,7 +2,9 @@
  * `npm run agent -- run|status …`, and the bundled artifact's entry point (`node agent.mjs
  * run|serve|status …`, or `agent run|serve|status …` for the single executable). Exit codes: 0 after a clean stop, 2 for bad flags (one line on
  * stderr), 1 on failure, 75 when the Agent asks its supervisor for a restart, 76 when a version
- * on trial failed its release's health checks.
+ * on trial failed its release's health checks, 77 when a supervisor hands over to a newer one.
+ * `run` is the launcher the service starts (supervisor-launch.ts): it runs the supervisor the
+ * install directory's pointer names, or supervises itself.
  */
 import { runAgent } from "./agent-process.js";
 import { loadState } from "./agent-state.js";
@@ -15,14 +17,23 @@ import {
   USAGE,
 } from "./cli-args.js";
 import { artifactOrigins, DEFAULT_DOWNLOAD_POLICY, trustedOrigins } from "./core/download.js";
+import type { SupervisorUpdateStep } from "./core/supervisor-update.js";
 import { readStreamTls, streamCredentials } from "./core/tls.js";
 import { tufClient } from "./core/tuf-check.js";
 import { HEALTH_CHECK_FAILED_EXIT_CODE, passTrialHealth } from "./health-trial.js";
 import { installPaths, trustInitialRoot } from "./install-dir.js";
 import { ensureInstalled } from "./install-first.js";
 import { jsonLog } from "./json-log.js";
+import { defaultModuleRunner } from "./launch.js";
 import { readStatus } from "./status.js";
-import { RESTART_EXIT_CODE, supervise, type WelcomedMessage } from "./supervisor.js";
+import {
+  HANDOVER_EXIT_CODE,
+  RESTART_EXIT_CODE,
+  supervise,
+  type WelcomedMessage,
+} from "./supervisor.js";
+import { runPointedSupervisor } from "./supervisor-launch.js";
+import { supervisorRole } from "./supervisor-trial.js";
 
 class UsageError extends Error {}
 
@@ -62,6 +73,7 @@ function rootSignal(): AbortSignal {
 async function runSupervisor(options: RunOptions): Promise<number> {
   const paths = installPaths(options.installDir);
   const log = jsonLog("agent-supervisor");
+  const role = supervisorRole(process.env);
   const saved = await loadState(paths);
   if (
     options.joinToken === undefined &&
@@ -72,23 +84,62 @@ async function runSupervisor(options: RunOptions): Promise<number> {
       "--join-token is required until the node has enrolled (or give --cert and --key)",
     );
   }
-  const installed = await ensureInstalled(
-    paths,
-    options.nodeId,
-    options.platform ?? BUILD_PLATFORM ?? hostPlatform(),
-  );
+  const installed =
+    role === "trial"
+      ? undefined
+      : await ensureInstalled(
+          paths,
+          options.nodeId,
+          options.platform ?? BUILD_PLATFORM ?? hostPlatform(),
+        );
   if (installed !== undefined)
     log.info({ version: installed, dir: paths.root }, "installed the first version");
-  const signal = rootSignal();
-  await supervise({
-    paths,
-    childArgs: ["serve", ...process.argv.slice(3)],
-    childEnv: options.tls?.ca !== undefined ? { NODE_EXTRA_CA_CERTS: options.tls.ca } : {},
-    startDeadlineMs: options.startDeadlineMs,
-    log,
-    signal,
-  });
-  return 0;
+  const root = rootSignal();
+  // On trial, a supervisor whose parent is gone stops (its parent decides everything).
+  const orphaned = new AbortController();
+  if (role === "trial") process.on("disconnect", () => orphaned.abort());
+  const signal = AbortSignal.any([root, orphaned.signal]);
+  const flags = process.argv.slice(3);
+  const moduleRunner = defaultModuleRunner();
+  const killAt = process.env.AGENT_TEST_KILL_AT;
+  for (;;) {
+    if (role === "launcher") {
+      const code = await runPointedSupervisor({
+        paths,
+        args: ["run", ...flags],
+        moduleRunner,
+        log,
+        signal,
+      });
+      if (code === HANDOVER_EXIT_CODE && !signal.aborted) continue;
+      if (code !== undefined) return code;
+    }
+    log.info({ role, build: BUILD_VERSION ?? "source" }, "supervising");
+    const end = await supervise({
+      paths,
+      childArgs: ["serve", ...flags],
+      childEnv: options.tls?.ca !== undefined ? { NODE_EXTRA_CA_CERTS: options.tls.ca } : {},
+      startDeadlineMs: options.startDeadlineMs,
+      log,
+      signal,
+      moduleRunner,
+      role,
+      update: {
+        supervisorArgs: ["run", ...flags],
+        ...(killAt === undefined ? {} : { onStep: (step) => killGroupAt(killAt, step) }),
+      },
+    });
+    if (end === "stopped" || signal.aborted) return 0;
+    if (role !== "launcher") return HANDOVER_EXIT_CODE;
+  }
+}
+
+/**
+ * Test only (`AGENT_TEST_KILL_AT=<step>`): a power cut at one step of a supervisor update,
+ * SIGKILL of this process group (the supervisor, the one on trial and the Agent at once).
+ */
+function killGroupAt(killAt: string, step: SupervisorUpdateStep): void {
+  if (step === killAt) process.kill(0, "SIGKILL");
 }
 
 async function serve(options: RunOptions): Promise<never> {

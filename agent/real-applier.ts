@@ -73,6 +73,7 @@ export function realApplier(host: RealApplierHost): Applier {
         to,
         previousBefore: state.previousVersion,
         ...(upgrade.health === undefined ? {} : { health: upgrade.health }),
+        ...(upgrade.supervisor === true ? { supervisor: true } : {}),
       };
       state.previousVersion = from;
       state.version = to;

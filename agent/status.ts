@@ -4,8 +4,28 @@
 import { readdir } from "node:fs/promises";
 import type { PendingSwitch } from "./agent-state.js";
 import { loadState } from "./agent-state.js";
+import type { SupervisorFailure, SupervisorTrial } from "./core/supervisor-update.js";
 import type { TrustState } from "./core/trust-state.js";
 import { type InstallPaths, readCurrent } from "./install-dir.js";
+import {
+  installedSupervisors,
+  readSupervisorInUse,
+  readSupervisorRecord,
+} from "./supervisor-dir.js";
+
+/** The supervisor part of {@link AgentStatus}. */
+export interface SupervisorStatus {
+  /** The supervisor the pointer names (null: the one installed by hand). */
+  readonly inUse: string | null;
+  /** The supervisor kept to fall back to (null: the one installed by hand, or none recorded). */
+  readonly previous: string | null;
+  /** An update under way. */
+  readonly trial: SupervisorTrial | null;
+  /** The last update that failed (cleared by one that succeeds). */
+  readonly failure: SupervisorFailure | null;
+  /** Supervisors installed from releases (under supervisors/). */
+  readonly installed: readonly string[];
+}
 
 /** The status of an install directory (SPEC §8 names the first five fields). */
 export interface AgentStatus {
@@ -32,12 +52,15 @@ export interface AgentStatus {
    * with `since` (when it first found itself frozen).
    */
   readonly trust: TrustState | null;
+  /** The node's supervisor: the one in use, the one kept, an update under way or failed. */
+  readonly supervisor: SupervisorStatus;
 }
 
 /** Reads the status of `paths`; throws when its state file is damaged. */
 export async function readStatus(paths: InstallPaths): Promise<AgentStatus> {
   const state = await loadState(paths);
   const current = (await readCurrent(paths)) ?? null;
+  const record = await readSupervisorRecord(paths);
   let installed: string[] = [];
   try {
     installed = (await readdir(paths.versions)).sort();
@@ -54,5 +77,12 @@ export async function readStatus(paths: InstallPaths): Promise<AgentStatus> {
     enrolled: state?.nodeToken !== undefined,
     installed,
     trust: state?.trust ?? null,
+    supervisor: {
+      inUse: (await readSupervisorInUse(paths)) || null,
+      previous: record?.previous || null,
+      trial: record?.trial ?? null,
+      failure: record?.failure ?? null,
+      installed: await installedSupervisors(paths),
+    },
   };
 }

@@ -13,13 +13,18 @@
  * runs with Node.js ({@link childCommand}); one that cannot be started at all (no Node.js
  * on the PATH of a single-executable supervisor, a file that is not executable) counts as a
  * crash before its Welcome.
+ * Between two runs it also carries a supervisor update on ({@link supervisorStep}): an
+ * upgrade whose verified release carries its supervisor is run by that supervisor, started
+ * on trial, and this one hands over once the Agent is back under it. Started on trial
+ * itself (the `trial` role), it runs the Agent, relays the Agent's Welcome to its parent and,
+ * when the Agent ends before a Welcome, says how and exits, leaving every decision and
+ * every write to the supervisor in use.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { healthBudgetMs } from "../control/shared/release/index.js";
-import { type AgentState, loadState, type PendingSwitch, saveState } from "./agent-state.js";
+import { type AgentState, loadState, saveState } from "./agent-state.js";
 import type { AgentLog } from "./core/log.js";
 import { sleep } from "./core/waker.js";
-import { HEALTH_CHECK_FAILED, HEALTH_CHECK_FAILED_EXIT_CODE } from "./health-trial.js";
 import {
   type InstallPaths,
   installedArtifact,
@@ -30,9 +35,18 @@ import {
 } from "./install-dir.js";
 import { childCommand, defaultModuleRunner } from "./launch.js";
 import { fallBack, fallbackVersion, reconcile, revertTrial } from "./reconcile.js";
+import { type ChildEnd, whyReverted } from "./revert-reason.js";
+import { type SwitchOptions, supervisorStep } from "./supervisor-switch.js";
+import type { SupervisorRole, TrialMessage } from "./supervisor-trial.js";
 
 /** The exit code with which the Agent asks to be restarted into `current`. */
 export const RESTART_EXIT_CODE = 75;
+
+/** The exit code with which a delegated supervisor asks the launcher to start the one the pointer names. */
+export const HANDOVER_EXIT_CODE = 77;
+
+/** How {@link supervise} ended. */
+export type SupervisorEnd = "stopped" | "handover";
 
 /** The message the Agent sends its supervisor (over the IPC channel) when welcomed. */
 export interface WelcomedMessage {
@@ -53,29 +67,41 @@ export interface SupervisorOptions {
   readonly signal: AbortSignal;
   /** The Node.js binary that runs ES module artifacts; default {@link defaultModuleRunner}. */
   readonly moduleRunner?: string;
+  /** What this supervisor is (default `launcher`); `trial`: on trial, see the file's TSDoc. */
+  readonly role?: SupervisorRole;
+  /**
+   * Supervisor updates: `run …` with this supervisor's flags, and the hook called at each
+   * step. Absent: releases that carry a supervisor are run as any other.
+   */
+  readonly update?: Pick<SwitchOptions, "supervisorArgs" | "onStep">;
 }
 
-/** How one child run ended. */
-interface ChildEnd {
-  readonly welcomed: boolean;
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  /** The start deadline passed before a Welcome (the child was killed). */
-  readonly deadline: boolean;
-  readonly ranMs: number;
-  /** The child could not be started at all (the spawn error). */
-  readonly startError?: string;
-}
-
-/** Supervises until `options.signal` aborts. Rejects only when the install directory is unusable. */
-export async function supervise(options: SupervisorOptions): Promise<void> {
+/**
+ * Supervises until `options.signal` aborts ("stopped") or a new supervisor is the one in use
+ * ("handover"); on trial, until its first Agent ends before a Welcome. Rejects only when the
+ * install directory is unusable.
+ */
+export async function supervise(options: SupervisorOptions): Promise<SupervisorEnd> {
   const { paths, log, signal } = options;
+  const onTrial = options.role === "trial";
+  let welcomedOnce = false;
   let crashes = 0;
   while (!signal.aborted) {
     const state = await loadState(paths);
     const current = await readCurrent(paths);
     if (state === undefined || current === undefined) {
       throw new Error(`${paths.root} holds no installed Agent (state.json and current are needed)`);
+    }
+    if (onTrial && !welcomedOnce && (await installedArtifact(paths, current)) === undefined) {
+      tellParent({
+        type: "agent-ended",
+        code: null,
+        signal: null,
+        deadline: false,
+        ranMs: 0,
+        startError: "no artifact is installed",
+      });
+      return "stopped";
     }
     if ((await installedArtifact(paths, current)) === undefined) {
       // `current` names a version with no artifact: running it can only fail, for ever.
@@ -85,13 +111,32 @@ export async function supervise(options: SupervisorOptions): Promise<void> {
       continue;
     }
     const { changed, trial } = reconcile(state, current);
-    if (changed) await saveState(paths, state);
+    // On trial, the supervisor in use has reconciled and saved; this one writes nothing.
+    if (changed && !onTrial) await saveState(paths, state);
+    if (!onTrial && options.update !== undefined) {
+      const next = await supervisorStep(switchOptions(options), state, current);
+      if (next === "handover") return "handover";
+      if (next === "stopped") break;
+      if (next === "again") continue;
+    }
     // A version on trial runs its release's health checks before it connects: its deadline
     // covers them.
     const deadlineMs = trial ? options.startDeadlineMs + healthBudgetMs(trial.health) : undefined;
     log.info({ version: current, trial: trial?.opId, deadlineMs }, "starting the agent");
     const end = await runChild(options, current, deadlineMs);
     if (signal.aborted) break;
+    if (end.welcomed) welcomedOnce = true;
+    if (onTrial && !welcomedOnce) {
+      tellParent({
+        type: "agent-ended",
+        code: end.code,
+        signal: end.signal,
+        deadline: end.deadline,
+        ranMs: end.ranMs,
+        ...(end.startError === undefined ? {} : { startError: end.startError }),
+      });
+      return "stopped";
+    }
     if (trial !== undefined && !end.welcomed) {
       const after = (await loadState(paths)) ?? state;
       const { code, reason } = whyReverted(trial, end, after, deadlineMs ?? 0);
@@ -115,6 +160,44 @@ export async function supervise(options: SupervisorOptions): Promise<void> {
     );
     await sleep(delay, signal);
   }
+  return "stopped";
+}
+
+/** Sends `message` to the supervisor that started this one on trial (when it still listens). */
+function tellParent(message: TrialMessage): void {
+  if (process.connected) process.send?.(message);
+}
+
+/** The options of a supervisor update run by this supervisor. */
+function switchOptions(options: SupervisorOptions): SwitchOptions {
+  return {
+    paths: options.paths,
+    supervisorArgs: options.update?.supervisorArgs ?? [],
+    ...(options.update?.onStep === undefined ? {} : { onStep: options.update.onStep }),
+    env: options.childEnv,
+    moduleRunner: options.moduleRunner ?? defaultModuleRunner(),
+    startDeadlineMs: options.startDeadlineMs,
+    log: options.log,
+    signal: options.signal,
+    agentFailure: (state, end, deadlineMs) => {
+      const trial = state.switch;
+      const childEnd: ChildEnd = {
+        welcomed: false,
+        ranMs: 0,
+        deadline: end.deadline,
+        code: end.code,
+        signal: end.signal as NodeJS.Signals | null,
+        ...(end.startError === undefined ? {} : { startError: end.startError }),
+      };
+      if (trial === undefined) {
+        return {
+          code: "start_failed",
+          reason: `the agent ended (${end.signal ?? `code ${end.code}`}) before Control welcomed it under the new supervisor`,
+        };
+      }
+      return whyReverted(trial, childEnd, state, deadlineMs);
+    },
+  };
 }
 
 /**
@@ -147,25 +230,6 @@ async function fallBackFrom(
   return true;
 }
 
-/** The code and reason of reverting `trial`, whose run ended with `end` before a Welcome. */
-function whyReverted(
-  trial: PendingSwitch,
-  end: ChildEnd,
-  state: AgentState,
-  deadlineMs: number,
-): { code: string; reason: string } {
-  const health = state.healthFailure;
-  if (end.code === HEALTH_CHECK_FAILED_EXIT_CODE && health?.opId === trial.opId) {
-    return { code: HEALTH_CHECK_FAILED, reason: `${trial.to} failed ${health.message}` };
-  }
-  const reason = end.deadline
-    ? `${trial.to} was not welcomed by Control within ${deadlineMs} ms`
-    : end.startError !== undefined
-      ? `${trial.to} could not be started: ${end.startError}`
-      : `${trial.to} exited (${end.signal ?? `code ${end.code}`}) before Control welcomed it`;
-  return { code: "start_failed", reason };
-}
-
 async function runChild(
   options: SupervisorOptions,
   version: string,
@@ -195,6 +259,9 @@ async function runChild(
   });
   let welcomed = false;
   let deadline = false;
+  if (options.role === "trial" && child.pid !== undefined) {
+    tellParent({ type: "agent-started", pid: child.pid });
+  }
   return new Promise((resolve) => {
     const timer =
       deadlineMs === undefined
@@ -210,6 +277,7 @@ async function runChild(
       if (message?.type === "welcomed" && !deadline) {
         welcomed = true;
         clearTimeout(timer);
+        if (options.role === "trial") tellParent({ type: "welcomed", version });
       }
     });
     const end = (result: Omit<ChildEnd, "welcomed" | "deadline" | "ranMs">) => {

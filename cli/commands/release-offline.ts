@@ -135,6 +135,11 @@ const manifest: Command = {
       description:
         'health checks the Agent runs after the new version starts: a JSON file {"checks": [...], "periodSeconds", "intervalSeconds"}',
     },
+    supervisor: {
+      type: "boolean",
+      description:
+        "the release also updates the node's supervisor (its artifact is tried as the supervisor; needs Agents that know the field)",
+    },
     out: { type: "string", value: "MANIFEST", description: "manifest file to write (required)" },
   },
   details:
@@ -181,6 +186,7 @@ const manifest: Command = {
       expires,
       artifacts,
       ...(health === undefined ? {} : { health }),
+      ...(boolFlag(values, "supervisor") ? { supervisor: true } : {}),
     });
     await writeFile(out, bytes);
     const doc = JSON.parse(new TextDecoder().decode(bytes)) as { expires: string };
