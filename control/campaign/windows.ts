@@ -150,7 +150,14 @@ export function formatWindow(w: MaintenanceWindow): string {
       while (j + 1 < week.length && (week[j + 1] as number) === ((week[j] as number) + 1) % 7) j++;
       const a = week[i] as number;
       const b = week[j] as number;
-      runs.push(j - i >= 2 ? `${names(a)}-${names(b)}` : week.slice(i, j + 1).map(names).join(","));
+      runs.push(
+        j - i >= 2
+          ? `${names(a)}-${names(b)}`
+          : week
+              .slice(i, j + 1)
+              .map(names)
+              .join(","),
+      );
       i = j + 1;
     }
     days = runs.join(",");
