@@ -16,6 +16,7 @@ import { openWorkerChannel } from "./cluster-worker.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { SchemaTooNewError } from "./db/schema-release.js";
 import { createLogger } from "./log.js";
+import { servingLine } from "./serving-line.js";
 import { writeAdminEndpoint } from "./shared/local-endpoint.js";
 import { USAGE } from "./usage.js";
 
@@ -110,7 +111,7 @@ async function main(): Promise<number> {
       adminUrl: control.adminUrl,
       ...(config.adminToken ? {} : { operatorTokenFile: control.operatorTokenPath }),
     },
-    `Agent Control is serving agents on :${control.agentPort} and the admin API on ${control.adminUrl}`,
+    servingLine(config.agentAddr, control.agentPort, control.adminUrl),
   );
   await new Promise<void>((resolve) => {
     let stopping = false;
