@@ -37,10 +37,16 @@ export function joinTokenScope(token: JoinToken): string {
   return token.allowReenroll ? "new nodes, re-enroll any" : "new nodes";
 }
 
+/** The labels a join token assigns, `k=v,k=v` sorted by key, or `-`. */
+export function tokenLabels(token: JoinToken): string {
+  const keys = Object.keys(token.labels).sort();
+  return keys.length === 0 ? "-" : keys.map((k) => `${k}=${token.labels[k]}`).join(",");
+}
+
 /** Formats join tokens as the `token list` table. */
 export function formatTokenTable(tokens: readonly JoinToken[], now: Date): string {
   return formatTable(
-    ["ID", "STATE", "CREATED", "EXPIRES", "USES", "SCOPE", "DESCRIPTION"],
+    ["ID", "STATE", "CREATED", "EXPIRES", "USES", "SCOPE", "LABELS", "DESCRIPTION"],
     tokens.map((t) => [
       t.id,
       joinTokenState(t, now),
@@ -48,6 +54,7 @@ export function formatTokenTable(tokens: readonly JoinToken[], now: Date): strin
       formatTime(t.expiresAt),
       t.maxUses > 0 ? `${t.uses}/${t.maxUses}` : String(t.uses),
       joinTokenScope(t),
+      tokenLabels(t),
       t.description || "-",
     ]),
   );

@@ -36,6 +36,7 @@ export const METHOD_ROLES: Readonly<Record<string, AdminRole>> = {
   "agentcontrol.admin.v1.NodeService/EnableNode": "operator",
   "agentcontrol.admin.v1.NodeService/ResetNode": "operator",
   "agentcontrol.admin.v1.NodeService/LabelNode": "operator",
+  "agentcontrol.admin.v1.NodeService/LabelNodes": "operator",
   "agentcontrol.admin.v1.NodeService/RevokeNode": "operator",
   "agentcontrol.admin.v1.NodeService/ApproveNode": "operator",
   "agentcontrol.admin.v1.NodeService/CreateJoinToken": "operator",

@@ -23,6 +23,7 @@ import {
   labelText,
   nodeIdentityHandlers,
 } from "./node-identity-service.js";
+import { labelNodesHandler } from "./node-labels-bulk.js";
 import { decodePageToken, encodePageToken, pageSize } from "./paging.js";
 
 /** Dependencies of the node service. */
@@ -131,6 +132,7 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
   };
 
   return {
+    ...labelNodesHandler({ db: deps.db, clock: deps.clock }),
     ...nodeIdentityHandlers(
       { db: deps.db, clock: deps.clock, cutOff: (id, message) => deps.hub.cutOff(id, message) },
       reload,

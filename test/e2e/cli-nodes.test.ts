@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Fleet, startFleet } from "../../agent-sim/index.js";
+import { AuditService } from "../../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { agentctl } from "../helpers/agentctl.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
 
@@ -164,6 +165,106 @@ describe("agentctl against a real Control", { timeout: 120_000 }, () => {
     const tokens = (JSON.parse(after.stdout) as { tokens: { id: string; revoked?: boolean }[] })
       .tokens;
     expect(tokens.find((t) => t.id === token.id)?.revoked).toBe(true);
+  });
+
+  /** The assigned labels of each node of the fixture. */
+  const assigned = async () => {
+    const listed = await agentctl(["node", "list", "--json", "--label", "zone=a"], operator);
+    const { nodes } = JSON.parse(listed.stdout) as {
+      nodes: { nodeId: string; assignedLabels?: Record<string, string> }[];
+    };
+    return Object.fromEntries(nodes.map((n) => [n.nodeId, n.assignedLabels ?? {}]));
+  };
+  const labelAudits = async () =>
+    (await tc.client(AuditService).listAuditEvents({ action: "node.label" })).events.filter(
+      (e) => e.nodeId === "",
+    );
+
+  it("labels every node a selector matches in one request, audited once with the count", async () => {
+    const before = (await labelAudits()).length;
+    const result = await agentctl(
+      ["node", "label", "--selector", "zone=a", "tier=web", "stage=pilot"],
+      operator,
+    );
+    expect(result).toEqual({
+      code: 0,
+      stdout: "labelled 3 nodes: set stage=pilot,tier=web\n",
+      stderr: "",
+    });
+    const labels = await assigned();
+    for (const id of ["cli-00001", "cli-00002", "cli-00003"]) {
+      expect(labels[id]).toMatchObject({ tier: "web", stage: "pilot" });
+    }
+    const removed = await agentctl(
+      ["node", "label", "--selector", "zone=a,tier=web", "stage-"],
+      operator,
+    );
+    expect(removed.stdout).toBe("labelled 3 nodes: removed stage\n");
+    expect(Object.values(await assigned()).some((l) => "stage" in l)).toBe(false);
+    const audits = await labelAudits();
+    expect(audits).toHaveLength(before + 2);
+    expect(audits.map((a) => a.message)).toContain(
+      "labels of 3 nodes matching tier=web,zone=a: removed stage",
+    );
+    const none = await agentctl(["node", "label", "--selector", "zone=nowhere", "x=y"], operator);
+    expect(none).toEqual({ code: 0, stdout: "labelled 0 nodes: set x=y\n", stderr: "" });
+  });
+
+  it("labels nodes from a YAML or CSV file, each its own, all or none", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "agentctl-labels-"));
+    try {
+      const yaml = join(dir, "labels.yaml");
+      await writeFile(yaml, "cli-00001:\n  rack: r1\n  row: '7'\ncli-00002:\n  rack: r2\n");
+      const fromYaml = await agentctl(["node", "label", "--file", yaml], operator);
+      expect(fromYaml).toEqual({
+        code: 0,
+        stdout: "labelled 2 nodes from labels.yaml\n",
+        stderr: "",
+      });
+      const csv = join(dir, "labels.csv");
+      await writeFile(csv, "node,rack,row\ncli-00003,r3,9\ncli-00002,,8\n");
+      const fromCsv = await agentctl(["node", "label", "--file", csv], operator);
+      expect(fromCsv.stdout).toBe("labelled 2 nodes from labels.csv\n");
+      const labels = await assigned();
+      expect(labels["cli-00001"]).toMatchObject({ rack: "r1", row: "7" });
+      // An empty cell leaves that label as it is.
+      expect(labels["cli-00002"]).toMatchObject({ rack: "r2", row: "8" });
+      expect(labels["cli-00003"]).toMatchObject({ rack: "r3", row: "9" });
+
+      // One unknown node: nothing changes, and the error names it.
+      const bad = join(dir, "bad.csv");
+      await writeFile(bad, "node,rack\ncli-00001,r9\nno-such-node,r9\n");
+      const refused = await agentctl(["node", "label", "--file", bad], operator);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^agentctl: .*no-such-node.*\n$/);
+      expect((await assigned())["cli-00001"]).toMatchObject({ rack: "r1" });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a viewer token that tries to label nodes by selector", async () => {
+    const result = await agentctl(
+      ["node", "label", "--selector", "zone=a", "x=y", "--token", tc.viewerToken],
+      operator,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^agentctl: permission denied: .*\n$/);
+    expect(Object.values(await assigned()).some((l) => "x" in l)).toBe(false);
+  });
+
+  it("shows the labels a join token assigns in token list", async () => {
+    const created = await agentctl(
+      ["token", "create", "--label", "pool=edge", "--label", "canary=true", "--json"],
+      operator,
+    );
+    const { token } = JSON.parse(created.stdout) as { token: { id: string } };
+    const listed = await agentctl(["token", "list"], operator);
+    const [header] = listed.stdout.split("\n");
+    expect(header).toMatch(/ LABELS /);
+    expect(listed.stdout).toMatch(
+      new RegExp(`^${token.id} +active .* canary=true,pool=edge `, "m"),
+    );
   });
 
   it("prints only the secret with token create -q", async () => {
