@@ -102,6 +102,7 @@ export function runSupervisorTrial(options: TrialOptions): Promise<TrialOutcome>
   };
   return new Promise((resolve) => {
     let settled = false;
+    let timedOut = false;
     let agentEnd: Extract<TrialMessage, { type: "agent-ended" }> | undefined;
     const finish = (outcome: TrialOutcome) => {
       if (settled) return;
@@ -112,6 +113,7 @@ export function runSupervisorTrial(options: TrialOptions): Promise<TrialOutcome>
     };
     const timer = setTimeout(() => {
       if (settled) return;
+      timedOut = true;
       options.log.warn(
         { deadlineMs: options.deadlineMs },
         "the supervisor on trial did not bring the agent back in time; stopping it",
@@ -142,7 +144,8 @@ export function runSupervisorTrial(options: TrialOptions): Promise<TrialOutcome>
         finish({
           kind: "failed",
           end: {
-            deadline: false,
+            // Stopped because its deadline passed: that, not the SIGTERM, is why it ended.
+            deadline: timedOut,
             code: end.code,
             signal: end.signal,
             ...(end.error === undefined ? {} : { startError: end.error }),

@@ -31,7 +31,7 @@ import {
 import { type AgentWorld, startAgentWorld } from "./agent-world.js";
 
 const NODE = "sup-node-1";
-const DEADLINE_MS = 8_000;
+const DEADLINE_MS = 15_000;
 const CRASHES = `process.stderr.write("supervisor 1.1.0 is broken\\n"); process.exit(3);`;
 const HANGS = `process.stderr.write("supervisor 1.2.0 started and does nothing\\n"); setInterval(() => {}, 1000);`;
 
@@ -58,7 +58,7 @@ describe("the single-executable Agent updates its own supervisor", () => {
     await registerSupervisorRelease(fx, "1.1.0", 11, encode(CRASHES));
     await registerSupervisorRelease(fx, "1.2.0", 12, encode(HANGS));
     await registerSupervisorRelease(fx, "1.3.0", 13, world.bytes("1.3.0"));
-  }, 300_000);
+  }, 600_000);
 
   afterAll(async () => {
     await world?.stop();
