@@ -3,7 +3,7 @@
  * every step of both, and I9 between them. `npm run simulate` and the vitest cases share it.
  */
 import { outcomeDifference } from "./compare.js";
-import { type RunResult, runSeed } from "./run.js";
+import { type RunOptions, type RunResult, runSeed } from "./run.js";
 
 /** What checking one seed found. */
 export interface SeedCheck {
@@ -31,10 +31,16 @@ export function failureReport(r: RunResult, message = r.violation?.message ?? ""
 /** Runs `seed` without faults and, with `faults`, again with them; compares the outcomes (I9). */
 export async function checkSeed(
   seed: number,
-  options: { readonly faults: boolean; readonly fullTrace?: boolean },
+  options: {
+    readonly faults: boolean;
+    readonly fullTrace?: boolean;
+    /** The registry generation (`run.ts` {@link RunOptions}); default: the newest. */
+    readonly generation?: number;
+  },
 ): Promise<SeedCheck> {
   const fullTrace = options.fullTrace === true;
-  const clean = await runSeed(seed, { faults: false, fullTrace });
+  const generation = options.generation === undefined ? {} : { generation: options.generation };
+  const clean = await runSeed(seed, { faults: false, fullTrace, ...generation });
   if (clean.violation || !options.faults) {
     return {
       clean,
@@ -44,7 +50,7 @@ export async function checkSeed(
       campaigns: clean.campaigns,
     };
   }
-  const faulty = await runSeed(seed, { faults: true, fullTrace });
+  const faulty = await runSeed(seed, { faults: true, fullTrace, ...generation });
   const difference = faulty.violation ? undefined : outcomeDifference(clean, faulty);
   const failure = faulty.violation
     ? failureReport(faulty)

@@ -10,19 +10,12 @@
  * replays exactly.
  */
 
-import { scheduleAdminActions } from "./admin-events.js";
-import { convergenceAborter } from "./convergence-aborts.js";
-import { scheduleConvergenceBurst } from "./convergence-burst-events.js";
-import { deferralAborter } from "./deferral-aborts.js";
-import { scheduleFaults, scheduleGateFaults } from "./fault-events.js";
-import { scheduleLateRollback } from "./late-rollback.js";
-import { scheduleOperator } from "./operator-events.js";
+import { generateScenario } from "./generator.js";
 import type { Outcome } from "./outcome.js";
-import { pauseAnswerer } from "./pause-answers.js";
 import type { FleetScenario } from "./rollout-scenario.js";
 import { buildWorld } from "./sim-world.js";
-import { scheduleSoakTakeover } from "./soak-takeovers.js";
 import { runToEnd, type Violation } from "./step-loop.js";
+import { unitsOf } from "./unit-registry.js";
 
 /** The result of one run. */
 export interface RunResult {
@@ -45,28 +38,27 @@ export interface RunResult {
 export interface RunOptions {
   readonly faults: boolean;
   readonly fullTrace?: boolean;
+  /**
+   * The registry generation whose units make the scenario (`unit-registry.ts`; default: the
+   * newest). A seed pinned on an earlier generation names it, to replay what it was pinned on.
+   */
+  readonly generation?: number;
 }
 
 /** Runs the scenario of `seed` to its end or to its first violation. */
 export async function runSeed(seed: number, options: RunOptions): Promise<RunResult> {
-  const world = buildWorld(seed, options);
+  const units = unitsOf(options.generation);
+  const world = buildWorld(generateScenario(seed, options.faults, units), options);
   // With faults a second Control stands by to take the lease when the leader dies.
   world.startControl();
   if (options.faults) world.startControl();
-  scheduleOperator(world);
-  scheduleAdminActions(world);
-  scheduleConvergenceBurst(world);
-  scheduleFaults(world);
-  scheduleGateFaults(world);
-  scheduleSoakTakeover(world);
-  scheduleLateRollback(world);
-  const answerPauses = pauseAnswerer(world);
-  const abortConvergence = convergenceAborter(world);
-  const abortDeferral = deferralAborter(world);
+  const hooks: (() => void)[] = [];
+  for (const unit of units) {
+    const hook = unit.schedule?.(world);
+    if (hook !== undefined) hooks.push(hook);
+  }
   const end = await runToEnd(world, () => {
-    answerPauses();
-    abortConvergence();
-    abortDeferral();
+    for (const hook of hooks) hook();
   });
   return {
     seed,

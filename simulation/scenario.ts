@@ -1,16 +1,15 @@
 /**
- * A seeded scenario: the fleet (pools, labels, each agent's behaviour and timings), the
- * campaigns started over it (selectors, batches, thresholds, on_breach, timeouts), the
- * operator's commands and node disables, and — in fault mode — the faults (Control crashes,
- * lease losses, database outages). Everything derives from the seed alone.
+ * A seeded scenario's base: the fleet (pools, labels, each agent's behaviour and timings), the
+ * campaigns started over it (selectors, batches, thresholds, on_breach, timeouts) and the
+ * operator's commands and node disables. The registered units (`unit-registry.ts`) vary it: the
+ * agent and campaign stages through {@link BaseStages}, the rest after (`generator.ts`), the
+ * faults among them. Everything derives from the seed alone.
  */
 import { createPrng, deriveSeed, type Prng } from "../agent-sim/prng.js";
 import type { AdminCommand, CampaignSpecInput } from "../control/campaign/index.js";
 import type { AgentScript, Behaviour, RollbackBehaviour } from "./agent-script.js";
-import { withLimits, type YankPlan, yanksOf } from "./budget-scenario.js";
-import { withDeferrals, withMaxDefer } from "./deferral-scenario.js";
-import { withHealthChecks } from "./health-scenario.js";
-import { type GateScript, scheduleOf } from "./schedules.js";
+import type { YankPlan } from "./budget-scenario.js";
+import type { GateScript } from "./schedules.js";
 
 /** One campaign to start. */
 export interface CampaignPlan {
@@ -222,8 +221,26 @@ function edgeOf(
   };
 }
 
-/** Builds the scenario of `seed`; with `faults`, also its Control and database faults. */
-export function scenarioOf(seed: number, faults: boolean): Scenario {
+/** What a campaign-stage unit (`units.ts`) makes of one campaign's spec. */
+export interface CampaignVariation {
+  readonly spec: CampaignSpecInput;
+  /** Scripts of the simulated gates it gave the campaign, by gate index (none: unchanged). */
+  readonly gateScripts?: readonly GateScript[];
+}
+
+/** The agent and campaign stages of the registered units, as {@link scenarioOf} applies them. */
+export interface BaseStages {
+  /** Varies the drawn agents (before a breach's-edge scenario copies them). */
+  readonly agents: (agents: readonly AgentScript[]) => AgentScript[];
+  /** Varies the `index`-th campaign's spec (not on a breach's edge). */
+  readonly campaign: (index: number, spec: CampaignSpecInput) => CampaignVariation;
+}
+
+/**
+ * Builds the base scenario of `seed` (no faults, no yanks: units add them), with the agent and
+ * campaign stages of `stages`.
+ */
+export function scenarioOf(seed: number, stages: BaseStages): Scenario {
   const prng = createPrng(deriveSeed(seed, 1));
   const size = int(prng, 3, 40);
   const failureBias = pick(prng, [0, 0.3, 1, 2, 4]);
@@ -249,8 +266,8 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
       onlineAt: !calm && prng.next() < 0.2 ? int(prng, 0, 5 * MIN) : int(prng, 0, 2400),
     });
   }
-  // Some succeeding agents fail the target's health checks instead (a seed stream of their own).
-  const agents = withDeferrals(seed, withHealthChecks(seed, drawn));
+  // The agent-stage units (health checks, busy agents, …: seed streams of their own).
+  const agents = stages.agents(drawn);
   const budget = pick(prng, [5, 20, 50, 100]);
   const campaigns: CampaignPlan[] = [];
   for (let g = 0; g < groups; g++) {
@@ -304,38 +321,24 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
   if (!calm && prng.next() < 0.3 && agents.length > 0) {
     operator.push({ kind: "disable", at: int(prng, 0, 30 * MIN), nodeId: pick(prng, agents).id });
   }
-  const faultList: Fault[] = [];
-  if (faults) {
-    const fp = createPrng(deriveSeed(seed, 2));
-    const count = int(fp, 1, 6);
-    for (let k = 0; k < count; k++) {
-      // After the first campaign started: a fault before it would change who is a candidate.
-      const at = int(fp, 4000, fp.next() < 0.8 ? 10 * MIN : 60 * MIN);
-      const kind = pick(fp, ["crash", "crash", "lease_loss", "outage"] as const);
-      if (kind === "crash")
-        faultList.push({ kind, at, downMs: int(fp, 200, fp.next() < 0.7 ? 20_000 : 180_000) });
-      else if (kind === "lease_loss") faultList.push({ kind, at });
-      else faultList.push({ kind, at, durationMs: int(fp, 500, 30_000) });
-    }
-    faultList.sort((a, b) => a.at - b.at);
-  }
   operator.sort((a, b) => a.at - b.at);
   if (prng.next() < EDGE_SHARE) {
     return {
       ...edgeOf(prng, agents, campaigns[0] as CampaignPlan, budget),
       seed,
-      faults: faultList,
+      faults: [],
       offlineAfterMs: pick(prng, [30_000, 120_000]),
       intervalMs: 5000,
       gateScripts: new Map(),
     };
   }
-  // Windows, ramps and gates for a share of the campaigns (a seed stream of their own).
+  // The campaign-stage units (windows, ramps, gates, limits, …: seed streams of their own).
   const gateScripts = new Map<string, readonly GateScript[]>();
   const scheduled = campaigns.map((c, i) => {
-    const s = scheduleOf(seed, i, c.spec);
-    if (s.gateScripts.length > 0) gateScripts.set(c.id, s.gateScripts);
-    return { ...c, spec: withMaxDefer(seed, i, withLimits(seed, i, s.spec)) };
+    const v = stages.campaign(i, c.spec);
+    if (v.gateScripts !== undefined && v.gateScripts.length > 0)
+      gateScripts.set(c.id, v.gateScripts);
+    return { ...c, spec: v.spec };
   });
   return {
     seed,
@@ -343,10 +346,29 @@ export function scenarioOf(seed: number, faults: boolean): Scenario {
     campaigns: scheduled,
     gateScripts,
     operator,
-    faults: faultList,
+    faults: [],
     calm,
     offlineAfterMs: pick(prng, [30_000, 120_000]),
     intervalMs: 5000,
-    yanks: yanksOf(seed, calm, "2.0.0"),
   };
+}
+
+/**
+ * The Control and database faults of `seed`'s run with faults (a seed stream of its own): one to
+ * six leader crashes, lost leases and database outages, after the first campaign started.
+ */
+export function controlFaultsOf(seed: number): Fault[] {
+  const faultList: Fault[] = [];
+  const fp = createPrng(deriveSeed(seed, 2));
+  const count = int(fp, 1, 6);
+  for (let k = 0; k < count; k++) {
+    // After the first campaign started: a fault before it would change who is a candidate.
+    const at = int(fp, 4000, fp.next() < 0.8 ? 10 * MIN : 60 * MIN);
+    const kind = pick(fp, ["crash", "crash", "lease_loss", "outage"] as const);
+    if (kind === "crash")
+      faultList.push({ kind, at, downMs: int(fp, 200, fp.next() < 0.7 ? 20_000 : 180_000) });
+    else if (kind === "lease_loss") faultList.push({ kind, at });
+    else faultList.push({ kind, at, durationMs: int(fp, 500, 30_000) });
+  }
+  return faultList.sort((a, b) => a.at - b.at);
 }

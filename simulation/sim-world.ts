@@ -1,5 +1,6 @@
 /**
- * The world of one seeded run, before anything happens in it: the seed's scenario, a manual
+ * The world of one seeded run, before anything happens in it: the seed's scenario (drawn by
+ * `generator.ts`; this file imports no unit, so no unit's import of the world is a cycle), a manual
  * clock at 0, the memory campaign and fleet stores holding the target release, the event
  * queue, the trace, the simulated fleet and gates, and the (not yet started) Control
  * processes, with the state the invariant checks carry from step to step.
@@ -13,24 +14,14 @@ import { ManualClock } from "../control/manual-clock.js";
 import { SimFleet } from "./agents.js";
 import { type BudgetCheckState, newBudgetCheckState } from "./budget-invariants.js";
 import { type ClaimCheckState, newClaimCheckState } from "./claim-invariants.js";
-import { withConvergenceBurst } from "./convergence-bursts.js";
-import { withDeferralBudget } from "./deferral-budget.js";
-import { withDisableNext } from "./disable-next.js";
-import { withDisablePairs } from "./disable-pairs.js";
 import { type DownloadCheckState, newDownloadCheckState } from "./download-invariants.js";
-import { withDstDays } from "./dst-days.js";
 import { EventQueue } from "./events.js";
 import { type CheckState, newCheckState } from "./fleet-invariants.js";
-import { withFleetVariants } from "./fleet-variants.js";
-import { withGateTakeovers } from "./gate-takeovers.js";
-import { withLateRollback } from "./late-rollback.js";
 import { newOutcomeCheckState, type OutcomeCheckState } from "./outcome-world.js";
 import { newRolloutCheckState, type RolloutCheckState } from "./rollout-invariants.js";
-import { type FleetScenario, withRollout } from "./rollout-scenario.js";
-import { scenarioOf } from "./scenario.js";
+import type { FleetScenario } from "./rollout-scenario.js";
 import { DEBOUNCE_MS, SimControls } from "./sim-controls.js";
 import { SimGates } from "./sim-gates.js";
-import { withSoakTakeovers } from "./soak-takeovers.js";
 
 /** The release every campaign of a run targets. */
 export const TARGET = { version: "2.0.0", sequence: 2 };
@@ -90,26 +81,15 @@ export interface SimWorld {
   planSettled: boolean;
 }
 
-/** Builds the world of `seed`'s scenario (with its faults when `faults`); no Control runs yet. */
+/**
+ * Builds the world of `scenario` (the generator's, `generator.ts`: with its faults when the run
+ * has faults); no Control runs yet.
+ */
 export function buildWorld(
-  seed: number,
-  options: { readonly faults: boolean; readonly fullTrace?: boolean },
+  scenario: FleetScenario,
+  options: { readonly fullTrace?: boolean },
 ): SimWorld {
-  const scenario = withDstDays(
-    withDisableNext(
-      withDeferralBudget(
-        withLateRollback(
-          withSoakTakeovers(
-            withGateTakeovers(
-              withConvergenceBurst(
-                withFleetVariants(withRollout(withDisablePairs(scenarioOf(seed, options.faults)))),
-              ),
-            ),
-          ),
-        ),
-      ),
-    ),
-  );
+  const seed = scenario.seed;
   const origin = scenario.originMs ?? 0;
   const clock = new ManualClock(origin);
   const store = new MemoryCampaignStore(clock);

@@ -1,27 +1,15 @@
 /**
  * The step loop of a run, in virtual time: advance the clock to the next due event or Control
  * step, run the due events and campaign starts, step each due Control, let the operator answer
- * pauses, trace what changed, and check every invariant. It ends when the scenario is done,
+ * pauses, trace what changed, and run every registered checker (`checker-registry.ts`). It ends when the scenario is done,
  * nothing is left to happen, the virtual time runs past {@link MAX_VIRTUAL_MS}, or an invariant
  * broke.
  */
 
-import { WORKER_LEASE } from "../control/campaign-store/index.js";
-import { budgetViolations } from "./budget-invariants.js";
-import { type ClaimWorld, claimEndViolations, claimViolations } from "./claim-invariants.js";
-import { deferralViolations } from "./deferral-invariants.js";
-import { downloadViolations } from "./download-invariants.js";
-import { checkStep } from "./fleet-invariants.js";
-import { stalePassViolations, unreachableBreachViolations } from "./gate-takeovers.js";
-import { healthViolations } from "./health-invariants.js";
+import { CHECKERS } from "./checker-registry.js";
 import { type Outcome, outcomeOf, traceChanges } from "./outcome.js";
-import { outcomeEndViolations, outcomeViolations } from "./outcome-invariants.js";
-import type { OutcomeWorld } from "./outcome-world.js";
-import { rolloutEndViolations, rolloutViolations } from "./rollout-invariants.js";
 import { DEBOUNCE_MS } from "./sim-controls.js";
-import { gateViolations } from "./sim-gates.js";
-import { PLATFORM, SIM_RULES, type SimWorld } from "./sim-world.js";
-import { soakViolations } from "./soak-invariants.js";
+import type { SimWorld } from "./sim-world.js";
 
 /** Lets every promise continuation queued so far run (no I/O is pending in a run). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -52,7 +40,7 @@ export interface RunEnd {
  * against the rollout's end invariants. Every Control then stops listening.
  */
 export async function runToEnd(world: SimWorld, answerPauses: () => void): Promise<RunEnd> {
-  const { scenario, clock, store, fleetStore, queue, fleet, gates, controls, checks, say } = world;
+  const { scenario, clock, store, fleetStore, queue, fleet, controls, say } = world;
   const plan = scenario.rollout.plan;
   // Whether any Control goes down in this run (the deferral checks judge timing only without).
   const faulty =
@@ -63,27 +51,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
   let steps = 0;
   let violation: Violation | undefined;
   const snapshot = new Map<string, Map<string, string>>();
-  const breachesJudged = new Set<string>();
-  const passesJudged = new Set<string>();
-  const soaksJudged = new Set<string>();
-  let epoch: number | undefined;
-  let leadSince = 0;
-  const truth: OutcomeWorld = {
-    store,
-    fleetStore,
-    fleet,
-    disabledAt: checks.disabledAt,
-    state: world.outcomeChecks,
-  };
-  const claims: ClaimWorld = {
-    store,
-    fleetStore,
-    fleet,
-    commands: world.outcomeChecks.commands,
-    maxBatches: SIM_RULES.policy.maxBatches,
-    platform: PLATFORM,
-    state: world.claimChecks,
-  };
+  const checkers = CHECKERS.map((make) => make(world, { faulty }));
   // The leader's fleet passes run soon after a campaign finishes and then every interval: a run
   // ends only once a whole interval has passed since the last finish, so the passes could
   // start the next convergence campaign (a node behind its desired version waits for it).
@@ -128,56 +96,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     steps++;
     answerPauses();
     traceChanges(store, snapshot, say);
-    // Campaigns the leader started itself (convergence, plan groups) select their nodes then.
-    for (const [id, nodes] of store.tables.nodes)
-      if (!checks.members.has(id)) checks.members.set(id, new Set(nodes.map((n) => n.nodeId)));
-    const found = checkStep(store, fleet, checks, now);
-    found.push(...world.judging.splice(0));
-    found.push(...outcomeViolations(truth, now));
-    found.push(...claimViolations(claims, now));
-    found.push(...rolloutViolations(store, fleetStore, fleet, world.rolloutChecks));
-    found.push(
-      ...budgetViolations(
-        {
-          store,
-          fleet,
-          commands: world.outcomeChecks.commands,
-          platform: PLATFORM,
-          state: world.budgetChecks,
-        },
-        now,
-      ),
-    );
-    found.push(...downloadViolations(store, fleet, world.downloadChecks));
-    found.push(...healthViolations(store, fleet, now));
-    found.push(...deferralViolations(store, fleet, faulty));
-    found.push(...soakViolations(store, fleet, soaksJudged));
-    found.push(
-      ...gateViolations(
-        gates,
-        [...store.tables.campaigns.values()].map((c) => c.campaign),
-      ),
-    );
-    found.push(
-      ...unreachableBreachViolations(
-        gates,
-        [...store.tables.campaigns.values()].map((c) => c.campaign),
-        breachesJudged,
-      ),
-    );
-    const lease = store.tables.leases.get(WORKER_LEASE);
-    if (lease !== undefined && lease.epoch !== epoch) {
-      epoch = lease.epoch;
-      leadSince = now;
-    }
-    found.push(
-      ...stalePassViolations(
-        gates,
-        [...store.tables.campaigns.values()].map((c) => c.campaign),
-        leadSince,
-        passesJudged,
-      ),
-    );
+    const found = checkers.flatMap((c) => c.step?.(now) ?? []);
     if (found.length > 0) violation = { step: steps, at: now, message: found.join("\n") };
   }
   if (violation === undefined && !allDone()) {
@@ -191,17 +110,7 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
     };
   }
   if (violation === undefined) {
-    const end = [
-      ...outcomeEndViolations(truth, clock.ms),
-      ...claimEndViolations(claims),
-      ...rolloutEndViolations(
-        store,
-        fleetStore,
-        fleet,
-        clock.ms,
-        scenario.rollout.convergenceIntervalMs,
-      ),
-    ];
+    const end = checkers.flatMap((c) => c.end?.(clock.ms) ?? []);
     if (end.length > 0) violation = { step: steps, at: clock.ms, message: end.join("\n") };
   }
   controls.unlistenAll();

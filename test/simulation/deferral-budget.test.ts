@@ -3,13 +3,13 @@
  * and its agents.
  */
 import { describe, expect, it } from "vitest";
-import { buildWorld } from "../../simulation/sim-world.js";
+import { worldOf } from "../../simulation/generator.js";
 
 describe("withDeferralBudget", () => {
   it("gives a share of the seeds one campaign of one download at a time, half its agents busy at first", () => {
     let count = 0;
     for (let seed = 1; seed <= 200; seed++) {
-      const s = buildWorld(seed, { faults: false }).scenario;
+      const s = worldOf(seed, { faults: false }).scenario;
       const c = s.campaigns.find(
         (x) => x.spec.maxDownloads === 1 && x.spec.maxDeferMs === 30 * 60_000,
       );

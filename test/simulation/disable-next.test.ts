@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { CampaignNode } from "../../control/campaign/index.js";
 import { nextInLine, withDisableNext } from "../../simulation/disable-next.js";
-import { buildWorld } from "../../simulation/sim-world.js";
+import { worldOf } from "../../simulation/generator.js";
 
 const node = (nodeId: string, batch: number, order: number, state = "waiting") =>
   ({ nodeId, batch, order, pool: "", state, stateChangedAt: 0 }) as CampaignNode;
@@ -34,7 +34,7 @@ describe("withDisableNext", () => {
   it("gives a share of the seeds one such disable, on a campaign it leaves one slot", () => {
     let with_ = 0;
     for (let seed = 1; seed <= 300; seed++) {
-      const s = buildWorld(seed, { faults: false }).scenario;
+      const s = worldOf(seed, { faults: false }).scenario;
       const actions = s.operator.filter((o) => o.kind === "disable_next");
       expect(actions.length).toBeLessThanOrEqual(1);
       const action = actions[0];
@@ -52,7 +52,7 @@ describe("withDisableNext", () => {
   it("leaves a calm scenario alone: the same scenario, not calm, gets the disable", () => {
     let calm = 0;
     for (let seed = 1; seed <= 300; seed++) {
-      const s = buildWorld(seed, { faults: false }).scenario;
+      const s = worldOf(seed, { faults: false }).scenario;
       if (s.calm) {
         calm++;
         expect(s.operator.some((o) => o.kind === "disable_next")).toBe(false);

@@ -3,13 +3,13 @@
  * and what it makes of the campaign and its agents.
  */
 import { describe, expect, it } from "vitest";
-import { buildWorld } from "../../simulation/sim-world.js";
+import { worldOf } from "../../simulation/generator.js";
 
 describe("withLateRollback", () => {
   it("gives a share of the seeds with faults one campaign that pauses on a late node", () => {
     let count = 0;
     for (let seed = 1; seed <= 200; seed++) {
-      const s = buildWorld(seed, { faults: true }).scenario;
+      const s = worldOf(seed, { faults: true }).scenario;
       const plan = s.lateRollback;
       if (plan === undefined) continue;
       count++;
@@ -25,7 +25,7 @@ describe("withLateRollback", () => {
 
   it("never appears without faults", () => {
     for (let seed = 1; seed <= 200; seed++) {
-      expect(buildWorld(seed, { faults: false }).scenario.lateRollback).toBeUndefined();
+      expect(worldOf(seed, { faults: false }).scenario.lateRollback).toBeUndefined();
     }
   });
 });

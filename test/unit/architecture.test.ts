@@ -75,6 +75,7 @@ function importsOf(file: string): Import[] {
 
 const files = sourceFiles(CONTROL);
 const imports = files.flatMap(importsOf);
+const controlImports = imports;
 
 function under(path: string | undefined, ...folders: string[]): boolean {
   return path !== undefined && folders.some((folder) => path.startsWith(`${folder}/`));
@@ -91,8 +92,11 @@ function offending(
   return imports.filter((entry) => importers(entry.from) && forbidden(entry)).map(describeImport);
 }
 
-/** One cycle per strongly connected component of the import graph, as a path a → b → … → a. */
-function importCycles(): string[][] {
+/**
+ * One cycle per strongly connected component of the import graph of `imports` (default:
+ * control/'s), as a path a → b → … → a.
+ */
+function importCycles(imports: readonly Import[] = controlImports): string[][] {
   const graph = new Map<string, string[]>();
   for (const entry of imports) {
     if (entry.to === undefined) continue;
@@ -209,5 +213,22 @@ describe("The architecture of control/", () => {
       (entry) => under(entry.to, "control/admin", "control/agents"),
     );
     expect(found, found.join("\n")).toEqual([]);
+  });
+});
+
+describe("The architecture of simulation/", () => {
+  const simulationFiles = sourceFiles(join(ROOT, "simulation"));
+  const simulationImports = simulationFiles.flatMap(importsOf);
+
+  it("reads the imports of every file under simulation/", () => {
+    expect(simulationFiles.length).toBeGreaterThan(50);
+    expect(simulationImports.some((entry) => entry.from === "simulation/run.ts")).toBe(true);
+  });
+
+  it("has no import cycle (the world imports no registered unit: the generator composes them)", () => {
+    const cycles = importCycles(simulationImports).map(
+      (cycle) => `import cycle: ${cycle.join(" → ")}`,
+    );
+    expect(cycles, cycles.join("\n")).toEqual([]);
   });
 });
