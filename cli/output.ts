@@ -4,10 +4,11 @@
  * on a terminal and never when `NO_COLOR` is set.
  */
 import type { DescEnum, DescMessage, MessageShape } from "@bufbuild/protobuf";
-import { toJson } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { enumName } from "./enum-name.js";
 import { printable, stripAnsi } from "./printable.js";
+import { tableJson } from "./table-json.js";
 
 /** A stream agentctl writes to: process.stdout in production, a buffer in tests. */
 export interface Sink {
@@ -55,40 +56,30 @@ export function visibleLength(text: string): number {
 }
 
 /**
- * Serialises a message as indented protobuf JSON: lowerCamelCase field names, enums by
- * name, 64-bit integers as strings, and every field present even when it holds its
- * default (`"online": false`), so scripts never have to guess at a missing key.
+ * Serialises a message as indented JSON in the words of the tables ({@link tableJson}):
+ * protobuf's lowerCamelCase field names, 64-bit integers as strings, every field present even
+ * when it holds its default (`"online": false`), so scripts never have to guess at a missing
+ * key; enums by their short names (`running`), positions counted from 1, a campaign spec in
+ * its flags' words.
  */
 export function messageJson<Desc extends DescMessage>(
   schema: Desc,
   message: MessageShape<Desc>,
 ): string {
-  return `${JSON.stringify(toJson(schema, message, { alwaysEmitImplicit: true }), null, 2)}\n`;
+  return `${JSON.stringify(tableJson(schema, message), null, 2)}\n`;
 }
 
-/** Serialises a message as protobuf JSON on one line (for streams: one message per line). */
+/** {@link messageJson} on one line (for streams: one message per line). */
 export function messageJsonLine<Desc extends DescMessage>(
   schema: Desc,
   message: MessageShape<Desc>,
 ): string {
-  return `${JSON.stringify(toJson(schema, message, { alwaysEmitImplicit: true }))}\n`;
+  return `${JSON.stringify(tableJson(schema, message))}\n`;
 }
 
 /** Serialises a plain value as indented JSON (for the documented non-protobuf shapes). */
 export function plainJson(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
-}
-
-/**
- * The short lower-case name of an enum value: `CAMPAIGN_PHASE_ROLLED_BACK` → `rolled_back`.
- * Unknown numbers print as their number.
- */
-export function enumName(desc: DescEnum, value: number): string {
-  const found = desc.values.find((v) => v.number === value);
-  if (found === undefined) return String(value);
-  const name = found.name.toLowerCase();
-  const prefix = desc.sharedPrefix;
-  return prefix !== undefined && name.startsWith(prefix) ? name.slice(prefix.length) : name;
 }
 
 /** The enum number whose short name (see {@link enumName}) is `name`, if any. */
@@ -123,5 +114,6 @@ export function formatLabels(labels: Readonly<Record<string, string>>): string {
   return keys.length === 0 ? "-" : keys.map((k) => `${k}=${labels[k]}`).join(",");
 }
 
+export { enumName } from "./enum-name.js";
 export { type Colour, createPainter, type Painter } from "./paint.js";
 export { ESC, printable, stripAnsi, terminalSequence } from "./printable.js";

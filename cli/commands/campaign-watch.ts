@@ -1,7 +1,8 @@
 /**
  * `agentctl campaign watch ID`: follows the WatchCampaign stream. On a terminal it redraws
  * one progress bar per batch in place, ticking the current batch's time left every second;
- * otherwise it prints one line per update. Exits 0 when the campaign completed, 3 when it
+ * otherwise it prints a line per campaign or batch state change (campaign-watch-lines.ts),
+ * and with `--events` a line per node change (campaign-watch-events.ts). Exits 0 when the campaign completed, 3 when it
  * ended rolled back, aborted or failed, 130 on Ctrl-C.
  */
 import { setTimeout as sleep } from "node:timers/promises";
@@ -15,7 +16,7 @@ import {
   NodeState,
   WatchCampaignResponseSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-import { expectPositionals, formatDuration } from "../args.js";
+import { boolFlag, expectPositionals, formatDuration } from "../args.js";
 import { type Command, type Context, ExitError } from "../command.js";
 import {
   type Colour,
@@ -38,6 +39,8 @@ import {
   thresholdOf,
   timeLeftMs,
 } from "./campaign-format.js";
+import { createNodeFollower, formatNodeEvent, nodeEventJson } from "./campaign-watch-events.js";
+import { lineWorthy, type Written } from "./campaign-watch-lines.js";
 
 /** Exit code of a watch whose campaign ended rolled back, aborted or failed. */
 export const EXIT_UNSUCCESSFUL = 3;
@@ -130,15 +133,19 @@ function transient(error: unknown): boolean {
   return [Code.Unavailable, Code.Aborted, Code.Unknown, Code.DeadlineExceeded].includes(error.code);
 }
 
-/** Draws frames in place on a terminal (cursor up, clear below), never wider than it. */
-function createTerminalDrawer(ctx: Context): (lines: string[]) => void {
+/**
+ * Draws frames in place on a terminal (cursor up, clear below), never wider than it; `above`
+ * lines (node events) are written once, above the frame, and scroll away as a log does.
+ */
+function createTerminalDrawer(ctx: Context): (lines: string[], above?: string[]) => void {
   let drawn = 0;
-  return (lines) => {
+  return (lines, above = []) => {
     // A pseudo-terminal may report 0 columns; fall back to COLUMNS, then 120.
     const width = terminalWidth(ctx.stdout.columns, ctx.env.COLUMNS);
     const fitted = lines.map((l) => (visibleLength(l) > width - 1 ? truncate(l, width - 1) : l));
     const up = drawn > 0 ? terminalSequence(`[${drawn}F`) : "";
-    ctx.stdout.write(`${up}${terminalSequence("[J")}${fitted.join("\n")}\n`);
+    const log = above.map((l) => `${l}\n`).join("");
+    ctx.stdout.write(`${up}${terminalSequence("[J")}${log}${fitted.join("\n")}\n`);
     drawn = fitted.length;
   };
 }
@@ -156,22 +163,49 @@ function truncate(line: string, width: number): string {
   return `${plain.slice(0, Math.max(0, width - 1))}…`;
 }
 
+/** How `campaign watch` follows a campaign. */
+export interface WatchOptions {
+  /** Also a line per node that changed state (`--events`). */
+  readonly events?: boolean;
+}
+
 /**
  * Follows a campaign until it is finished (final phase and every node final), reconnecting
- * after transient failures. Resolves to the exit code; throws {@link ExitError} (code 3)
- * with the stop reason when the campaign did not complete.
+ * after transient failures. On a terminal it redraws a frame in place; otherwise (and with
+ * `--json`) it writes a line when {@link lineWorthy} says so, not one per node change. With
+ * `events`, each node's change is a line of its own. Resolves to the exit code; throws
+ * {@link ExitError} (code 3) with the stop reason when the campaign did not complete.
  */
-export async function watchCampaign(ctx: Context, id: string): Promise<number> {
-  const tty = ctx.stdout.isTTY === true && ctx.output !== "json";
+export async function watchCampaign(
+  ctx: Context,
+  id: string,
+  options: WatchOptions = {},
+): Promise<number> {
+  const json = ctx.output === "json";
+  const tty = ctx.stdout.isTTY === true && !json;
   const draw = createTerminalDrawer(ctx);
   let last: Campaign | undefined;
   let receivedAt = 0;
   let status = "";
-  const redraw = (): void => {
+  let written: Written | undefined;
+  const redraw = (above: string[] = []): void => {
     if (last === undefined) return;
     const frame = renderFrame(last, Date.now() - receivedAt, ctx.paint);
-    draw(status === "" ? frame : [...frame, ctx.paint("yellow", status)]);
+    draw(status === "" ? frame : [...frame, ctx.paint("yellow", status)], above);
   };
+  const follower = options.events
+    ? createNodeFollower(ctx, id, (events) => {
+        if (last === undefined) return;
+        const campaign = last;
+        if (json) {
+          for (const e of events) ctx.stdout.write(nodeEventJson(e));
+          return;
+        }
+        const lines = events.map((e) => formatNodeEvent(e, campaign, ctx.now()));
+        if (tty) redraw(lines);
+        else ctx.stdout.write(`${lines.join("\n")}\n`);
+      })
+    : undefined;
   const ticker = tty ? setInterval(redraw, 1000) : undefined;
   let reconnects = 0;
   try {
@@ -186,10 +220,19 @@ export async function watchCampaign(ctx: Context, id: string): Promise<number> {
           if (update.campaign === undefined) continue;
           last = update.campaign;
           receivedAt = Date.now();
-          if (ctx.output === "json")
-            ctx.stdout.write(messageJsonLine(WatchCampaignResponseSchema, update));
-          else if (tty) redraw();
-          else ctx.stdout.write(`${renderLine(last, ctx.now())}\n`);
+          follower?.poke();
+          if (tty) redraw();
+          else {
+            const worthy = lineWorthy(written, last, ctx.now().getTime());
+            if (worthy !== undefined) {
+              written = worthy;
+              ctx.stdout.write(
+                json
+                  ? messageJsonLine(WatchCampaignResponseSchema, update)
+                  : `${renderLine(last, ctx.now())}\n`,
+              );
+            }
+          }
           if (FINAL_PHASES.has(last.phase) && last.finishedAt !== undefined) break;
         }
         if (last !== undefined && FINAL_PHASES.has(last.phase)) break;
@@ -205,6 +248,11 @@ export async function watchCampaign(ctx: Context, id: string): Promise<number> {
         else ctx.stderr.write(`${status}\n`);
         await sleep(waitMs, undefined, { signal: ctx.signal });
       }
+    }
+    if (follower !== undefined) {
+      // The nodes' last changes came with the last updates: list once more before exiting.
+      follower.poke();
+      await follower.settled();
     }
   } finally {
     if (ticker !== undefined) clearInterval(ticker);
@@ -224,12 +272,21 @@ export async function watchCampaign(ctx: Context, id: string): Promise<number> {
 export const watchCommand: Command = {
   summary: "Follow a campaign's progress live until it finishes",
   args: "ID",
-  flags: {},
+  flags: {
+    events: {
+      type: "boolean",
+      description: "also a line per node that changes state (node, batch, from → to, why)",
+    },
+  },
   details:
-    "Exit codes: 0 completed, 3 rolled_back/aborted/failed, 130 interrupted (Ctrl-C).\n" +
-    "Not on a terminal it prints one line per update; with --json one WatchCampaignResponse per line.",
-  async run(ctx, { positionals }) {
+    "On a terminal a frame redrawn in place: one progress bar per batch, the current batch's\n" +
+    "time left. Otherwise one line when the phase or a batch's state changes and when the\n" +
+    "campaign finishes, plus a progress line a minute at most while counts move; with --json\n" +
+    "the WatchCampaignResponse (in the tables' words) of each such line, one per line, and with\n" +
+    '--events each node change as {"node": CampaignNode, "from": STATE}.\n' +
+    "Exit codes: 0 completed, 3 rolled_back/aborted/failed, 130 interrupted (Ctrl-C).",
+  async run(ctx, { values, positionals }) {
     const [id = ""] = expectPositionals(positionals, ["ID"]);
-    return await watchCampaign(ctx, id);
+    return await watchCampaign(ctx, id, { events: boolFlag(values, "events") });
   },
 };

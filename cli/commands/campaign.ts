@@ -2,15 +2,12 @@
  * `agentctl campaign …`: plan, start and steer campaigns through CampaignService.
  */
 
-import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import {
   AbortCampaignResponseSchema,
   type Campaign,
-  type CampaignNode,
   CampaignPhaseSchema,
-  GetCampaignResponseSchema,
   ListCampaignsResponseSchema,
-  NodeStateSchema,
   PauseCampaignResponseSchema,
   PlanCampaignResponseSchema,
   ResumeCampaignResponseSchema,
@@ -29,17 +26,13 @@ import {
 } from "../args.js";
 import type { Command, CommandGroup, Context } from "../command.js";
 import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
+import { FILE_FLAG } from "../flag-file.js";
 import { enumNames, enumValue, messageJson } from "../output.js";
-import {
-  formatBatchTable,
-  formatCampaignNodes,
-  formatCampaignSummary,
-  formatCampaignTable,
-  formatPlan,
-  phaseName,
-} from "./campaign-format.js";
+import { specFromFlagsOrFile } from "./campaign-file.js";
+import { formatCampaignTable, formatPlan, phaseName } from "./campaign-format.js";
+import { showCommand } from "./campaign-show.js";
 import { skipGateCommand } from "./campaign-skip-gate.js";
-import { SPEC_FLAGS, specFromFlags } from "./campaign-spec.js";
+import { SPEC_FLAGS } from "./campaign-spec.js";
 import { watchCommand } from "./campaign-watch.js";
 import { whyCommand } from "./campaign-why.js";
 
@@ -51,13 +44,18 @@ function reportStarted(ctx: Context, campaign: Campaign | undefined, verb: strin
   );
 }
 
+const FILE_DETAILS =
+  "-f FILE takes the spec from a YAML or JSON file whose fields are these flags' names\n" +
+  "(version, batches, threshold, on-breach, selector, window, gate, …), or from what\n" +
+  "`campaign show ID -o yaml` printed; no spec flag may be given beside it.";
+
 const plan: Command = {
   summary: "Show the batches a campaign would run, without starting anything",
-  flags: SPEC_FLAGS,
-  details: "With --json the output is a PlanCampaignResponse. --output wide lists every node.",
+  flags: { ...SPEC_FLAGS, ...FILE_FLAG },
+  details: `With --json the output is a PlanCampaignResponse. --output wide lists every node.\n${FILE_DETAILS}`,
   async run(ctx, { values, positionals }) {
     expectPositionals(positionals, []);
-    const spec = specFromFlags(values);
+    const spec = await specFromFlagsOrFile(values);
     const response = await (await ctx.clients()).campaigns.planCampaign(
       { spec },
       { signal: ctx.signal },
@@ -73,14 +71,14 @@ const plan: Command = {
 
 const start: Command = {
   summary: "Start a campaign; prints its id",
-  flags: { ...SPEC_FLAGS, ...YES_FLAG },
+  flags: { ...SPEC_FLAGS, ...FILE_FLAG, ...YES_FLAG },
   details:
     "On a terminal, the plan is shown and a y/N confirmation asked unless --yes is given;\n" +
     "without a terminal (scripts, CI) nothing starts without --yes (exit 2).\n" +
-    "Prints the campaign id alone on stdout; with --json a StartCampaignResponse.",
+    `Prints the campaign id alone on stdout; with --json a StartCampaignResponse.\n${FILE_DETAILS}`,
   async run(ctx, { values, positionals }) {
     expectPositionals(positionals, []);
-    const spec = specFromFlags(values);
+    const spec = await specFromFlagsOrFile(values);
     const campaigns = async () => (await ctx.clients()).campaigns;
     let total = 0;
     await confirmChange(ctx, values, {
@@ -151,70 +149,6 @@ const list: Command = {
     ctx.stdout.write(formatCampaignTable(response.campaigns));
     if (response.nextPageToken !== "") {
       ctx.stderr.write(`more with --page-token ${response.nextPageToken}\n`);
-    }
-    return 0;
-  },
-};
-
-/** Rows per ListCampaignNodes call when `show` pages through a campaign's nodes. */
-const NODE_PAGE = 1000;
-
-const show: Command = {
-  summary: "Show a campaign: summary, batches and a row per node",
-  args: "ID",
-  flags: {
-    summary: { type: "boolean", description: "leave out the node rows" },
-    state: {
-      type: "string",
-      multiple: true,
-      value: "STATE",
-      description: `only node rows in this state (repeatable): ${enumNames(NodeStateSchema).join(", ")}`,
-    },
-  },
-  details:
-    "Node rows come page by page (ListCampaignNodes), so a campaign of any size is shown.\n" +
-    "--output wide adds pool, times and operation ids to node rows. With --json a GetCampaignResponse.",
-  async run(ctx, { values, positionals }) {
-    const [id = ""] = expectPositionals(positionals, ["ID"]);
-    const summaryOnly = boolFlag(values, "summary");
-    const states = listFlag(values, "state").map((name) => {
-      const value = enumValue(NodeStateSchema, name);
-      if (value === undefined || value === 0) {
-        throw new UsageError(
-          `invalid value "${name}" for --state: expected ${enumNames(NodeStateSchema).join(", ")}`,
-        );
-      }
-      return value;
-    });
-    const client = (await ctx.clients()).campaigns;
-    const { campaign } = await client.getCampaign(
-      { id, summaryOnly: true },
-      { signal: ctx.signal },
-    );
-    if (campaign === undefined) throw new Error("Control answered without a campaign");
-    const nodes: CampaignNode[] = [];
-    let pageToken = "";
-    while (!summaryOnly) {
-      const page = await client.listCampaignNodes(
-        { campaignId: id, states, pageSize: NODE_PAGE, pageToken },
-        { signal: ctx.signal },
-      );
-      nodes.push(...page.nodes);
-      if (page.nextPageToken === "") break;
-      pageToken = page.nextPageToken;
-    }
-    if (ctx.output === "json") {
-      ctx.stdout.write(
-        messageJson(
-          GetCampaignResponseSchema,
-          create(GetCampaignResponseSchema, { campaign, nodes }),
-        ),
-      );
-      return 0;
-    }
-    ctx.stdout.write(`${formatCampaignSummary(campaign)}\n${formatBatchTable(campaign)}`);
-    if (nodes.length > 0) {
-      ctx.stdout.write(`\n${formatCampaignNodes(campaign, nodes, ctx.output === "wide")}`);
     }
     return 0;
   },
@@ -327,7 +261,7 @@ export const campaignGroup: CommandGroup = {
     plan,
     start,
     list,
-    show,
+    show: showCommand,
     watch: watchCommand,
     why: whyCommand,
     pause: control(

@@ -151,7 +151,7 @@ describe("agentctl --max-failures, --min-canaries and release yank against a rea
     await until("the campaign paused on the yank", 20_000, async () => {
       const r = await agentctl(["campaign", "show", id, "--json"], env);
       const c = (JSON.parse(r.stdout) as { campaign: { phase: string; code: string } }).campaign;
-      return c.phase === "CAMPAIGN_PHASE_PAUSED" && c.code === "release_yanked" ? c : undefined;
+      return c.phase === "paused" && c.code === "release_yanked" ? c : undefined;
     });
     const shown = await agentctl(["campaign", "show", id], env);
     expect(shown.stdout).toContain("release_yanked: release 1.3.0 was yanked: corrupts the cache");
@@ -167,7 +167,7 @@ describe("agentctl --max-failures, --min-canaries and release yank against a rea
       nodes: { nodeId: string; state: string }[];
     };
     expect(json.campaign.code).toBe("release_yanked");
-    expect(json.nodes.filter((n) => n.state === "NODE_STATE_WAITING")).toHaveLength(3);
+    expect(json.nodes.filter((n) => n.state === "waiting")).toHaveLength(3);
 
     const restart = await agentctl(["campaign", "start", "--version", "1.3.0", "--yes"], env);
     expect(restart.code).toBe(1);

@@ -12,9 +12,11 @@ import { createPainter, ESC, stripAnsi } from "../../../cli/output.js";
 import {
   BatchState,
   type Campaign,
+  CampaignNodeSchema,
   CampaignPhase,
   CampaignSchema,
   NodeState,
+  NodeStateCountSchema,
 } from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { type FakeControl, startFakeControl } from "./fake-control.js";
 import { runCli } from "./run-cli.js";
@@ -154,6 +156,55 @@ describe("campaign watch against a streaming server", () => {
     expect(result.stdout).toContain("completed");
   });
 
+  it("prints a line per phase or batch change, not per node change", async () => {
+    const progress = (succeeded: number) => {
+      const c = campaign(CampaignPhase.RUNNING);
+      c.counts = [
+        create(NodeStateCountSchema, { state: NodeState.SUCCEEDED, count: succeeded }),
+        create(NodeStateCountSchema, { state: NodeState.WAITING, count: 20 - succeeded }),
+      ];
+      return c;
+    };
+    const done = campaign(CampaignPhase.COMPLETED, { state: BatchState.PASSED });
+    done.finishedAt = { $typeName: "google.protobuf.Timestamp", seconds: 1n, nanos: 0 };
+    fake.state.watchUpdates = [progress(4), progress(5), progress(6), progress(7), done];
+    fake.state.watchHang = false;
+    const result = await runCli(["campaign", "watch", "c1"], { env });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain("running  batch 2/2  waiting=16 succeeded=4");
+    expect(lines[1]).toContain("completed");
+
+    const json = await runCli(["campaign", "watch", "c1", "--json"], { env });
+    expect(json.stdout.trim().split("\n")).toHaveLength(2);
+  });
+
+  it("adds a line per node change with --events, naming node, batch, states and why", async () => {
+    const done = campaign(CampaignPhase.COMPLETED, { state: BatchState.PASSED });
+    done.finishedAt = { $typeName: "google.protobuf.Timestamp", seconds: 1n, nanos: 0 };
+    fake.state.watchUpdates = [campaign(CampaignPhase.RUNNING), done];
+    fake.state.campaignNodes = [
+      create(CampaignNodeSchema, { nodeId: "n1", batch: 0, state: NodeState.SUCCEEDED }),
+      create(CampaignNodeSchema, {
+        nodeId: "n2",
+        batch: 1,
+        state: NodeState.FAILED,
+        code: "apply_failed",
+        message: "exit 3",
+      }),
+      create(CampaignNodeSchema, { nodeId: "n3", batch: 1, state: NodeState.WAITING }),
+    ];
+    const result = await runCli(["campaign", "watch", "c1", "--events"], { env });
+    fake.state.campaignNodes = [];
+    expect(result.code).toBe(0);
+    const events = result.stdout.split("\n").filter((l) => l.includes("  node "));
+    expect(events.map((l) => l.replace(/^\S+ {2}/, ""))).toEqual([
+      "node n1  batch 1  waiting → succeeded",
+      "node n2  batch 2  waiting → failed  apply_failed: exit 3",
+    ]);
+  });
+
   it("exits 3 with the stop reason when the campaign was rolled back", async () => {
     fake.state.watchUpdates = [
       campaign(CampaignPhase.RUNNING),
@@ -183,7 +234,7 @@ describe("campaign watch against a streaming server", () => {
     const lines = result.stdout.trim().split("\n");
     expect(
       lines.map((l) => (JSON.parse(l) as { campaign: { phase: string } }).campaign.phase),
-    ).toEqual(["CAMPAIGN_PHASE_RUNNING", "CAMPAIGN_PHASE_ABORTED"]);
+    ).toEqual(["running", "aborted"]);
     expect(result.code).toBe(3);
   });
 

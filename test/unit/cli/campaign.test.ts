@@ -5,7 +5,9 @@ import {
   CampaignPhase,
   CampaignSchema,
   NodeState,
+  NodeStateCountSchema,
 } from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { CampaignWaitSchema } from "../../../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
 import { NodeSchema } from "../../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { type FakeControl, startFakeControl } from "./fake-control.js";
 import { runCli } from "./run-cli.js";
@@ -162,7 +164,7 @@ describe("campaign list, show and pause", () => {
     expect(result).toEqual({ code: 0, stdout: "campaign c1 paused; phase paused\n", stderr: "" });
     const json = await runCli(["campaign", "pause", "c1", "--json", "--yes"], { env });
     expect((JSON.parse(json.stdout) as { campaign: { phase: string } }).campaign.phase).toBe(
-      "CAMPAIGN_PHASE_PAUSED",
+      "paused",
     );
   });
 
@@ -201,7 +203,7 @@ describe("campaign list, show and pause", () => {
       }),
     );
     fake.state.calls = [];
-    const wide = await runCli(["campaign", "show", "c1", "-o", "wide"], { env });
+    const wide = await runCli(["campaign", "show", "c1", "--nodes", "-o", "wide"], { env });
     expect(wide.code).toBe(0);
     expect(fake.state.calls.map((c) => c.method)).toEqual([
       "GetCampaign",
@@ -218,11 +220,69 @@ describe("campaign list, show and pause", () => {
     });
     const json = JSON.parse(failed.stdout) as { nodes: { state: string }[] };
     expect(json.nodes).toHaveLength(250);
-    expect(new Set(json.nodes.map((n) => n.state))).toEqual(new Set(["NODE_STATE_FAILED"]));
+    expect(new Set(json.nodes.map((n) => n.state))).toEqual(new Set(["failed"]));
 
     const bad = await runCli(["campaign", "show", "c1", "--state", "broken"], { env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^agentctl: invalid value "broken" for --state: expected waiting, /);
+  });
+
+  it("shows a summary by default: counts, waits and the first failed nodes by name, no node rows", async () => {
+    await runCli(["campaign", "start", "--version", "1.2.0", "--yes"], { env });
+    const c1 = fake.state.campaigns[0]!;
+    c1.nodeCount = 2500;
+    c1.counts = [
+      create(NodeStateCountSchema, { state: NodeState.WAITING, count: 2250 }),
+      create(NodeStateCountSchema, { state: NodeState.FAILED, count: 240 }),
+      create(NodeStateCountSchema, { state: NodeState.TIMED_OUT, count: 10 }),
+    ];
+    fake.state.campaignNodes = Array.from({ length: 2500 }, (_, i) =>
+      create(CampaignNodeSchema, {
+        nodeId: `node-${String(i).padStart(4, "0")}`,
+        batch: 1,
+        state: i % 10 === 0 ? NodeState.FAILED : NodeState.WAITING,
+        ...(i % 10 === 0 ? { code: "apply_failed", message: "exit 3" } : {}),
+      }),
+    );
+    fake.state.waits = [
+      create(CampaignWaitSchema, { kind: "min_duration", text: "minimum duration: 12 min left" }),
+    ];
+    fake.state.calls = [];
+    const shown = await runCli(["campaign", "show", "c1"], { env });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.split("\n").length).toBeLessThan(60);
+    expect(shown.stdout).toMatch(/^Nodes: +2500: waiting=2250 failed=240 timed_out=10$/m);
+    expect(shown.stdout).toContain("Waits for:\n  - minimum duration: 12 min left\n");
+    expect(shown.stdout).toContain("Failures: 250\n");
+    expect(shown.stdout).toMatch(/^ {2}node-0000 +failed +apply_failed +exit 3$/m);
+    expect(shown.stdout.match(/^ {2}node-\d{4} /gm)).toHaveLength(5);
+    expect(shown.stdout).toContain(
+      "  … and 245 more: agentctl campaign show c1 --state failed,timed_out,rollback_failed\n",
+    );
+    expect(shown.stdout).toContain("Every node: agentctl campaign show c1 --nodes\n");
+    expect(shown.stdout).not.toMatch(/^NODE /m);
+    expect(fake.state.calls.map((c) => c.method)).toEqual([
+      "GetCampaign",
+      "ListCampaignNodes",
+      "GetCampaignWaits",
+    ]);
+
+    const json = JSON.parse((await runCli(["campaign", "show", "c1", "--json"], { env })).stdout);
+    expect(json.nodes).toEqual([]);
+  });
+
+  it("takes --state as a comma list or repeated", async () => {
+    await runCli(["campaign", "start", "--version", "1.2.0", "--yes"], { env });
+    fake.state.campaignNodes = [NodeState.FAILED, NodeState.TIMED_OUT, NodeState.SUCCEEDED].map(
+      (state, i) => create(CampaignNodeSchema, { nodeId: `n${i}`, state }),
+    );
+    for (const flags of [
+      ["--state", "failed,timed_out"],
+      ["--state", "failed", "--state", "timed_out"],
+    ]) {
+      const shown = await runCli(["campaign", "show", "c1", ...flags], { env });
+      expect(shown.stdout.match(/^n\d /gm)).toEqual(["n0 ", "n1 "]);
+    }
   });
 
   it("passes NOT_FOUND through", async () => {

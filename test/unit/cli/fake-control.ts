@@ -15,6 +15,10 @@ import {
   CampaignSchema,
   CampaignService,
 } from "../../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import {
+  type CampaignWait,
+  CampaignWaitsService,
+} from "../../../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
 import { type Node, NodeService } from "../../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { VersionService } from "../../../proto/gen/agentcontrol/admin/v1/version_pb.js";
 
@@ -31,6 +35,8 @@ export interface FakeState {
   campaigns: Campaign[];
   /** The node rows ListCampaignNodes pages through (whatever the campaign). */
   campaignNodes: CampaignNode[];
+  /** What GetCampaignWaits answers for any campaign. */
+  waits: CampaignWait[];
   /** Every request's method and authorization header, in order. */
   calls: { method: string; authorization: string | null }[];
 }
@@ -64,6 +70,7 @@ export async function startFakeControl(initial: Partial<FakeState> = {}): Promis
     watchHang: false,
     campaigns: [],
     campaignNodes: [],
+    waits: [],
     calls: [],
     ...initial,
   };
@@ -99,6 +106,12 @@ export async function startFakeControl(initial: Partial<FakeState> = {}): Promis
           throw new ConnectError(`node ${req.nodeId} not found`, Code.NotFound);
         node.enabled = false;
         return { node };
+      },
+    });
+    router.service(CampaignWaitsService, {
+      getCampaignWaits(req, ctx) {
+        role(ctx);
+        return { campaignId: req.id, waits: state.waits };
       },
     });
     router.service(VersionService, {

@@ -13,12 +13,16 @@ import { runCli } from "./run-cli.js";
 
 let fake: FakeControl;
 
-/** `n` watch updates of campaign c1, the last one completed and finished. */
+/**
+ * `n` watch updates of campaign c1, each in a batch of its own (so each is a line: watch
+ * writes a line per state change), the last one completed and finished.
+ */
 const updates = (n: number) =>
   Array.from({ length: n }, (_, i) =>
     create(CampaignSchema, {
       id: "c1",
       nodeCount: i + 1,
+      currentBatch: i,
       phase: i === n - 1 ? CampaignPhase.COMPLETED : CampaignPhase.RUNNING,
       ...(i === n - 1 ? { finishedAt: timestampNow() } : {}),
     }),
