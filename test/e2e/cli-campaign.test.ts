@@ -2,6 +2,9 @@
  * `agentctl campaign …` end to end: a real Control, simulated agents that verify and apply
  * signed releases, and the real binary planning, starting and watching campaigns.
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentctl } from "../helpers/agentctl.js";
 import type { TestControl } from "../helpers/control.js";
@@ -217,6 +220,32 @@ describe("agentctl campaign against a real Control", { timeout: 120_000 }, () =>
       (e) => e.action,
     );
     expect(actions).toEqual(expect.arrayContaining(["start", "pause", "resume", "abort"]));
+  });
+
+  it("starts from what campaign show -o yaml printed: the same spec, as a new campaign", async () => {
+    expect(rolledBack).not.toBe("");
+    const dir = await mkdtemp(join(tmpdir(), "cli-campaign-file-"));
+    try {
+      const shown = await agentctl(["campaign", "show", rolledBack, "-o", "yaml"], env);
+      expect(shown.code).toBe(0);
+      await writeFile(join(dir, "campaign.yaml"), shown.stdout);
+      const started = await agentctl(
+        ["campaign", "start", "-f", join(dir, "campaign.yaml"), "--yes"],
+        env,
+      );
+      expect(started.stderr).toContain("follow it with");
+      const id = started.stdout.trim();
+      await agentctl(["campaign", "abort", id, "--yes"], env);
+      const spec = async (c: string) =>
+        (
+          JSON.parse((await agentctl(["campaign", "show", c, "--json"], env)).stdout) as {
+            campaign: { spec: unknown };
+          }
+        ).campaign.spec;
+      expect(await spec(id)).toEqual(await spec(rolledBack));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("retries a rolled-back campaign as a new one that names its origin", async () => {
