@@ -92,15 +92,18 @@ export async function supervise(options: SupervisorOptions): Promise<SupervisorE
     if (state === undefined || current === undefined) {
       throw new Error(`${paths.root} holds no installed Agent (state.json and current are needed)`);
     }
-    if (onTrial && !welcomedOnce && (await installedArtifact(paths, current)) === undefined) {
-      tellParent({
-        type: "agent-ended",
-        code: null,
-        signal: null,
-        deadline: false,
-        ranMs: 0,
-        startError: "no artifact is installed",
-      });
+    if (onTrial && (await installedArtifact(paths, current)) === undefined) {
+      // On trial it never falls back (that writes): it says so and leaves it to its parent.
+      if (!welcomedOnce) {
+        tellParent({
+          type: "agent-ended",
+          code: null,
+          signal: null,
+          deadline: false,
+          ranMs: 0,
+          startError: "no artifact is installed",
+        });
+      }
       return "stopped";
     }
     if ((await installedArtifact(paths, current)) === undefined) {
@@ -137,7 +140,7 @@ export async function supervise(options: SupervisorOptions): Promise<SupervisorE
       });
       return "stopped";
     }
-    if (trial !== undefined && !end.welcomed) {
+    if (trial !== undefined && !end.welcomed && !onTrial) {
       const after = (await loadState(paths)) ?? state;
       const { code, reason } = whyReverted(trial, end, after, deadlineMs ?? 0);
       log.warn({ from: trial.to, to: trial.from, reason }, "reverting to the previous version");

@@ -11,7 +11,6 @@ import {
   PauseCampaignResponseSchema,
   PlanCampaignResponseSchema,
   ResumeCampaignResponseSchema,
-  RetryCampaignResponseSchema,
   StartCampaignResponseSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import {
@@ -30,6 +29,7 @@ import { FILE_FLAG } from "../flag-file.js";
 import { enumNames, enumValue, messageJson } from "../output.js";
 import { specFromFlagsOrFile } from "./campaign-file.js";
 import { formatCampaignTable, formatPlan, phaseName } from "./campaign-format.js";
+import { retryCommand } from "./campaign-retry.js";
 import { showCommand } from "./campaign-show.js";
 import { skipGateCommand } from "./campaign-skip-gate.js";
 import { SPEC_FLAGS } from "./campaign-spec.js";
@@ -222,37 +222,6 @@ function convergenceAbortNote(campaign: Campaign): string | undefined {
 
 const reasonOf = (values: Values): string => stringFlag(values, "reason") ?? "";
 
-const retry: Command = {
-  summary: "Start a new campaign over the nodes that failed, timed out, were skipped or canceled",
-  args: "ID",
-  flags: {
-    ...REASON,
-    "exclude-node": {
-      type: "string",
-      multiple: true,
-      value: "ID",
-      description: "leave this node out (repeatable)",
-    },
-    ...YES_FLAG,
-  },
-  details: `${CONFIRM_DETAILS}\nPrints the new campaign's id; with --json a RetryCampaignResponse.`,
-  async run(ctx, { values, positionals }) {
-    const [id = ""] = expectPositionals(positionals, ["ID"]);
-    await confirmChange(ctx, values, {
-      verb: "retry",
-      refused: "not retried",
-      question: `Start a new campaign over the failed, timed-out, skipped and canceled nodes of campaign ${id}?`,
-    });
-    const response = await (await ctx.clients()).campaigns.retryCampaign(
-      { id, excludeNodeIds: listFlag(values, "exclude-node"), reason: reasonOf(values) },
-      { signal: ctx.signal },
-    );
-    if (ctx.output === "json") ctx.stdout.write(messageJson(RetryCampaignResponseSchema, response));
-    else reportStarted(ctx, response.campaign, `started (retry of ${id})`);
-    return 0;
-  },
-};
-
 /** The `campaign` command group. */
 export const campaignGroup: CommandGroup = {
   name: "campaign",
@@ -312,7 +281,7 @@ export const campaignGroup: CommandGroup = {
       { rollback: { type: "boolean", description: "roll the current batch back first" } },
       convergenceAbortNote,
     ),
-    retry,
+    retry: retryCommand,
     "skip-gate": skipGateCommand,
   },
 };

@@ -42,7 +42,7 @@ import {
   phaseFromProto,
   planToProto,
 } from "./campaign-convert.js";
-import { specInputFromProto } from "./campaign-spec-convert.js";
+import { retrySettingsFromProto, specInputFromProto } from "./campaign-spec-convert.js";
 import { planOnly, retryCampaign, type StartDeps, startCampaign } from "./campaign-start.js";
 import { decodePageToken, encodePageToken, pageSize } from "./paging.js";
 import { sqlReleaseLookup } from "./release-lookup.js";
@@ -269,6 +269,7 @@ export function createCampaignService(
         excludeNodeIds: req.excludeNodeIds,
         reason: req.reason,
         actor: actorOf(ctx),
+        settings: retrySettingsFromProto(req.settings, req.settingsMask, deps.policy),
       });
       deps.worker.wake(campaign.id);
       return { campaign: await message(campaign.id) };

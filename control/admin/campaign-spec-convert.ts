@@ -4,7 +4,7 @@
  * as `campaign show` and the plan answer print it (webhook URLs redacted).
  */
 import { create } from "@bufbuild/protobuf";
-import { type Duration, durationFromMs, durationMs } from "@bufbuild/protobuf/wkt";
+import { type Duration, durationFromMs, durationMs, type FieldMask } from "@bufbuild/protobuf/wkt";
 import {
   type CampaignSpec as CampaignSpecMessage,
   CampaignSpecSchema,
@@ -21,6 +21,7 @@ import {
   parseGate,
   parseWindow,
   progressDeadlineMs,
+  type RetrySettings,
   redactedGateText,
 } from "../campaign/index.js";
 import { ControlError } from "../errors.js";
@@ -101,6 +102,63 @@ export function specInputFromProto(
     maxDownloads: spec.maxDownloads,
     maxDeferMs: ms(spec.maxDefer),
   };
+}
+
+/**
+ * The settings a retry may change, by the name of their CampaignSpec field (a path of
+ * `RetryCampaignRequest.settings_mask`): every field but target_version, selector, exclude and
+ * reason. The oneof `max_failures` answers to its name and to each of its fields'.
+ */
+const RETRY_SETTINGS: Readonly<Record<string, keyof RetrySettings>> = {
+  batches: "batches",
+  failure_threshold_percent: "failureThresholdPercent",
+  concurrency: "concurrency",
+  on_breach: "onBreach",
+  reconnect_timeout: "reconnectTimeoutMs",
+  config_grace: "configGraceMs",
+  soak: "soakMs",
+  disruption_budget_percent: "disruptionBudgetPercent",
+  windows: "windows",
+  ramp: "ramp",
+  gates: "gates",
+  gate_grace: "gateGraceMs",
+  progress_deadline: "progressDeadlineMs",
+  max_failures: "maxFailures",
+  max_failures_count: "maxFailures",
+  max_failures_percent: "maxFailures",
+  min_canaries: "minCanaries",
+  max_downloads: "maxDownloads",
+  max_defer: "maxDeferMs",
+};
+
+/**
+ * The settings a RetryCampaign request changes: the fields of `settings` named in `mask`, each
+ * parsed as StartCampaign parses it ({@link specInputFromProto}: a named field left unset takes
+ * what a start would, its default or none). Validation is the start's: the retry's whole spec
+ * goes through the one admission. INVALID_ARGUMENT for a path that names no setting a retry may
+ * change (target_version, selector, exclude and reason are the retried campaign's).
+ */
+export function retrySettingsFromProto(
+  settings: CampaignSpecMessage | undefined,
+  mask: FieldMask | undefined,
+  policy: Policy,
+): RetrySettings {
+  const paths = mask?.paths ?? [];
+  if (paths.length === 0) return {};
+  const input = specInputFromProto(settings ?? create(CampaignSpecSchema), policy);
+  const out: Record<string, unknown> = {};
+  for (const path of paths) {
+    const key = Object.hasOwn(RETRY_SETTINGS, path) ? RETRY_SETTINGS[path] : undefined;
+    if (key === undefined) {
+      throw new ControlError(
+        "invalid_argument",
+        `settings_mask: a retry cannot change "${path}"; it may change ${Object.keys(RETRY_SETTINGS).join(", ")}`,
+        { field: "settings_mask" },
+      );
+    }
+    out[key] = input[key];
+  }
+  return out as RetrySettings;
 }
 
 /** The spec's failure budget of the request's `max_failures` oneof; unset: none. */

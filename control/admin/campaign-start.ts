@@ -1,7 +1,7 @@
 /**
  * Starting campaigns: plan (no side effects), start (one transaction under the start lock, so
  * two concurrent starts cannot both take a node), and retry (a new campaign over the nodes
- * that ended failed, timed_out, skipped or canceled), each a thin shell over the one admission
+ * that did not end on the target: `planRetry`), each a thin shell over the one admission
  * (`admit`) and the fleet store port, so the same code runs on PostgreSQL in Control and on the
  * memory adapter in the simulation. The first offers are made by the leader's worker, which
  * the caller wakes after commit.
@@ -20,6 +20,7 @@ import {
   type Plan,
   type Policy,
   planRetry,
+  type RetrySettings,
   resolveSpec,
   yankedPreviousNodeIds,
 } from "../campaign/index.js";
@@ -273,19 +274,32 @@ export async function startCampaign(deps: StartDeps, req: StartRequest): Promise
 }
 
 /**
- * Retries an ended campaign: the same settings over its nodes that ended failed, timed_out,
- * skipped or canceled, minus `excludeNodeIds`, as a new campaign (`retry_of` set).
+ * Retries an ended campaign: its settings, changed by `settings` (`retrySpec`), over its nodes
+ * that ended failed, timed_out, skipped, canceled, rolled_back or rollback_failed, minus
+ * `excludeNodeIds`, as a new campaign (`retry_of` set), admitted as any start is.
  */
 export async function retryCampaign(
   deps: StartDeps,
-  req: { id: string; excludeNodeIds: readonly string[]; reason: string; actor: Actor },
+  req: {
+    id: string;
+    excludeNodeIds: readonly string[];
+    reason: string;
+    actor: Actor;
+    settings?: RetrySettings | undefined;
+  },
 ): Promise<CampaignState> {
   const found = await deps.fleet.transaction(async (tx) => {
     const row = await tx.campaigns.readCampaign(req.id);
     return row === undefined ? undefined : { row, nodes: await tx.campaigns.readNodes(req.id) };
   });
   if (!found) throw new ControlError("campaign_not_found", `no campaign with id "${req.id}"`);
-  const retry = planRetry(found.row.campaign, found.nodes, req.excludeNodeIds);
+  const retry = planRetry(
+    found.row.campaign,
+    found.nodes,
+    req.excludeNodeIds,
+    req.settings,
+    deps.policy,
+  );
   if (!retry.ok) {
     throw new ControlError(
       retry.reason === "no_nodes" ? "no_eligible_nodes" : "campaign_state",

@@ -15,12 +15,14 @@ import { hrefOf } from "../hash-route.js";
 import { useSession } from "../session.js";
 import { ErrorLine } from "./error-line.js";
 
-/** States `RetryCampaign` starts again. */
+/** The node states `campaign retry` takes again (`RETRYABLE_STATES` in the engine). */
 const RETRIED_STATES = [
   NodeState.FAILED,
   NodeState.TIMED_OUT,
   NodeState.SKIPPED,
   NodeState.CANCELED,
+  NodeState.ROLLED_BACK,
+  NodeState.ROLLBACK_FAILED,
 ];
 const REASON = "from the dashboard";
 
