@@ -3,26 +3,18 @@
  * campaign sets it for its selector; nodes of it that are behind converge automatically.
  */
 
-import { isSemver } from "../../control/shared/release/semver.js";
 import {
   type DesiredVersion,
   DesiredVersionSchema,
   ListDesiredVersionsResponseSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
-import {
-  expectPositionals,
-  listFlag,
-  parseInteger,
-  parseKeyValues,
-  parsePercent,
-  requiredFlag,
-  stringFlag,
-  UsageError,
-} from "../args.js";
+import { expectPositionals } from "../args.js";
 import type { CommandGroup } from "../command.js";
 import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import { answered } from "../errors.js";
+import { FILE_FLAG } from "../flag-file.js";
 import { formatTable, formatTime, messageJson } from "../output.js";
+import { DESIRED_FLAGS, desiredFromFlagsOrFile } from "./desired-spec.js";
 
 /** A selector in one short line: `pool=prod tier=web nodes=a,b -excluded`. */
 export function selectorText(d: {
@@ -102,85 +94,19 @@ export const desiredGroup: CommandGroup = {
     },
     set: {
       summary: "Set the version the selected nodes converge to (clears a halt)",
-      flags: {
-        version: { type: "string", value: "V", description: "a registered release (required)" },
-        selector: {
-          type: "string",
-          multiple: true,
-          value: "KEY=VALUE",
-          description: "only nodes with this label (repeatable)",
-        },
-        pool: {
-          type: "string",
-          multiple: true,
-          value: "POOL",
-          description: "only this pool (repeatable)",
-        },
-        node: {
-          type: "string",
-          multiple: true,
-          value: "ID",
-          description: "only this node (repeatable)",
-        },
-        "exclude-node": {
-          type: "string",
-          multiple: true,
-          value: "ID",
-          description: "leave this node out",
-        },
-        "exclude-tag": {
-          type: "string",
-          multiple: true,
-          value: "KEY=VALUE",
-          description: "leave out nodes with this label",
-        },
-        "max-failures": {
-          type: "string",
-          value: "N",
-          description: "failed nodes that halt convergence (default 3)",
-        },
-        "disruption-budget": {
-          type: "string",
-          value: "PERCENT",
-          description: "at most this share of each pool converging at once (default 5)",
-        },
-        reason: { type: "string", value: "TEXT", description: "why, for the audit log" },
-        ...YES_FLAG,
-      },
-      details: CONFIRM_DETAILS,
+      flags: { ...DESIRED_FLAGS, ...FILE_FLAG, ...YES_FLAG },
+      details:
+        `${CONFIRM_DETAILS}\n` +
+        "-f FILE takes the fields from a YAML or JSON file whose fields are these flags' names\n" +
+        "(version, selector, pool, …), or from a desired version `desired set -o yaml` printed;\n" +
+        "no field flag may be given beside it. With --json the DesiredVersion set.",
       async run(ctx, { values, positionals }) {
         expectPositionals(positionals, []);
-        const version = requiredFlag(values, "version");
-        if (!isSemver(version)) {
-          throw new UsageError(
-            `invalid --version "${version}": expected a semantic version such as 1.4.0`,
-          );
-        }
-        const maxFailures = stringFlag(values, "max-failures");
-        const budget = stringFlag(values, "disruption-budget");
-        const request = {
-          targetVersion: version,
-          selector: {
-            labels: parseKeyValues(listFlag(values, "selector"), "selector"),
-            pools: listFlag(values, "pool"),
-            nodeIds: listFlag(values, "node"),
-          },
-          exclude: {
-            nodeIds: listFlag(values, "exclude-node"),
-            tags: parseKeyValues(listFlag(values, "exclude-tag"), "exclude-tag"),
-          },
-          ...(maxFailures === undefined
-            ? {}
-            : { maxFailures: parseInteger(maxFailures, "max-failures", 1, 100) }),
-          ...(budget === undefined
-            ? {}
-            : { disruptionBudgetPercent: parsePercent(budget, "disruption-budget") }),
-          reason: stringFlag(values, "reason") ?? "",
-        };
+        const request = await desiredFromFlagsOrFile(values);
         await confirmChange(ctx, values, {
           verb: "set it",
           refused: "not set",
-          question: `Make the nodes of ${selectorText(request)} converge to ${version}?`,
+          question: `Make the nodes of ${selectorText(request)} converge to ${request.targetVersion}?`,
         });
         const answer = await (await ctx.clients()).desired.setDesiredVersion(request, {
           signal: ctx.signal,

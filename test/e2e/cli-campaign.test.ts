@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, stringify } from "yaml";
 import { agentctl } from "../helpers/agentctl.js";
 import type { TestControl } from "../helpers/control.js";
 import { BATCHES, type CliFleet, startCliFleet } from "./cli-fleet.js";
@@ -166,6 +167,23 @@ describe("agentctl campaign against a real Control", { timeout: 120_000 }, () =>
       walk(command.join(" "), JSON.parse(result.stdout));
     }
     expect(leaks).toEqual([]);
+  });
+
+  it("sets a desired version again from what desired list -o yaml printed", async () => {
+    const listed = parse((await agentctl(["desired", "list", "-o", "yaml"], env)).stdout) as {
+      desiredVersions: { id: string; targetVersion: string }[];
+    };
+    const first = listed.desiredVersions[0];
+    expect(first?.targetVersion).toBe("1.1.0");
+    const dir = await mkdtemp(join(tmpdir(), "cli-desired-file-"));
+    try {
+      await writeFile(join(dir, "desired.yaml"), stringify(first));
+      const set = await agentctl(["desired", "set", "-f", join(dir, "desired.yaml"), "--yes"], env);
+      expect(set.stderr).toBe("");
+      expect(set.stdout).toMatch(new RegExp(`^desired version ${first?.id} set: .* → 1\\.1\\.0 `));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   let rolledBack = "";
