@@ -1,5 +1,5 @@
 /**
- * `agentctl release …`: the offline signing commands plus `register`, `list`, `show` and `yank`,
+ * `agentctl release …`: the offline signing commands plus `register`, `list`, `show`, `yank` and `prune`,
  * which talk to Control's ReleaseService.
  */
 import { readFile } from "node:fs/promises";
@@ -20,6 +20,7 @@ import type { CommandGroup } from "../command.js";
 import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import { formatFields, formatTable, formatTime, messageJson } from "../output.js";
 import { offlineReleaseCommands } from "./release-offline.js";
+import { pruneCommand } from "./release-prune.js";
 
 /**
  * Reads the artifact files an envelope's manifest names by `file` from `dir`, checking
@@ -61,7 +62,7 @@ export function formatReleaseTable(releases: readonly Release[]): string {
       r.sequence.toString(),
       formatTime(r.expiresAt),
       formatTime(r.registeredAt),
-      r.artifacts.map((a) => a.platform).join(",") || "-",
+      r.artifacts.map((a) => (a.pruned ? `${a.platform} (pruned)` : a.platform)).join(",") || "-",
       r.signerKeyIds.join(",") || "-",
     ]),
   );
@@ -90,7 +91,7 @@ function releaseDetails(release: Release): string {
       a.platform,
       a.size.toString(),
       a.sha256,
-      a.servedByControl ? "control" : "external",
+      a.pruned ? "control (pruned)" : a.servedByControl ? "control" : "external",
       a.url,
     ]),
   );
@@ -168,6 +169,7 @@ export const releaseGroup: CommandGroup = {
         return 0;
       },
     },
+    prune: pruneCommand,
     yank: {
       summary: "Yank a release: never offered again, its running campaigns take on_breach",
       args: "VERSION",

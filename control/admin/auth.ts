@@ -43,6 +43,7 @@ export const METHOD_ROLES: Readonly<Record<string, AdminRole>> = {
   "agentcontrol.admin.v1.NodeService/ListJoinTokens": "operator",
   "agentcontrol.admin.v1.NodeService/RevokeJoinToken": "operator",
   "agentcontrol.admin.v1.ReleaseService/RegisterRelease": "operator",
+  "agentcontrol.admin.v1.ReleaseService/PruneReleases": "operator",
   "agentcontrol.admin.v1.ReleaseService/ListReleases": "viewer",
   "agentcontrol.admin.v1.ReleaseService/GetRelease": "viewer",
   "agentcontrol.admin.v1.ReleaseService/YankRelease": "operator",

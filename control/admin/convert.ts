@@ -69,7 +69,11 @@ export function joinTokenMessage(record: JoinTokenRecord): JoinToken {
 }
 
 /** A release as the API shows it; served artifacts get their download URL under `publicUrl`. */
-export function releaseMessage(record: ReleaseRecord, publicUrl: string): Release {
+export function releaseMessage(
+  record: ReleaseRecord,
+  publicUrl: string,
+  stored?: ReadonlySet<string>,
+): Release {
   return create(ReleaseSchema, {
     version: record.version,
     sequence: BigInt(record.sequence),
@@ -81,6 +85,7 @@ export function releaseMessage(record: ReleaseRecord, publicUrl: string): Releas
       sha256: a.sha256,
       size: BigInt(a.size),
       servedByControl: a.url === "",
+      pruned: a.url === "" && stored !== undefined && !stored.has(a.sha256),
     })),
     signerKeyIds: record.signerKeyIds,
     envelopeSha256: record.envelopeSha256,

@@ -1,8 +1,12 @@
-/** `agentcontrol.admin.v1.ReleaseService`: register, list, read and yank signed releases. */
+/**
+ * `agentcontrol.admin.v1.ReleaseService`: register, list, read, yank and prune signed
+ * releases.
+ */
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
-import { ReleaseEntity } from "../db/entities/index.js";
+import { ReleaseEntity, type ReleaseRecord } from "../db/entities/index.js";
 import { ControlError } from "../errors.js";
+import { DEFAULT_PRUNE_KEEP, pruneReleases, storedFiles } from "../releases/prune.js";
 import { type ReleaseRegistryDeps, registerRelease } from "../releases/registry.js";
 import { yankRelease } from "../releases/yank.js";
 import { type Principal, principalKey } from "./auth.js";
@@ -15,9 +19,42 @@ export interface ReleaseServiceDeps extends ReleaseRegistryDeps {
   readonly publicUrl: () => string;
 }
 
+/** The artifacts Control serves of `records` whose bytes it still stores. */
+function storedOf(deps: ReleaseServiceDeps, records: readonly ReleaseRecord[]) {
+  return storedFiles(
+    deps.db,
+    records.flatMap((r) => r.artifacts.filter((a) => a.url === "").map((a) => a.sha256)),
+  );
+}
+
+/** The most releases one prune keeps for their age. */
+const MAX_PRUNE_KEEP = 10_000;
+
 /** Builds the ReleaseService implementation. */
 export function createReleaseService(deps: ReleaseServiceDeps): ServiceImpl<typeof ReleaseService> {
   return {
+    async pruneReleases(req, ctx) {
+      const principal = ctx.values.get(principalKey) as Principal;
+      const keep = req.keep ?? DEFAULT_PRUNE_KEEP;
+      if (keep > MAX_PRUNE_KEEP) {
+        throw new ControlError("invalid_argument", `keep must be at most ${MAX_PRUNE_KEEP}`, {
+          field: "keep",
+        });
+      }
+      const outcome = await pruneReleases(deps, { keep, dryRun: req.dryRun, actor: principal });
+      return {
+        pruned: outcome.pruned.map((p) => ({
+          version: p.version,
+          sequence: BigInt(p.sequence),
+          yanked: p.yanked,
+          freedBytes: BigInt(p.freedBytes),
+        })),
+        kept: outcome.kept.map((k) => ({ version: k.version, reason: k.reason })),
+        freedBytes: BigInt(outcome.freedBytes),
+        dryRun: req.dryRun,
+      };
+    },
+
     async registerRelease(req, ctx) {
       const principal = ctx.values.get(principalKey) as Principal;
       const files = new Map<string, Uint8Array>();
@@ -48,8 +85,9 @@ export function createReleaseService(deps: ReleaseServiceDeps): ServiceImpl<type
         });
       const page = rows.slice(0, limit);
       const last = page.at(-1);
+      const stored = await storedOf(deps, page);
       return {
-        releases: page.map((r) => releaseMessage(r, deps.publicUrl())),
+        releases: page.map((r) => releaseMessage(r, deps.publicUrl(), stored)),
         nextPageToken: rows.length > limit && last ? encodePageToken(String(last.sequence)) : "",
       };
     },
@@ -74,7 +112,11 @@ export function createReleaseService(deps: ReleaseServiceDeps): ServiceImpl<type
         .findOne(ReleaseEntity, { version: req.version }, { populate: ["envelope"] });
       if (!record)
         throw new ControlError("release_not_found", `no release with version "${req.version}"`);
-      return { release: releaseMessage(record, deps.publicUrl()), envelope: record.envelope };
+      const stored = await storedOf(deps, [record]);
+      return {
+        release: releaseMessage(record, deps.publicUrl(), stored),
+        envelope: record.envelope,
+      };
     },
   };
 }

@@ -28,7 +28,8 @@ export interface RegisterInput {
   readonly actor: Actor;
 }
 
-const LOCK_KEY = 7_443_001;
+/** The advisory lock a registration (and a prune) holds: one change of the registry at a time. */
+export const REGISTRY_LOCK_KEY = 7_443_001;
 
 /**
  * Verifies and registers a release. The identical envelope (same bytes) registered again is
@@ -50,9 +51,13 @@ export async function registerRelease(
   // Identity first: these exact bytes were verified when they were registered, so
   // registering them again is a no-op even once they have expired or a newer release
   // exists (the expiry and sequence checks are for new releases). Uploaded files are not
-  // needed then: the release's artifacts are already stored.
+  // needed then, unless a prune (agentctl release prune) deleted them: those that match the
+  // registered artifacts come back.
   const registered = await deps.db.em().findOne(ReleaseEntity, { envelopeSha256 });
-  if (registered) return { record: registered, created: false };
+  if (registered) {
+    await restoreFiles(deps, registered, input.files);
+    return { record: registered, created: false };
+  }
   const now = deps.clock.now();
   const verified = await verifyOrRefuse(input.envelope, deps, now);
   const { manifest } = verified;
@@ -89,7 +94,7 @@ export async function registerRelease(
   }
 
   return await deps.db.em().transactional(async (em) => {
-    await em.execute("select pg_advisory_xact_lock(?)", [LOCK_KEY]);
+    await em.execute("select pg_advisory_xact_lock(?)", [REGISTRY_LOCK_KEY]);
     // Again under the lock: a concurrent registration of the same bytes may have won.
     const same = await em.findOne(ReleaseEntity, { envelopeSha256 });
     if (same) return { record: same, created: false };
@@ -107,12 +112,7 @@ export async function registerRelease(
         `sequence ${manifest.sequence} is not above the newest registered sequence ${newest.sequence} (version ${newest.version}): the release channel never moves back`,
       );
     }
-    for (const upload of uploads) {
-      await em.execute(
-        "insert into artifact_files (sha256, size, content) values (?, ?, ?) on conflict (sha256) do nothing",
-        [upload.sha256, upload.content.byteLength, Buffer.from(upload.content)],
-      );
-    }
+    for (const upload of uploads) await storeFile(em, upload);
     const record = em.create(ReleaseEntity, {
       version: manifest.version,
       sequence: manifest.sequence,
@@ -134,6 +134,44 @@ export async function registerRelease(
     await em.flush();
     return { record, created: true };
   });
+}
+
+/**
+ * Stores again the uploaded files of an already registered release whose bytes a prune
+ * deleted; a file that does not match the registered artifact of its platform is refused.
+ */
+async function restoreFiles(
+  deps: ReleaseRegistryDeps,
+  record: ReleaseRecord,
+  files: ReadonlyMap<string, Uint8Array>,
+): Promise<void> {
+  const uploads: Array<{ sha256: string; content: Uint8Array }> = [];
+  for (const artifact of record.artifacts) {
+    const content = files.get(artifact.platform);
+    if (artifact.url !== "" || content === undefined) continue;
+    if (content.byteLength !== artifact.size || sha256Hex(content) !== artifact.sha256) {
+      throw new ControlError(
+        "release_rejected",
+        `uploaded file for ${artifact.platform} does not match the registered release ${record.version}`,
+      );
+    }
+    uploads.push({ sha256: artifact.sha256, content });
+  }
+  if (uploads.length === 0) return;
+  await deps.db.em().transactional(async (em) => {
+    for (const upload of uploads) await storeFile(em, upload);
+  });
+}
+
+/** Stores one artifact file's bytes, unless a file with its sha256 is stored already. */
+async function storeFile(
+  em: EntityManager,
+  upload: { readonly sha256: string; readonly content: Uint8Array },
+): Promise<void> {
+  await em.execute(
+    "insert into artifact_files (sha256, size, content) values (?, ?, ?) on conflict (sha256) do nothing",
+    [upload.sha256, upload.content.byteLength, Buffer.from(upload.content)],
+  );
 }
 
 /** The release with the highest sequence, if any. */

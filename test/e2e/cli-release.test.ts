@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Fleet, startFleet } from "../../agent-sim/index.js";
 import {
   buildManifest,
   createEnvelope,
@@ -15,6 +16,7 @@ import {
   sha256Hex,
   signEnvelope,
 } from "../../control/shared/release/index.js";
+import { AuditService } from "../../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { agentctl } from "../helpers/agentctl.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
 
@@ -47,6 +49,7 @@ describe("agentctl release against a real Control", { timeout: 120_000 }, () => 
   let dir: string;
   let pinned: ReleaseKeyPair;
   let env: Record<string, string>;
+  let fleet: Fleet | undefined;
 
   beforeAll(async () => {
     pinned = await generateKeyPair();
@@ -57,6 +60,7 @@ describe("agentctl release against a real Control", { timeout: 120_000 }, () => 
   });
 
   afterAll(async () => {
+    await fleet?.stop();
     await tc?.stop();
     await rm(dir, { recursive: true, force: true });
   });
@@ -141,5 +145,108 @@ describe("agentctl release against a real Control", { timeout: 120_000 }, () => 
     expect(result.stderr).toMatch(
       /^agentctl: permission denied: this token's role cannot register releases/,
     );
+  });
+
+  /** Registers `version` with an artifact of its own bytes (`size` of them). */
+  const registerOwn = async (version: string, sequence: number, size: number) => {
+    const own = join(dir, `own-${version}`);
+    await mkdir(own, { recursive: true });
+    const bytes = Buffer.alloc(size, version);
+    await writeFile(join(own, "agent-amd64"), bytes);
+    const manifest = buildManifest({
+      version,
+      sequence,
+      expires: new Date(Date.now() + 24 * 3_600_000),
+      artifacts: {
+        "linux-amd64": { sha256: sha256Hex(bytes), size, file: "agent-amd64" },
+      },
+    });
+    const envelope = await signEnvelope(createEnvelope(manifest), pinned.privateKey);
+    const path = join(own, `${version}.json`);
+    await writeFile(path, serializeEnvelope(envelope));
+    const result = await agentctl(["release", "register", path], env);
+    expect(result.code, result.stderr).toBe(0);
+    return { path, sha256: sha256Hex(bytes) };
+  };
+  const stored = async (sha256: string) =>
+    (await tc.control.db.pool.query("select 1 from artifact_files where sha256 = $1", [sha256]))
+      .rowCount === 1;
+
+  it("prunes the artifact bytes of releases nothing needs: yanked first, keeping what nodes run and may roll back to and the newest N; --dry-run changes nothing; the metadata stays", async () => {
+    const kib = 64 * 1024;
+    const r = {
+      "3.0.0": await registerOwn("3.0.0", 30, kib),
+      "3.1.0": await registerOwn("3.1.0", 31, kib),
+      "3.2.0": await registerOwn("3.2.0", 32, kib),
+      "3.3.0": await registerOwn("3.3.0", 33, kib),
+      "3.4.0": await registerOwn("3.4.0", 34, kib),
+    };
+    // A node runs 3.0.0 and may roll back to 3.1.0.
+    fleet = await startFleet({
+      server: tc.agentAddress,
+      joinToken: await tc.joinToken(),
+      count: 1,
+      idPrefix: "prune",
+      version: "3.0.0",
+    });
+    await fleet.waitUntil((f) => f.welcomedCount() === 1, 20_000, "the agent welcomed");
+    await tc.control.db.pool.query(
+      "update nodes set previous_version = '3.1.0' where id like 'prune-%'",
+    );
+    const yanked = await agentctl(
+      ["release", "yank", "3.3.0", "--reason", "bad build", "--yes"],
+      env,
+    );
+    expect(yanked.code, yanked.stderr).toBe(0);
+
+    const dry = await agentctl(["release", "prune", "--keep", "1", "--dry-run"], env);
+    expect(dry.stderr).toBe("");
+    expect(dry.code).toBe(0);
+    const rows = dry.stdout.trimEnd().split("\n");
+    expect(rows[0]).toMatch(/^VERSION +SEQUENCE +YANKED +FREES$/);
+    // Yanked first, then oldest first; 1.x share one file with no kept release.
+    expect(rows.slice(1, 3).map((l) => l.split(/ +/).slice(0, 3))).toEqual([
+      ["3.3.0", "33", "yes"],
+      ["1.4.0", "7", "no"],
+    ]);
+    expect(dry.stdout).toMatch(/^3\.2\.0 +32 +no +64\.0 KiB$/m);
+    expect(dry.stdout).not.toMatch(/^3\.(0|1|4)\.0 /m);
+    expect(dry.stdout).toMatch(/^would free .* of \d+ releases \(dry run: nothing changed\)$/m);
+    for (const v of ["3.2.0", "3.3.0"] as const) expect(await stored(r[v].sha256)).toBe(true);
+
+    const viewer = await agentctl(
+      ["release", "prune", "--keep", "1", "--yes", "--token", tc.viewerToken],
+      env,
+    );
+    expect(viewer.code).toBe(1);
+    expect(viewer.stderr).toMatch(/^agentctl: permission denied: /);
+
+    const pruned = await agentctl(["release", "prune", "--keep", "1", "--yes"], env);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(pruned.stdout).toMatch(
+      /^freed .* of \d+ releases; kept 3\.4\.0 \(one of the newest 1\), 3\.1\.0 \(a node may roll back to it\), 3\.0\.0 \(a node runs it\)$/m,
+    );
+    for (const v of ["3.2.0", "3.3.0"] as const) expect(await stored(r[v].sha256)).toBe(false);
+    for (const v of ["3.0.0", "3.1.0", "3.4.0"] as const)
+      expect(await stored(r[v].sha256)).toBe(true);
+
+    // The signed metadata stays: show and list still answer, and say the bytes are gone.
+    const shown = await agentctl(["release", "show", "3.2.0", "--json"], env);
+    expect(shown.code).toBe(0);
+    expect(
+      (JSON.parse(shown.stdout) as { release: { artifacts: { pruned?: boolean }[] } }).release
+        .artifacts[0]?.pruned,
+    ).toBe(true);
+    const { events } = await tc.client(AuditService).listAuditEvents({ action: "release.prune" });
+    expect(events).toHaveLength(1);
+    expect(events[0]?.message).toMatch(/^pruned the artifacts of \d+ releases \(3\.3\.0, /);
+
+    // Nothing more to free: a second prune says so.
+    const again = await agentctl(["release", "prune", "--keep", "1", "--yes"], env);
+    expect(again.stdout).toMatch(/^nothing to prune/m);
+    // Registering the same envelope with its files again brings the bytes back.
+    const back = await agentctl(["release", "register", r["3.2.0"].path], env);
+    expect(back.code, back.stderr).toBe(0);
+    expect(await stored(r["3.2.0"].sha256)).toBe(true);
   });
 });

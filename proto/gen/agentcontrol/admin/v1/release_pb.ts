@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcontrol/admin/v1/release.proto.
  */
 export const file_agentcontrol_admin_v1_release: GenFile = /*@__PURE__*/
-  fileDesc("CiNhZ2VudGNvbnRyb2wvYWRtaW4vdjEvcmVsZWFzZS5wcm90bxIVYWdlbnRjb250cm9sLmFkbWluLnYxImkKD1JlbGVhc2VBcnRpZmFjdBIQCghwbGF0Zm9ybRgBIAEoCRILCgN1cmwYAiABKAkSDgoGc2hhMjU2GAMgASgJEgwKBHNpemUYBCABKAQSGQoRc2VydmVkX2J5X2NvbnRyb2wYBSABKAgi6QIKB1JlbGVhc2USDwoHdmVyc2lvbhgBIAEoCRIQCghzZXF1ZW5jZRgCIAEoBBIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg1yZWdpc3RlcmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI5CglhcnRpZmFjdHMYBSADKAsyJi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVsZWFzZUFydGlmYWN0EhYKDnNpZ25lcl9rZXlfaWRzGAYgAygJEhcKD2VudmVsb3BlX3NoYTI1NhgHIAEoCRIVCg1yZWdpc3RlcmVkX2J5GAggASgJEi0KCXlhbmtlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJeWFua2VkX2J5GAogASgJEhMKC3lhbmtfcmVhc29uGAsgASgJIjEKDEFydGlmYWN0RmlsZRIQCghwbGF0Zm9ybRgBIAEoCRIPCgdjb250ZW50GAIgASgMImIKFlJlZ2lzdGVyUmVsZWFzZVJlcXVlc3QSEAoIZW52ZWxvcGUYASABKAwSNgoJYXJ0aWZhY3RzGAIgAygLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLkFydGlmYWN0RmlsZSJbChdSZWdpc3RlclJlbGVhc2VSZXNwb25zZRIvCgdyZWxlYXNlGAEgASgLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlbGVhc2USDwoHY3JlYXRlZBgCIAEoCCI8ChNMaXN0UmVsZWFzZXNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJImEKFExpc3RSZWxlYXNlc1Jlc3BvbnNlEjAKCHJlbGVhc2VzGAEgAygLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlbGVhc2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiQKEUdldFJlbGVhc2VSZXF1ZXN0Eg8KB3ZlcnNpb24YASABKAkiVwoSR2V0UmVsZWFzZVJlc3BvbnNlEi8KB3JlbGVhc2UYASABKAsyHi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVsZWFzZRIQCghlbnZlbG9wZRgCIAEoDCI1ChJZYW5rUmVsZWFzZVJlcXVlc3QSDwoHdmVyc2lvbhgBIAEoCRIOCgZyZWFzb24YAiABKAkibAoTWWFua1JlbGVhc2VSZXNwb25zZRIvCgdyZWxlYXNlGAEgASgLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlbGVhc2USDgoGeWFua2VkGAIgASgIEhQKDGNhbXBhaWduX2lkcxgDIAMoCTK0AwoOUmVsZWFzZVNlcnZpY2UScAoPUmVnaXN0ZXJSZWxlYXNlEi0uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlZ2lzdGVyUmVsZWFzZVJlcXVlc3QaLi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVnaXN0ZXJSZWxlYXNlUmVzcG9uc2USZwoMTGlzdFJlbGVhc2VzEiouYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3RSZWxlYXNlc1JlcXVlc3QaKy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdFJlbGVhc2VzUmVzcG9uc2USYQoKR2V0UmVsZWFzZRIoLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXRSZWxlYXNlUmVxdWVzdBopLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXRSZWxlYXNlUmVzcG9uc2USZAoLWWFua1JlbGVhc2USKS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuWWFua1JlbGVhc2VSZXF1ZXN0GiouYWdlbnRjb250cm9sLmFkbWluLnYxLllhbmtSZWxlYXNlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiNhZ2VudGNvbnRyb2wvYWRtaW4vdjEvcmVsZWFzZS5wcm90bxIVYWdlbnRjb250cm9sLmFkbWluLnYxInkKD1JlbGVhc2VBcnRpZmFjdBIQCghwbGF0Zm9ybRgBIAEoCRILCgN1cmwYAiABKAkSDgoGc2hhMjU2GAMgASgJEgwKBHNpemUYBCABKAQSGQoRc2VydmVkX2J5X2NvbnRyb2wYBSABKAgSDgoGcHJ1bmVkGAYgASgIIukCCgdSZWxlYXNlEg8KB3ZlcnNpb24YASABKAkSEAoIc2VxdWVuY2UYAiABKAQSLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNcmVnaXN0ZXJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASOQoJYXJ0aWZhY3RzGAUgAygLMiYuYWdlbnRjb250cm9sLmFkbWluLnYxLlJlbGVhc2VBcnRpZmFjdBIWCg5zaWduZXJfa2V5X2lkcxgGIAMoCRIXCg9lbnZlbG9wZV9zaGEyNTYYByABKAkSFQoNcmVnaXN0ZXJlZF9ieRgIIAEoCRItCgl5YW5rZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXlhbmtlZF9ieRgKIAEoCRITCgt5YW5rX3JlYXNvbhgLIAEoCSIxCgxBcnRpZmFjdEZpbGUSEAoIcGxhdGZvcm0YASABKAkSDwoHY29udGVudBgCIAEoDCJiChZSZWdpc3RlclJlbGVhc2VSZXF1ZXN0EhAKCGVudmVsb3BlGAEgASgMEjYKCWFydGlmYWN0cxgCIAMoCzIjLmFnZW50Y29udHJvbC5hZG1pbi52MS5BcnRpZmFjdEZpbGUiWwoXUmVnaXN0ZXJSZWxlYXNlUmVzcG9uc2USLwoHcmVsZWFzZRgBIAEoCzIeLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZWxlYXNlEg8KB2NyZWF0ZWQYAiABKAgiPAoTTGlzdFJlbGVhc2VzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSJhChRMaXN0UmVsZWFzZXNSZXNwb25zZRIwCghyZWxlYXNlcxgBIAMoCzIeLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZWxlYXNlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIkChFHZXRSZWxlYXNlUmVxdWVzdBIPCgd2ZXJzaW9uGAEgASgJIlcKEkdldFJlbGVhc2VSZXNwb25zZRIvCgdyZWxlYXNlGAEgASgLMh4uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlbGVhc2USEAoIZW52ZWxvcGUYAiABKAwiNQoSWWFua1JlbGVhc2VSZXF1ZXN0Eg8KB3ZlcnNpb24YASABKAkSDgoGcmVhc29uGAIgASgJImwKE1lhbmtSZWxlYXNlUmVzcG9uc2USLwoHcmVsZWFzZRgBIAEoCzIeLmFnZW50Y29udHJvbC5hZG1pbi52MS5SZWxlYXNlEg4KBnlhbmtlZBgCIAEoCBIUCgxjYW1wYWlnbl9pZHMYAyADKAkiQwoUUHJ1bmVSZWxlYXNlc1JlcXVlc3QSEQoEa2VlcBgBIAEoDUgAiAEBEg8KB2RyeV9ydW4YAiABKAhCBwoFX2tlZXAiVwoNUHJ1bmVkUmVsZWFzZRIPCgd2ZXJzaW9uGAEgASgJEhAKCHNlcXVlbmNlGAIgASgEEg4KBnlhbmtlZBgDIAEoCBITCgtmcmVlZF9ieXRlcxgEIAEoBCIuCgtLZXB0UmVsZWFzZRIPCgd2ZXJzaW9uGAEgASgJEg4KBnJlYXNvbhgCIAEoCSKlAQoVUHJ1bmVSZWxlYXNlc1Jlc3BvbnNlEjQKBnBydW5lZBgBIAMoCzIkLmFnZW50Y29udHJvbC5hZG1pbi52MS5QcnVuZWRSZWxlYXNlEjAKBGtlcHQYAiADKAsyIi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuS2VwdFJlbGVhc2USEwoLZnJlZWRfYnl0ZXMYAyABKAQSDwoHZHJ5X3J1bhgEIAEoCDKgBAoOUmVsZWFzZVNlcnZpY2UScAoPUmVnaXN0ZXJSZWxlYXNlEi0uYWdlbnRjb250cm9sLmFkbWluLnYxLlJlZ2lzdGVyUmVsZWFzZVJlcXVlc3QaLi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuUmVnaXN0ZXJSZWxlYXNlUmVzcG9uc2USZwoMTGlzdFJlbGVhc2VzEiouYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3RSZWxlYXNlc1JlcXVlc3QaKy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuTGlzdFJlbGVhc2VzUmVzcG9uc2USYQoKR2V0UmVsZWFzZRIoLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXRSZWxlYXNlUmVxdWVzdBopLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXRSZWxlYXNlUmVzcG9uc2USZAoLWWFua1JlbGVhc2USKS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuWWFua1JlbGVhc2VSZXF1ZXN0GiouYWdlbnRjb250cm9sLmFkbWluLnYxLllhbmtSZWxlYXNlUmVzcG9uc2USagoNUHJ1bmVSZWxlYXNlcxIrLmFnZW50Y29udHJvbC5hZG1pbi52MS5QcnVuZVJlbGVhc2VzUmVxdWVzdBosLmFnZW50Y29udHJvbC5hZG1pbi52MS5QcnVuZVJlbGVhc2VzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * ReleaseArtifact is one platform's artifact of a release.
@@ -48,6 +48,14 @@ export type ReleaseArtifact = Message<"agentcontrol.admin.v1.ReleaseArtifact"> &
    * @generated from field: bool served_by_control = 5;
    */
   servedByControl: boolean;
+
+  /**
+   * True when Control served it but its bytes were pruned (PruneReleases): no Agent can
+   * download it until the release is registered again with its files.
+   *
+   * @generated from field: bool pruned = 6;
+   */
+  pruned: boolean;
 };
 
 /**
@@ -347,6 +355,134 @@ export const YankReleaseResponseSchema: GenMessage<YankReleaseResponse> = /*@__P
   messageDesc(file_agentcontrol_admin_v1_release, 10);
 
 /**
+ * @generated from message agentcontrol.admin.v1.PruneReleasesRequest
+ */
+export type PruneReleasesRequest = Message<"agentcontrol.admin.v1.PruneReleasesRequest"> & {
+  /**
+   * How many of the newest releases that are not yanked to keep besides those in use
+   * (unset: 3; 0: keep only what is in use).
+   *
+   * @generated from field: optional uint32 keep = 1;
+   */
+  keep?: number | undefined;
+
+  /**
+   * Say what would go and change nothing (not audited).
+   *
+   * @generated from field: bool dry_run = 2;
+   */
+  dryRun: boolean;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.PruneReleasesRequest.
+ * Use `create(PruneReleasesRequestSchema)` to create a new message.
+ */
+export const PruneReleasesRequestSchema: GenMessage<PruneReleasesRequest> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_release, 11);
+
+/**
+ * PrunedRelease is a release whose artifact bytes a prune frees.
+ *
+ * @generated from message agentcontrol.admin.v1.PrunedRelease
+ */
+export type PrunedRelease = Message<"agentcontrol.admin.v1.PrunedRelease"> & {
+  /**
+   * @generated from field: string version = 1;
+   */
+  version: string;
+
+  /**
+   * @generated from field: uint64 sequence = 2;
+   */
+  sequence: bigint;
+
+  /**
+   * @generated from field: bool yanked = 3;
+   */
+  yanked: boolean;
+
+  /**
+   * Bytes deleted for it (a file shared with an earlier release of the list counts there).
+   *
+   * @generated from field: uint64 freed_bytes = 4;
+   */
+  freedBytes: bigint;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.PrunedRelease.
+ * Use `create(PrunedReleaseSchema)` to create a new message.
+ */
+export const PrunedReleaseSchema: GenMessage<PrunedRelease> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_release, 12);
+
+/**
+ * KeptRelease is a release with stored bytes that a prune keeps, and why.
+ *
+ * @generated from message agentcontrol.admin.v1.KeptRelease
+ */
+export type KeptRelease = Message<"agentcontrol.admin.v1.KeptRelease"> & {
+  /**
+   * @generated from field: string version = 1;
+   */
+  version: string;
+
+  /**
+   * "a node runs it", "a node may roll back to it", "a live campaign targets it", "a desired
+   * version names it", "a running plan targets it", or "one of the newest N".
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.KeptRelease.
+ * Use `create(KeptReleaseSchema)` to create a new message.
+ */
+export const KeptReleaseSchema: GenMessage<KeptRelease> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_release, 13);
+
+/**
+ * @generated from message agentcontrol.admin.v1.PruneReleasesResponse
+ */
+export type PruneReleasesResponse = Message<"agentcontrol.admin.v1.PruneReleasesResponse"> & {
+  /**
+   * Yanked first, then oldest first.
+   *
+   * @generated from field: repeated agentcontrol.admin.v1.PrunedRelease pruned = 1;
+   */
+  pruned: PrunedRelease[];
+
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated agentcontrol.admin.v1.KeptRelease kept = 2;
+   */
+  kept: KeptRelease[];
+
+  /**
+   * @generated from field: uint64 freed_bytes = 3;
+   */
+  freedBytes: bigint;
+
+  /**
+   * True when nothing was changed (dry_run).
+   *
+   * @generated from field: bool dry_run = 4;
+   */
+  dryRun: boolean;
+};
+
+/**
+ * Describes the message agentcontrol.admin.v1.PruneReleasesResponse.
+ * Use `create(PruneReleasesResponseSchema)` to create a new message.
+ */
+export const PruneReleasesResponseSchema: GenMessage<PruneReleasesResponse> = /*@__PURE__*/
+  messageDesc(file_agentcontrol_admin_v1_release, 14);
+
+/**
  * ReleaseService registers offline-signed Agent releases.
  *
  * @generated from service agentcontrol.admin.v1.ReleaseService
@@ -395,6 +531,21 @@ export const ReleaseService: GenService<{
     methodKind: "unary";
     input: typeof YankReleaseRequestSchema;
     output: typeof YankReleaseResponseSchema;
+  },
+  /**
+   * PruneReleases frees the artifact bytes Control stores for releases nothing needs
+   * (operator role, audited once): it keeps every release a node runs or may roll back to
+   * (its current and previous version), that a live campaign, a desired version or a running
+   * plan names, and the newest `keep` that are not yanked; the others' files are deleted,
+   * yanked releases first. The signed metadata (the envelope) stays: the release is still
+   * listed, its artifacts marked pruned; registering it again with its files restores them.
+   *
+   * @generated from rpc agentcontrol.admin.v1.ReleaseService.PruneReleases
+   */
+  pruneReleases: {
+    methodKind: "unary";
+    input: typeof PruneReleasesRequestSchema;
+    output: typeof PruneReleasesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentcontrol_admin_v1_release, 0);
