@@ -107,10 +107,23 @@ export async function readSupervisorRecord(
   }
   try {
     const value = JSON.parse(text) as SupervisorRecord;
-    return typeof value === "object" && value !== null ? value : undefined;
+    if (typeof value !== "object" || value === null) return undefined;
+    const names = [value.previous, value.trial?.version, value.trial?.from, value.failure?.version];
+    // Versions become paths: anything but a plain name makes the record unreadable.
+    return names.every((n) => n === undefined || n === "" || isPlainName(n)) ? value : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** A version usable as one path segment. */
+function isPlainName(name: unknown): boolean {
+  return (
+    typeof name === "string" &&
+    /^[A-Za-z0-9._+-]{1,128}$/.test(name) &&
+    name !== "." &&
+    name !== ".."
+  );
 }
 
 /** Saves the supervisors' record atomically and durably. */

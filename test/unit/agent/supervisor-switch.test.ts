@@ -5,7 +5,7 @@
  * trial relays it. And a supervisor on trial whose Agent fails writes nothing.
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, readlink, rm } from "node:fs/promises";
+import { mkdtemp, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -144,6 +144,21 @@ describe("a supervisor update, seen from the supervisor in use", () => {
     // The Agent's files are the Agent's: the switch is still its to settle once welcomed.
     expect((await loadState(paths))?.switch?.to).toBe("2.0.0");
     expect(await readCurrent(paths)).toBe("2.0.0");
+  });
+});
+
+describe("a supervisor record that cannot be trusted", () => {
+  it("naming a version that is not a plain name, starts no update and deletes nothing", async () => {
+    const { root, paths } = await onSupervisorTrial(CRASHES);
+    const marker = join(root, "ran");
+    const runs = `import { writeFileSync } from "node:fs"; writeFileSync(${JSON.stringify(marker)}, "ran"); setInterval(() => {}, 1000);`;
+    await installVersion(paths, "2.0.0", new TextEncoder().encode(runs));
+    const bad = JSON.stringify({ trial: { version: "../../etc", opId: "op2", from: "" } });
+    await writeFile(paths.supervisorRecord, bad);
+    await superviseUntil(paths, async () => existsSync(marker));
+    expect(existsSync(join(root, "supervisors"))).toBe(false);
+    expect(existsSync(join(root, "supervisor"))).toBe(false);
+    expect(await readFile(paths.supervisorRecord, "utf8")).toBe(bad);
   });
 });
 
