@@ -51,6 +51,7 @@ import { DEFAULT_TUF_REFRESH_MS, runTrustRefresh } from "./core/trust-refresh.js
 import type { TrustState } from "./core/trust-state.js";
 import type { TufCheck } from "./core/tuf-check.js";
 import { sleep, Waker } from "./core/waker.js";
+import { nodeTokenRefusal, welcomedNodeToken } from "./core/welcome.js";
 import { type DeferralOptions, deferralReason } from "./deferral.js";
 import type { InstallPaths } from "./install-dir.js";
 import { OperationBudget, type OperationLimits, receiveOperation } from "./operation-queue.js";
@@ -126,6 +127,8 @@ class RealAgent implements OperationHost, SessionHost {
   #session: AbortController | undefined;
   #saving: Promise<void> = Promise.resolve();
   #operations: Promise<void> = Promise.resolve();
+  /** Whether the current session was opened with the join token (it may hand a node token). */
+  #enrolling = false;
   /** Whether the current session's Welcome included `defer.v1`. */
   #deferNegotiated = false;
   readonly #trustReport: TrustReport;
@@ -192,8 +195,18 @@ class RealAgent implements OperationHost, SessionHost {
         enrollmentKeyOf(this.state);
         await this.persist();
       }
+      if (this.state.nodeToken !== undefined) {
+        // A token saved before Welcomes were checked: one that cannot be sent is dropped.
+        const refusal = nodeTokenRefusal(this.state.nodeToken);
+        if (refusal !== undefined) {
+          this.log.warn({ reason: refusal }, "dropping the saved node token; enrolling again");
+          delete this.state.nodeToken;
+          await this.persist();
+        }
+      }
       const session = new AbortController();
       this.#session = session;
+      this.#enrolling = this.state.nodeToken === undefined;
       const end = await runSession(this, {
         server: this.options.server,
         token: this.state.nodeToken ?? this.options.joinToken ?? "",
@@ -252,8 +265,14 @@ class RealAgent implements OperationHost, SessionHost {
   onWelcome(welcome: Welcome): void {
     this.log.info({ sessionId: welcome.sessionId, version: this.options.version }, "welcomed");
     let dirty = false;
-    if (welcome.nodeToken !== "" && welcome.nodeToken !== this.state.nodeToken) {
-      this.state.nodeToken = welcome.nodeToken;
+    const token = welcomedNodeToken(welcome.nodeToken, {
+      enrolling: this.#enrolling,
+      current: this.state.nodeToken,
+    });
+    if (token.kind === "refused") {
+      this.log.warn({ reason: token.reason }, "refusing the Welcome's node token");
+    } else if (token.kind === "take") {
+      this.state.nodeToken = token.token;
       delete this.state.enrollmentKey;
       dirty = true;
     }
