@@ -26,13 +26,8 @@ import { ensureInstalled } from "./install-first.js";
 import { jsonLog } from "./json-log.js";
 import { defaultModuleRunner } from "./launch.js";
 import { readStatus } from "./status.js";
-import {
-  HANDOVER_EXIT_CODE,
-  RESTART_EXIT_CODE,
-  supervise,
-  type WelcomedMessage,
-} from "./supervisor.js";
-import { runPointedSupervisor } from "./supervisor-launch.js";
+import { RESTART_EXIT_CODE, supervise, type WelcomedMessage } from "./supervisor.js";
+import { HANDOVER_EXIT_CODE, runPointedSupervisor } from "./supervisor-launch.js";
 import { supervisorRole } from "./supervisor-trial.js";
 
 class UsageError extends Error {}

@@ -4,8 +4,10 @@
  * program, as its child (the `delegated` role), forwarding SIGTERM and exiting as it exits;
  * a delegated supervisor that hands over to a newer one exits {@link HANDOVER_EXIT_CODE} and
  * the launcher starts the one the pointer names then. With no pointer, or one naming no
- * installed supervisor, or one that cannot be started, the launcher supervises itself:
- * the artifact installed by hand is always there to fall back to, and nothing here deletes.
+ * installed supervisor, or one that cannot be started or fails within
+ * {@link FAST_FAILURE_MS} of its start, the launcher supervises itself (until the service
+ * restarts): the artifact installed by hand is always there to fall back to, and nothing here
+ * deletes or moves the pointer.
  */
 import { spawn } from "node:child_process";
 import { realpath } from "node:fs/promises";
@@ -15,6 +17,12 @@ import type { InstallPaths } from "./install-dir.js";
 import { childCommand } from "./launch.js";
 import { readSupervisorInUse, supervisorArtifact } from "./supervisor-dir.js";
 import { SUPERVISOR_ROLE_ENV } from "./supervisor-trial.js";
+
+/** The exit code with which a delegated supervisor asks the launcher to start the one the pointer names. */
+export const HANDOVER_EXIT_CODE = 77;
+
+/** A supervisor in use that exits non-zero this soon after its start is not used this time. */
+export const FAST_FAILURE_MS = 30_000;
 
 /** The file this program runs from: the single executable, or the `.mjs` Node.js runs. */
 function thisProgram(): string {
@@ -43,7 +51,7 @@ export interface LaunchOptions {
  * Runs the supervisor the pointer names until it exits; resolves with its exit code (0
  * when it was stopped through `signal`), or undefined when the launcher must supervise
  * itself (no pointer, the pointer names this program or no installed supervisor, or it
- * could not be started).
+ * could not be started, or it failed within {@link FAST_FAILURE_MS}).
  */
 export async function runPointedSupervisor(options: LaunchOptions): Promise<number | undefined> {
   const { paths, log, signal } = options;
@@ -60,6 +68,7 @@ export async function runPointedSupervisor(options: LaunchOptions): Promise<numb
   if (await sameFile(artifact.path, thisProgram())) return undefined;
   const command = childCommand(artifact, options.args, options.moduleRunner);
   log.info({ supervisor: inUse, file: command.file }, "starting the supervisor in use");
+  const started = Date.now();
   const child = spawn(command.file, [...command.args], {
     stdio: "inherit",
     env: { ...process.env, [SUPERVISOR_ROLE_ENV]: "delegated" },
@@ -79,10 +88,22 @@ export async function runPointedSupervisor(options: LaunchOptions): Promise<numb
     });
     child.on("exit", (code, exitSignal) => {
       signal.removeEventListener("abort", stop);
-      if (!signal.aborted && code !== 0) {
-        log.warn({ supervisor: inUse, code, signal: exitSignal }, "the supervisor in use exited");
+      if (signal.aborted) {
+        resolve(0);
+        return;
       }
-      resolve(signal.aborted ? 0 : (code ?? 1));
+      if (code === 0 || code === HANDOVER_EXIT_CODE) {
+        resolve(code);
+        return;
+      }
+      const fast = Date.now() - started < FAST_FAILURE_MS;
+      log.error(
+        { supervisor: inUse, code, signal: exitSignal, ranMs: Date.now() - started },
+        fast
+          ? "the supervisor in use failed at start; supervising with this one"
+          : "the supervisor in use exited",
+      );
+      resolve(fast ? undefined : (code ?? 1));
     });
   });
 }

@@ -42,9 +42,6 @@ import type { SupervisorRole, TrialMessage } from "./supervisor-trial.js";
 /** The exit code with which the Agent asks to be restarted into `current`. */
 export const RESTART_EXIT_CODE = 75;
 
-/** The exit code with which a delegated supervisor asks the launcher to start the one the pointer names. */
-export const HANDOVER_EXIT_CODE = 77;
-
 /** How {@link supervise} ended. */
 export type SupervisorEnd = "stopped" | "handover";
 
