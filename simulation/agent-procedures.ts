@@ -16,6 +16,7 @@ import {
   type OperationKind,
   type WireOperation,
 } from "./ground-truth.js";
+import type { History } from "./history.js";
 
 /** What the procedures need of the network around the agent. */
 export interface AgentHost {
@@ -31,6 +32,42 @@ export interface AgentHost {
   readonly lateAfterMs: number;
   /** The virtual time (for the agents' ground-truth record). */
   now(): number;
+  /** The run's history (`history.ts`); absent in hand-built tests. */
+  readonly history?: History | undefined;
+}
+
+/**
+ * The agent begins to act on operation `opId` (it is disrupted until {@link endAct}): appends
+ * `act` to the history.
+ */
+export function beginAct(
+  host: Pick<AgentHost, "now" | "history">,
+  a: SimAgent,
+  opId: string,
+  action: "upgrade" | "rollback",
+): void {
+  a.acting = { operationId: opId, boot: a.boot };
+  host.history?.append({
+    kind: "act",
+    at: host.now(),
+    nodeId: a.script.id,
+    pool: a.script.pool,
+    operationId: opId,
+    campaignId: campaignOfOperation(opId),
+    action,
+  });
+}
+
+/** The agent stops acting (it answered with a result, or is back on a stream): `idle`. */
+export function endAct(host: Pick<AgentHost, "now" | "history">, a: SimAgent): void {
+  if (a.acting === undefined) return;
+  host.history?.append({
+    kind: "idle",
+    at: host.now(),
+    nodeId: a.script.id,
+    operationId: a.acting.operationId,
+  });
+  a.acting = undefined;
 }
 
 /** The ground-truth view of `op` as it reaches or leaves for agent `a` at `at`. */
@@ -61,18 +98,29 @@ export function wireOf(a: SimAgent, op: Operation, at: number): WireOperation {
  * verified sequence is `sequence` (undefined: the release it was installed with).
  */
 export function runVersion(
-  host: Pick<AgentHost, "now">,
+  host: Pick<AgentHost, "now" | "history">,
   a: SimAgent,
   version: string,
   sequence?: number,
 ): void {
   a.version = version;
   a.record.runs.push({ version, at: host.now(), sequence });
+  host.history?.append({ kind: "run", at: host.now(), nodeId: a.script.id, version });
 }
 
 /** An operation reaches the agent: handled once per id, one at a time, like a real Agent. */
 export function deliver(host: AgentHost, a: SimAgent, op: Operation): void {
-  a.record.received.push(wireOf(a, op, host.now()));
+  const wire = wireOf(a, op, host.now());
+  a.record.received.push(wire);
+  host.history?.append({
+    kind: "received",
+    at: wire.at,
+    nodeId: a.script.id,
+    operationId: wire.id,
+    campaignId: wire.campaignId,
+    operation: wire.kind,
+    version: wire.version,
+  });
   const prior = a.handled.get(op.id);
   if (a.handled.has(op.id)) {
     if (prior !== undefined) host.report(a, op.id, prior);
@@ -98,6 +146,7 @@ function handle(host: AgentHost, a: SimAgent, op: Operation): void {
     case "agentUpgrade":
       if (a.script.behaviour === "crash_before_ack" && !a.crashedOnce) {
         a.crashedOnce = true;
+        beginAct(host, a, op.id, "upgrade");
         host.restart(a, a.script.restartMs);
         return;
       }
@@ -198,6 +247,7 @@ function upgrade(
     done(host, a);
     return;
   }
+  beginAct(host, a, opId, "upgrade");
   const steps = [
     OperationPhase.ACCEPTED,
     OperationPhase.DOWNLOADING,
@@ -230,6 +280,15 @@ function upgrade(
     }
     if (s.behaviour === "health_fail") {
       healthFail(host, a, opId, from, version, sequence);
+      return;
+    }
+    if (s.behaviour === "fail_on_target") {
+      // It runs the target, yet says it failed; then restarts and says Hello on the target.
+      a.previousVersion = from;
+      a.sequences.set(version, sequence);
+      runVersion(host, a, version, sequence);
+      host.report(a, opId, { ...phase(OperationPhase.FAILED, from), code: "apply_failed" });
+      host.restart(a, s.restartMs);
       return;
     }
     if (s.behaviour !== "revert") {
@@ -322,6 +381,7 @@ function rollback(host: AgentHost, a: SimAgent, opId: string, version: string): 
     done(host, a);
     return;
   }
+  beginAct(host, a, opId, "rollback");
   host.report(a, opId, {
     phase: OperationPhase.ACCEPTED,
     version: previous,

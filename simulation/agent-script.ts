@@ -31,7 +31,18 @@ export type Behaviour =
   | "crash_before_ack"
   | "dup_reports"
   | "no_cap"
-  | "current";
+  | "current"
+  /**
+   * Succeeds and comes back on the target, then its machine goes away for good
+   * `vanishAfterMs` after that stream opened (a release that kills its host minutes after it
+   * starts): it must never count as succeeded unless its batch passed before it went.
+   */
+  | "vanish_after_upgrade"
+  /**
+   * Its report disagrees with what it runs: it applies the upgrade and runs the target, reports
+   * FAILED apply_failed, then restarts and says Hello on the target with a new boot.
+   */
+  | "fail_on_target";
 
 /** How an agent answers a rollback. */
 export type RollbackBehaviour = "reinstate" | "fail" | "silent";
@@ -54,6 +65,8 @@ export interface AgentScript {
   readonly initialVersion?: string;
   /** Busy until this virtual time: it answers every upgrade offered before it DEFERRED. */
   readonly busyUntil?: number;
+  /** A `vanish_after_upgrade` agent's machine goes away this long after it is back on the target. */
+  readonly vanishAfterMs?: number;
 }
 
 /**
@@ -108,4 +121,9 @@ export interface SimAgent {
   waiting: Operation[];
   /** The ground truth of what it ran, was sent, received and reported (`ground-truth.ts`). */
   readonly record: AgentRecord;
+  /**
+   * The operation it is acting on (applying an upgrade, restarting for it, rolling back) and the
+   * boot it began on; undefined while idle (`history.ts`: `act` and `idle`).
+   */
+  acting?: { readonly operationId: string; readonly boot: number } | undefined;
 }

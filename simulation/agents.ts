@@ -26,11 +26,12 @@ import {
   OperationPhase,
   OperationSchema,
 } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
-import { type AgentHost, deliver, wireOf } from "./agent-procedures.js";
+import { type AgentHost, deliver, endAct, wireOf } from "./agent-procedures.js";
 import { type AgentScript, capabilitiesOf, type Report, type SimAgent } from "./agent-script.js";
 import { type AgentBody, AgentStream } from "./agent-stream.js";
 import type { EventQueue } from "./events.js";
 import { endDownload, newAgentRecord } from "./ground-truth.js";
+import type { History } from "./history.js";
 import { scheduleLateRevert } from "./late-revert.js";
 import { helloMessage, SimStreams } from "./sim-streams.js";
 
@@ -53,6 +54,8 @@ export interface FleetContext {
   /** The virtual time the run starts at (epoch ms; 0 unless the scenario starts on a DST day). */
   readonly originMs: number;
   readonly log: Logger;
+  /** The run's history, which the agents append to (`history.ts`). */
+  readonly history?: History;
 }
 
 /** The heartbeat interval Control's Welcome asks for (SPEC's default). */
@@ -66,12 +69,16 @@ export class SimFleet implements WorkerGateway, AgentHost {
   /** I7 and I8 violations seen by the agents (an operation applied twice, a confirmed sequence going back). */
   readonly violations: string[] = [];
   readonly lateAfterMs: number;
+  /** The run's history (`history.ts`), if the world keeps one. */
+  readonly history: History | undefined;
   private readonly listeners = new Set<AgentEventListener>();
   private sessions = 0;
   /** The agent server: the real hub and sessions. */
   readonly streams: SimStreams;
   /** Each agent's open stream (its end of it). */
   private readonly calls = new Map<string, AgentStream>();
+  /** `vanish_after_upgrade` agents whose machine is due to go away. */
+  private readonly vanishing = new Set<string>();
   /** Agents that hang: their stream stays open, and nothing more is sent on it. */
   private readonly hung = new Set<string>();
   /** Told when a `late_revert` agent schedules its revert, with the virtual time it reverts at. */
@@ -83,6 +90,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
     target: string,
   ) {
     this.lateAfterMs = ctx.lateAfterMs;
+    this.history = ctx.history;
     this.streams = new SimStreams({
       clock: ctx.clock,
       store: ctx.store,
@@ -201,6 +209,15 @@ export class SimFleet implements WorkerGateway, AgentHost {
     const session = ++this.sessions;
     a.session = session;
     a.record.connects.push({ at: this.ctx.clock.ms, boot: a.boot, version: a.version });
+    this.history?.append({
+      kind: "connect",
+      at: this.ctx.clock.ms,
+      nodeId,
+      boot: a.boot,
+      version: a.version,
+    });
+    // Back on a stream after the restart its operation made: no longer disrupted.
+    if (a.acting !== undefined && a.boot > a.acting.boot) endAct(this, a);
     const stream = new AgentStream(this.streams, this.ctx.clock, nodeId, this.helloOf(a), {
       welcomed: () => this.welcomed(a, session),
       operation: (operation) =>
@@ -228,6 +245,20 @@ export class SimFleet implements WorkerGateway, AgentHost {
       return;
     }
     scheduleLateRevert(this, a, (at) => this.onLateRevert?.(nodeId, at));
+    // Back on the target after its upgrade, then its machine dies for good.
+    if (
+      a.script.behaviour === "vanish_after_upgrade" &&
+      a.record.runs.length > 1 &&
+      !this.vanishing.has(nodeId)
+    ) {
+      this.vanishing.add(nodeId);
+      const vanish = () => {
+        // Not in the middle of a restart (it would come back from it): once it is up.
+        if (a.restarting) this.ctx.queue.at(this.ctx.clock.ms + 1000, vanish);
+        else this.goAway(nodeId);
+      };
+      this.ctx.queue.at(this.ctx.clock.ms + (a.script.vanishAfterMs ?? 60_000), vanish);
+    }
     if (a.pendingFailure !== undefined) {
       const id = a.pendingFailure;
       const failed = a.handled.get(id);
@@ -291,6 +322,7 @@ export class SimFleet implements WorkerGateway, AgentHost {
   /** The agent's machine goes away for good (its stream ends and never comes back). */
   private goAway(nodeId: string): void {
     const a = this.agents.get(nodeId) as SimAgent;
+    this.history?.append({ kind: "gone", at: this.ctx.clock.ms, nodeId });
     this.disconnect(nodeId, "machine gone");
     a.restarting = true;
     endDownload(a.record, this.ctx.clock.ms);
@@ -319,6 +351,14 @@ export class SimFleet implements WorkerGateway, AgentHost {
   /** Records the agent's latest report on an operation and sends it on its stream, if open. */
   report(a: SimAgent, opId: string, r: Report): void {
     a.handled.set(opId, r);
+    // A result ends the disruption of the operation it answers.
+    if (
+      a.acting?.operationId === opId &&
+      (r.phase === OperationPhase.FAILED ||
+        r.phase === OperationPhase.REFUSED ||
+        r.phase === OperationPhase.REINSTATED)
+    )
+      endAct(this, a);
     if (a.session !== 0) {
       a.record.reports.push({
         operationId: opId,

@@ -8,16 +8,21 @@ import { budgetViolations } from "./budget-invariants.js";
 import type { CheckerFactory } from "./checkers.js";
 import { type ClaimWorld, claimEndViolations, claimViolations } from "./claim-invariants.js";
 import { deferralViolations } from "./deferral-invariants.js";
+import { desiredBudgetChecker } from "./desired-budget-invariants.js";
+import { disruptionChecker } from "./disruption-invariants.js";
 import { downloadViolations } from "./download-invariants.js";
 import { checkStep } from "./fleet-invariants.js";
 import { stalePassViolations, unreachableBreachViolations } from "./gate-takeovers.js";
 import { healthViolations } from "./health-invariants.js";
+import { lostAfterUpgradeChecker } from "./lost-invariants.js";
 import { outcomeEndViolations, outcomeViolations } from "./outcome-invariants.js";
 import type { OutcomeWorld } from "./outcome-world.js";
+import { rolledBackChecker } from "./rolled-back-invariants.js";
 import { rolloutEndViolations, rolloutViolations } from "./rollout-invariants.js";
 import { gateViolations } from "./sim-gates.js";
 import { PLATFORM, SIM_RULES, type SimWorld } from "./sim-world.js";
 import { soakViolations } from "./soak-invariants.js";
+import { windowOfferChecker } from "./window-offer-invariants.js";
 
 const campaignsOf = (w: SimWorld) => [...w.store.tables.campaigns.values()].map((c) => c.campaign);
 
@@ -128,4 +133,10 @@ export const CHECKERS: readonly CheckerFactory[] = [
       },
     };
   },
+  // Judged from the actors' history and records alone (issue 36).
+  disruptionChecker,
+  windowOfferChecker,
+  rolledBackChecker,
+  lostAfterUpgradeChecker,
+  desiredBudgetChecker,
 ];

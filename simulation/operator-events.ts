@@ -158,6 +158,7 @@ async function disableNodes(world: SimWorld, nodeIds: readonly string[]): Promis
     }
     if (!changed) continue;
     checks.disabledAt.set(nodeId, clock.ms);
+    world.history.append({ kind: "disable", at: clock.ms, nodeId });
     say(`operator disables ${nodeId}`);
   }
 }

@@ -17,6 +17,7 @@ import { type ClaimCheckState, newClaimCheckState } from "./claim-invariants.js"
 import { type DownloadCheckState, newDownloadCheckState } from "./download-invariants.js";
 import { EventQueue } from "./events.js";
 import { type CheckState, newCheckState } from "./fleet-invariants.js";
+import { History } from "./history.js";
 import { newOutcomeCheckState, type OutcomeCheckState } from "./outcome-world.js";
 import { newRolloutCheckState, type RolloutCheckState } from "./rollout-invariants.js";
 import type { FleetScenario } from "./rollout-scenario.js";
@@ -58,6 +59,8 @@ export interface SimWorld {
   readonly trace: string[];
   /** Adds a trace line stamped with the virtual time. */
   readonly say: (line: string) => void;
+  /** What the simulated actors did, in order (`history.ts`): the checkers fold over it. */
+  readonly history: History;
   readonly checks: CheckState;
   readonly rolloutChecks: RolloutCheckState;
   /** The outcome checks' state, the operator's issued commands included. */
@@ -117,8 +120,10 @@ export function buildWorld(
     ...scenario.campaigns.map((c) => c.spec.reconnectTimeoutMs ?? 0),
     scenario.rollout.plan?.template.reconnectTimeoutMs ?? 0,
   );
+  const history = new History();
   const fleet = new SimFleet(
     {
+      history,
       clock,
       queue,
       store,
@@ -180,6 +185,7 @@ export function buildWorld(
     startControl,
     trace,
     say,
+    history,
     checks: newCheckState(),
     rolloutChecks: newRolloutCheckState(),
     outcomeChecks: newOutcomeCheckState(),

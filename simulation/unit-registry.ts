@@ -8,6 +8,7 @@
  * of issue 36 (`agent-faults.ts`, `clock-faults.ts`, `old-control.ts`).
  */
 import { scheduleAdminActions } from "./admin-events.js";
+import { withLostAfterUpgrade, withReportsThatLie } from "./agent-faults.js";
 import { withLimits, yanksOf } from "./budget-scenario.js";
 import { convergenceAborter } from "./convergence-aborts.js";
 import { scheduleConvergenceBurst } from "./convergence-burst-events.js";
@@ -32,7 +33,7 @@ import { scheduleSoakTakeover, withSoakTakeovers } from "./soak-takeovers.js";
 import type { ScenarioUnit } from "./units.js";
 
 /** The newest generation of the registry. */
-export const LATEST_GENERATION = 1;
+export const LATEST_GENERATION = 2;
 
 /** Every registered feature and fault, in the order they vary and schedule. */
 export const SCENARIO_UNITS: readonly ScenarioUnit[] = [
@@ -162,6 +163,19 @@ export const SCENARIO_UNITS: readonly ScenarioUnit[] = [
     kind: "feature",
     since: 1,
     schedule: deferralAborter,
+  },
+  // ---- generation 2: the faults of issue 36 ----
+  {
+    name: "agents that vanish after the upgrade",
+    kind: "fault",
+    since: 2,
+    fleet: withLostAfterUpgrade,
+  },
+  {
+    name: "agents whose reports disagree with what they run",
+    kind: "fault",
+    since: 2,
+    fleet: withReportsThatLie,
   },
 ];
 
