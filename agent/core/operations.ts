@@ -116,6 +116,7 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
     ...(host.state.installedSequence === undefined
       ? {}
       : { installedSequence: BigInt(host.state.installedSequence) }),
+    runningVersion: from,
     pins,
     threshold,
     now: new Date(),

@@ -5,7 +5,9 @@
  */
 import { createHash } from "node:crypto";
 import {
+  compareSemver,
   isReleaseError,
+  isSemver,
   type ReleaseHealth,
   type VerifiedRelease,
   verifyEnvelope,
@@ -49,6 +51,12 @@ export interface UpgradeCheckContext {
    * (`sequence_rollback`; going back is a rollback, not an upgrade). Absent: no such floor.
    */
   installedSequence?: bigint;
+  /**
+   * The version the agent runs: an upgrade to a version that precedes it (SemVer) is refused
+   * `sequence_rollback`, floor or no floor (a node installed by hand has none). Absent: no
+   * such check.
+   */
+  runningVersion?: string;
   pins: readonly string[];
   threshold: number;
   now: Date;
@@ -110,6 +118,18 @@ export class ReleaseVerifier {
       return refuse(
         "sequence_rollback",
         `release sequence ${manifest.sequence} is below sequence ${installed}, the highest this node has installed (going back is a rollback to its previous release)`,
+      );
+    }
+    const running = context.runningVersion;
+    if (
+      running !== undefined &&
+      isSemver(running) &&
+      isSemver(manifest.version) &&
+      compareSemver(manifest.version, running) < 0
+    ) {
+      return refuse(
+        "sequence_rollback",
+        `release ${manifest.version} is older than ${running}, the version this node runs (going back is a rollback to its previous release)`,
       );
     }
     if (signed.sha256 !== artifact.sha256 || BigInt(signed.size) !== artifact.size) {

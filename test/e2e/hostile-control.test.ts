@@ -1,7 +1,7 @@
 /**
  * A hostile Control against the real Agent: every attack a server that speaks the Agent
  * protocol can make on the release channel (forged confirms, unsigned, tampered, expired,
- * rolled-back, wrong-platform and under-threshold releases, releases the TUF metadata does
+ * rolled-back, older-than-running, wrong-platform and under-threshold releases, releases the TUF metadata does
  * not list or lists otherwise, wrong bytes, endless downloads, a frozen timestamp,
  * mixed-and-matched metadata, a forged root rotation, a node token aimed at another port)
  * is refused, and the install directory is left as it was.
@@ -122,6 +122,12 @@ describe("a hostile Control cannot harm a real Agent", () => {
       () => ({ version: "1.5.0", sequence: 50, expires: new Date(Date.now() - 60_000) }),
       OperationPhase.REFUSED,
       "untrusted_release",
+    ],
+    [
+      "an older signed release than the one it runs, on a fresh install with no floor",
+      () => ({ version: "0.9.0", sequence: 9 }),
+      OperationPhase.REFUSED,
+      "sequence_rollback",
     ],
     [
       "a release for another platform",
