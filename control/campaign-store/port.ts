@@ -156,6 +156,8 @@ export interface ResendFilter {
   readonly nodeIds?: readonly string[];
   /** Only rows never sent or last sent before this time. */
   readonly sentBefore?: Date;
+  /** When they would be sent: the instant a campaign's maintenance windows are judged at. */
+  readonly now: Date;
 }
 
 /** An operation to send now. */
@@ -310,11 +312,14 @@ export interface CampaignStore {
     configFailures: readonly ConfigFailureWrite[],
   ): Promise<void>;
   /**
-   * The unacknowledged, deliverable operations worth re-sending, oldest first: a confirm; an
-   * upgrade while its node is offered, applying or restarting; a rollback whatever its node's
-   * state (a node that returns on the target after its batch rolled back is rolled back then),
-   * until the node belongs to a campaign created later (an old rollback never undoes a newer
-   * upgrade).
+   * The unacknowledged, deliverable operations worth re-sending at `filter.now`, oldest first,
+   * by the one rule of `worthResending` (control/campaign/resend-rules.ts): an upgrade only
+   * while the engine would offer it (node offered, applying or restarting; campaign running;
+   * a window open; target not yanked), so no Agent first receives one after an abort, while
+   * paused or outside the windows; a confirm unless its release was yanked; a rollback whatever
+   * its node's state (a node that returns on the target after its batch rolled back is rolled
+   * back then), unless the release it restores was yanked or the node belongs to a campaign
+   * created later (an old rollback never undoes a newer upgrade).
    */
   unackedOperations(filter: ResendFilter): Promise<Outgoing[]>;
   /** Stamps operations queued on a stream (`last_sent_at`, `send_count`). */

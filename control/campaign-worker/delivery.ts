@@ -143,13 +143,13 @@ export class Delivery {
 
   /** Reads the unacknowledged operations `filter` selects and sends those of nodes here. */
   private async resend(
-    filter: ResendFilter,
+    filter: Omit<ResendFilter, "now">,
     retryOnFailure: readonly string[] | undefined,
     now: number,
   ): Promise<void> {
     let outgoing: Outgoing[];
     try {
-      outgoing = await this.o.store.unackedOperations(filter);
+      outgoing = await this.o.store.unackedOperations({ ...filter, now: new Date(now) });
     } catch (error) {
       this.o.log.warn(
         { err: (error as Error).message },

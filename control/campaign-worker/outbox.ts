@@ -6,10 +6,12 @@
  * A send that fails (no stream here, or its queue is full) leaves the row unacknowledged; the
  * Control holding the node's stream sends it (`delivery.ts`): when told by a notification,
  * when the node's stream is welcomed again, and every `resendAfterMs` while the node is
- * connected and has not reported. Only operations that still matter are re-sent:
- * an upgrade while the node is offered/applying/restarting, a rollback while it is rolling
- * back or after it ended failed or timed out (it may still come back on the target), a
- * confirm until acknowledged ({@link CampaignStore.unackedOperations}).
+ * connected and has not reported. Only operations that still matter are re-sent, judged as a
+ * first delivery (`worthResending`, {@link CampaignStore.unackedOperations}): an upgrade while
+ * the node is offered/applying/restarting and its campaign offers (running, inside a window,
+ * target not yanked), a rollback until reported on unless its release was yanked since (it
+ * may still come back on the target), a confirm until acknowledged unless its release was
+ * yanked since.
  */
 import type { AgentGateway } from "../agents/events.js";
 import type { CampaignStore, Outgoing } from "../campaign-store/index.js";

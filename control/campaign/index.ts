@@ -153,6 +153,7 @@ export * from "./operation-id.js";
 export * from "./plan.js";
 export * from "./progress.js";
 export * from "./ramp.js";
+export * from "./resend-rules.js";
 export * from "./retry.js";
 export { awaitsRollback } from "./rollback.js";
 export * from "./rollout-plan.js";

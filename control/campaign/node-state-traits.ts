@@ -60,7 +60,8 @@ export interface NodeStateTraits {
   readonly busy: boolean;
   /**
    * Its unacknowledged upgrade operation is worth re-sending when it reconnects: the upgrade is
-   * still what the campaign wants of it. (Confirms and rollbacks are re-sent whatever the state.)
+   * still what the campaign wants of it, if its campaign offers at the time
+   * (`resend-rules.ts`). (Confirms and rollbacks are re-sent whatever the state.)
    */
   readonly resendUpgrade: boolean;
 }

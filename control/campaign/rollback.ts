@@ -106,11 +106,14 @@ function withheldMessage(n: CampaignNode, yank: { readonly reason: string }): st
  * never change); the rollback, its boot id and its deadline are recorded on them
  * ({@link annotateFinal}), and the rollback's end waits for its outcome ({@link awaitsRollback}).
  * The outbox re-sends their rollback whenever they reconnect until the agent reports on it. One
- * pass over the batch, only when it has failures: when the rollback starts, and every round
- * while it runs (a node's Hello on the target may come later).
+ * pass over the batch, only when it has a final node that may run the target (failed,
+ * timed_out, skipped or canceled: an abort or a yank rolls back a batch without failures, and
+ * a node it canceled may yet come back on the target): when the rollback starts, and every
+ * round while it runs (a node's Hello on the target may come later).
  */
 function rollbackFinalNodes(d: Draft, batch: number, why: string): void {
-  if (tallyOf(d, batch).failed === 0) return;
+  const t = tallyOf(d, batch);
+  if (t.failed + t.skipped + t.canceled === 0) return;
   for (const n of batchNodes(d, batch)) {
     if (n.rollbackOperationId !== undefined || n.rollbackResult !== undefined) continue;
     if (!mayRunTarget(d, n) && n.code !== "rollback_withheld") continue;

@@ -8,9 +8,8 @@ import {
   type CampaignState,
   inFlight,
   isFinal,
-  NODE_STATE_TRAITS,
-  type NodeState,
   type PoolLoad,
+  worthResending,
 } from "../../campaign/index.js";
 import type { OfferRelease, ReleaseYank } from "../offer-release.js";
 import type {
@@ -252,28 +251,35 @@ export class MemoryTables {
   unacked(filter: ResendFilter): Outgoing[] {
     if (filter.nodeIds !== undefined && filter.nodeIds.length === 0) return [];
     const only = filter.nodeIds === undefined ? undefined : new Set(filter.nodeIds);
+    const now = filter.now.getTime();
     const out: MemoryOperation[] = [];
     for (const o of this.operations.values()) {
       if (o.ackedAt !== null || o.failedAt !== null || o.payload === null) continue;
       if (only && !only.has(o.nodeId)) continue;
       if (filter.sentBefore && o.lastSentAt !== null && o.lastSentAt >= filter.sentBefore) continue;
-      const state = this.nodes.get(o.campaignId)?.find((n) => n.nodeId === o.nodeId)?.state;
-      if (state === undefined || !worthResending(o.kind, state)) continue;
-      if (o.kind === "rollback" && this.inLaterCampaign(o.nodeId, o.campaignId)) continue;
-      if (o.kind === "upgrade" && this.targetYanked(o.campaignId)) continue;
-      out.push(o);
+      const campaign = this.campaigns.get(o.campaignId)?.campaign;
+      const node = this.nodes.get(o.campaignId)?.find((n) => n.nodeId === o.nodeId);
+      if (campaign === undefined || node === undefined) continue;
+      const release = o.kind === "rollback" ? node.previousVersion : campaign.spec.targetVersion;
+      const worth = worthResending(
+        {
+          kind: o.kind,
+          nodeState: node.state,
+          phase: campaign.phase,
+          windows: campaign.spec.windows,
+          releaseYanked: release !== undefined && this.yanks.has(release),
+          nodeInLaterCampaign:
+            o.kind === "rollback" && this.inLaterCampaign(o.nodeId, o.campaignId),
+        },
+        now,
+      );
+      if (worth) out.push(o);
     }
     out.sort((a, b) => a.createdAt - b.createdAt || cmp(a.id, b.id));
     return out.map((o) => ({
       nodeId: o.nodeId,
       operation: { id: o.id, bytes: o.payload as Uint8Array },
     }));
-  }
-
-  /** True when the campaign's target release was yanked: its upgrades are never sent again. */
-  private targetYanked(campaignId: string): boolean {
-    const c = this.campaigns.get(campaignId);
-    return c !== undefined && this.yanks.has(c.campaign.spec.targetVersion);
   }
 
   /** True when `nodeId` belongs to a campaign created after `campaignId`. */
@@ -293,22 +299,6 @@ export class MemoryTables {
       o.lastSentAt = at;
       o.sendCount++;
     }
-  }
-}
-
-/** The SQL adapter's re-send rule (see `CampaignStore.unackedOperations`). */
-function worthResending(kind: string, state: NodeState): boolean {
-  switch (kind) {
-    case "confirm":
-      return true;
-    case "upgrade":
-      return NODE_STATE_TRAITS[state].resendUpgrade;
-    case "rollback":
-      // Until the Agent reports on it, whatever the node's state: a node that comes back on
-      // the target after its batch rolled back is rolled back then.
-      return true;
-    default:
-      return false;
   }
 }
 

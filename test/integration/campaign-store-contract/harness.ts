@@ -12,8 +12,13 @@ import type { Fixture } from "./fixture.js";
 import { memoryAdapter } from "./memory-adapter.js";
 import { sqlAdapter } from "./sql-adapter.js";
 
-/** Which outbox rows `unacked` and `unackedIds` list: the filter of `unackedOperations`. */
-type UnackedFilter = Parameters<CampaignStore["unackedOperations"]>[0];
+/**
+ * Which outbox rows `unacked` and `unackedIds` list: the filter of `unackedOperations`, its
+ * `now` {@link T0} when not given.
+ */
+type UnackedFilter = Omit<Parameters<CampaignStore["unackedOperations"]>[0], "now"> & {
+  readonly now?: Date;
+};
 
 /**
  * What a contract test file's body works with. `fx` and `store` stand for the current test's
@@ -115,7 +120,7 @@ export function describeStoreContract(
         store.transaction(async (tx) => (await tx.readCampaign(id))?.version);
 
       const unacked = async (filter: UnackedFilter = {}) =>
-        (await store.unackedOperations(filter)).map((o) => ({
+        (await store.unackedOperations({ now: new Date(T0), ...filter })).map((o) => ({
           nodeId: o.nodeId,
           id: o.operation.id,
           payload: textOf(o.operation.bytes),

@@ -1,7 +1,8 @@
 /**
  * The campaign store contract (see ./harness.ts), run against both adapters: yanked releases.
- * A decision reads the yank of its target (readYanks), and an upgrade to a yanked release is
- * never re-sent from the outbox (a confirm or a rollback still is).
+ * A decision reads the yank of its target (readYanks), and neither an upgrade to nor a confirm
+ * of a yanked release is re-sent from the outbox (a rollback onto another release still is;
+ * resend-rules.test.ts).
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import type { CampaignNode } from "../../../control/campaign/index.js";
@@ -51,17 +52,28 @@ describeStoreContract("yanks", ({ fx, store, insert, addOperations, unackedIds }
   });
 
   describe("unackedOperations", () => {
-    it("never re-sends an upgrade to a yanked target; its confirms and rollbacks still go", async () => {
+    it("never re-sends an upgrade to or a confirm of a yanked target; its rollbacks still go", async () => {
       await insert("c1", [
         { id: "n1", state: "offered" },
         { id: "n2", state: "applying" },
+        { id: "n3", state: "succeeded" },
       ]);
       await addOperations(
         "c1",
-        [op("c1", "n1", "upgrade"), op("c1", "n2", "upgrade"), op("c1", "n2", "rollback")],
+        [
+          op("c1", "n1", "upgrade"),
+          op("c1", "n2", "upgrade"),
+          op("c1", "n2", "rollback"),
+          op("c1", "n3", "confirm"),
+        ],
         at(1),
       );
-      expect(await unackedIds({})).toEqual(["c1/n1/upgrade", "c1/n2/rollback", "c1/n2/upgrade"]);
+      expect(await unackedIds({})).toEqual([
+        "c1/n1/upgrade",
+        "c1/n2/rollback",
+        "c1/n2/upgrade",
+        "c1/n3/confirm",
+      ]);
       await fx.yankRelease(TARGET, "bad", at(2), "alice");
       expect(await unackedIds({})).toEqual(["c1/n2/rollback"]);
     });
