@@ -10,6 +10,8 @@ export interface BatchTally {
   waiting: number;
   failed: number;
   skipped: number;
+  /** Canceled nodes (one may have taken the offer after all: a rollback reaches it). */
+  canceled: number;
   /** Nodes not final (waiting or active). */
   open: number;
   /** The latest settle time among its final nodes (finishedAt, else stateChangedAt). */
@@ -18,7 +20,7 @@ export interface BatchTally {
 
 /** A tally of no node. */
 export function emptyTally(): BatchTally {
-  return { waiting: 0, failed: 0, skipped: 0, open: 0, lastFinalSettle: undefined };
+  return { waiting: 0, failed: 0, skipped: 0, canceled: 0, open: 0, lastFinalSettle: undefined };
 }
 
 /** Adds (`sign` 1) or removes (-1) one node's record from a tally's counts. */
@@ -26,6 +28,7 @@ export function count(t: BatchTally, n: CampaignNode, sign: 1 | -1): void {
   if (n.state === "waiting") t.waiting += sign;
   if (isFailure(n.state)) t.failed += sign;
   if (n.state === "skipped") t.skipped += sign;
+  if (n.state === "canceled") t.canceled += sign;
   if (!isFinal(n.state)) t.open += sign;
 }
 
