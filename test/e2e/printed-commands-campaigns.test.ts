@@ -7,7 +7,7 @@
  * end.
  */
 import { spawn } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { lookAroundCommands } from "../../agent-sim/demo/look-around.js";
@@ -88,10 +88,30 @@ describe("the operator guide's campaign commands and the demo's", { timeout: 400
     await w.guide("agentctl campaign start --version 1.4.0 --max-downloads 200");
     await abortAndWait(await newest());
 
+    // A campaign as a file: the guide's campaign.yaml, planned, started, shown back as a file.
+    const guide = await readFile(join(import.meta.dirname, "../../docs/operator-guide.md"), "utf8");
+    const file = /```yaml\n(# campaign\.yaml\n[^`]*)```/.exec(guide)?.[1];
+    expect(file).toBeDefined();
+    await writeFile(join(w.work, "campaign.yaml"), file ?? "");
+    const planned = await w.guide("npx agentctl campaign plan -f campaign.yaml");
+    expect(planned.output).toMatch(/Plan for agent 1\.4\.0: /);
+    await w.guide("npx agentctl campaign start -f campaign.yaml");
+    const fromFile = await newest();
+    await w.guide("npx agentctl campaign show <id> -o yaml > running.yaml", { "<id>": fromFile });
+    expect(await w.quietly(["campaign", "plan", "-f", "running.yaml"])).toMatch(
+      /Plan for agent 1\.4\.0: /,
+    );
+    await abortAndWait(fromFile);
+
     await w.guide('npx agentctl campaign start --version 1.4.0 --reason "CVE-2026-1234"');
     const cve = await newest();
     await w.guide("npx agentctl campaign watch <id>", { "<id>": cve });
-    await w.guide("npx agentctl campaign show <id> -o wide", { "<id>": cve });
+    await w.guide("npx agentctl campaign watch <id> --events", { "<id>": cve });
+    const summary = await w.guide("npx agentctl campaign show <id>", { "<id>": cve });
+    expect(summary.output).toContain(`Every node: agentctl campaign show ${cve} --nodes`);
+    await w.guide("npx agentctl campaign show <id> --state failed,timed_out -o wide", {
+      "<id>": cve,
+    });
     const why = await w.guide("npx agentctl campaign why <id>", { "<id>": cve });
     expect(why.output).toContain("nothing: the campaign has ended completed");
     await w.guide("npx agentctl campaign list --phase running");
