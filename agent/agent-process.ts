@@ -156,7 +156,8 @@ class RealAgent implements OperationHost, SessionHost {
       paths: options.paths,
       state: options.state,
       log: options.log,
-      persist: () => this.persist(),
+      // The applier learns when its save failed: a switch it cannot record is not made.
+      persist: () => this.#save(),
     });
     recoverInterrupted(this.state);
     if (options.signal.aborted) this.#stop.abort();
@@ -333,12 +334,18 @@ class RealAgent implements OperationHost, SessionHost {
 
   /** Saves the state, one write at a time; a failure is logged (the next save retries). */
   persist(): Promise<void> {
+    return this.#save().catch(() => {});
+  }
+
+  /** Saves the state, one write at a time; rejects (and logs) when this save failed. */
+  #save(): Promise<void> {
     const next = this.#saving.then(() =>
       saveState(this.options.paths, this.state).catch((error: unknown) => {
         this.log.error({ err: String(error) }, "could not save the agent state");
+        throw error;
       }),
     );
-    this.#saving = next;
+    this.#saving = next.catch(() => {});
     return next;
   }
 

@@ -21,12 +21,24 @@ import {
 } from "./install-dir.js";
 import { PREVIOUS_VERSION_MISSING } from "./reconcile.js";
 
+/** The code of an upgrade or rollback not made because its switch could not be saved. */
+export const STATE_UNWRITABLE = "state_unwritable";
+
+/** The state fields a switch changes. */
+interface SwitchFields {
+  readonly pending: AgentState["switch"];
+  readonly version: string;
+  readonly previousVersion: string;
+  readonly installedSequence: string | undefined;
+  readonly pendingReinstate: string | undefined;
+}
+
 /** What the real applier needs of its Agent. */
 export interface RealApplierHost {
   readonly paths: InstallPaths;
   readonly state: AgentState;
   readonly log: AgentLog;
-  /** Saves the state durably before resolving. */
+  /** Saves the state durably before resolving; rejects when it could not be saved. */
   persist(): Promise<void>;
 }
 
@@ -44,6 +56,44 @@ export function realApplier(host: RealApplierHost): Applier {
       code: PREVIOUS_VERSION_MISSING,
       message: `cannot reinstate ${to}: ${to} is not installed (no artifact under versions/${to})`,
     };
+  }
+  /** The fields a switch changes, as they are now (to undo it when it cannot be saved). */
+  function switchFields(): SwitchFields {
+    const {
+      switch: pending,
+      version,
+      previousVersion,
+      installedSequence,
+      pendingReinstate,
+    } = state;
+    return { pending, version, previousVersion, installedSequence, pendingReinstate };
+  }
+  /**
+   * Saves the switch about to be made, or, when the state cannot be written, puts `before`
+   * back and answers `state_unwritable`: a switch the supervisor has no record of could never
+   * be reverted, so `current` does not move.
+   */
+  async function savedOrUndone(before: SwitchFields, opId: string): Promise<ApplyOutcome> {
+    try {
+      await host.persist();
+      return undefined;
+    } catch (error) {
+      for (const [field, value] of [
+        ["switch", before.pending],
+        ["version", before.version],
+        ["previousVersion", before.previousVersion],
+        ["installedSequence", before.installedSequence],
+        ["pendingReinstate", before.pendingReinstate],
+      ] as const) {
+        if (value === undefined) delete state[field];
+        else (state as unknown as Record<string, unknown>)[field] = value;
+      }
+      host.log.error({ opId, err: String(error) }, "cannot record the switch; not switching");
+      return {
+        code: STATE_UNWRITABLE,
+        message: `the switch could not be recorded in state.json: ${String(error)}`,
+      };
+    }
   }
   return {
     refuseUpgrade: () => undefined,
@@ -66,6 +116,7 @@ export function realApplier(host: RealApplierHost): Applier {
       } catch (error) {
         return { code: "apply_failed", message: `could not install ${to}: ${String(error)}` };
       }
+      const before = switchFields();
       state.switch = {
         kind: "upgrade",
         opId,
@@ -78,7 +129,8 @@ export function realApplier(host: RealApplierHost): Applier {
       state.previousVersion = from;
       state.version = to;
       raiseInstalledSequence(state, upgrade.sequence);
-      await host.persist();
+      const unsaved = await savedOrUndone(before, opId);
+      if (unsaved !== undefined) return unsaved;
       await switchCurrent(paths, to);
       return undefined;
     },
@@ -88,11 +140,13 @@ export function realApplier(host: RealApplierHost): Applier {
     async applyRollback(opId: string, from: string, to: string): Promise<ApplyOutcome> {
       const refusal = await rollbackRefusal(to, opId);
       if (refusal !== undefined) return refusal;
+      const before = switchFields();
       state.switch = { kind: "rollback", opId, from, to, previousBefore: state.previousVersion };
       state.version = to;
       state.previousVersion = from;
       state.pendingReinstate = opId;
-      await host.persist();
+      const unsaved = await savedOrUndone(before, opId);
+      if (unsaved !== undefined) return unsaved;
       await switchCurrent(paths, to);
       return undefined;
     },
