@@ -2,9 +2,9 @@
  * The supervisor's files in the install directory:
  *
  * ```
- * DIR/supervisors/<version>/agent(.mjs)  a supervisor installed from a verified release: a copy
- *                                        of that version's artifact (kept when versions/ is
- *                                        cleaned by a confirm)
+ * DIR/supervisors/<version>/agent(.mjs)  a supervisor installed from a verified release: a link
+ *                                        to (else a copy of) that version's artifact (kept when
+ *                                        versions/ is cleaned by a confirm)
  * DIR/supervisor -> supervisors/<v>      the supervisor in use; absent: the one installed by hand
  * DIR/supervisor.json                    the supervisors' record ({@link SupervisorRecord})
  * ```
@@ -16,6 +16,7 @@
  */
 import {
   copyFile,
+  link,
   mkdir,
   open,
   readdir,
@@ -59,7 +60,8 @@ export async function supervisorArtifact(
 
 /**
  * Installs the artifact of the installed `version` (under versions/, verified when it was
- * installed) as the supervisor of `version`: copied under a temporary name, fsynced, renamed.
+ * installed) as the supervisor of `version`: linked (else copied) under a temporary name,
+ * fsynced, renamed.
  * Throws when `version` has no artifact.
  */
 export async function installSupervisor(paths: InstallPaths, version: string): Promise<void> {
@@ -69,7 +71,14 @@ export async function installSupervisor(paths: InstallPaths, version: string): P
   await mkdir(dir, { recursive: true, mode: 0o755 });
   const file = join(dir, ARTIFACT_FILES[source.kind]);
   const temp = `${file}.${process.pid}.tmp`;
-  await copyFile(source.path, temp);
+  await rm(temp, { force: true });
+  try {
+    // A second name for the installed file (never changed in place: versions are replaced
+    // by rename), so it outlives the version's directory without copying its bytes.
+    await link(source.path, temp);
+  } catch {
+    await copyFile(source.path, temp);
+  }
   const handle = await open(temp, "r+");
   try {
     await handle.chmod(source.kind === "executable" ? 0o700 : 0o600);

@@ -120,8 +120,11 @@ describe("the single-executable Agent updates its own supervisor", () => {
 
   it("makes a 1.3.0 that brings the Agent back the supervisor in use, keeping the previous one to fall back to", async () => {
     const { done, node } = await campaignTo("1.3.0");
-    expect(CampaignPhase[done.phase]).toBe("COMPLETED");
-    expect(NodeState[node?.state ?? 0]).toBe("SUCCEEDED");
+    expect({
+      phase: CampaignPhase[done.phase],
+      state: NodeState[node?.state ?? 0],
+      message: node?.message,
+    }).toMatchObject({ phase: "COMPLETED", state: "SUCCEEDED" });
     await waitOnline(fx.tc, NODE, "1.3.0");
     const s = await eventually(async () => {
       const now = await supervisor();
