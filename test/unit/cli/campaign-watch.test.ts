@@ -205,6 +205,22 @@ describe("campaign watch against a streaming server", () => {
     ]);
   });
 
+  it("writes node events above the frame on a terminal, the frame redrawn below them", async () => {
+    const done = campaign(CampaignPhase.COMPLETED, { state: BatchState.PASSED });
+    done.finishedAt = { $typeName: "google.protobuf.Timestamp", seconds: 1n, nanos: 0 };
+    fake.state.watchUpdates = [campaign(CampaignPhase.RUNNING), done];
+    fake.state.campaignNodes = [
+      create(CampaignNodeSchema, { nodeId: "n1", batch: 0, state: NodeState.SUCCEEDED }),
+    ];
+    const result = await runCli(["campaign", "watch", "c1", "--events"], { env, tty: true });
+    fake.state.campaignNodes = [];
+    expect(result.code).toBe(0);
+    const plain = stripAnsi(result.stdout);
+    expect(plain).toMatch(/ {2}node n1 {2}batch 1 {2}waiting → succeeded\ncampaign c1 /);
+    // The event is written once, not redrawn with every frame.
+    expect(plain.match(/node n1 /g)).toHaveLength(1);
+  });
+
   it("exits 3 with the stop reason when the campaign was rolled back", async () => {
     fake.state.watchUpdates = [
       campaign(CampaignPhase.RUNNING),
