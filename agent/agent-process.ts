@@ -35,6 +35,7 @@ import {
 import {
   type Applier,
   type ArtifactRequest,
+  MAX_OPERATION_ID_CHARS,
   type OperationHost,
   type RestartKind,
   recoverInterrupted,
@@ -300,7 +301,10 @@ class RealAgent implements OperationHost, SessionHost {
   }
 
   onOperation(operation: Operation): void {
-    this.log.info({ opId: operation.id, kind: operation.kind.case }, "operation received");
+    // An id too long to take is refused (one line) where it is delivered.
+    if (operation.id.length <= MAX_OPERATION_ID_CHARS) {
+      this.log.info({ opId: operation.id, kind: operation.kind.case }, "operation received");
+    }
     void receiveOperation(this, this.#budget, operation);
   }
 

@@ -40,11 +40,26 @@ const PENDING: ReportedState = Object.freeze({
 });
 
 /**
+ * The longest operation id an agent takes (Control refuses a report id over 256 characters;
+ * its own ids are far shorter). A longer one would be kept in state.json and in logs.
+ */
+export const MAX_OPERATION_ID_CHARS = 256;
+
+/**
  * Handles one delivered Operation. A redelivered id is answered at once with the last
  * report made for it (nothing while it still waits its turn) and never applied again; a new
- * one is queued behind the agent's other operations. Never rejects: failures become FAILED.
+ * one is queued behind the agent's other operations. An id over
+ * {@link MAX_OPERATION_ID_CHARS} is refused with one log line: not queued, remembered or
+ * answered. Never rejects: failures become FAILED.
  */
 export function deliverOperation(host: OperationHost, op: Operation): Promise<void> {
+  if (op.id.length > MAX_OPERATION_ID_CHARS) {
+    host.log.warn(
+      { opIdStart: op.id.slice(0, 64), idLength: op.id.length, max: MAX_OPERATION_ID_CHARS },
+      "refusing an operation: its operation id is too long",
+    );
+    return Promise.resolve();
+  }
   const prior = host.state.handled[op.id];
   if (prior !== undefined) {
     host.countDuplicate();
