@@ -28,7 +28,7 @@ import {
 import type { FleetTransaction, LeaderLease, OfferRelease } from "../campaign-store/index.js";
 import { ENGINE_ACTOR } from "./audit.js";
 import type { WorkerGateway } from "./facts.js";
-import { admissionTarget, fleetNodesOf, startSystemCampaign } from "./system-start.js";
+import { admissionTarget, fleetNodesOf, startSystemCampaign, withBusy } from "./system-start.js";
 
 /** What a convergence pass needs. */
 export interface ConvergenceDeps {
@@ -223,7 +223,7 @@ export async function convergencePass(
   const recorded = await recordCompletions(tx, desired, now);
   if (desired.size === 0) return { started: [], aborted: [], halted: [], recorded };
   const halted = await haltYanked(tx, desired, now);
-  const fleet = fleetNodesOf(await tx.readFleet(), deps.gateway, deps.self);
+  let fleet = fleetNodesOf(await tx.readFleet(), deps.gateway, deps.self);
   const runs = await convergenceRuns(tx, desired);
   const steps = planConvergence({
     desired: [...desired.values()],
@@ -300,7 +300,11 @@ export async function convergencePass(
       now,
       audit: `converging ${step.nodeIds.length} node(s) to the desired version ${d.id}`,
     });
-    if (result.kind === "started") started.push(result.campaignId);
+    if (result.kind === "started") {
+      started.push(result.campaignId);
+      // A later start of this pass is admitted over these nodes too.
+      fleet = withBusy(fleet, result.busyNodeIds);
+    }
   }
   return { started, aborted, halted, recorded };
 }

@@ -3,7 +3,8 @@
  * in ONE fenced transaction under the start lock, read its groups' campaigns, apply the steps
  * the plan takes now (a group completed, the plan halted on a breach, a group's campaign
  * started), and write the plan with an audit row per step. A group whose nodes are busy in
- * another campaign waits for the next pass; a group with nothing to upgrade counts as done.
+ * another campaign waits for the next pass, also a campaign this pass started for another
+ * plan; a group with nothing to upgrade counts as done.
  */
 import {
   type AdmissionRules,
@@ -26,7 +27,7 @@ import type {
 } from "../campaign-store/index.js";
 import { ENGINE_ACTOR } from "./audit.js";
 import type { WorkerGateway } from "./facts.js";
-import { admissionRelease, fleetNodesOf, startSystemCampaign } from "./system-start.js";
+import { admissionRelease, fleetNodesOf, startSystemCampaign, withBusy } from "./system-start.js";
 
 /** What a plan pass needs. */
 export interface PlanPassDeps {
@@ -168,6 +169,8 @@ export async function planPass(
         continue;
       }
       started.push(result.campaignId);
+      // The next plan's start in this pass is judged over these nodes too.
+      fleet = withBusy(fleet, result.busyNodeIds);
       audits.push(
         audit(
           plan,

@@ -13,6 +13,7 @@ import {
   type CampaignSpec,
   createCampaign,
   type FleetNode,
+  holdsNodeBusy,
   refusalMessage,
   type Target,
 } from "../campaign/index.js";
@@ -48,9 +49,18 @@ export function fleetNodesOf(
   });
 }
 
-/** Why a system start did not happen, or the campaign it started. */
+/**
+ * Why a system start did not happen, or the campaign it started with the nodes it now holds
+ * busy (`holdsNodeBusy`): a later start in the same pass must count them ({@link withBusy}),
+ * as the fleet it was read from does not.
+ */
 export type SystemStart =
-  | { readonly kind: "started"; readonly campaignId: string; readonly nodes: number }
+  | {
+      readonly kind: "started";
+      readonly campaignId: string;
+      readonly nodes: number;
+      readonly busyNodeIds: readonly string[];
+    }
   | { readonly kind: "busy"; readonly nodeIds: readonly string[] }
   | { readonly kind: "empty"; readonly message: string }
   | { readonly kind: "refused"; readonly message: string };
@@ -131,7 +141,22 @@ export async function startSystemCampaign(
     ],
     input.now,
   );
-  return { kind: "started", campaignId: campaign.id, nodes: plan.totalNodes };
+  return {
+    kind: "started",
+    campaignId: campaign.id,
+    nodes: plan.totalNodes,
+    busyNodeIds: nodes.filter((n) => holdsNodeBusy(campaign, n)).map((n) => n.nodeId),
+  };
+}
+
+/**
+ * `fleet` with `nodeIds` marked busy: the fleet a pass read, after it started a campaign over
+ * them. Every start of one pass is admitted over the fleet as the starts before it left it, so
+ * no node joins two active campaigns (SPEC §4).
+ */
+export function withBusy(fleet: readonly FleetNode[], nodeIds: readonly string[]): FleetNode[] {
+  const busy = new Set(nodeIds);
+  return fleet.map((n) => (busy.has(n.id) && !n.busy ? { ...n, busy: true } : n));
 }
 
 /** A registered release as admission judges it: its platforms from its artifacts. */
