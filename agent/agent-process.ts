@@ -23,7 +23,7 @@ import {
   downloadAuthorization,
   fetchArtifact,
 } from "./core/download.js";
-import { enrollmentKeyOf, type ReportedState } from "./core/durable-state.js";
+import { enrollmentKeyOf, type ReportedState, reportOf } from "./core/durable-state.js";
 import type { AgentLog } from "./core/log.js";
 import {
   CAP_TRUST,
@@ -287,7 +287,7 @@ class RealAgent implements OperationHost, SessionHost {
     if (failed !== undefined) {
       delete this.state.pendingReport;
       dirty = true;
-      const report = this.state.handled[failed];
+      const report = reportOf(this.state, failed);
       if (report !== undefined) this.send(failed, report);
     }
     if (dirty) void this.persist();

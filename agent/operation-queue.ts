@@ -7,6 +7,7 @@
  */
 import { toBinary } from "@bufbuild/protobuf";
 import { type Operation, OperationSchema } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
+import { reportOf } from "./core/durable-state.js";
 import type { AgentLog } from "./core/log.js";
 import { deliverOperation, type OperationHost } from "./core/operations.js";
 
@@ -129,7 +130,7 @@ export function receiveOperation(
   budget: OperationBudget,
   op: Operation,
 ): Promise<void> {
-  if (host.state.handled[op.id] !== undefined) return deliverOperation(host, op);
+  if (reportOf(host.state, op.id) !== undefined) return deliverOperation(host, op);
   const release = budget.admit(op);
   if (release === undefined) return Promise.resolve();
   return deliverOperation(host, op).finally(release);

@@ -8,7 +8,7 @@
 import { compareSemver, isSemver } from "../control/shared/release/index.js";
 import { OperationPhase } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { AgentState, PendingSwitch } from "./agent-state.js";
-import { rememberReport } from "./core/durable-state.js";
+import { rememberReport, reportOf } from "./core/durable-state.js";
 
 /** The outcome of reconciling the state with the link. */
 export interface Reconciled {
@@ -76,7 +76,7 @@ function undo(
   state.version = current;
   state.previousVersion = pending.previousBefore === current ? "" : pending.previousBefore;
   if (state.pendingReinstate === pending.opId) delete state.pendingReinstate;
-  const report = state.handled[pending.opId];
+  const report = reportOf(state, pending.opId);
   if (report === undefined || report.phase !== OperationPhase.FAILED) {
     rememberReport(state, pending.opId, {
       phase: OperationPhase.FAILED,

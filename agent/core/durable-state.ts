@@ -226,13 +226,34 @@ export function raiseInstalledSequence(state: DurableState, sequence = 0n): bool
   return true;
 }
 
+/**
+ * The report remembered for `opId`, if any. Own entries only: an id named like an
+ * Object.prototype member (`__proto__`, `constructor`) is an id like any other.
+ */
+export function reportOf(state: DurableState, opId: string): ReportedState | undefined {
+  return Object.hasOwn(state.handled, opId) ? state.handled[opId] : undefined;
+}
+
+/**
+ * Sets the report of `opId` as an own entry (a plain `handled["__proto__"] = …` would set the
+ * object's prototype instead).
+ */
+export function setReport(state: DurableState, opId: string, reported: ReportedState): void {
+  Object.defineProperty(state.handled, opId, {
+    value: reported,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+}
+
 /** Records `reported` for `opId`, keeping at most {@link MAX_HANDLED_OPERATIONS} ids. */
 export function rememberReport(state: DurableState, opId: string, reported: ReportedState): void {
-  if (!(opId in state.handled)) {
+  if (!Object.hasOwn(state.handled, opId)) {
     const ids = Object.keys(state.handled);
     for (let i = 0; i <= ids.length - MAX_HANDLED_OPERATIONS; i++) delete state.handled[ids[i]!];
   }
-  state.handled[opId] = reported;
+  setReport(state, opId, reported);
 }
 
 /**

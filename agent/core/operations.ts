@@ -18,6 +18,8 @@ import {
   type ReportedState,
   recordSequence,
   rememberReport,
+  reportOf,
+  setReport,
 } from "./durable-state.js";
 import type { OperationHost, Reporter } from "./operation-host.js";
 import { noteTrust } from "./trust-state.js";
@@ -60,7 +62,7 @@ export function deliverOperation(host: OperationHost, op: Operation): Promise<vo
     );
     return Promise.resolve();
   }
-  const prior = host.state.handled[op.id];
+  const prior = reportOf(host.state, op.id);
   if (prior !== undefined) {
     host.countDuplicate();
     if (prior.phase !== OperationPhase.UNSPECIFIED) host.send(op.id, prior);
@@ -238,12 +240,12 @@ export function recoverInterrupted(state: DurableState): void {
   for (const [id, report] of Object.entries(state.handled)) {
     if (report.phase === OperationPhase.UNSPECIFIED) delete state.handled[id];
     else if (inProgress.has(report.phase) && state.pendingReinstate !== id) {
-      state.handled[id] = {
+      setReport(state, id, {
         phase: OperationPhase.FAILED,
         version: state.version,
         code: "interrupted",
         message: "the agent stopped while handling this operation",
-      };
+      });
     }
   }
 }
@@ -274,7 +276,7 @@ export function reportPending(host: OperationHost): void {
   const opId = host.state.pendingReport;
   if (opId === undefined) return;
   delete host.state.pendingReport;
-  const report = host.state.handled[opId];
+  const report = reportOf(host.state, opId);
   void host.persist().then(() => {
     if (report !== undefined) host.send(opId, report);
   });
