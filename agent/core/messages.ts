@@ -108,9 +108,24 @@ export function trustStatusMessage(trust: TrustState): AgentMessage {
   });
 }
 
-/** The heartbeat period a Welcome asks for, in ms, times `scale` (default 10 s if unset). */
+/** The shortest heartbeat period an agent follows: Control's lowest `timeouts.heartbeatSeconds`. */
+export const HEARTBEAT_MIN_MS = 50;
+/** The longest heartbeat period an agent follows (also keeps the timer from overflowing). */
+export const HEARTBEAT_MAX_MS = 600_000;
+/** The heartbeat period when a Welcome asks for none (or for one that is not positive). */
+const HEARTBEAT_DEFAULT_MS = 10_000;
+
+/**
+ * The heartbeat period a Welcome asks for, in ms, times `scale`: an unset, zero or negative
+ * interval means 10 s; any other is kept within {@link HEARTBEAT_MIN_MS} and
+ * {@link HEARTBEAT_MAX_MS} (a Welcome comes from whatever answered on Control's address).
+ */
 export function heartbeatMsOf(welcome: Welcome, scale: number): number {
   const interval = welcome.heartbeatInterval;
   const welcomedMs = interval ? Number(interval.seconds) * 1000 + interval.nanos / 1e6 : 0;
-  return Math.max(1, (welcomedMs || 10_000) * scale);
+  const ms =
+    Number.isFinite(welcomedMs) && welcomedMs > 0
+      ? Math.min(HEARTBEAT_MAX_MS, Math.max(HEARTBEAT_MIN_MS, welcomedMs))
+      : HEARTBEAT_DEFAULT_MS;
+  return Math.max(1, ms * scale);
 }
