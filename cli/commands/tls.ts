@@ -11,9 +11,21 @@ import { access, chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { isLabelKey, LABEL_VALUE_LENGTH } from "../../control/shared/label-key.js";
 import { isNodeId } from "../../control/shared/node-id.js";
-import { NODE_URI_PREFIX } from "../../control/tls/node-identity.js";
-import { expectPositionals, listFlag, parseDuration, stringFlag, UsageError } from "../args.js";
+import {
+  LABEL_URI_PREFIX,
+  MAX_CERTIFICATE_LABELS,
+  NODE_URI_PREFIX,
+} from "../../control/tls/node-identity.js";
+import {
+  expectPositionals,
+  listFlag,
+  parseDuration,
+  parseKeyValues,
+  stringFlag,
+  UsageError,
+} from "../args.js";
 import { type CommandGroup, ExitError } from "../command.js";
 
 const run = promisify(execFile);
@@ -36,6 +48,25 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/**
+ * The SAN URIs of the labels a node certificate assigns (`agentcontrol://label/K=V`, each
+ * part URI-encoded, so no comma of a value splits the openssl list).
+ * @throws UsageError for a key Control would refuse, a value too long, too many labels.
+ */
+export function certificateLabelNames(labels: Readonly<Record<string, string>>): string[] {
+  const entries = Object.entries(labels);
+  if (entries.length > MAX_CERTIFICATE_LABELS) {
+    throw new UsageError(`at most ${MAX_CERTIFICATE_LABELS} --label`);
+  }
+  return entries.map(([key, value]) => {
+    if (!isLabelKey(key)) throw new UsageError(`--label: "${key}" is not a valid label key`);
+    if (value.length > LABEL_VALUE_LENGTH) {
+      throw new UsageError(`--label ${key}: longer than ${LABEL_VALUE_LENGTH} characters`);
+    }
+    return `URI:${LABEL_URI_PREFIX}${encodeURIComponent(key)}=${encodeURIComponent(value)}`;
+  });
 }
 
 /** `subjectAltName` entries for hosts: IP addresses as IP, the rest as DNS names. */
@@ -182,10 +213,18 @@ export const tlsGroup: CommandGroup = {
           description: "where the fleet CA is (ca.pem, ca.key; default --out)",
         },
         valid: { type: "string", value: "DURATION", description: "validity (default 825d)" },
+        label: {
+          type: "string",
+          multiple: true,
+          value: "K=V",
+          description: "a label Control assigns the node when it enrolls (repeatable)",
+        },
       },
       details:
         "The certificate names the node only by its SAN URI agentcontrol://node/ID, the form\n" +
-        "Control always accepts. Give the Agent --ca ca.pem --cert ID.pem --key ID.key.",
+        "Control always accepts. Give the Agent --ca ca.pem --cert ID.pem --key ID.key.\n" +
+        "Each --label K=V is one more SAN URI agentcontrol://label/K=V: Control trusts it as a\n" +
+        "join token's label (canary, pool, selectors) and assigns it when the node enrolls.",
       async run(ctx, { values, positionals }) {
         const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
         if (!isNodeId(nodeId)) {
@@ -193,6 +232,7 @@ export const tlsGroup: CommandGroup = {
         }
         const out = stringFlag(values, "out");
         if (!out) throw new UsageError("--out DIR is required");
+        const labels = certificateLabelNames(parseKeyValues(listFlag(values, "label"), "label"));
         const caDir = stringFlag(values, "ca-dir") ?? out;
         if (!(await exists(join(caDir, "ca.key")))) {
           throw new ExitError(1, `no fleet CA in ${caDir}: run agentctl tls init --out ${caDir}`);
@@ -203,7 +243,7 @@ export const tlsGroup: CommandGroup = {
           out,
           name: nodeId,
           subject: `/CN=${nodeId}`,
-          extensions: `subjectAltName=URI:${NODE_URI_PREFIX}${encodeURIComponent(nodeId)}\nextendedKeyUsage=clientAuth`,
+          extensions: `subjectAltName=${[`URI:${NODE_URI_PREFIX}${encodeURIComponent(nodeId)}`, ...labels].join(",")}\nextendedKeyUsage=clientAuth`,
           days: daysOf(values),
         });
         const { readFile } = await import("node:fs/promises");

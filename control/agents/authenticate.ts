@@ -10,7 +10,11 @@ import type { JoinTokenReader } from "../db/join-token-reader.js";
 import { type JoinTokenScope, judgeJoinToken } from "../db/join-token-store.js";
 import type { NodeStore } from "../db/node-store.js";
 import { ControlError } from "../errors.js";
-import { type CertificateIdentity, nodeOfCertificate } from "../tls/node-identity.js";
+import {
+  type CertificateIdentity,
+  certificateLabels,
+  nodeOfCertificate,
+} from "../tls/node-identity.js";
 
 /** An authenticated stream credential. */
 export type StreamIdentity =
@@ -30,6 +34,8 @@ export interface CertificateFacts {
   readonly fingerprint: string;
   /** The certificate's notAfter: a denylist entry lasts until then. */
   readonly expiresAt: Date;
+  /** The labels it assigns (SAN URIs agentcontrol://label/K=V), trusted as a join token's. */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** Dependencies of {@link authenticateStream}. */
@@ -37,10 +43,16 @@ export interface AuthenticateDeps {
   readonly joinTokens: JoinTokenReader;
   readonly nodes: NodeStore;
   readonly clock: Clock;
-  /** Which certificate forms name a node (`enrollment.certificateIdentity`). */
-  readonly certificateIdentity?: CertificateIdentity;
-  /** True when the fingerprint is on the denylist of revoked nodes' certificates at `now`. */
-  readonly certificateDenied?: (fingerprint: string, now: Date) => Promise<boolean>;
+  /**
+   * Which certificate forms name a node (`enrollment.certificateIdentity`); undefined takes the
+   * default forms. Required, so every listener that authenticates nodes names them alike.
+   */
+  readonly certificateIdentity: CertificateIdentity | undefined;
+  /**
+   * True when the fingerprint is on the denylist of revoked nodes' certificates at `now`.
+   * Required: a listener that forgot it would let a revoked node's certificate in.
+   */
+  readonly certificateDenied: (fingerprint: string, now: Date) => Promise<boolean>;
 }
 
 /**
@@ -57,11 +69,14 @@ export async function authenticateStream(
   if (peerCertificate) {
     const named = nodeOfCertificate(peerCertificate, deps.certificateIdentity);
     if (!named.ok) throw new ControlError("unauthenticated", named.problem);
+    const labelled = certificateLabels(peerCertificate);
+    if (!labelled.ok) throw new ControlError("unauthenticated", labelled.problem);
     const certificate = {
       fingerprint: peerCertificate.fingerprint256,
       expiresAt: new Date(peerCertificate.valid_to),
+      labels: labelled.labels,
     };
-    if (await deps.certificateDenied?.(certificate.fingerprint, deps.clock.now())) {
+    if (await deps.certificateDenied(certificate.fingerprint, deps.clock.now())) {
       throw new ControlError(
         "unauthenticated",
         `client certificate has been revoked (node "${named.nodeId}" was revoked by an administrator): issue a new one and enroll again`,

@@ -10,6 +10,7 @@ import type {
 } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { OperationPhase } from "../../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import type { NodeHello } from "../db/node-store.js";
+import { isLabelKey, LABEL_KEY_LENGTH, LABEL_VALUE_LENGTH } from "../shared/label-key.js";
 import { isNodeId, NODE_ID_MAX_LENGTH } from "../shared/node-id.js";
 import { printableText } from "../shared/printable-text.js";
 
@@ -17,8 +18,8 @@ import { printableText } from "../shared/printable-text.js";
 export const HELLO_LIMITS = {
   nodeIdLength: NODE_ID_MAX_LENGTH,
   labels: 64,
-  labelKeyLength: 63,
-  labelValueLength: 256,
+  labelKeyLength: LABEL_KEY_LENGTH,
+  labelValueLength: LABEL_VALUE_LENGTH,
   capabilities: 32,
   capabilityLength: 64,
 } as const;
@@ -27,14 +28,10 @@ export const HELLO_LIMITS = {
 export const SEMVER =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
 const PLATFORM = /^[a-z0-9]+-[a-z0-9_]+$/;
-const LABEL_KEY = /^[A-Za-z0-9]([A-Za-z0-9._/-]*[A-Za-z0-9])?$/;
 const TOKEN_LIKE = /^[A-Za-z0-9._:-]+$/;
 const OPERATION_ID = /^[A-Za-z0-9._:/-]+$/;
 
-/** True when `key` is a valid label key (what a Hello may carry and a filter may name). */
-export function isLabelKey(key: string): boolean {
-  return key.length <= HELLO_LIMITS.labelKeyLength && LABEL_KEY.test(key);
-}
+export { isLabelKey };
 
 /** An enrollment key: base64url characters (its length is checked apart). */
 const ENROLLMENT_KEY = /^[A-Za-z0-9_-]+$/;
@@ -77,7 +74,7 @@ export function checkHello(
   if (labelEntries.length > HELLO_LIMITS.labels)
     problems.push(`at most ${HELLO_LIMITS.labels} labels`);
   for (const [key, value] of labelEntries) {
-    if (!LABEL_KEY.test(key) || key.length > HELLO_LIMITS.labelKeyLength) {
+    if (!isLabelKey(key)) {
       problems.push(`label key "${clip(key)}" is not valid`);
       break;
     }

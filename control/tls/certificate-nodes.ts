@@ -5,6 +5,8 @@
  * hash is left as it is, so a node moving from tokens to certificates keeps both working
  * until an operator disables it. The certificate's fingerprint and expiry are recorded, so a
  * revocation can deny it (a certificate denied never gets here). Assigned labels (an administrator's) win over reported ones.
+ * The labels the certificate assigns (`tls issue-node --label`) become the new node's
+ * assigned labels when it enrolls, as a join token's do; a later Hello leaves them as they are.
  *
  * Like every Hello write, it records which Control holds the stream (`held_by`) and notifies
  * the node's id on the nodes channel.
@@ -44,7 +46,11 @@ export async function recordCertifiedHello(
   sessionId: string,
   now: Date,
   holder: string | null = null,
-  certificate?: { readonly fingerprint: string; readonly expiresAt: Date },
+  certificate?: {
+    readonly fingerprint: string;
+    readonly expiresAt: Date;
+    readonly labels?: Readonly<Record<string, string>>;
+  },
   requireApproval = false,
 ): Promise<{ created: boolean; refused?: true }> {
   const result = await pool.query<{ created: boolean }>(
@@ -52,12 +58,15 @@ export async function recordCertifiedHello(
      written as (
      insert into nodes (id, labels, pool, platform, agent_version, previous_version, boot_id,
         capabilities, confirmed_sequence, first_seen, last_seen, online, session_id,
-        created_at, updated_at, held_by, cert_fingerprint, cert_expires_at, pending)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, true, $11, $10, $10, $12::text,
-        $13::text, $14::timestamptz, $15::boolean)
+        created_at, updated_at, held_by, cert_fingerprint, cert_expires_at, pending,
+        assigned_labels)
+     values ($1, $2::jsonb || $16::jsonb, coalesce(nullif($16::jsonb->>'pool', ''), $3::text),
+        $4, $5, $6, $7,
+        $8, $9, $10, $10, true, $11, $10, $10, $12::text, $13::text, $14::timestamptz,
+        $15::boolean, $16::jsonb)
      on conflict (id) do update set
-        labels = excluded.labels || nodes.assigned_labels,
-        pool = ${poolOf("excluded.labels || nodes.assigned_labels")}, platform = excluded.platform,
+        labels = $2::jsonb || nodes.assigned_labels,
+        pool = ${poolOf("$2::jsonb || nodes.assigned_labels")}, platform = excluded.platform,
         agent_version = excluded.agent_version, previous_version = excluded.previous_version,
         boot_id = excluded.boot_id, capabilities = excluded.capabilities,
         confirmed_sequence = greatest(nodes.confirmed_sequence, excluded.confirmed_sequence),
@@ -89,6 +98,7 @@ export async function recordCertifiedHello(
       certificate?.fingerprint ?? null,
       certificate?.expiresAt ?? null,
       requireApproval,
+      JSON.stringify(certificate?.labels ?? {}),
     ],
   );
   const row = result.rows[0];

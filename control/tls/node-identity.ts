@@ -6,10 +6,72 @@
  * a valid node id (the same rule as Hello's `node_id`).
  */
 import type { PeerCertificate } from "node:tls";
+import { isLabelKey, LABEL_VALUE_LENGTH } from "../shared/label-key.js";
 import { isNodeId } from "../shared/node-id.js";
 
 /** The URI scheme and authority of a node identity in a certificate's subjectAltName. */
 export const NODE_URI_PREFIX = "agentcontrol://node/";
+
+/**
+ * The URI prefix of a label a certificate assigns: `agentcontrol://label/<key>=<value>`, URI-
+ * encoded, one SAN URI per label (`agentctl tls issue-node --label`). A SAN URI, not a private
+ * X.509 extension: Node.js reads SANs of a peer certificate without an ASN.1 parser, and
+ * `openssl x509 -text` shows them to an operator as they are.
+ */
+export const LABEL_URI_PREFIX = "agentcontrol://label/";
+
+/** The most labels one certificate may assign (as a join token). */
+export const MAX_CERTIFICATE_LABELS = 64;
+
+/** The labels a certificate assigns, or why they cannot be trusted. */
+export type CertificateLabels =
+  | { readonly ok: true; readonly labels: Readonly<Record<string, string>> }
+  | { readonly ok: false; readonly problem: string };
+
+/**
+ * Reads the labels a verified client certificate assigns (see {@link LABEL_URI_PREFIX}):
+ * each a valid label key with a value of at most 256 characters, no key twice, at most
+ * {@link MAX_CERTIFICATE_LABELS}. Control trusts them as a join token's labels: the CA that
+ * signed the certificate is the enrollment authority.
+ */
+export function certificateLabels(cert: PeerCertificate): CertificateLabels {
+  const labels: Record<string, string> = {};
+  const entries = subjectAltNames(cert.subjectaltname ?? "").filter(
+    (e) => e.type === "URI" && e.value.startsWith(LABEL_URI_PREFIX),
+  );
+  if (entries.length > MAX_CERTIFICATE_LABELS) {
+    return {
+      ok: false,
+      problem: `client certificate assigns more than ${MAX_CERTIFICATE_LABELS} labels`,
+    };
+  }
+  for (const entry of entries) {
+    const text = entry.value.slice(LABEL_URI_PREFIX.length);
+    const eq = text.indexOf("=");
+    if (eq <= 0) {
+      return { ok: false, problem: `client certificate label "${clip(text)}" is not KEY=VALUE` };
+    }
+    const key = decodeURIComponentSafe(text.slice(0, eq));
+    const value = decodeURIComponentSafe(text.slice(eq + 1));
+    if (!isLabelKey(key)) {
+      return {
+        ok: false,
+        problem: `client certificate label "${clip(key)}" is not a valid label key`,
+      };
+    }
+    if (value.length > LABEL_VALUE_LENGTH) {
+      return {
+        ok: false,
+        problem: `client certificate label "${key}" is longer than ${LABEL_VALUE_LENGTH} characters`,
+      };
+    }
+    if (key in labels) {
+      return { ok: false, problem: `client certificate assigns label "${key}" twice` };
+    }
+    labels[key] = value;
+  }
+  return { ok: true, labels };
+}
 
 /** What a verified client certificate says about the node: its id, or why it names none. */
 export type CertificateNode =

@@ -1,9 +1,21 @@
+import { copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
-import { channelCredentials, NODE_A, NODE_CN, tlsConfig, tlsFile } from "../fixtures/tls/index.js";
+import {
+  channelCredentials,
+  NODE_A,
+  NODE_CN,
+  tlsConfig,
+  tlsFile,
+  tlsPath,
+} from "../fixtures/tls/index.js";
+import { agentctl } from "../helpers/agentctl.js";
+import { credentialsOf } from "../helpers/attack-certs.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
 import { connectAgent, hello, openRawStream } from "../helpers/raw-agent.js";
 
@@ -189,5 +201,68 @@ describe("agent stream over TLS with optional client certificates (a fleet movin
     const end = await stream.ended;
     expect(end.code).toBe(status.UNAUTHENTICATED);
     expect(end.details).toMatch(/missing credential/);
+  });
+
+  /** `agentctl tls issue-node ID --label …` with the test CA: the node's key and certificate. */
+  const issueWithLabels = async (nodeId: string, labels: readonly string[]) => {
+    const dir = await mkdtemp(join(tmpdir(), "tls-labels-"));
+    try {
+      await copyFile(tlsPath("ca"), join(dir, "ca.pem"));
+      await copyFile(tlsPath("ca", "key"), join(dir, "ca.key"));
+      const result = await agentctl([
+        "tls",
+        "issue-node",
+        nodeId,
+        "--out",
+        dir,
+        ...labels.flatMap((l) => ["--label", l]),
+      ]);
+      expect(result.code, result.stderr).toBe(0);
+      return {
+        key: await readFile(join(dir, `${nodeId}.key`)),
+        cert: await readFile(join(dir, `${nodeId}.pem`)),
+      };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+
+  it("trusts the labels tls issue-node --label put in the certificate, as a join token's, when the node enrolls", async () => {
+    const nodeId = "labelled-by-cert";
+    const client = await issueWithLabels(nodeId, ["pool=edge", "canary=true"]);
+    const { stream, welcome } = await connectAgent(
+      tc.agentAddress,
+      undefined,
+      nodeId,
+      { labels: { pool: "claimed-by-agent", rack: "9" } },
+      credentialsOf(client),
+    );
+    expect(welcome.body.case).toBe("welcome");
+    stream.close();
+    const { node } = await tc.client(NodeService).getNode({ nodeId });
+    expect(node?.assignedLabels).toEqual({ pool: "edge", canary: "true" });
+    expect(node?.labels).toMatchObject({ pool: "edge", canary: "true" });
+    expect(node?.pool).toBe("edge");
+  });
+
+  it("issues no certificate with a label that is not a valid label", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "tls-labels-"));
+    try {
+      await copyFile(tlsPath("ca"), join(dir, "ca.pem"));
+      await copyFile(tlsPath("ca", "key"), join(dir, "ca.key"));
+      const refused = await agentctl([
+        "tls",
+        "issue-node",
+        "x",
+        "--out",
+        dir,
+        "--label",
+        "Bad Key=1",
+      ]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/"Bad Key" is not a valid label key/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
