@@ -128,6 +128,9 @@ export class GateRunner {
       .sleep(this.o.timeoutMs, timer.signal)
       .then(() => timeout.abort(new Error(`no answer within ${this.o.timeoutMs} ms`)))
       .catch(() => {});
+    // The answer is evidence of the moment it was asked for, not of when it came back: a
+    // batch that settles again while the query runs never passes on it (G1).
+    const askedAt = this.o.clock.now();
     let outcome: GateOutcome;
     try {
       outcome = await this.o.probe.evaluate(
@@ -152,7 +155,7 @@ export class GateRunner {
         batch: c.currentBatch,
         gate: index,
         status: outcome.status,
-        at: this.o.clock.now(),
+        at: askedAt,
         value: outcome.value,
         message: outcome.message,
         keepFailuresAfter: batch?.gatesAcceptedAt ?? 0,

@@ -1,7 +1,7 @@
 /**
  * How gate results (facts the worker supplies, see `gates.ts`) bear on the current batch.
- * A result counts for a batch when it is that batch's and was taken at or after the batch
- * started and settled (its `startedAt`, `settledAt`), after any resume that accepted earlier
+ * A result counts for a batch when it is that batch's and was taken (the gate asked, not
+ * answered: `GateResult.at`) at or after the batch started and settled (its `startedAt`, `settledAt`), after any resume that accepted earlier
  * results (`gatesAcceptedAt`), and — unless it fails — at or after the deciding Control took the
  * lead (`readyAt`): a batch never passes on a result the previous leader saw. A failing result the
  * previous leader stored still counts (the gate really failed; the store keeps it until a

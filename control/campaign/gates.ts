@@ -36,7 +36,10 @@ export interface GateResult {
   /** The gate's index in the spec. */
   readonly gate: number;
   readonly status: GateStatus;
-  /** When the evaluation finished (epoch ms). */
+  /**
+   * When the gate was asked (epoch ms): the answer is evidence of that moment, so it counts for
+   * a batch only when asked at or after the batch settled (`gate-rules.ts`).
+   */
   readonly at: number;
   /** What was measured, for the audit log ("0.12", "HTTP 503", "no samples"). */
   readonly value: string;
