@@ -33,7 +33,7 @@ export type WelcomedToken =
 /**
  * The verdict on the node token `offered` by a Welcome on a stream that was `enrolling` (opened
  * with the join token) while the node held `current`. A token is taken only on an enrollment
- * stream (SPEC §1: `node_token` only when the stream enrolled with a join token) and only when
+ * stream (SPEC §2: `node_token` only when the stream enrolled with a join token) and only when
  * {@link nodeTokenRefusal} has nothing against it; an absent token, or the one already held,
  * changes nothing.
  */

@@ -4,7 +4,11 @@
  * rolled-back, older-than-running, wrong-platform and under-threshold releases, releases the TUF metadata does
  * not list or lists otherwise, wrong bytes, endless downloads, a frozen timestamp,
  * mixed-and-matched metadata, a forged root rotation, a node token aimed at another port)
- * is refused, and the install directory is left as it was.
+ * is refused, and the install directory is left as it was. Its attacks on the stream itself
+ * are tested beside it: a Welcome's node token that is no header value or arrives on a
+ * node-token stream (attack-welcome-node-token.test.ts, unit welcome-node-token), a heartbeat
+ * interval out of range (unit welcome-heartbeat), operation ids over 256 characters or named
+ * `__proto__` (unit attack-huge-operation-ids, attack-prototype-operation-ids).
  */
 import { randomBytes } from "node:crypto";
 import { readdir, readlink } from "node:fs/promises";

@@ -4,7 +4,7 @@
  * when it was set as `authorization` ("illegal characters").
  *
  * Expected: a Welcome's node token is taken only on an enrollment (join-token) stream (SPEC
- * §1: `node_token` only when the stream enrolled with a join token), only when it can be sent
+ * §2: `node_token` only when the stream enrolled with a join token), only when it can be sent
  * as a header value (visible ASCII) and only up to 4 KiB; anything else is refused, never
  * saved, and the Agent keeps the credential it had.
  */
