@@ -161,7 +161,7 @@ describe("agentctl --max-failures, --min-canaries and release yank against a rea
     const resumed = await agentctl(["campaign", "resume", id, "--yes"], env);
     expect(resumed.code).toBe(0);
     await new Promise((r) => setTimeout(r, 500));
-    const nodes = await agentctl(["campaign", "show", id, "--json"], env);
+    const nodes = await agentctl(["campaign", "show", id, "--nodes", "--json"], env);
     const json = JSON.parse(nodes.stdout) as {
       campaign: { phase: string; code: string };
       nodes: { nodeId: string; state: string }[];
