@@ -241,6 +241,10 @@ describe("agentctl release against a real Control", { timeout: 120_000 }, () => 
     expect(events).toHaveLength(1);
     expect(events[0]?.message).toMatch(/^pruned the artifacts of \d+ releases \(3\.3\.0, /);
 
+    // No campaign can be planned to a pruned release: no node could download it.
+    const plan = await agentctl(["campaign", "plan", "--version", "3.2.0", "--json"], env);
+    expect(`${plan.stdout}${plan.stderr}`).toMatch(/has no artifact for linux-amd64/);
+
     // Nothing more to free: a second prune says so.
     const again = await agentctl(["release", "prune", "--keep", "1", "--yes"], env);
     expect(again.stdout).toMatch(/^nothing to prune/m);
