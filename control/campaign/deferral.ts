@@ -116,12 +116,39 @@ export function judgeDeferred(d: Draft, n: CampaignNode, r: ObservedReport): voi
  * Nothing is sent: the Agent holds the operation. True when it did. A later DEFERRED is a
  * duplicate's answer to the same offer: the node's `deferredSeq` moves to it, so it is not taken
  * for the answer to the re-offer (the leader's copy may still hold it after the re-offer reset
- * the row), and the node still waits.
+ * the row), and the node still waits. A deferred node whose Hello is on the target took it too,
+ * whatever its reports say (they may not have reached this Control yet): `offered` with no
+ * offer boot, so the next judging finds it back on the target (verifying, its previous version
+ * kept: a rollback reaches it), never `already_current`.
  */
 export function resumeTakenDelivery(d: Draft, n: CampaignNode): boolean {
-  if (n.state !== "waiting" || n.deferredSeq === undefined) return false;
+  if (n.state !== "waiting" || n.upgradeOperationId === undefined) return false;
   const f = factsOf(d, n.nodeId);
   const r = reportFor(f, n.upgradeOperationId);
+  if (
+    n.deferredAt !== undefined &&
+    f?.agentVersion === d.target.version &&
+    n.previousVersion !== d.target.version
+  ) {
+    // A DEFERRED written since is a duplicate's answer to the same offer, not to this one.
+    const seq = r?.phase === "DEFERRED" ? r.seq : undefined;
+    updateNode(
+      d,
+      n,
+      {
+        state: "offered",
+        offeredAt: d.now,
+        offerBootId: undefined,
+        reconnectDeadline: d.now + d.campaign.spec.reconnectTimeoutMs,
+        deferRetryAt: undefined,
+        message: undefined,
+        ...(seq !== undefined && seq > (n.deferredSeq ?? 0) ? { deferredSeq: seq } : {}),
+      },
+      "back on the target after deferring: took a later delivery of the offer",
+    );
+    return true;
+  }
+  if (n.deferredSeq === undefined) return false;
   if (r === undefined || r.seq === undefined || r.seq <= n.deferredSeq) return false;
   if (r.phase === "DEFERRED") {
     // A second answer to the offer it deferred (a duplicate delivery, deferred too): it

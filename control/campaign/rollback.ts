@@ -3,6 +3,7 @@
  * starting a rollback, judging each node told to roll back, and ending the rollback.
  */
 import { assertNever } from "./assert-never.js";
+import { resumeTakenDelivery } from "./deferral.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
@@ -32,10 +33,18 @@ export function closePause(d: Draft): void {
   updateCampaign(d, { pausedAt: undefined });
 }
 
-/** Cancels every waiting node of the campaign and every batch not started yet. */
+/**
+ * Cancels every waiting node of the campaign and every batch not started yet, but a deferred
+ * node of the current batch whose Agent took a later delivery of its offer
+ * ({@link resumeTakenDelivery}): that one is in flight again (a rollback of the batch reaches
+ * it), even when this decision sees its progress and the stop at once.
+ */
 export function cancelWaiting(d: Draft, code: NodeCode, message: string): void {
+  const current = d.campaign.currentBatch;
   for (const n of allNodes(d)) {
-    if (n.state === "waiting") updateNode(d, n, { state: "canceled", code, message }, "canceled");
+    if (n.state !== "waiting") continue;
+    if (n.batch === current && resumeTakenDelivery(d, n)) continue;
+    updateNode(d, n, { state: "canceled", code, message }, "canceled");
   }
   for (const b of d.campaign.batches) {
     if (b.state === "pending") updateBatch(d, b.index, { state: "canceled" });
