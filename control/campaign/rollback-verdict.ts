@@ -27,7 +27,8 @@ export type RollbackVerdict =
 /**
  * The rollback's outcome for node `n` (sent `rollbackOperationId` at `rollbackAt`, with
  * `rollbackBootId` and `rollbackDeadline`), or undefined while it is still open. Back: REINSTATED
- * (or CONFIRMED) on the rollback operation, or its previous version with a boot id other than the
+ * (or CONFIRMED) on the rollback operation unless a newer Hello (from another boot than the
+ * report's) is on the target, or its previous version with a boot id other than the
  * one it had when sent the rollback (or, when that is unknown, when offered), or its previous version while its upgrade was refused or
  * failed (it never left it). Failed (rollback_failed): the rollback could not be delivered, or was
  * refused or failed. Failed (rollback_unconfirmed): none of that by the rollback deadline (never
@@ -45,7 +46,14 @@ export function rollbackVerdict(d: Draft, n: CampaignNode): RollbackVerdict | un
     };
   }
   const r = reportFor(f, n.rollbackOperationId);
-  if (r?.phase === "REINSTATED" || r?.phase === "CONFIRMED") {
+  // A Hello on the target from a boot other than the report's came after it: the node runs the
+  // target again (or never left it), whatever the report said.
+  const helloSaysTarget =
+    f?.bootId !== undefined &&
+    f.bootId !== r?.bootId &&
+    f.agentVersion === d.target.version &&
+    f.agentVersion !== n.previousVersion;
+  if ((r?.phase === "REINSTATED" || r?.phase === "CONFIRMED") && !helloSaysTarget) {
     return {
       kind: "back",
       version: n.previousVersion,
