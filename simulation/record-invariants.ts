@@ -94,11 +94,13 @@ export function scheduleViolations(c: CampaignState, nodes: readonly CampaignNod
     for (const b of c.batches) {
       if (b.state !== "passed" || b.nodeCount === 0 || b.startedAt === undefined) continue;
       const end = b.endedAt ?? b.startedAt;
-      // Paused time that was also closed is subtracted twice, as a bound that never overstates.
-      const inside = Math.max(
+      // Paused time that was also closed is subtracted once: the batch records how much of its
+      // paused time was closed (`pausedClosedMs`, absent before that field: subtracted twice).
+      const closedUnpaused = Math.max(
         0,
-        end - b.startedAt - closedMs(windows, b.startedAt, end) - b.pausedMs,
+        closedMs(windows, b.startedAt, end) - (b.pausedClosedMs ?? 0),
       );
+      const inside = Math.max(0, end - b.startedAt - closedUnpaused - b.pausedMs);
       if (inside < b.minDurationMs)
         out.push(
           `W2: batch ${b.index + 1} passed after ${inside} ms inside its windows, less than its ${b.minDurationMs} ms`,

@@ -25,7 +25,7 @@ import {
   type CampaignNode,
   type CampaignPhase,
   type CampaignState,
-  closedMsBetween,
+  countedMs,
   isFailure,
   NODE_STATES,
   type NodeState,
@@ -153,13 +153,8 @@ function countList(counts: Map<NodeState, number> | undefined): NodeStateCount[]
 export function batchElapsedMs(c: CampaignState, index: number, now: number): number {
   const b = c.batches[index];
   if (!b || b.startedAt === undefined) return 0;
-  const end = b.endedAt ?? now;
-  const openPause =
-    index === c.currentBatch && c.pausedAt !== undefined && b.endedAt === undefined
-      ? Math.max(0, end - c.pausedAt)
-      : 0;
-  const closed = closedMsBetween(c.spec.windows, b.startedAt, end);
-  return Math.max(0, end - b.startedAt - b.pausedMs - openPause - closed);
+  const openPause = index === c.currentBatch && b.endedAt === undefined ? c.pausedAt : undefined;
+  return countedMs(b, openPause, now, c.spec.windows);
 }
 
 /** Row facts of a campaign the record itself does not hold. */

@@ -21,10 +21,12 @@ export function elapsedMs(batch: BatchRecord, pausedAt: number | undefined, now:
 }
 
 /**
- * The time that counts toward the batch's minimum duration at `now`: {@link elapsedMs} less the
- * time outside the campaign's maintenance windows since the batch started. Paused time that
- * was also outside every window is subtracted twice, so this never overstates (a batch may
- * last longer than its minimum, never shorter). Equal to `elapsedMs` without windows.
+ * The time that counts toward the batch's minimum duration at `now`: the time since the batch
+ * started that was neither paused nor outside every maintenance window of the campaign, each
+ * left out once: {@link elapsedMs} less the closed time not already left out as paused (the
+ * closed pauses' `pausedClosedMs`, the open pause's closed time). A record without
+ * `pausedClosedMs` (an earlier release) leaves its paused closed time out twice, which never
+ * overstates. Equal to `elapsedMs` without windows.
  */
 export function countedMs(
   batch: BatchRecord,
@@ -36,7 +38,11 @@ export function countedMs(
   if (batch.startedAt === undefined || windows === undefined || windows.length === 0)
     return elapsed;
   const end = batch.endedAt ?? now;
-  return Math.max(0, elapsed - closedMsBetween(windows, batch.startedAt, end));
+  const openPauseClosed =
+    pausedAt === undefined ? 0 : closedMsBetween(windows, Math.max(pausedAt, batch.startedAt), end);
+  const closedUnpaused =
+    closedMsBetween(windows, batch.startedAt, end) - (batch.pausedClosedMs ?? 0) - openPauseClosed;
+  return Math.max(0, elapsed - Math.max(0, closedUnpaused));
 }
 
 /** The soak time counted since `settled` at `now`: time inside the windows only. */

@@ -130,6 +130,12 @@ export interface BatchRecord {
   readonly startedAt: number | undefined;
   /** Paused time of this batch already closed by a resume (open pause: campaign `pausedAt`). */
   readonly pausedMs: number;
+  /**
+   * The part of `pausedMs` outside every maintenance window of the campaign: closed time already
+   * left out as paused, so the minimum duration does not leave it out twice (`countedMs`).
+   * Absent (a record from an earlier release): 0, and such time is left out twice.
+   */
+  readonly pausedClosedMs?: number | undefined;
   /** When its last node settled (final, or verifying past its config grace). */
   readonly settledAt: number | undefined;
   readonly endedAt: number | undefined;

@@ -22,14 +22,22 @@ import type { CampaignNode, NodeCode, RollbackCause } from "./model.js";
 import { isFinal, isUpgrading } from "./model.js";
 import { operationId } from "./operation-id.js";
 import { type RollbackVerdict, rollbackVerdict } from "./rollback-verdict.js";
+import { closedMsBetween } from "./windows.js";
 
-/** Closes an open pause: its time goes to the current batch's `pausedMs`. */
+/**
+ * Closes an open pause: its time goes to the current batch's `pausedMs`, and the part of it
+ * outside every window to its `pausedClosedMs`.
+ */
 export function closePause(d: Draft): void {
   const { pausedAt } = d.campaign;
   if (pausedAt === undefined) return;
   const b = currentBatch(d);
   const from = Math.max(pausedAt, b.startedAt ?? pausedAt);
-  updateBatch(d, b.index, { pausedMs: b.pausedMs + Math.max(0, d.now - from) });
+  const closed = closedMsBetween(d.campaign.spec.windows, from, d.now);
+  updateBatch(d, b.index, {
+    pausedMs: b.pausedMs + Math.max(0, d.now - from),
+    ...(closed > 0 ? { pausedClosedMs: (b.pausedClosedMs ?? 0) + closed } : {}),
+  });
   updateCampaign(d, { pausedAt: undefined });
 }
 
