@@ -150,15 +150,21 @@ export function desiredOfCampaign(input: {
 }
 
 /**
- * Whether `next` replaces `current` (the stored desired version of the same selector): a
- * newer setting wins; an older one (a campaign that finished before an administrator's set)
- * changes nothing.
+ * Whether `next`, the desired version a completed campaign records, replaces `current` (the
+ * stored desired version of the same selector): a newer setting wins, but never one that lowers
+ * the target's sequence. An older setting (a campaign that finished before an administrator's
+ * set) changes nothing, and neither does an older release that completes after a newer one was
+ * set (the release channel never moves back). Only an administrator's explicit set, which does
+ * not pass here, may lower it.
  */
 export function replacesDesired(
   current: DesiredVersion | undefined,
   next: DesiredVersion,
 ): boolean {
-  return current === undefined || next.setAt >= current.setAt;
+  return (
+    current === undefined ||
+    (next.setAt >= current.setAt && next.target.sequence >= current.target.sequence)
+  );
 }
 
 /** Default convergence settings for a desired version an administrator sets. */
