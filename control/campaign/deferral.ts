@@ -61,14 +61,15 @@ export function defersCurrentOffer(n: CampaignNode, r: ObservedReport): boolean 
 /**
  * Judges a node that answered its offer DEFERRED: back to waiting with its first deferral time,
  * its retry time and the reason as its message; skipped `deferred` when its deferral ran out;
- * canceled (`aborted`, or `batch_failed` after a breach) when the campaign ended while the offer
- * was out, as its waiting nodes were then.
+ * canceled (`aborted`, `release_yanked` after a yank, or `batch_failed` after another breach)
+ * when the campaign ended while the offer was out, as its waiting nodes were then.
  */
 export function judgeDeferred(d: Draft, n: CampaignNode, r: ObservedReport): void {
   if (isEndedPhase(d.campaign.phase)) {
     // The campaign stopped (aborted, or failed on a breach) while this offer was out: its
     // waiting nodes were canceled then, and a node that will not take it now is canceled too.
-    const code = d.campaign.code === "aborted" ? "aborted" : "batch_failed";
+    const { code: stop } = d.campaign;
+    const code = stop === "aborted" || stop === "release_yanked" ? stop : "batch_failed";
     updateNode(
       d,
       n,
