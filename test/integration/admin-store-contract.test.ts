@@ -4,7 +4,7 @@
  * and memory (the simulation). Every test runs on a fresh, empty store.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { CUTOFF_CHANNEL } from "../../control/shared/notify-channels.js";
+import { CUTOFF_CHANNEL, NODES_CHANNEL } from "../../control/shared/notify-channels.js";
 import { at, type Fixture, memoryAdapter, sqlAdapter } from "./fleet-store-fixtures.js";
 
 describe.each([sqlAdapter(), memoryAdapter()])("the $name admin store", (adapter) => {
@@ -23,12 +23,12 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name admin store", (adapter
     for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
     if (!done()) throw new Error(`timed out waiting for ${what}`);
   };
-  /** The node ids heard on the cut-off channel, once the listener is established. */
-  const cutOffs = async () => {
+  /** The node ids heard on `channel` (the cut-off's by default), once the listener is up. */
+  const cutOffs = async (channel = CUTOFF_CHANNEL) => {
     const heard: string[] = [];
     let ready = false;
     stops.push(
-      fx.campaigns.listen([CUTOFF_CHANNEL], {
+      fx.campaigns.listen([channel], {
         onNotify: (_channel, lines) => heard.push(...lines),
         onGap: () => {
           ready = true;
@@ -65,6 +65,22 @@ describe.each([sqlAdapter(), memoryAdapter()])("the $name admin store", (adapter
       await fx.fleet.transaction((tx) => tx.nodes.setEnabled("a", true, "ignored", at(2))),
     ).toBe(true);
     expect(await read("a")).toMatchObject({ enabled: true, disabledReason: "" });
+  });
+
+  it("tells the leader of a disable and of an enable once committed (the node registry's channel)", async () => {
+    await fx.putNode({ id: "a" });
+    const heard = await cutOffs(NODES_CHANNEL);
+    const seenInside: string[][] = [];
+    await fx.fleet.transaction(async (tx) => {
+      await tx.nodes.setEnabled("a", false, "broken disk", at(1));
+      await new Promise((r) => setTimeout(r, 50));
+      seenInside.push([...heard]);
+    });
+    expect(seenInside).toEqual([[]]);
+    await until(() => heard.length > 0, "the disable");
+    await fx.fleet.transaction((tx) => tx.nodes.setEnabled("a", true, "", at(2)));
+    await until(() => heard.length > 1, "the enable");
+    expect(heard).toEqual(["a", "a"]);
   });
 
   it("refuses to enable or disable an unknown node and writes nothing", async () => {

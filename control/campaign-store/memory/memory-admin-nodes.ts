@@ -1,9 +1,10 @@
 /**
  * The memory adapter of {@link AdminNodes}, over the registry of a {@link MemoryCampaignStore}:
- * writes are staged on the transaction and applied on commit, and a reset's cut-off goes out
- * through the store's own notifications after the commit (as PostgreSQL delivers it).
+ * writes are staged on the transaction and applied on commit, and a reset's cut-off and an
+ * enable's or disable's registry change go out through the store's own notifications after
+ * the commit (as PostgreSQL delivers them).
  */
-import { CUTOFF_CHANNEL } from "../../shared/notify-channels.js";
+import { CUTOFF_CHANNEL, NODES_CHANNEL } from "../../shared/notify-channels.js";
 import type { AdminNodeRow, AdminNodes } from "../admin-port.js";
 import type { MemoryCampaignStore } from "./memory-store.js";
 import type { MemoryTransaction } from "./memory-transaction.js";
@@ -28,6 +29,11 @@ export function memoryAdminNodes(store: MemoryCampaignStore, ctx: MemoryTransact
       ctx.stage(() => {
         const row = registry.get(id);
         if (row) registry.set(id, { ...row, enabled, disabled_reason, updated_at: now });
+        queueMicrotask(() => {
+          store.notify(NODES_CHANNEL, [id]).catch(() => {
+            // A store down by then loses the hint; the offer that reaches the node finds it.
+          });
+        });
       });
       return true;
     },

@@ -1,10 +1,11 @@
 /**
  * The PostgreSQL adapter of {@link AdminNodes}: plain statements on `nodes` in the caller's
  * transaction (the agent server writes the same rows in plain SQL, so no managed entity and no
- * version check that a heartbeat would fail), and the cut-off notification sent by the
- * transaction that invalidated the credential (PostgreSQL delivers it on commit).
+ * version check that a heartbeat would fail), and the notifications sent by the transaction
+ * that wrote (PostgreSQL delivers them on commit): the cut-off of an invalidated credential,
+ * and the node registry's change of an enable or a disable.
  */
-import { CUTOFF_CHANNEL } from "../../shared/notify-channels.js";
+import { CUTOFF_CHANNEL, NODES_CHANNEL } from "../../shared/notify-channels.js";
 import type { AdminNodeRow, AdminNodes } from "../admin-port.js";
 import type { Queryable } from "./reads.js";
 
@@ -34,7 +35,11 @@ export function sqlAdminNodes(q: Queryable): AdminNodes {
          where id = $1`,
         [id, enabled, enabled ? "" : reason, now],
       );
-      return (result.rowCount ?? 0) > 0;
+      if ((result.rowCount ?? 0) === 0) return false;
+      // The leader re-reads the row before its next decision of the node's campaign: a
+      // disabled node is skipped there, not found only when an offer reaches it.
+      await q.query("select pg_notify($1, $2)", [NODES_CHANNEL, id]);
+      return true;
     },
     async resetCredential(id, now) {
       const result = await q.query(
