@@ -165,7 +165,11 @@ export async function runDecision(
       nodes: copy.nodes,
       facts: factsOf(deps, copy, now.getTime()),
       now: now.getTime(),
-      target: { version: row.targetVersion, sequence: row.campaign.targetSequence },
+      target: {
+        version: row.targetVersion,
+        sequence: row.campaign.targetSequence,
+        platforms: release?.artifacts.map((a) => a.platform),
+      },
       commands: known.map((k) => k.command),
       changedFacts: copy.helloSince,
       judgedSince: copy.judgedSince,

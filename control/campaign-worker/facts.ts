@@ -194,6 +194,7 @@ function factsOf(s: FactSources, nodeId: string): NodeFacts {
     revoked: row?.revoked === true,
     bootId: live?.bootId ?? (row?.boot_id || undefined),
     agentVersion: live?.agentVersion ?? (row?.agent_version || undefined),
+    platform: live?.platform ?? (row?.platform || undefined),
     capabilities: live?.capabilities ?? row?.capabilities ?? [],
     lastHeartbeatAt: live
       ? s.gateway.lastSeenMs?.(nodeId)

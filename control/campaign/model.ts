@@ -261,6 +261,12 @@ export const CAP_CONFIG = "config.v1";
 export interface Target {
   readonly version: string;
   readonly sequence: number;
+  /**
+   * The platforms the release carries an artifact for: a waiting node whose known platform is
+   * not among them is skipped `platform_unsupported` when the offering reaches it (its platform
+   * may have changed since the start). Absent: not known (no node is judged on it).
+   */
+  readonly platforms?: readonly string[] | undefined;
 }
 
 /** An operation to put in the outbox and send to one Agent. */

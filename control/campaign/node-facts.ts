@@ -95,6 +95,8 @@ export interface NodeFacts {
   readonly revoked?: boolean | undefined;
   readonly bootId: string | undefined;
   readonly agentVersion: string | undefined;
+  /** Its platform as its latest Hello said (`linux-amd64`); absent or "": not known. */
+  readonly platform?: string | undefined;
   /** The negotiated set (Welcome), e.g. "upgrade.v1", "config.v1". */
   readonly capabilities: readonly string[];
   readonly lastHeartbeatAt: number | undefined;

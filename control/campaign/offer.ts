@@ -17,6 +17,7 @@ import {
 import type { CampaignNode, NodeFacts } from "./model.js";
 import { CAP_UPGRADE } from "./model.js";
 import { operationId } from "./operation-id.js";
+import { platformUnsupportedMessage } from "./plan.js";
 import { windowOpen } from "./windows.js";
 
 /**
@@ -85,6 +86,32 @@ function skipDisabled(d: Draft, n: CampaignNode): void {
   );
 }
 
+/**
+ * True when the node's known platform is one the target release carries no artifact for (its
+ * Hello may name another platform than at the start): the offer could not be built.
+ */
+function lacksPlatform(d: Draft, f: NodeFacts): boolean {
+  const { platforms } = d.target;
+  return platforms !== undefined && !!f.platform && !platforms.includes(f.platform);
+}
+
+/**
+ * Settles a waiting node whose platform the release lacks: skipped `platform_unsupported`, as
+ * the plan skips such nodes at the start; never offered, never a failure.
+ */
+function skipPlatform(d: Draft, n: CampaignNode, platform: string): void {
+  updateNode(
+    d,
+    n,
+    {
+      state: "skipped",
+      code: "platform_unsupported",
+      message: platformUnsupportedMessage(d.target.version, platform),
+    },
+    "skipped platform unsupported",
+  );
+}
+
 /** True when an offer could reach the node now: online, with a known boot id. */
 function reachable(f: NodeFacts | undefined): f is NodeFacts & { bootId: string } {
   return f?.online === true && f.bootId !== undefined;
@@ -100,7 +127,9 @@ function isOffline(f: NodeFacts | undefined): boolean {
  * at most `concurrency` in flight in the batch and at most the pool's budget in flight in each
  * pool, counting the nodes other campaigns have in flight there (`DecideInput.pools`), and at
  * most `maxDownloads` of the campaign's nodes downloading (`download-budget.ts`). A disabled node the offering reaches is skipped (node_disabled), whatever else is known
- * about it (its facts may have changed after the batch's first look). Nodes that cannot be
+ * about it (its facts may have changed after the batch's first look); one whose platform the
+ * release lacks is skipped `platform_unsupported` (its Hello may name another platform than at
+ * the start). Nodes that cannot be
  * reached now (offline or reconnecting) and nodes whose pool is full are passed over (a later
  * node may still go). When afterwards nothing is in flight in the
  * batch, no waiting node is reachable and every node still waiting is offline (a reconnecting
@@ -144,6 +173,10 @@ export function offerNext(d: Draft): void {
       continue;
     }
     if (!reachable(f)) continue;
+    if (lacksPlatform(d, f)) {
+      skipPlatform(d, n, f.platform as string);
+      continue;
+    }
     const poolSize = d.pools?.get(n.pool)?.size ?? d.poolSizes.get(n.pool) ?? 1;
     const poolMax = poolLimit(poolSize, spec.disruptionBudgetPercent);
     const inPool = poolInFlight.get(n.pool) ?? 0;
