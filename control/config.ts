@@ -231,6 +231,13 @@ const KNOWN_KEYS = new Set([
   "allowInsecure",
 ]);
 
+/** The settings under `policy`: any other key is refused. */
+const POLICY_KEYS: ReadonlySet<string> = new Set([
+  "minBatchDurationSeconds",
+  "firstBatchMaxPercent",
+  "maxBatches",
+]);
+
 function validate(input: ConfigInput, problems: string[]): ControlConfig {
   for (const key of Object.keys(input)) {
     if (!KNOWN_KEYS.has(key)) problems.push(`${key}: unknown setting`);
@@ -239,6 +246,13 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
   const release = v.section(input, "release");
   const agent = v.section(input, "agent");
   const policy = v.section(input, "policy");
+  for (const key of Object.keys(policy)) {
+    if (!POLICY_KEYS.has(key)) {
+      // SPEC §10's failure-domain budgets are future work: refused, never silently ignored.
+      const why = key === "domains" ? " (failure-domain budgets are not built yet)" : "";
+      problems.push(`policy.${key}: unknown setting${why}`);
+    }
+  }
   const timeouts = v.section(input, "timeouts");
   const worker = v.section(input, "worker");
   const limits = v.section(input, "limits");
