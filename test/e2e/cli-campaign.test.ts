@@ -275,12 +275,13 @@ describe("agentctl campaign against a real Control", { timeout: 120_000 }, () =>
     expect(retried.stderr).toContain(`(retry of ${rolledBack})`);
     expect(retried.code).toBe(0);
     const id = retried.stdout.trim();
-    const shown = await agentctl(["campaign", "show", id, "--json"], env);
+    const shown = await agentctl(["campaign", "show", id, "--nodes", "--json"], env);
     const json = JSON.parse(shown.stdout) as {
       campaign: { retryOf: string };
       nodes: { nodeId: string }[];
     };
     expect(json.campaign.retryOf).toBe(rolledBack);
+    expect(json.nodes.length).toBeGreaterThan(0);
     expect(json.nodes.map((n) => n.nodeId)).not.toContain("cmp-00001");
     await agentctl(["campaign", "abort", id], env);
   });
