@@ -93,6 +93,12 @@ export interface Scenario {
    */
   readonly lateRollback?: { readonly campaignId: string; readonly nodeId: string } | undefined;
   /**
+   * A previous release's Control leads for a while (`old-control.ts`): at `at` every Control
+   * process crashes and one that knows fewer engine features starts alone; `leadMs` later it is
+   * stopped and as many current ones start. With faults only.
+   */
+  readonly oldControl?: { readonly at: number; readonly leadMs: number } | undefined;
+  /**
    * The virtual time the run starts at, epoch ms (`dst-days.ts`: shortly before a daylight-saving
    * change of 2026); every time of the scenario is already shifted by it. Absent: 0.
    */

@@ -53,8 +53,12 @@ export interface SimWorld {
   readonly fleet: SimFleet;
   readonly gates: SimGates;
   readonly controls: SimControls;
-  /** Starts a new Control process on this world and says so in the trace. */
-  readonly startControl: () => void;
+  /**
+   * Starts a new Control process on this world and says so in the trace; returns its holder.
+   * `engineFeatures`: the engine features it knows (default: this release's), fewer for a
+   * previous release's Control (`old-control.ts`).
+   */
+  readonly startControl: (engineFeatures?: readonly string[]) => string;
   /** The trace: every line with `fullTrace`, else only the last ones. */
   readonly trace: string[];
   /** Adds a trace line stamped with the virtual time. */
@@ -142,9 +146,10 @@ export function buildWorld(
   );
   const gates = new SimGates(clock, scenario.gateScripts);
   const judging: string[] = [];
-  const startControl = () => {
+  const startControl = (engineFeatures?: readonly string[]) => {
     const holder = controls.start((holder) =>
       createCampaignWorker({
+        ...(engineFeatures === undefined ? {} : { engineFeatures }),
         store,
         gateway: fleet,
         clock,
@@ -170,7 +175,10 @@ export function buildWorld(
           judging.push(`incremental judging: ${holder} ${campaignId}: ${difference}`),
       }),
     );
-    say(`${holder} starts`);
+    say(
+      `${holder} starts${engineFeatures === undefined ? "" : ` (a previous release, knowing ${engineFeatures.join(", ") || "no engine feature"})`}`,
+    );
+    return holder;
   };
   return {
     seed,

@@ -24,6 +24,7 @@ import { withFleetVariants } from "./fleet-variants.js";
 import { withGateTakeovers } from "./gate-takeovers.js";
 import { withHealthChecks } from "./health-scenario.js";
 import { scheduleLateRollback, withLateRollback } from "./late-rollback.js";
+import { scheduleOldControl, withOldControl } from "./old-control.js";
 import { scheduleOperator } from "./operator-events.js";
 import { pauseAnswerer } from "./pause-answers.js";
 import { withRollout } from "./rollout-scenario.js";
@@ -176,6 +177,16 @@ export const SCENARIO_UNITS: readonly ScenarioUnit[] = [
     kind: "fault",
     since: 2,
     fleet: withReportsThatLie,
+  },
+  {
+    name: "a previous-release Control leading for a while",
+    kind: "fault",
+    since: 2,
+    fleet: withOldControl,
+    schedule: (world) => {
+      scheduleOldControl(world);
+      return undefined;
+    },
   },
 ];
 

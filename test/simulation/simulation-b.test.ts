@@ -1,7 +1,9 @@
 import { describe } from "vitest";
 import { seedCases } from "./seeds.js";
 
-// Half of the simulation's CI share (the other half runs in simulation-a, in parallel).
-describe("the deterministic campaign simulation, seeds 301…600", () => {
-  seedCases(301, 300, 1000);
+// Half of the simulation's CI share (the other half runs in simulation-a, in parallel). 285 seeds,
+// not 300: registry generation 2 (issue 36) costs about 4.5 % more CPU a seed, and the
+// simulation's share of CI time must not grow (docs/RELIABILITY.md).
+describe("the deterministic campaign simulation, seeds 301…585", () => {
+  seedCases(301, 285, 950);
 });
