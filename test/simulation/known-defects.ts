@@ -17,7 +17,15 @@ export interface KnownDefect {
 }
 
 /** The known defects, by number. */
-export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {};
+export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {
+  32: {
+    title:
+      "a node judged failed/reconnect_timeout that is then sent its campaign's rollback holds no pool slot while its agent restarts onto its previous release: another campaign offers in the pool over its budget (PD1, found by the agents' history on seed 514232, 2026-12-07; control/ is owned elsewhere, not fixed here)",
+    seeds: [514232],
+    invariant: "PD1:",
+    cases: [],
+  },
+};
 
 /** The defect a seed is known to fail by, if any. */
 export function knownSeedDefect(seed: number): { defect: number; invariant: string } | undefined {

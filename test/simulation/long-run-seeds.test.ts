@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { checkSeed } from "../../simulation/check-seed.js";
+import { knownSeedDefect } from "./known-defects.js";
 
 /** Each seed, and what it found. */
 const FOUND: readonly {
@@ -51,7 +52,14 @@ describe("the long runs' seeds", () => {
   for (const { seed, found, generation = 1 } of FOUND) {
     it(`seed ${seed} holds: ${found}`, async () => {
       const checked = await checkSeed(seed, { faults: true, generation });
-      expect(checked.failure).toBeUndefined();
+      const known = knownSeedDefect(seed);
+      if (known === undefined) expect(checked.failure).toBeUndefined();
+      // A seed listed under a known engine defect must still break its invariant until the fix.
+      else
+        expect(
+          checked.failure,
+          `seed ${seed} now holds: delete it from defect ${known.defect} in known-defects.ts`,
+        ).toContain(known.invariant);
     }, 120_000);
   }
 });
