@@ -152,7 +152,7 @@ describe("the fleet page, a campaign's schedule and the start form in a real bro
       `${day} 02:00-03:00 UTC`,
     ]);
     expect(await page.textContent(".window-state[data-open=false]")).toMatch(
-      /^Closed: nothing new is offered; opens \d{4}-\d\d-\d\d \d\d:\d\d:00$/,
+      /^Closed: nothing new is offered; opens \d{4}-\d\d-\d\d \d\d:\d\d:00 UTC$/,
     );
     await page.waitForSelector(".waits li[data-wait=window_closed]");
     expect(await page.$$("table.gates")).toEqual([]);

@@ -76,6 +76,12 @@ const CASES: readonly Case[] = [
     refused: "not yanked",
     verb: "yank",
   },
+  {
+    argv: ["release", "prune", "--keep", "3"],
+    rpc: "PruneReleases",
+    refused: "nothing pruned",
+    verb: "prune",
+  },
 ];
 
 let fake: FakeControl;
