@@ -5,7 +5,8 @@
  * `agent status` read back as JSON.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { copyFile, readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -15,15 +16,32 @@ const TSX = join(ROOT, "node_modules/.bin/tsx");
 
 /**
  * Builds the artifact of `version` with `npm run agent:build`'s program (with
- * `--executable` when `executable`); returns its bytes.
+ * `--executable` when `executable`) at `out`; returns its bytes. Within one test run (the
+ * global setup's `AGENT_CONTROL_TEST_BUILDS`), a version built alike before is copied from
+ * that run's builds instead of built again.
  */
 export async function buildAgent(
   version: string,
   out: string,
   executable = false,
 ): Promise<Uint8Array> {
+  const builds = process.env.AGENT_CONTROL_TEST_BUILDS;
+  const cached = builds
+    ? join(builds, `agent-${version}${executable ? "-executable" : ".mjs"}`)
+    : undefined;
+  if (cached && existsSync(cached)) {
+    await copyFile(cached, out); // with the file's mode
+    return await readFile(out);
+  }
   const args = [join(ROOT, "agent/build-main.ts"), "--version", version, "--out", out];
   await run(TSX, executable ? [...args, "--executable"] : args, { cwd: ROOT });
+  if (cached) {
+    // Another test file may be building the same version now: each writes a file of its own
+    // and renames it in, so the cache never holds a half-written artifact.
+    const partial = `${cached}.${process.pid}.${Date.now()}`;
+    await copyFile(out, partial);
+    await rename(partial, cached);
+  }
   return await readFile(out);
 }
 
