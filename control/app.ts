@@ -38,6 +38,7 @@ import { type DownloadAuthenticator, downloadsRoute } from "./releases/downloads
 import { type DownloadsServer, startDownloadsServer } from "./releases/downloads-server.js";
 import type { HttpRoute } from "./shared/http-route.js";
 import { formatAddress } from "./shared/listen-address.js";
+import { certificateDenied } from "./tls/certificate-nodes.js";
 import { dashboardRoute } from "./ui/route.js";
 
 export { CONTROL_CAPABILITIES } from "./app-agents.js";
@@ -182,7 +183,17 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       ["status"],
     );
     const authenticateDownload: DownloadAuthenticator = (authorization, peerCertificate) =>
-      authenticateStream(authorization, { joinTokens, nodes, clock }, peerCertificate);
+      authenticateStream(
+        authorization,
+        {
+          joinTokens,
+          nodes,
+          clock,
+          certificateIdentity: config.enrollment.certificateIdentity,
+          certificateDenied: (fingerprint, now) => certificateDenied(db.pool, fingerprint, now),
+        },
+        peerCertificate,
+      );
     const downloads = downloadsRoute({
       db,
       chunks: createArtifactChunks({ pool: db.pool }),

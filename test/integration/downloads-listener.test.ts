@@ -10,9 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Fleet } from "../../agent-sim/index.js";
 import { downloadPath } from "../../control/releases/downloads.js";
 import { CampaignPhase, NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
-import { tlsFile, tlsPath } from "../fixtures/tls/index.js";
+import { channelCredentials, NODE_A, tlsFile, tlsPath } from "../fixtures/tls/index.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
+import { hello, openRawStream } from "../helpers/raw-agent.js";
 import { makeKeys, makeRelease, registerTestRelease } from "../helpers/releases.js";
 import {
   type CampaignFixture,
@@ -167,6 +169,11 @@ describe("the downloads listener over TLS with client certificates", () => {
         release: { pins: [key.pin] },
         downloads: { addr: "127.0.0.1:0", requireAuth: true },
         tls: {
+          agent: {
+            cert: tlsPath("server"),
+            key: tlsPath("server", "key"),
+            clientCa: tlsPath("ca"),
+          },
           downloads: {
             cert: tlsPath("server"),
             key: tlsPath("server", "key"),
@@ -215,5 +222,15 @@ describe("the downloads listener over TLS with client certificates", () => {
   it("refuses a client with neither a certificate nor a token, or a certificate of another CA (401)", async () => {
     expect((await httpsGet()).status).toBe(401);
     expect((await httpsGet("rogue-a")).status).toBe(401);
+  });
+
+  it("refuses a revoked node's certificate (401), as the agent stream does", async () => {
+    const stream = openRawStream(tc.agentAddress, undefined, channelCredentials("node-a"));
+    stream.send(hello(NODE_A));
+    expect((await stream.next(30_000)).body.case).toBe("welcome");
+    expect((await httpsGet("node-a")).status).toBe(200);
+    await tc.client(NodeService).revokeNode({ nodeId: NODE_A, reason: "stolen host" });
+    await stream.ended;
+    expect((await httpsGet("node-a")).status).toBe(401);
   });
 });
