@@ -73,7 +73,9 @@ async function listNodesAs(token: string): Promise<{ code: Code | undefined; mes
 }
 
 async function writeTokens(entries: readonly object[] | string): Promise<void> {
-  await writeFile(tokensFile, typeof entries === "string" ? entries : JSON.stringify(entries));
+  await writeFile(tokensFile, typeof entries === "string" ? entries : JSON.stringify(entries), {
+    mode: 0o600,
+  });
 }
 
 async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 30_000) {

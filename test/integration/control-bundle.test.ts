@@ -46,7 +46,9 @@ describe("npm run build: dist/control.mjs run by node alone", { timeout: 180_000
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "agent-control-bundle-"));
     tokensFile = join(dir, "admin-tokens.json");
-    await writeFile(tokensFile, JSON.stringify([{ name: "ci-old", role: "viewer", token: OLD }]));
+    await writeFile(tokensFile, JSON.stringify([{ name: "ci-old", role: "viewer", token: OLD }]), {
+      mode: 0o600,
+    });
     const [agentPort, adminPort, downloadsPort] = [
       await freePort(),
       await freePort(),
@@ -159,7 +161,9 @@ describe("dist/control.mjs --workers 2 (the unit's drop-in for several Controls)
   it("reloads in every worker on SIGHUP to the primary and drains all on SIGTERM to it alone (KillMode=mixed)", async () => {
     dir = await mkdtemp(join(tmpdir(), "agent-control-bundle-workers-"));
     const tokensFile = join(dir, "admin-tokens.json");
-    await writeFile(tokensFile, JSON.stringify([{ name: "ci-old", role: "viewer", token: OLD }]));
+    await writeFile(tokensFile, JSON.stringify([{ name: "ci-old", role: "viewer", token: OLD }]), {
+      mode: 0o600,
+    });
     w = await startWorkers({
       dir,
       workers: 2,

@@ -171,6 +171,7 @@ describe("Control refuses bad flags and settings before anything starts", {
       JSON.stringify([
         { name: "ci", role: "operator", token: "ci-token-0123456789", expires: "soon" },
       ]),
+      { mode: 0o600 },
     );
   });
 

@@ -89,7 +89,9 @@ describe("--workers 2: SIGHUP, then SIGTERM to the whole process group", {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "agent-control-workers-signals-"));
     tokensFile = join(dir, "admin-tokens.json");
-    await writeFile(tokensFile, JSON.stringify([{ name: "ci-old", role: "viewer", token: OLD }]));
+    await writeFile(tokensFile, JSON.stringify([{ name: "ci-old", role: "viewer", token: OLD }]), {
+      mode: 0o600,
+    });
     w = await startWorkers({
       dir,
       workers: 2,

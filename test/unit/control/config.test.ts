@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -237,6 +237,7 @@ describe("Control's configuration", () => {
         expires: "2030-01-31T12:00:00+01:00",
       },
     ]);
+    await chmod(good, 0o600);
     const config = loadConfig({ env: { AGENT_CONTROL_ADMIN_TOKENS_FILE: good } });
     expect(config.adminTokensFile).toEqual({
       path: good,
@@ -250,12 +251,14 @@ describe("Control's configuration", () => {
       ],
     });
     const notJson = await configFile("[{");
+    await chmod(notJson, 0o600);
     expect(problemsOf({ env: {}, overrides: { adminTokensFile: notJson } })[0]).toMatch(
       new RegExp(`^adminTokensFile ${notJson}: not JSON \\(`),
     );
     const clash = await configFile([
       { name: "viewer", role: "viewer", token: "other-token-0123456789" },
     ]);
+    await chmod(clash, 0o600);
     expect(
       problemsOf({
         env: {},
@@ -267,5 +270,19 @@ describe("Control's configuration", () => {
     ).toEqual([
       `adminTokensFile ${clash}: the name "viewer" is already used by adminTokens "viewer"`,
     ]);
+  });
+
+  it("refuses an admin tokens file other users may read or write, naming the fix", async () => {
+    const tokens = [{ name: "ci", role: "operator", token: "ci-token-0123456789" }];
+    for (const mode of [0o644, 0o660, 0o606, 0o640]) {
+      const file = await configFile(tokens);
+      await chmod(file, mode);
+      expect(problemsOf({ env: {}, overrides: { adminTokensFile: file } })).toEqual([
+        `adminTokensFile ${file}: other users may read or write it (mode ${mode.toString(8)}); it holds admin credentials: chmod 600 ${file}`,
+      ]);
+    }
+    const file = await configFile(tokens);
+    await chmod(file, 0o400);
+    expect(problemsOf({ env: {}, overrides: { adminTokensFile: file } })).toEqual([]);
   });
 });
