@@ -222,6 +222,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
         route: agentRoute,
         log,
         idleMs: config.downloads.stallTimeoutSeconds * 1000,
+        maxConnections: config.downloads.maxConnections,
       });
       downloadsServer = server;
       cleanup.push(() => server.close());

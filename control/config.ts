@@ -65,6 +65,11 @@ export interface ControlConfig {
     readonly maxPerClient: number;
     /** A download client that takes no bytes for this long is disconnected. */
     readonly stallTimeoutSeconds: number;
+    /**
+     * Connections the downloads listener (`addr`) holds at once; more are closed at accept,
+     * so silent connections cannot use up Control's file descriptors.
+     */
+    readonly maxConnections: number;
   };
   readonly release: { readonly pins: readonly string[]; readonly threshold: number };
   /** The newest Agent version this Control supports, if limited. */
@@ -280,6 +285,7 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
       maxConcurrent,
       maxPerClient: v.integer(downloads, "downloads.maxPerClient", 2, 1, 100_000),
       stallTimeoutSeconds: v.number(downloads, "downloads.stallTimeoutSeconds", 60, 1, 3600),
+      maxConnections: v.integer(downloads, "downloads.maxConnections", 1024, 1, 1_000_000),
     },
     release: {
       pins: v.stringList(release, "release.pins"),
@@ -352,7 +358,14 @@ export function listenerFacts(config: ControlConfig): ListenerFacts[] {
 function checkDownloads(config: ControlConfig, input: ConfigInput, problems: string[]): void {
   for (const key of Object.keys(input)) {
     if (
-      !["addr", "requireAuth", "maxConcurrent", "maxPerClient", "stallTimeoutSeconds"].includes(key)
+      ![
+        "addr",
+        "requireAuth",
+        "maxConcurrent",
+        "maxPerClient",
+        "stallTimeoutSeconds",
+        "maxConnections",
+      ].includes(key)
     ) {
       problems.push(`downloads.${key}: unknown setting`);
     }

@@ -27,6 +27,11 @@ export interface DownloadsServerOptions {
   readonly tls?: DownloadsTlsConfig | undefined;
   /** A connection idle this long (nothing read or written) is closed. */
   readonly idleMs: number;
+  /**
+   * Connections held at once (`downloads.maxConnections`); the next is closed as soon as it is
+   * accepted, so a flood of silent connections cannot use up Control's file descriptors.
+   */
+  readonly maxConnections: number;
 }
 
 /** A listening downloads server. */
@@ -81,6 +86,7 @@ export async function startDownloadsServer(
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
   server.setTimeout(options.idleMs); // no 'timeout' listener: an idle socket is destroyed
+  server.maxConnections = options.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.address.port, options.address.host, () => {

@@ -21,6 +21,7 @@ describe("downloads configuration", () => {
       maxConcurrent: 64,
       maxPerClient: 2,
       stallTimeoutSeconds: 60,
+      maxConnections: 1024,
     });
     expect(config.tls.downloads).toBeUndefined();
   });
@@ -47,12 +48,18 @@ describe("downloads configuration", () => {
     const config = loadConfig({
       env: {},
       overrides: {
-        downloads: { addr: "[::1]:0", requireAuth: false, stallTimeoutSeconds: 5 },
+        downloads: {
+          addr: "[::1]:0",
+          requireAuth: false,
+          stallTimeoutSeconds: 5,
+          maxConnections: 4096,
+        },
         tls: { downloads: { cert: tlsPath("server"), key: tlsPath("server", "key") } },
       },
     });
     expect(config.downloads.addr).toEqual({ host: "::1", port: 0 });
     expect(config.downloads.stallTimeoutSeconds).toBe(5);
+    expect(config.downloads.maxConnections).toBe(4096);
     expect(config.tls.downloads?.clientCa).toBeUndefined();
   });
 
