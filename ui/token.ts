@@ -5,8 +5,9 @@
  * is then taken out of the address bar and the history at once.
  */
 
+import { fragmentToken } from "./token-fragment.js";
+
 const STORAGE_KEY = "agent-control.admin-token";
-const FRAGMENT = /^#token=([^&]*)(?:&(.*))?$/;
 
 /**
  * Takes a token from `#token=…`, stores it, and replaces the address with the same one
@@ -18,11 +19,10 @@ export function takeTokenFromFragment(
   location: Location = window.location,
   history: History = window.history,
 ): string | undefined {
-  const match = FRAGMENT.exec(location.hash);
-  if (!match) return undefined;
-  const page = match[2] ? `#${match[2]}` : "";
-  history.replaceState(history.state, "", `${location.pathname}${location.search}${page}`);
-  const token = decodeURIComponent(match[1] ?? "").trim();
+  const found = fragmentToken(location.hash);
+  if (!found) return undefined;
+  history.replaceState(history.state, "", `${location.pathname}${location.search}${found.rest}`);
+  const token = found.token;
   if (token === "") return undefined;
   saveToken(token);
   return token;
