@@ -45,6 +45,7 @@ export const NODE_KEYS: readonly (keyof CampaignNode)[] = [
   "deferRetryAt",
   "deferrals",
   "deferredSeq",
+  "carriedFrom",
   "revertSeenAt",
   "awaySince",
   "stateChangedAt",

@@ -46,8 +46,11 @@ function describe(event: CampaignEvent, campaignId: string): Omit<AuditRow, "act
       return {
         ...base,
         action: "batch.pass",
-        message: `campaign ${campaignId}: batch ${event.batch + 1} passed`,
-        detail: { batch: event.batch },
+        message: `campaign ${campaignId}: batch ${event.batch + 1} passed${event.carriedOver === undefined ? "" : `; ${event.carriedOver} node(s) still deferring carried over to a later batch`}`,
+        detail: {
+          batch: event.batch,
+          ...(event.carriedOver === undefined ? {} : { carriedOver: event.carriedOver }),
+        },
       };
     case "breached":
       return {

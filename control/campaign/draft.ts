@@ -62,8 +62,8 @@ export interface Draft extends IncrementalJudging {
   readonly indexOf: (n: Pick<CampaignNode, "nodeId" | "order">) => number | undefined;
   /** Position in `records` of a node id (builds a map of ids on first use). */
   readonly indexById: (nodeId: string) => number | undefined;
-  /** Positions in `records` of each batch's nodes, in canary order. */
-  readonly batchIndexes: readonly (readonly number[])[];
+  /** Positions in `records` of each batch's nodes, in canary order ({@link moveToBatch} moves one). */
+  readonly batchIndexes: readonly number[][];
   /** Positions of the nodes in an active state (offered … verifying, rolling back). */
   readonly active: Set<number>;
   /** `active` in canary order, rebuilt only after the set changed (undefined: stale). */
@@ -253,6 +253,9 @@ export function updateNode(
       `node ${nodeId} is ${before.state}, a final state; refusing ${JSON.stringify(patch)}`,
     );
   }
+  if (patch.batch !== undefined && patch.batch !== before.batch) {
+    throw new Error(`node ${nodeId}: a node changes batch only by moveToBatch`);
+  }
   const changesState = patch.state !== undefined && patch.state !== before.state;
   const after: CampaignNode = {
     ...before,
@@ -281,6 +284,61 @@ export function updateNode(
   d.revision++;
   if (reason !== undefined)
     d.reasons.push(`node ${nodeId}: ${before.state} → ${after.state}: ${reason}`);
+  return after;
+}
+
+/**
+ * Moves waiting node `n` from its batch to the later batch `to` (a deferring node carried over,
+ * `deferral.ts`), with `patch` applied: the two batches' positions, tallies and `nodeCount`
+ * follow, so every count of either batch (threshold, sample, pass, gates, the API's) is of its
+ * nodes as they are now.
+ * @throws when the node is not waiting or `to` is not a later batch.
+ */
+export function moveToBatch(
+  d: Draft,
+  n: CampaignNode,
+  to: number,
+  patch: Partial<CampaignNode>,
+  reason: string,
+): CampaignNode {
+  const at = d.indexOf(n);
+  const before = at === undefined ? undefined : d.records[at];
+  if (at === undefined || before === undefined) {
+    throw new Error(`node ${n.nodeId} is not in campaign ${d.campaign.id}`);
+  }
+  const from = before.batch;
+  const source = d.batchIndexes[from];
+  const target = d.batchIndexes[to];
+  if (before.state !== "waiting" || to <= from || source === undefined || target === undefined) {
+    throw new Error(
+      `node ${n.nodeId} (${before.state}, batch ${from + 1}) cannot move to batch ${to + 1}`,
+    );
+  }
+  const after: CampaignNode = { ...before, ...patch, state: "waiting", batch: to };
+  d.records[at] = after;
+  source.splice(source.indexOf(at), 1);
+  // Positions are canary order: the node goes where its order puts it among the batch's.
+  let k = target.length;
+  while (k > 0 && (target[k - 1] as number) > at) k--;
+  target.splice(k, 0, at);
+  d.waitingFrom[from] = 0;
+  d.waitingFrom[to] = 0;
+  const fromTally = d.tallies[from];
+  const toTally = d.tallies[to];
+  if (fromTally !== undefined) count(fromTally, before, -1);
+  if (toTally !== undefined) addToTally(toTally, after);
+  const sizes = d.campaign.batches.map((b) =>
+    b.index === from
+      ? { ...b, nodeCount: b.nodeCount - 1 }
+      : b.index === to
+        ? { ...b, nodeCount: b.nodeCount + 1 }
+        : b,
+  );
+  updateCampaign(d, { batches: sizes });
+  d.changed.add(at);
+  d.touched.add(at);
+  d.revision++;
+  d.reasons.push(`node ${n.nodeId}: batch ${from + 1} → batch ${to + 1}: ${reason}`);
   return after;
 }
 

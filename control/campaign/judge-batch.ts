@@ -14,6 +14,7 @@ import {
   soakedMs,
 } from "./batch-rules.js";
 import { limitBreach } from "./campaign-limits.js";
+import { type CarryOver, carryOver, carryOverPlan } from "./deferral.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
@@ -146,8 +147,9 @@ function shortOfSample(d: Draft, b: BatchRecord): boolean {
 }
 
 /**
- * Passes the current batch when the campaign runs, the batch is running, every node settled,
- * its minimum duration elapsed (paused time and time outside the maintenance windows excluded),
+ * Passes the current batch when the campaign runs, the batch is running, every node settled
+ * (but nodes still deferring that carry over to a later batch, `carryOverPlan`: the batch is then
+ * judged without them, and waits for them if that breaches its threshold), its minimum duration elapsed (paused time and time outside the maintenance windows excluded),
  * the soak after the last settle is over (time outside the windows excluded), every verifying
  * node is online (one away holds the pass until it is back or lost), the minimum sample settled (`--min-canaries`),
  * the target is not yanked, and every gate's counting result holds
@@ -164,9 +166,15 @@ export function judgePass(d: Draft): void {
   if (b.state !== "running") return;
   const size = d.batchIndexes[b.index]?.length ?? 0;
   const active = activeNodes(d, b.index);
+  let carry: readonly CarryOver[] = [];
   if (size > 0) {
+    if (!active.every((n) => isSettled(n, d.now))) return;
+    // Nodes still waiting hold the pass, unless all of them are deferring and may carry over
+    // to a later batch (`deferral.ts`): then the batch passes on its other nodes.
+    const plan = carryOverPlan(d, b);
+    if (plan === undefined) return;
+    carry = plan;
     const tally = tallyOf(d, b.index);
-    if (tally.waiting > 0 || !active.every((n) => isSettled(n, d.now))) return;
     let settled = tally.lastFinalSettle ?? Number.NEGATIVE_INFINITY;
     for (const n of active) settled = Math.max(settled, settledAt(n) ?? d.now);
     if (b.settledAt !== settled) updateBatch(d, b.index, { settledAt: settled });
@@ -177,6 +185,11 @@ export function judgePass(d: Draft): void {
   }
   if (d.yanked !== undefined) return;
   const counts = countsOf(d, b.index);
+  // The batch is judged on the nodes it keeps: without those it carries over it must stay within
+  // its threshold (1 failed of 20 at 5 % is, 1 of 19 is not), else it waits for them.
+  const kept = { failed: counts.failed, offerable: counts.offerable - carry.length };
+  if (carry.length > 0 && isBreached(kept, c.spec.failureThresholdPercent, b.acceptedFailures))
+    return;
   if (isBreached(counts, c.spec.failureThresholdPercent, b.acceptedFailures)) {
     throw new Error(
       `campaign ${c.id}: refusing to pass batch ${b.index + 1}: ${counts.failed} of ${counts.offerable} nodes failed (threshold ${c.spec.failureThresholdPercent} %)`,
@@ -206,6 +219,7 @@ export function judgePass(d: Draft): void {
       });
     }
   }
+  carryOver(d, carry);
   for (const n of active) {
     if (n.state !== "verifying") continue;
     const id = operationId(c.id, n.nodeId, "confirm");
@@ -229,7 +243,11 @@ export function judgePass(d: Draft): void {
     endedAt: d.now,
     ...(evidence === undefined ? {} : { gateEvidence: evidence }),
   });
-  d.events.push({ kind: "batch_passed", batch: b.index });
+  d.events.push({
+    kind: "batch_passed",
+    batch: b.index,
+    ...(carry.length === 0 ? {} : { carriedOver: carry.length }),
+  });
   const next = c.batches[b.index + 1];
   if (next === undefined) {
     updateCampaign(

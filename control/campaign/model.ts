@@ -240,6 +240,12 @@ export interface CampaignNode {
    * judged on: a DEFERRED numbered above it answers a later offer (`deferral.ts`).
    */
   readonly deferredSeq?: number | undefined;
+  /**
+   * The batch it was planned into, once it was carried over from it (`deferral.ts`: still
+   * deferring when the rest of that batch was ready to pass); `batch` is the batch it belongs to
+   * now. Absent: it is in the batch it was planned into.
+   */
+  readonly carriedFrom?: number | undefined;
   /** A restarting node first seen back on another version (it may still report why). */
   readonly revertSeenAt?: number | undefined;
   /**
@@ -313,7 +319,12 @@ export type AdminCommand =
 export type CampaignEvent =
   | { readonly kind: "phase_changed"; readonly from: CampaignPhase; readonly to: CampaignPhase }
   | { readonly kind: "batch_started"; readonly batch: number }
-  | { readonly kind: "batch_passed"; readonly batch: number }
+  | {
+      readonly kind: "batch_passed";
+      readonly batch: number;
+      /** How many deferring nodes it carried over to later batches (absent: none). */
+      readonly carriedOver?: number | undefined;
+    }
   | {
       readonly kind: "breached";
       readonly batch: number;

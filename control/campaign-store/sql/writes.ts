@@ -108,7 +108,8 @@ function nodesJson(nodes: readonly CampaignNode[]): string {
 /**
  * Writes a decision: changed node rows, the campaign row (bumping its version and
  * `updated_at` whenever anything changed), outbox rows (insert-or-ignore: the ids are
- * deterministic), applied commands and audit rows.
+ * deterministic), applied commands and audit rows. A node row's `batch` column follows its
+ * record's (a deferring node carried over to the next batch moves: `deferral.ts`).
  *
  * A record is merged, not replaced: the fields of the stored JSON this release does not know
  * (written by a newer release running beside it) are kept, and every field it knows is the
@@ -137,7 +138,7 @@ export async function writeDecision(q: Queryable, w: DecisionWrite): Promise<boo
   }
   if (w.nodes.length > 0) {
     await q.query(
-      `update campaign_nodes cn set state = x.state, code = x.code, updated_at = $3,
+      `update campaign_nodes cn set state = x.state, code = x.code, batch = x.batch, updated_at = $3,
           finished_at = to_timestamp(x.finished_ms / 1000.0),
           record = (cn.record - $4::text[]) || x.record
          from jsonb_to_recordset($2::jsonb) as x(node_id text, batch int, ord int, state text,
