@@ -11,6 +11,7 @@
 import type { Draft } from "./draft.js";
 import { activeNodes, currentBatch, factsOf, judgedDeadline, updateNode } from "./draft.js";
 import type { CampaignNode } from "./model.js";
+import { isEndedPhase } from "./model.js";
 import { minutes } from "./reports.js";
 
 /**
@@ -23,7 +24,9 @@ export function lostDeadline(d: Draft, n: CampaignNode): number | undefined {
 
 /**
  * Judges the verifying nodes of the current batch while it may still pass or is held after a
- * breach (running or paused campaign; batch running or breached), as a node's config failure
+ * breach (running or paused campaign; batch running or breached), and while the campaign ended
+ * before the batch passed (aborted without rollback, stopped: its nodes then settle as they
+ * stand, and one away is not succeeded, `judgeVerifying`), as a node's config failure
  * is: online → its `awaySince` cleared; offline (or without facts: offline, nothing known) and
  * not yet away → `awaySince` = now; away and still not online (offline, or reconnecting after
  * this Control's restart) at its lost deadline (never within a reconnect timeout of this
@@ -33,9 +36,11 @@ export function lostDeadline(d: Draft, n: CampaignNode): number | undefined {
  */
 export function judgeAway(d: Draft): void {
   const c = d.campaign;
-  if (c.phase !== "running" && c.phase !== "paused") return;
   const b = currentBatch(d);
-  if (b.state !== "running" && b.state !== "breached") return;
+  const mayPass =
+    (c.phase === "running" || c.phase === "paused") &&
+    (b.state === "running" || b.state === "breached");
+  if (!mayPass && !isEndedPhase(c.phase)) return;
   for (const n of activeNodes(d, b.index)) {
     if (n.state !== "verifying") continue;
     const f = factsOf(d, n.nodeId);

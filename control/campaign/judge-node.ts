@@ -242,7 +242,8 @@ function watched(d: Draft, n: CampaignNode): boolean {
  * grace or while its batch is still watched → failed/config_apply_failed; another new boot on a
  * version other than the target → failed/reverted. Revoked by an administrator → skipped
  * `node_revoked` ({@link skipRevoked}). Past its grace in a campaign whose batch can
- * no longer pass (aborted, stopped) → succeeded, unconfirmed. Otherwise it waits for its batch
+ * no longer pass (aborted, stopped) → succeeded, unconfirmed, when online (one away is judged
+ * by `judgeAway`: back online, or lost). Otherwise it waits for its batch
  * to pass (the batch makes it succeeded and confirms it).
  */
 export function judgeVerifying(d: Draft, n: CampaignNode): void {
@@ -288,7 +289,8 @@ export function judgeVerifying(d: Draft, n: CampaignNode): void {
     skipRevoked(d, n);
     return;
   }
-  if (!isWatched && d.campaign.phase !== "rolling_back") {
+  // Away (not online): `judgeAway` settles it, back online or lost; never succeeded unseen.
+  if (!isWatched && d.campaign.phase !== "rolling_back" && f?.online === true) {
     updateNode(
       d,
       n,

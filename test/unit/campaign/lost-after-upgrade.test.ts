@@ -139,3 +139,30 @@ describe("a node back on the target that goes offline before its batch passes", 
     for (const id of canaries) expect(nodeOf(h, id).code).toBe("lost_after_upgrade");
   });
 });
+
+describe("a node back on the target that is away when the campaign is aborted without rollback", () => {
+  it("is not succeeded while away: lost_after_upgrade past its timeout", () => {
+    const { h, canaries } = canariesGoneAtThree();
+    h.now = 4 * MIN;
+    tick(h, [{ kind: "abort", rollback: false }]);
+    expect(h.campaign.phase).toBe("aborted");
+    advance(h, 2 * MIN);
+    for (const id of canaries) expect(nodeOf(h, id).state).toBe("verifying");
+    h.now = 13 * MIN;
+    tick(h);
+    for (const id of canaries)
+      expect(nodeOf(h, id)).toMatchObject({ state: "failed", code: "lost_after_upgrade" });
+    expect(h.campaign.finishedAt).toBe(13 * MIN);
+  });
+
+  it("is succeeded, unconfirmed, once back online before its timeout", () => {
+    const { h, canaries } = canariesGoneAtThree();
+    h.now = 4 * MIN;
+    tick(h, [{ kind: "abort", rollback: false }]);
+    h.now = 8 * MIN;
+    for (const id of canaries) goOnline(h, id);
+    tick(h);
+    for (const id of canaries) expect(nodeOf(h, id).state).toBe("succeeded");
+    expect(sent(h, "confirm")).toEqual([]);
+  });
+});
