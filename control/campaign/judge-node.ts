@@ -14,6 +14,22 @@ import { detail, minutes, reportFor, sendFailureFor } from "./reports.js";
 export { judgeRollback } from "./rollback-verdict.js";
 
 /**
+ * The patch of a node that announced its restart: restarting, its reconnect deadline counted
+ * again from now (the leader's clock, when it first judges the announcement), never earlier
+ * than it was. The reconnect timeout is a time to come back: a node that took most of it to
+ * download and apply still has all of it to restart, and holds its slot meanwhile.
+ */
+function restarting(d: Draft, n: CampaignNode): Partial<CampaignNode> {
+  return {
+    state: "restarting",
+    reconnectDeadline: Math.max(
+      n.reconnectDeadline ?? Number.NEGATIVE_INFINITY,
+      d.now + d.campaign.spec.reconnectTimeoutMs,
+    ),
+  };
+}
+
+/**
  * Judges a node that was offered the upgrade (offered, applying, restarting), in this order:
  * send failure → failed/offer_failed; REFUSED → failed/rejected; FAILED → failed/apply_failed
  * (failed/health_check_failed, with the agent's message, when the agent's code is that: the
@@ -27,7 +43,8 @@ export { judgeRollback } from "./rollback-verdict.js";
  * deadline, and no new action (the outbox re-sends the offer on reconnect); progress reports
  * (ACCEPTED, DOWNLOADING, VERIFYING, APPLYING → applying; RESTARTING → restarting; never
  * backwards), except that a node an administrator revoked is skipped `node_revoked` first
- * ({@link skipRevoked}); then, at the reconnect deadline: timed_out when the node is offline and never announced a
+ * ({@link skipRevoked}); then, at the reconnect deadline (from the offer, and again from the
+ * announced restart: {@link restarting}): timed_out when the node is offline and never announced a
  * restart (it stopped heartbeating while running), failed/reconnect_timeout otherwise.
  */
 export function judgeUpgrade(d: Draft, n: CampaignNode): void {
@@ -133,7 +150,7 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
     } else if (n.state !== "restarting" && r?.phase === "RESTARTING" && r.bootId !== f.bootId) {
       // It announced its restart from the boot before, and this decision sees that report and
       // the new boot at once: the announcement first (the loop judges the node again).
-      updateNode(d, n, { state: "restarting" }, "restarting");
+      updateNode(d, n, restarting(d, n), "restarting");
     } else if (n.state === "restarting" && awaitsRevertReport(d, n)) {
       // Back on another version after announcing its restart: its supervisor reverted it, and
       // the agent says why (a failed health check, a crash at start) right after its Welcome.
@@ -163,7 +180,7 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
     const next =
       r.phase === "RESTARTING" ? "restarting" : r.phase === "CONFIRMED" ? undefined : "applying";
     if (next === "restarting" && n.state !== "restarting") {
-      updateNode(d, n, { state: "restarting" }, "restarting");
+      updateNode(d, n, restarting(d, n), "restarting");
       return;
     }
     if (next === "applying" && n.state === "offered") {

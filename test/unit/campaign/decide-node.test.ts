@@ -211,6 +211,7 @@ describe("judging an offered node", () => {
       name: "fails a node that restarted and did not come back in time (reconnect_timeout)",
       script: (h, id) => {
         report(h, id, "RESTARTING");
+        tick(h);
         goOffline(h, id);
         h.now += 10 * MIN;
       },
@@ -230,6 +231,7 @@ describe("judging an offered node", () => {
       name: "keeps a node that is restarting one millisecond before its deadline",
       script: (h, id) => {
         report(h, id, "RESTARTING");
+        tick(h);
         goOffline(h, id);
         h.now += 10 * MIN - 1;
       },
@@ -253,6 +255,7 @@ describe("judging an offered node", () => {
     const h = start(fleet(1), { batches: one, failureThresholdPercent: 100 });
     tick(h);
     report(h, "node-000", "RESTARTING");
+    tick(h);
     advance(h, 10 * MIN);
     expect(nodeOf(h, "node-000").message).toBe(`did not reconnect with ${NEW} within 10 minutes`);
   });

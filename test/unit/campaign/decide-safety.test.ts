@@ -98,6 +98,7 @@ function breachedWithFinalNodes(): { h: Harness; ids: Record<string, string>; re
   goOffline(h, restart);
   report(h, gone, "DOWNLOADING");
   goOffline(h, gone);
+  tick(h);
   advance(h, MIN);
   configFails(h, config);
   advance(h, MIN);

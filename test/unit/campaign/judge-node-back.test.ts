@@ -184,6 +184,7 @@ describe("nodes offline at the deadline", () => {
     report(h, b, "RESTARTING");
     goOffline(h, a);
     goOffline(h, b);
+    tick(h);
     advance(h, 10 * MIN);
     expect(nodeOf(h, a)).toMatchObject({ state: "timed_out", code: "reconnect_timeout" });
     expect(nodeOf(h, b)).toMatchObject({ state: "failed", code: "reconnect_timeout" });
