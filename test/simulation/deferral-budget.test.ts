@@ -22,7 +22,11 @@ describe("withDeferralBudget", () => {
       const members = s.agents.filter(
         (a) => a.labels.group === group && a.platform === undefined && !disabled.has(a.id),
       );
-      expect(members.map((a) => a.behaviour)).toEqual(members.map(() => "succeed"));
+      // All succeed, but for the faults of generation 2, drawn over every feature after it.
+      const later = new Set(["fail_on_target", "vanish_after_upgrade"]);
+      expect(members.filter((a) => !later.has(a.behaviour)).map((a) => a.behaviour)).toEqual(
+        members.filter((a) => !later.has(a.behaviour)).map(() => "succeed"),
+      );
       for (const a of members)
         if (a.busyUntil !== undefined) expect(a.busyUntil).toBe(c.at + 45_000);
     }

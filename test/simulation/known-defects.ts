@@ -18,14 +18,13 @@ export interface KnownDefect {
 
 /** The known defects, by number. */
 export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {
-  32: {
+  33: {
     title:
-      "a node judged failed/reconnect_timeout that is then sent its campaign's rollback holds no pool slot while its agent restarts onto its previous release: another campaign offers in the pool over its budget (PD1, found by the agents' history on seed 514232, 2026-12-07; control/ is owned elsewhere, not fixed here)",
-    seeds: [514232],
-    invariant: "PD1:",
+      "an agent that reports FAILED apply_failed yet runs the target, and restarts into it at once, is failed and the batch rolled back and finished before its Hello on the target arrives: the campaign says rolled_back while the node runs the target, never sent a rollback (O1/I2, the generator's fail_on_target agents, seeds 262 and 398, 2026-12-07). The engine judges by what the agent says; a rollback that waited for every failed node to be seen again would hold every rollback. Not fixed.",
+    seeds: [262, 398],
+    invariant: "O1:",
     cases: [],
-  },
-};
+  },};
 
 /** The defect a seed is known to fail by, if any. */
 export function knownSeedDefect(seed: number): { defect: number; invariant: string } | undefined {
