@@ -5,6 +5,7 @@
  * `/metrics` reads of them.
  */
 import { authenticateStream } from "./agents/authenticate.js";
+import { throttledCloseLog } from "./agents/close-log.js";
 import { acceptBacklog } from "./agents/connection-cap.js";
 import { CredentialSlots } from "./agents/credential-slots.js";
 import { HANDSHAKE_ADMISSION, HandshakeAdmission } from "./agents/handshake-admission.js";
@@ -12,6 +13,10 @@ import type { AgentHub } from "./agents/hub.js";
 import { type AgentServer, startAgentServer } from "./agents/server.js";
 import { Slots } from "./agents/slots.js";
 import { currentStreamBudget } from "./agents/stream-budget.js";
+import {
+  UNAUTHENTICATED_CLOSES,
+  UnauthenticatedConnections,
+} from "./agents/unauthenticated-connections.js";
 import type { Clock } from "./clock.js";
 import type { ControlConfig } from "./config.js";
 import type { Database } from "./db/database.js";
@@ -56,7 +61,15 @@ export async function startAgentListener(o: AgentListenerOptions): Promise<Agent
     acceptBacklog: acceptBacklog(budget.maxConnections),
     kernelAcceptQueueCap: readKernelAcceptQueueCap(),
   };
-  log.info({ ...budgetFacts, ...queue }, "agent stream and connection limits");
+  const unauthenticatedLimits = {
+    agentConnectionAuthSeconds: config.timeouts.agentConnectionAuthSeconds,
+    agentUnauthenticatedConnectionsPerAddress:
+      config.limits.agentUnauthenticatedConnectionsPerAddress,
+  };
+  log.info(
+    { ...budgetFacts, ...queue, ...unauthenticatedLimits },
+    "agent stream and connection limits",
+  );
   if (warning) log.warn({ ...budgetFacts }, warning);
   const streams = new Slots(budget.maxStreams);
   const maxHandshakes = config.limits.maxConcurrentHandshakes;
@@ -70,6 +83,22 @@ export async function startAgentListener(o: AgentListenerOptions): Promise<Agent
     "agent_control_agent_connections_dropped_total",
     "TCP connections to the agent listener closed at accept: the connection limit was reached.",
   );
+  const unauthenticatedClosed = metrics.counter(
+    "agent_control_agent_connections_unauthenticated_closed_total",
+    "Connections to the agent listener closed before a stream on them authenticated: auth_deadline (none within timeouts.agentConnectionAuthSeconds) or unauthenticated_per_address (closed at accept: limits.agentUnauthenticatedConnectionsPerAddress).",
+    ["reason"],
+    UNAUTHENTICATED_CLOSES.map((reason) => ({ reason })),
+  );
+  const closeLog = throttledCloseLog(log, clock, 60_000);
+  const unauthenticated = new UnauthenticatedConnections({
+    deadlineMs: config.timeouts.agentConnectionAuthSeconds * 1000,
+    perAddress: config.limits.agentUnauthenticatedConnectionsPerAddress,
+    clock,
+    closed: (reason, address) => {
+      unauthenticatedClosed.inc({ reason });
+      closeLog(reason, address);
+    },
+  });
   const agentServer: AgentServer = await startAgentServer({
     address: config.agentAddr,
     maxMessageBytes: config.limits.maxMessageBytes,
@@ -77,6 +106,7 @@ export async function startAgentListener(o: AgentListenerOptions): Promise<Agent
     credentials: agentServerCredentials(config.tls.agent),
     maxConnections: budget.maxConnections,
     connectionDropped: () => drops.inc(),
+    unauthenticated,
     log,
     session: {
       hub,
@@ -147,6 +177,11 @@ export async function startAgentListener(o: AgentListenerOptions): Promise<Agent
     "agent_control_agent_connections",
     "TCP connections open on the agent listener.",
     () => agentServer.connections,
+  );
+  metrics.gauge(
+    "agent_control_agent_connections_unauthenticated",
+    "TCP connections open on the agent listener on which no stream has authenticated yet.",
+    () => unauthenticated.size,
   );
   metrics.gauge(
     "agent_control_agent_connections_limit",

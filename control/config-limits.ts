@@ -39,6 +39,12 @@ export type LimitsConfig = {
    * open-file limit (control/agents/stream-budget.ts).
    */
   readonly maxStreams: number | undefined;
+  /**
+   * Connections to the agent port one source address (an IPv6 /64) may hold before a stream
+   * on them authenticated (default 32); the next one is closed at accept. Loopback is not
+   * counted (control/agents/unauthenticated-connections.ts).
+   */
+  readonly agentUnauthenticatedConnectionsPerAddress: number;
   /** How long SIGTERM waits for streams to drain. */
   readonly shutdownGraceSeconds: number;
 } & AdminLimitsConfig;
@@ -68,6 +74,13 @@ export function readLimits(v: Reader, limits: ConfigInput, problems: string[]): 
       limits.maxStreams === undefined
         ? undefined
         : v.integer(limits, "limits.maxStreams", 1, 1, 10_000_000),
+    agentUnauthenticatedConnectionsPerAddress: v.integer(
+      limits,
+      "limits.agentUnauthenticatedConnectionsPerAddress",
+      32,
+      1,
+      1_000_000,
+    ),
     shutdownGraceSeconds: v.number(limits, "limits.shutdownGraceSeconds", 10, 0, 3600),
     ...readAdminLimits(v, limits, problems),
   };

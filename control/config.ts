@@ -84,6 +84,11 @@ export interface ControlConfig {
     readonly configGraceSeconds: number;
     readonly heartbeatSeconds: number;
     readonly offlineAfterSeconds: number;
+    /**
+     * How long a connection to the agent port may stay without an authenticated stream (TLS,
+     * HTTP/2 preface, stream, credential) before it is closed (default 10).
+     */
+    readonly agentConnectionAuthSeconds: number;
   } & AdminTimeoutsConfig;
   readonly worker: {
     readonly intervalMs: number;
@@ -302,6 +307,13 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
       configGraceSeconds: v.integer(timeouts, "timeouts.configGraceSeconds", 60, 0, 86400),
       heartbeatSeconds: v.number(timeouts, "timeouts.heartbeatSeconds", 10, 0.05, 3600),
       offlineAfterSeconds: v.number(timeouts, "timeouts.offlineAfterSeconds", 120, 0.1, 86400),
+      agentConnectionAuthSeconds: v.number(
+        timeouts,
+        "timeouts.agentConnectionAuthSeconds",
+        10,
+        0.1,
+        3600,
+      ),
       ...readAdminTimeouts(v, timeouts, problems),
     },
     worker: {

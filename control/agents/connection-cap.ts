@@ -9,10 +9,15 @@
  * Its accept queue ({@link acceptBacklog}) has room for every connection Control holds, so a
  * wave of agents reconnecting at once waits there for Control's event loop instead of being
  * dropped at the SYN, which their kernels retry only 1 s, 3 s and 7 s later.
+ *
+ * The cap alone would let anyone holding `maxConnections` silent connections lock the fleet
+ * out, so each connection is also bounded until a stream on it authenticates: in time and in
+ * number per source address (unauthenticated-connections.ts).
  */
 import { createServer, type Server, type Socket } from "node:net";
 import type { Logger } from "../log.js";
 import type { ListenAddress } from "../shared/listen-address.js";
+import type { UnauthenticatedConnections } from "./unauthenticated-connections.js";
 
 /** Node.js's default accept queue: what the listener asks for at least. */
 const DEFAULT_ACCEPT_BACKLOG = 511;
@@ -39,6 +44,12 @@ export interface CappedListenerOptions {
   readonly accept: (socket: Socket) => void;
   /** Told of each connection closed at accept because the cap was reached. */
   readonly dropped: () => void;
+  /**
+   * Bounds every accepted connection until a stream on it authenticates: one refused by it
+   * (its address holds too many unauthenticated connections) is destroyed at once and never
+   * reaches `accept`.
+   */
+  readonly unauthenticated: UnauthenticatedConnections;
   readonly log: Logger;
 }
 
@@ -61,6 +72,10 @@ export interface CappedListener {
 export async function listenCapped(options: CappedListenerOptions): Promise<CappedListener> {
   const open = new Set<Socket>();
   const server: Server = createServer((socket) => {
+    if (!options.unauthenticated.admit(socket)) {
+      socket.destroy();
+      return;
+    }
     open.add(socket);
     socket.once("close", () => open.delete(socket));
     options.accept(socket);

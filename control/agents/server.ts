@@ -2,7 +2,8 @@
  * The Agent Control gRPC server: `agentcontrol.v1.AgentControlService/Connect` on
  * grpc-js, with the channel options chosen for tens of thousands of long-lived streams.
  * Its TCP socket is Control's own ({@link listenCapped}), so connections are capped below
- * the open-file limit; grpc-js serves what that socket accepts.
+ * the open-file limit, and a connection without an authenticated stream is bounded in time
+ * and per source address; grpc-js serves what that socket accepts.
  */
 import type { Socket } from "node:net";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -19,6 +20,7 @@ import { nulTextPath } from "../shared/nul-text.js";
 import { listenCapped } from "./connection-cap.js";
 import { withWireBytes } from "./inbound-budget.js";
 import { type IncomingMessage, MALFORMED, type SessionDeps, serveAgentStream } from "./session.js";
+import type { UnauthenticatedConnections } from "./unauthenticated-connections.js";
 
 /** Options of {@link startAgentServer}. */
 export interface AgentServerOptions {
@@ -32,6 +34,11 @@ export interface AgentServerOptions {
   readonly maxConnections: number;
   /** Told of each connection closed at accept because `maxConnections` were open. */
   readonly connectionDropped: () => void;
+  /**
+   * The bounds on connections without an authenticated stream (deadline, per source); the
+   * sessions tell it when a stream on a connection handshakes and authenticates.
+   */
+  readonly unauthenticated: UnauthenticatedConnections;
   readonly log: Logger;
 }
 
@@ -114,9 +121,10 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
       requestDeserialize: decodeAgentMessage,
     },
   };
+  const session: SessionDeps = { ...options.session, connection: options.unauthenticated };
   server.addService(tolerant, {
     connect: (call: grpc.ServerDuplexStream<IncomingMessage, never>) =>
-      serveAgentStream(call, options.session),
+      serveAgentStream(call, session),
   });
   const injector = server.createConnectionInjector(
     options.credentials ?? grpc.ServerCredentials.createInsecure(),
@@ -126,6 +134,7 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
     maxConnections: options.maxConnections,
     accept: (socket: Socket) => injector.injectConnection(socket),
     dropped: options.connectionDropped,
+    unauthenticated: options.unauthenticated,
     log: options.log,
   });
   return {

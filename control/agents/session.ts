@@ -37,6 +37,7 @@ import {
   type StreamBounds,
 } from "./stream-bounds.js";
 import { StreamWriter } from "./stream-writer.js";
+import type { ConnectionAuthEvents } from "./unauthenticated-connections.js";
 import { checkHello, checkObserved, checkTrustStatus } from "./validate.js";
 
 /** A message that failed to decode; the stream ends with INVALID_ARGUMENT. */
@@ -76,6 +77,12 @@ export interface SessionDeps extends StreamBounds {
   readonly byteBudget?: ByteBudget;
   /** Told how each handshake ended (for `/metrics`): see {@link HandshakeResult}. */
   readonly handshaken?: (result: HandshakeResult) => void;
+  /**
+   * Told, by the stream's peer, when a handshake on a connection starts and ends and when its
+   * credential was accepted: the listener bounds connections until then (see
+   * unauthenticated-connections.ts). Unset where streams do not arrive on a listener.
+   */
+  readonly connection?: ConnectionAuthEvents;
 }
 
 export type { HandshakeResult, StreamRefusal } from "./stream-bounds.js";
@@ -204,12 +211,15 @@ class AgentSession implements HubSession {
     const authorization = typeof header === "string" ? header : undefined;
     const certificate = this.call.getAuthContext()?.sslPeerCertificate;
     const release = admitHandshake(this.deps, authorization, certificate);
+    const connection = this.deps.connection;
+    connection?.handshakeStarted(this.peer);
     let welcomed = false;
     try {
       const first = this.awaitFirstMessage();
       // Observed below once authentication succeeds; never left to reject unobserved.
       first.catch(() => undefined);
       const identity = await this.deps.authenticate(authorization, certificate);
+      connection?.authenticated(this.peer);
       const message = await first;
       if (this.stage === "closed") return;
       if (MALFORMED in message) throw malformed(message[MALFORMED]);
@@ -219,6 +229,7 @@ class AgentSession implements HubSession {
       await this.welcome(identity, message.body.value);
       welcomed = true;
     } finally {
+      connection?.handshakeEnded(this.peer);
       release(welcomed);
     }
   }

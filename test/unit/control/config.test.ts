@@ -42,6 +42,7 @@ describe("Control's configuration", () => {
       configGraceSeconds: 60,
       heartbeatSeconds: 10,
       offlineAfterSeconds: 120,
+      agentConnectionAuthSeconds: 10,
       adminHeadersSeconds: 15,
       adminRequestSeconds: 300,
       adminKeepAliveSeconds: 65,
