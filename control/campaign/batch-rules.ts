@@ -57,8 +57,9 @@ export function soakedMs(
 /**
  * True while the node occupies a slot of its campaign's concurrency and of its pool's
  * disruption budget ({@link NodeStateTraits.holdsSlot}): offered, applying, restarting, rolling
- * back, or verifying within its config grace. A node verifying past its grace is only watched;
- * it holds no slot.
+ * back, verifying within its config grace, or final (failed, timed_out, skipped, canceled) with
+ * a rollback pending ({@link rollbackPending}). A node verifying past its grace is only
+ * watched; it holds no slot. The SQL adapter's equivalent is `holdsSlotSql`.
  */
 export function inFlight(n: CampaignNode, now: number): boolean {
   const use = NODE_STATE_TRAITS[n.state].holdsSlot;
@@ -67,11 +68,32 @@ export function inFlight(n: CampaignNode, now: number): boolean {
       return true;
     case "within_grace":
       return n.graceEndsAt === undefined || n.graceEndsAt > now;
+    case "while_rollback_pending":
+      return rollbackPending(n, now);
     case "never":
       return false;
     default:
       return assertNever(use, "slot use");
   }
+}
+
+/**
+ * True while a rollback sent to final node `n` after it ended may still be restarting its agent
+ * onto its previous release: it was sent one (`rollbackOperationId`), its outcome is not
+ * recorded (`rollbackResult`, written when its batch's rollback ends), and its rollback deadline
+ * is unset or after `now` (at that deadline Control judges a rollback not confirmed back as
+ * `rollback_unconfirmed`). A rollback withheld (`rollbackResult` rollback_withheld, no
+ * operation) is none.
+ */
+export function rollbackPending(
+  n: Pick<CampaignNode, "rollbackOperationId" | "rollbackResult" | "rollbackDeadline">,
+  now: number,
+): boolean {
+  return (
+    n.rollbackOperationId !== undefined &&
+    n.rollbackResult === undefined &&
+    (n.rollbackDeadline === undefined || n.rollbackDeadline > now)
+  );
 }
 
 /**

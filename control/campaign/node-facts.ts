@@ -121,9 +121,9 @@ export interface PoolLoad {
   /**
    * Nodes of this pool in flight in the OTHER live campaigns (finishedAt null, not the one being
    * decided), as the worker counts them from their stored node rows at this decision: rows for
-   * which `inFlight(row, now)` is true (offered, applying, restarting, rolling back, or
-   * verifying with `graceEndsAt` unset or after `now`). When it is at or above the budget, this
-   * campaign offers nothing in that pool.
+   * which `inFlight(row, now)` is true (offered, applying, restarting, rolling back, verifying
+   * with `graceEndsAt` unset or after `now`, or final with a rollback pending). When it is at
+   * or above the budget, this campaign offers nothing in that pool.
    */
   readonly inFlightElsewhere: number;
 }

@@ -1,8 +1,8 @@
 /**
  * Every rule that asks "which node states …?" answered once: one row of traits per
  * {@link NodeState}. The engine's predicates (`isFinal`, `inFlight`, …) and the store adapters'
- * lists and SQL fragments (`state in (...)`, the partial index of migration 0022) are derived
- * from this table, never written out again. A state added to `NodeState` fails to compile until
+ * lists and SQL fragments (`state in (...)`, the partial indexes of migrations 0022 and 0025)
+ * are derived from this table, never written out again. A state added to `NodeState` fails to compile until
  * its row here says what it is. (`NodeState` is declared here, and re-exported by `model.ts`,
  * so that the table and the union live in one module without an import cycle.)
  */
@@ -32,6 +32,16 @@ export type SlotUse =
    * but not yet trusted; past the grace it is only watched.
    */
   | "within_grace"
+  /**
+   * While a rollback its campaign sent it after it ended is pending (a final node that may run
+   * the target, its state kept: `rollbackFinalNodes` in `rollback.ts`): `rollbackOperationId`
+   * set, no `rollbackResult` recorded yet, and its `rollbackDeadline` unset or after now. Its
+   * agent may be restarting onto its previous release, as disruptive as a node rolling back;
+   * once the outcome is recorded, or the deadline passed (from then on Control judges it
+   * unconfirmed), it holds none. Only for final states: a node that was rolling back says its
+   * outcome by its state (rolled_back, rollback_failed).
+   */
+  | "while_rollback_pending"
   /** Never. */
   | "never";
 
@@ -47,9 +57,11 @@ export interface NodeStateTraits {
   /** The node counts as a failure toward its batch's threshold and the failure budget. */
   readonly failure: boolean;
   /**
-   * The node is disrupting: it is (or may be, within a grace) restarting or unproven because of
-   * an operation of its campaign, so it holds a slot of its campaign's concurrency and of its
-   * pool's disruption budget, counted over every unfinished campaign (`PoolLoad`).
+   * The node is disrupting: it is (or may be, within a grace, or while a rollback sent to it
+   * after it ended is pending) restarting or unproven because of an operation of its campaign,
+   * so it holds a slot of its campaign's concurrency and of its pool's disruption budget,
+   * counted over every unfinished campaign (`PoolLoad`). `inFlight` (`batch-rules.ts`) reads
+   * it, and the stores' counts derive from it.
    */
   readonly holdsSlot: SlotUse;
   /**
@@ -116,11 +128,13 @@ export const NODE_STATE_TRAITS: Readonly<Record<NodeState, NodeStateTraits>> = {
     busy: false,
     resendUpgrade: false,
   },
+  // A final node that may run the target is sent its batch's rollback, its state kept: it holds
+  // a slot while that rollback is pending (its agent may be restarting onto its previous release).
   failed: {
     final: true,
     upgrading: false,
     failure: true,
-    holdsSlot: "never",
+    holdsSlot: "while_rollback_pending",
     busy: false,
     resendUpgrade: false,
   },
@@ -128,7 +142,7 @@ export const NODE_STATE_TRAITS: Readonly<Record<NodeState, NodeStateTraits>> = {
     final: true,
     upgrading: false,
     failure: true,
-    holdsSlot: "never",
+    holdsSlot: "while_rollback_pending",
     busy: false,
     resendUpgrade: false,
   },
@@ -136,7 +150,7 @@ export const NODE_STATE_TRAITS: Readonly<Record<NodeState, NodeStateTraits>> = {
     final: true,
     upgrading: false,
     failure: false,
-    holdsSlot: "never",
+    holdsSlot: "while_rollback_pending",
     busy: false,
     resendUpgrade: false,
   },
@@ -144,7 +158,7 @@ export const NODE_STATE_TRAITS: Readonly<Record<NodeState, NodeStateTraits>> = {
     final: true,
     upgrading: false,
     failure: false,
-    holdsSlot: "never",
+    holdsSlot: "while_rollback_pending",
     busy: false,
     resendUpgrade: false,
   },
@@ -204,9 +218,22 @@ export const FINAL_NODE_STATES: readonly NodeState[] = nodeStatesWhere((t) => t.
 /** The states that count as a failure ({@link NodeStateTraits.failure}). */
 export const FAILURE_NODE_STATES: readonly NodeState[] = nodeStatesWhere((t) => t.failure);
 
-/** The states in which a node may hold a slot ({@link NodeStateTraits.holdsSlot} not never). */
+/**
+ * The states in which a node holds a slot by its state, always or within its grace
+ * ({@link NodeStateTraits.holdsSlot} `always` or `within_grace`): the predicate of the partial
+ * index `campaign_nodes_slot_idx` (migration 0022).
+ */
 export const SLOT_NODE_STATES: readonly NodeState[] = nodeStatesWhere(
-  (t) => t.holdsSlot !== "never",
+  (t) => t.holdsSlot === "always" || t.holdsSlot === "within_grace",
+);
+
+/**
+ * The final states in which a node holds a slot while a rollback sent to it is pending
+ * ({@link NodeStateTraits.holdsSlot} `while_rollback_pending`): the states of the partial index
+ * `campaign_nodes_rollback_slot_idx` (migration 0025).
+ */
+export const ROLLBACK_SLOT_NODE_STATES: readonly NodeState[] = nodeStatesWhere(
+  (t) => t.holdsSlot === "while_rollback_pending",
 );
 
 /** The states in which a node holds a slot only while its config grace runs. */

@@ -24,7 +24,8 @@ export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {
     seeds: [262, 398],
     invariant: "O1:",
     cases: [],
-  },};
+  },
+};
 
 /** The defect a seed is known to fail by, if any. */
 export function knownSeedDefect(seed: number): { defect: number; invariant: string } | undefined {

@@ -12,6 +12,7 @@ import {
   isEndedPhase,
   type NodeState,
   RESEND_UPGRADE_NODE_STATES,
+  ROLLBACK_SLOT_NODE_STATES,
   SLOT_NODE_STATES,
 } from "../../campaign/index.js";
 
@@ -39,11 +40,27 @@ export function notFinalSql(expr: string): string {
 }
 
 /**
- * The node states that may hold a slot (the disruption budget's rows): the predicate of the
- * partial index `campaign_nodes_slot_idx` (migration 0021), which a query reads through only
- * when its own predicate says the same.
+ * The node states that hold a slot by their state (the disruption budget's rows, but the final
+ * ones with a rollback pending): the predicate of the partial index `campaign_nodes_slot_idx`
+ * (migration 0022), which a query reads through only when its own predicate says the same.
  */
 export const SLOT_STATES_SQL = sqlList(SLOT_NODE_STATES);
+
+/**
+ * The final node states that hold a slot while a rollback sent to them is pending: the states
+ * of the partial index `campaign_nodes_rollback_slot_idx` (migration 0025).
+ */
+export const ROLLBACK_SLOT_STATES_SQL = sqlList(ROLLBACK_SLOT_NODE_STATES);
+
+/**
+ * SQL: campaign node row `cn` was sent a rollback whose outcome is not recorded (the record's
+ * `rollbackOperationId` set, its `rollbackResult` not): the rest of the predicate of the partial
+ * index `campaign_nodes_rollback_slot_idx` (migration 0025), word for word but the row's alias,
+ * so that a query saying it may read through that index.
+ */
+export function rollbackUnjudgedSql(cn: string): string {
+  return `(${cn}.record->>'rollbackOperationId') is not null and (${cn}.record->>'rollbackResult') is null`;
+}
 
 /** SQL: node state `expr` is one whose unacknowledged upgrade is worth re-sending. */
 export function resendUpgradeSql(expr: string): string {
@@ -64,10 +81,16 @@ export function busySql(cn: string, c: string): string {
 /**
  * True (SQL) when campaign node `cn` holds a slot at `now` (a parameter, epoch ms), as
  * `inFlight` says: a slot state, and within its config grace if its state holds one only then
- * (a grace not set yet counts as running).
+ * (a grace not set yet counts as running); or a final state that holds one while a rollback
+ * sent to it is pending (`rollbackPending`: sent, no outcome recorded, its deadline unset or
+ * after `now`). Each arm of the `or` implies the predicate of one partial index (0022's,
+ * 0025's), so PostgreSQL reads the rows through both (a BitmapOr), never the history.
  */
 export function holdsSlotSql(cn: string, now: string): string {
-  return `${inList(`${cn}.state`, SLOT_NODE_STATES)}
-        and (${notInList(`${cn}.state`, GRACE_SLOT_NODE_STATES)}
-             or coalesce((${cn}.record->>'graceEndsAt')::double precision > ${now}, true))`;
+  return `((${inList(`${cn}.state`, SLOT_NODE_STATES)}
+          and (${notInList(`${cn}.state`, GRACE_SLOT_NODE_STATES)}
+               or coalesce((${cn}.record->>'graceEndsAt')::double precision > ${now}, true)))
+        or (${inList(`${cn}.state`, ROLLBACK_SLOT_NODE_STATES)}
+          and ${rollbackUnjudgedSql(cn)}
+          and coalesce((${cn}.record->>'rollbackDeadline')::double precision > ${now}, true)))`;
 }

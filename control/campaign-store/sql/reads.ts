@@ -223,10 +223,12 @@ export async function pendingCommands(q: Queryable, campaignId: string): Promise
 
 /**
  * The nodes in flight per pool (`$1`) in unfinished campaigns other than `$2`, as the engine's
- * `inFlight` counts them at `$3` (ms): offered, applying, restarting, rolling back, or
- * verifying until their grace ends. Every decision reads it, so it reads through the partial
- * index of the rows that may hold a slot (`campaign_nodes_slot_idx`, migration 0021): its cost
- * follows the nodes in flight, not every campaign's history.
+ * `inFlight` counts them at `$3` (ms): offered, applying, restarting, rolling back, verifying
+ * until their grace ends, or final with a rollback pending. Every decision reads it, so it
+ * reads through the partial indexes of the rows that may hold a slot (`campaign_nodes_slot_idx`,
+ * migration 0022, and `campaign_nodes_rollback_slot_idx`, migration 0025, one arm of
+ * `holdsSlotSql`'s `or` each): its cost follows the nodes in flight, not every campaign's
+ * history.
  */
 export const IN_FLIGHT_ELSEWHERE_SQL = `select cn.pool, count(*) as n from campaign_nodes cn
        join campaigns c on c.id = cn.campaign_id and c.finished_at is null

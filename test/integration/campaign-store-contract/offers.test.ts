@@ -3,6 +3,7 @@
  * reads: the load of the nodes' pools (poolLoads) and the release offered (offerRelease).
  */
 import { beforeEach, describe, expect, it } from "vitest";
+import { type CampaignNode, operationId } from "../../../control/campaign/index.js";
 import { parseEnvelope } from "../../../control/shared/release/index.js";
 import { makeKeys, makeRelease } from "../../helpers/releases.js";
 import { at, T0, TARGET } from "./builders.js";
@@ -106,6 +107,72 @@ describeStoreContract("offers", ({ fx, store, insert }) => {
         T0 + 4,
       );
       expect(await loads(["p9"], "mine")).toEqual({ p9: { size: 3, inFlightElsewhere: 7 } });
+    });
+
+    it("counts a final node sent its campaign's rollback until the rollback has an outcome or its deadline passes: it restarts onto its previous release", async () => {
+      const c = await insert(
+        "breached",
+        [
+          { id: "f-pending", pool: "p9", state: "failed" },
+          { id: "t-pending", pool: "p9", state: "timed_out" },
+          { id: "s-pending", pool: "p9", state: "skipped" },
+          { id: "x-pending", pool: "p9", state: "canceled" },
+          { id: "f-no-deadline", pool: "p9", state: "failed" },
+          { id: "f-deadline-now", pool: "p9", state: "failed" },
+          { id: "f-deadline-past", pool: "p9", state: "failed" },
+          { id: "f-back", pool: "p9", state: "failed" },
+          { id: "f-unconfirmed", pool: "p9", state: "timed_out" },
+          { id: "f-withheld", pool: "p9", state: "failed" },
+          { id: "f-never-sent", pool: "p9", state: "failed" },
+          { id: "s-never-sent", pool: "p9", state: "succeeded" },
+          { id: "rb-rolled-back", pool: "p9", state: "rolled_back" },
+          { id: "rb-rollback-failed", pool: "p9", state: "rollback_failed" },
+        ],
+        T0 + 4,
+      );
+      const sent = (deadline: number | undefined) => ({
+        rollbackAt: T0 + 5,
+        rollbackDeadline: deadline,
+      });
+      const patch: Record<string, Partial<CampaignNode>> = {
+        "f-pending": sent(NOW + 1),
+        "t-pending": sent(NOW + 1),
+        "s-pending": sent(NOW + 1),
+        "x-pending": sent(NOW + 1),
+        "f-no-deadline": sent(undefined),
+        "f-deadline-now": sent(NOW),
+        "f-deadline-past": sent(NOW - 5),
+        "f-back": { ...sent(NOW + 1), rollbackResult: "rolled_back" },
+        "f-unconfirmed": { ...sent(NOW + 1), rollbackResult: "rollback_unconfirmed" },
+        "f-withheld": { rollbackResult: "rollback_withheld" },
+        "rb-rolled-back": sent(NOW + 1),
+        "rb-rollback-failed": sent(NOW + 1),
+      };
+      const nodes = c.nodes.flatMap((n) => {
+        const p = patch[n.nodeId];
+        if (p === undefined) return [];
+        const withOp =
+          p.rollbackAt === undefined
+            ? {}
+            : { rollbackOperationId: operationId("breached", n.nodeId, "rollback") };
+        return [{ ...n, ...withOp, ...p }];
+      });
+      await store.transaction((tx) =>
+        tx.writeDecision({
+          campaignId: "breached",
+          version: 1,
+          campaign: undefined,
+          nodes,
+          operations: [],
+          appliedCommands: [],
+          audits: [],
+          now: at(5),
+        }),
+      );
+      // 1 offered of "other" plus f-, t-, s-, x-pending and f-no-deadline.
+      expect(await loads(["p9"], "mine")).toEqual({ p9: { size: 3, inFlightElsewhere: 6 } });
+      // Its own campaign's nodes are never "elsewhere".
+      expect(await loads(["p9"], "breached")).toEqual({ p9: { size: 3, inFlightElsewhere: 1 } });
     });
 
     it("answers an empty map for no pools", async () => {

@@ -16,6 +16,7 @@ import {
   NODE_STATES,
   type NodeState,
   RESEND_UPGRADE_NODE_STATES,
+  ROLLBACK_SLOT_NODE_STATES,
   SLOT_NODE_STATES,
 } from "../../../control/campaign/index.js";
 import { fleet, start } from "./harness.js";
@@ -55,11 +56,16 @@ describe("node-state traits", () => {
     ],
     ["failure", FAILURE_NODE_STATES, ["failed", "timed_out"]],
     [
-      "may hold a slot",
+      "holds a slot by its state",
       SLOT_NODE_STATES,
       ["offered", "applying", "restarting", "verifying", "rolling_back"],
     ],
     ["holds a slot only within its grace", GRACE_SLOT_NODE_STATES, ["verifying"]],
+    [
+      "holds a slot only while a rollback sent to it is pending",
+      ROLLBACK_SLOT_NODE_STATES,
+      ["failed", "timed_out", "skipped", "canceled"],
+    ],
     [
       "busy whatever its batch",
       BUSY_NODE_STATES,
@@ -72,15 +78,24 @@ describe("node-state traits", () => {
 
   it.each(NODE_STATES)("%s: its traits agree with one another", (state) => {
     const t = NODE_STATE_TRAITS[state];
-    // A final state never holds a slot, is not upgrading, and is busy only by its batch.
-    if (t.final) expect([t.holdsSlot, t.upgrading, t.busy]).toEqual(["never", false, false]);
+    // A final state is not upgrading and is busy only by its batch; it holds a slot only while
+    // a rollback its campaign sent it after it ended is pending (its campaign is rolling back,
+    // so it is busy by its batch then), and only a final state holds one so.
+    if (t.final) {
+      expect([t.upgrading, t.busy]).toEqual([false, false]);
+      expect(["never", "while_rollback_pending"]).toContain(t.holdsSlot);
+    }
     // Every state that is not final is busy: it is still on its way in its campaign.
-    else expect(t.busy).toBe(true);
+    else {
+      expect(t.busy).toBe(true);
+      expect(t.holdsSlot).not.toBe("while_rollback_pending");
+    }
     // A failure is final; an upgrade is re-sent only while the node holds a slot for it.
     if (t.failure) expect(t.final).toBe(true);
     if (t.resendUpgrade) expect([t.upgrading, t.holdsSlot]).toEqual([true, "always"]);
-    // Every state that may hold a slot is disrupting: upgrading or rolling back.
-    if (t.holdsSlot !== "never") expect(t.upgrading || state === "rolling_back").toBe(true);
+    // Every state that holds a slot by its state is disrupting: upgrading or rolling back.
+    if (t.holdsSlot === "always" || t.holdsSlot === "within_grace")
+      expect(t.upgrading || state === "rolling_back").toBe(true);
   });
 });
 
@@ -99,6 +114,24 @@ describe("inFlight, read from the traits", () => {
     ["rolled_back", undefined, false],
   ])("a node %s (grace ends %s) in flight: %s", (state, grace, expected) => {
     expect(inFlight(nodeIn(state, grace), NOW)).toBe(expected);
+  });
+
+  const sent = { rollbackOperationId: "c1/node-000/rollback", rollbackDeadline: NOW + 1 };
+  it.each<[NodeState, Partial<CampaignNode>, boolean]>([
+    ["failed", sent, true],
+    ["timed_out", sent, true],
+    ["skipped", sent, true],
+    ["canceled", sent, true],
+    ["failed", { ...sent, rollbackDeadline: undefined }, true],
+    ["failed", { ...sent, rollbackDeadline: NOW }, false],
+    ["failed", { ...sent, rollbackResult: "rolled_back" }, false],
+    ["timed_out", { ...sent, rollbackResult: "rollback_unconfirmed" }, false],
+    ["failed", { rollbackResult: "rollback_withheld" }, false],
+    ["succeeded", sent, false],
+    ["rolled_back", sent, false],
+    ["rollback_failed", sent, false],
+  ])("a final node %s sent a rollback (%j) in flight: %s", (state, rollback, expected) => {
+    expect(inFlight({ ...nodeIn(state), ...rollback }, NOW)).toBe(expected);
   });
 });
 
