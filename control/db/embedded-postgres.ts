@@ -5,9 +5,11 @@
  * under `<dataDir>/postgres` and survives restarts. PostgreSQL runs as the owner of its
  * cluster: as root (which PostgreSQL refuses) Control runs it as the unprivileged `postgres`
  * user, created if missing; as any other user (docs/install.md's `agent-control`) it runs
- * as that user. It listens on 127.0.0.1, so its superuser has a random password of its own
- * (embedded-postgres-secret.ts). A start that cannot work throws {@link EmbeddedPostgresError},
- * one line saying why and what to do.
+ * as that user. It opens no TCP port: Control reaches it over a Unix socket in
+ * `<dataDir>/run` (embedded-postgres-socket.ts), a directory only the server's user may enter,
+ * so a local user who binds a port first receives nothing. Its superuser still has a random
+ * password of its own (embedded-postgres-secret.ts), asked for over the socket too. A start
+ * that cannot work throws {@link EmbeddedPostgresError}, one line saying why and what to do.
  */
 import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, rm } from "node:fs/promises";
@@ -28,6 +30,13 @@ import {
   type SuperuserSecret,
   settleSecret,
 } from "./embedded-postgres-secret.js";
+import {
+  ensureSocketDir,
+  SOCKET_PORT,
+  socketDirOf,
+  socketFlags,
+  socketPathProblem,
+} from "./embedded-postgres-socket.js";
 import { clusterOwnerProblem } from "./postgres-user-access.js";
 
 export { EmbeddedPostgresError };
@@ -46,7 +55,10 @@ export interface EmbeddedPostgresOptions {
   readonly dataDir: string;
   /** The database to create if missing (default `agent_control`). */
   readonly database?: string;
-  /** TCP port on 127.0.0.1 (default: a free port chosen at start). */
+  /**
+   * The port number, which only names the server's socket (`<dataDir>/run/.s.PGSQL.<port>`):
+   * no TCP port is opened (default {@link SOCKET_PORT}).
+   */
   readonly port?: number;
   /** Receives the server's log lines. */
   readonly onLog?: (line: string) => void;
@@ -55,7 +67,7 @@ export interface EmbeddedPostgresOptions {
 /** The superuser the cluster is made with (a database role, not the OS account). */
 const USER = "postgres";
 
-/** Asks the kernel for a free TCP port on loopback. */
+/** Asks the kernel for a free TCP port on loopback (for the listeners of tests and tools). */
 export async function freePort(): Promise<number> {
   return await new Promise((resolvePort, reject) => {
     const server = createServer();
@@ -83,6 +95,9 @@ export async function startEmbeddedPostgres(
   const root = process.getuid?.() === 0;
   const owner = clusterOwnerProblem(dataDir);
   if (owner !== undefined) throw new EmbeddedPostgresError(dataDir, owner);
+  const socketPath = socketPathProblem(dataDir);
+  if (socketPath !== undefined) throw new EmbeddedPostgresError(dataDir, socketPath);
+  const socketDir = socketDirOf(dataDir);
   // As root, the server runs as the unprivileged `postgres` user, which must be able to
   // reach the cluster directory through the data directory.
   await mkdir(dataDir, { recursive: true });
@@ -95,7 +110,15 @@ export async function startEmbeddedPostgres(
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   let port: number;
   let stopServer: () => Promise<void>;
-  const adopted = await runningServer(databaseDir);
+  let adopted = await runningServer(databaseDir);
+  if (adopted && adopted.socketDir !== socketDir) {
+    // Left running by an earlier version, which listened on TCP: restarted on the socket.
+    log(
+      `stopping the PostgreSQL server left listening on TCP (pid ${adopted.pid}, port ${adopted.port})`,
+    );
+    await stopByPid(adopted.pid);
+    adopted = undefined;
+  }
   if (adopted) {
     // A previous Control was killed and left its server running: use it, and stop it when
     // this Control stops.
@@ -103,7 +126,7 @@ export async function startEmbeddedPostgres(
     port = adopted.port;
     stopServer = () => stopByPid(adopted.pid);
   } else {
-    port = options.port ?? (await freePort());
+    port = options.port ?? SOCKET_PORT;
     const lastLines: string[] = [];
     const onLine = (message: unknown) => {
       const line = String(message).trimEnd();
@@ -118,6 +141,7 @@ export async function startEmbeddedPostgres(
       // A new cluster asks for SCRAM; one made by an earlier version keeps its pg_hba.conf.
       authMethod: "scram-sha-256",
       port,
+      postgresFlags: socketFlags(socketDir),
       persistent: true,
       // Only root needs (and may create) the `postgres` account; others run the server as
       // themselves.
@@ -136,6 +160,7 @@ export async function startEmbeddedPostgres(
         );
       });
     }
+    await ensureSocketDir(dataDir, root);
     await removeStalePidFile(databaseDir);
     await server.start().catch((error: unknown) => {
       throw failed(`the embedded PostgreSQL server in ${databaseDir} did not start`, error);
@@ -143,15 +168,16 @@ export async function startEmbeddedPostgres(
     stopServer = () => stopUnlessGone(server, databaseDir);
   }
   try {
-    await useSecret(dataDir, port, secret, log);
-    await createDatabaseIfMissing(port, secret.password, database);
+    const at = { socketDir, port };
+    await useSecret(dataDir, at, secret, log);
+    await createDatabaseIfMissing(at, secret.password, database);
   } catch (error) {
     await stopServer().catch(() => {});
     throw error;
   }
   let stopped = false;
   return {
-    url: databaseUrl(port, secret.password, database),
+    url: databaseUrl({ socketDir, port }, secret.password, database),
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -179,9 +205,10 @@ async function stopUnlessGone(
 }
 
 /**
- * The `postgres://` URL of `database` on the embedded server running in `dataDir` (read from
- * its `postmaster.pid` and password file), for tools on the same machine run by the user
- * running Control (or root).
+ * The `postgres://` URL of `database` on the embedded server running in `dataDir` (its socket
+ * read from its `postmaster.pid`, its password from the data dir), for tools on the same
+ * machine run by the user running Control (or root): no other user may enter the socket's
+ * directory.
  */
 export async function embeddedDatabaseUrl(
   dataDir: string,
@@ -189,7 +216,11 @@ export async function embeddedDatabaseUrl(
 ): Promise<string> {
   const lines = (await readFile(join(dataDir, "postgres", "postmaster.pid"), "utf8")).split("\n");
   const password = (await readFile(join(dataDir, PASSWORD_FILE), "utf8")).trim();
-  return databaseUrl(Number.parseInt(lines[3] ?? "", 10), password, database);
+  const at = {
+    socketDir: lines[4] || socketDirOf(dataDir),
+    port: Number.parseInt(lines[3] ?? "", 10),
+  };
+  return databaseUrl(at, password, database);
 }
 
 /**
@@ -199,15 +230,15 @@ export async function embeddedDatabaseUrl(
  */
 async function useSecret(
   dataDir: string,
-  port: number,
+  at: ServerSocket,
   secret: SuperuserSecret,
   log: (line: string) => void,
 ): Promise<void> {
   const refused = (error: unknown) => (error as { code?: string }).code === "28P01";
-  const client = await connect(port, secret.password, "postgres")
+  const client = await connect(at, secret.password, "postgres")
     .catch(async (error: unknown) => {
       if (!secret.pending || !refused(error)) throw error;
-      const legacy = await connect(port, LEGACY_PASSWORD, "postgres");
+      const legacy = await connect(at, LEGACY_PASSWORD, "postgres");
       try {
         await legacy.query(alterPasswordSql(USER, secret));
       } finally {
@@ -216,7 +247,7 @@ async function useSecret(
       log(
         `replaced the fixed password of the embedded PostgreSQL with the one in ${PASSWORD_FILE}`,
       );
-      return await connect(port, secret.password, "postgres");
+      return await connect(at, secret.password, "postgres");
     })
     .catch((error: unknown) => {
       if (!refused(error)) throw error;
@@ -251,8 +282,20 @@ export async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   return module.default;
 }
 
-async function connect(port: number, password: string, database: string): Promise<pg.Client> {
-  const client = new pg.Client({ host: "127.0.0.1", port, user: USER, password, database });
+/** Where the server's socket is: `<socketDir>/.s.PGSQL.<port>`. */
+interface ServerSocket {
+  readonly socketDir: string;
+  readonly port: number;
+}
+
+async function connect(at: ServerSocket, password: string, database: string): Promise<pg.Client> {
+  const client = new pg.Client({
+    host: at.socketDir,
+    port: at.port,
+    user: USER,
+    password,
+    database,
+  });
   client.on("error", () => {}); // a server stopping under it; the caller's query fails instead
   try {
     await client.connect();
@@ -264,11 +307,11 @@ async function connect(port: number, password: string, database: string): Promis
 }
 
 async function createDatabaseIfMissing(
-  port: number,
+  at: ServerSocket,
   password: string,
   database: string,
 ): Promise<void> {
-  const client = await connect(port, password, "postgres");
+  const client = await connect(at, password, "postgres");
   try {
     const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
     if (found.rowCount === 0) {
@@ -279,8 +322,13 @@ async function createDatabaseIfMissing(
   }
 }
 
-function databaseUrl(port: number, password: string, database: string): string {
-  return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+/**
+ * The URL's host is the socket's directory, percent-encoded: pg and MikroORM read a host that
+ * starts with `/` as a Unix socket directory, and the URL stays one WHATWG URL parses.
+ */
+function databaseUrl(at: ServerSocket, password: string, database: string): string {
+  const host = encodeURIComponent(at.socketDir);
+  return `postgres://${USER}:${encodeURIComponent(password)}@${host}:${at.port}/${database}`;
 }
 
 /**
@@ -294,10 +342,13 @@ function serverReason(error: unknown, lastLines: readonly string[]): string {
   return (reason ?? "it exited without saying why").trim().replace(/^\[STDERR\]\s*/, "");
 }
 
-/** The pid and port of a live server recorded in `postmaster.pid`, if any. */
+/**
+ * The pid, port and (first) socket directory of a live server recorded in `postmaster.pid`,
+ * if any; the directory is empty for a server with no socket.
+ */
 async function runningServer(
   databaseDir: string,
-): Promise<{ pid: number; port: number } | undefined> {
+): Promise<{ pid: number; port: number; socketDir: string } | undefined> {
   const pidFile = join(databaseDir, "postmaster.pid");
   if (!existsSync(pidFile)) return undefined;
   const lines = (await readFile(pidFile, "utf8")).split("\n");
@@ -305,7 +356,7 @@ async function runningServer(
   const port = Number.parseInt(lines[3] ?? "", 10);
   if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || !isAlive(pid))
     return undefined;
-  return { pid, port };
+  return { pid, port, socketDir: lines[4] ?? "" };
 }
 
 /** Asks a server for a fast shutdown and waits (up to 30 s) for it to exit. */

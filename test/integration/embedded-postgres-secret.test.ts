@@ -1,10 +1,10 @@
 /**
  * The embedded PostgreSQL's superuser has a secret of its own: a random password made at the
  * first start in the data directory (`postgres-password`, mode 0600, owned by the user
- * running Control) and reused afterwards. Another local user cannot read it, and cannot log
- * in with the fixed password earlier versions used (`agent-control`), with a guess, or over
- * the Unix socket. A data directory made by an earlier version, still on the fixed
- * password, has it changed at its first start by this one.
+ * running Control) and reused afterwards. Another local user cannot read it, cannot reach
+ * the server (no TCP port; its socket's directory is closed to other users), and even the
+ * users who may enter that directory must give the password. A data directory made by an
+ * earlier version, still on the fixed password, has it changed at its first start by this one.
  *
  * "Another local user" is `nobody`, so the attempts need root to switch to it.
  */
@@ -24,8 +24,10 @@ const run = promisify(execFile);
 const asRoot = process.getuid?.() === 0;
 const LEGACY_PASSWORD = "agent-control";
 
-/** What `nobody` achieves against the server on `port` and the password file. */
-async function asNobody(port: number, passwordFile: string): Promise<Record<string, string>> {
+/** What `nobody` achieves against the server at `url` and the password file. */
+async function asNobody(url: string, passwordFile: string): Promise<Record<string, string>> {
+  const port = portOf(url);
+  const socketDir = socketDirOf(url);
   const script = `
     const pg = require("pg");
     const fs = require("fs");
@@ -35,10 +37,11 @@ async function asNobody(port: number, passwordFile: string): Promise<Record<stri
       try { stolen = fs.readFileSync(${JSON.stringify(passwordFile)}, "utf8").trim(); out.read = "read"; }
       catch (e) { out.read = e.code; }
       const tries = {
-        legacy: { host: "127.0.0.1", password: ${JSON.stringify(LEGACY_PASSWORD)} },
-        guess: { host: "127.0.0.1", password: "postgres" },
-        socket: { host: "/tmp", password: ${JSON.stringify(LEGACY_PASSWORD)} },
-        stolen: { host: "127.0.0.1", password: stolen ?? "none" },
+        legacy: { host: ${JSON.stringify(socketDir)}, password: ${JSON.stringify(LEGACY_PASSWORD)} },
+        guess: { host: ${JSON.stringify(socketDir)}, password: "postgres" },
+        tmp: { host: "/tmp", password: ${JSON.stringify(LEGACY_PASSWORD)} },
+        tcp: { host: "127.0.0.1", password: ${JSON.stringify(LEGACY_PASSWORD)} },
+        stolen: { host: ${JSON.stringify(socketDir)}, password: stolen ?? "none" },
       };
       for (const [name, t] of Object.entries(tries)) {
         const c = new pg.Client({ ...t, port: ${port}, user: "postgres", database: "postgres",
@@ -67,7 +70,24 @@ async function query(url: string, sql: string): Promise<void> {
   }
 }
 
+/** "connected", or the error code of a login to the server at `url` with `password`. */
+async function loginCode(url: string, password: string): Promise<string> {
+  const parsed = new URL(url);
+  parsed.password = encodeURIComponent(password);
+  const client = new pg.Client({ connectionString: parsed.toString() });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    await client.end();
+    return "connected";
+  } catch (error) {
+    await client.end().catch(() => {});
+    return String((error as { code?: string }).code ?? (error as Error).message);
+  }
+}
+
 const portOf = (url: string) => Number(new URL(url).port);
+const socketDirOf = (url: string) => decodeURIComponent(new URL(url).hostname);
 const passwordOf = (url: string) => decodeURIComponent(new URL(url).password);
 
 describe.skipIf(!asRoot)("the embedded PostgreSQL's secret", { timeout: 180_000 }, () => {
@@ -95,14 +115,19 @@ describe.skipIf(!asRoot)("the embedded PostgreSQL's secret", { timeout: 180_000 
     expect(file.mode & 0o777).toBe(0o600);
     expect(file.uid).toBe(process.getuid?.());
 
-    const nobody = await asNobody(portOf(db.url), passwordFile);
+    const nobody = await asNobody(db.url, passwordFile);
     expect(nobody).toEqual({
       read: "EACCES",
-      legacy: "28P01",
-      guess: "28P01",
-      socket: expect.not.stringMatching(/^connected$/),
-      stolen: "28P01",
+      legacy: "EACCES",
+      guess: "EACCES",
+      tmp: expect.not.stringMatching(/^connected$/),
+      tcp: "ECONNREFUSED",
+      stolen: "EACCES",
     });
+    // Who may enter the socket's directory still gives the password (SCRAM over the socket).
+    expect(await loginCode(db.url, LEGACY_PASSWORD)).toBe("28P01");
+    expect(await loginCode(db.url, "postgres")).toBe("28P01");
+    expect(await loginCode(db.url, password)).toBe("connected");
 
     // The next start reuses it.
     await db.stop();
@@ -126,8 +151,9 @@ describe.skipIf(!asRoot)("the embedded PostgreSQL's secret", { timeout: 180_000 
     await query(db.url, "select 1");
     const file = await stat(join(dataDir, "postgres-password"));
     expect(file.mode & 0o777).toBe(0o600);
-    const nobody = await asNobody(portOf(db.url), join(dataDir, "postgres-password"));
-    expect(nobody.legacy).toBe("28P01");
+    expect(await loginCode(db.url, LEGACY_PASSWORD)).toBe("28P01");
+    const nobody = await asNobody(db.url, join(dataDir, "postgres-password"));
+    expect(nobody.legacy).toBe("EACCES");
     expect(nobody.read).toBe("EACCES");
     await db.stop();
     db = undefined;
