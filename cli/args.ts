@@ -283,6 +283,25 @@ export function parseServerUrl(text: string, source: string): string {
   return url.href.replace(/\/+$/, "");
 }
 
+/** Whether `host` (a URL's hostname, IPv6 in brackets or not) is this machine's loopback. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return bare === "localhost" || bare === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
+/**
+ * Refuses to send a bearer token to `server` (a URL {@link parseServerUrl} accepted) over plain
+ * `http://` to a host that is not loopback, where it would cross the network in clear text
+ * for anyone on the path to read and replay; `insecure` (`--insecure`) sends it anyway.
+ */
+export function checkClearTextToken(server: string, insecure: boolean): void {
+  const url = new URL(server);
+  if (url.protocol !== "http:" || insecure || isLoopbackHost(url.hostname)) return;
+  throw new UsageError(
+    `refusing to send the token in clear text to ${url.origin}, which is not on loopback: use https:// (Control's tls.admin; --ca-file for a private CA), or --insecure to send it anyway`,
+  );
+}
+
 /**
  * A bearer token from `source` (`--token`, `AGENTCTL_TOKEN`, a token file): it travels in a
  * header, so it must be printable ASCII without spaces or newlines. The message never

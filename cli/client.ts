@@ -18,7 +18,7 @@ import {
   PlanService,
 } from "../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 import { VersionService } from "../proto/gen/agentcontrol/admin/v1/version_pb.js";
-import { checkToken, parseServerUrl } from "./args.js";
+import { checkClearTextToken, checkToken, parseServerUrl } from "./args.js";
 import { readCaFile } from "./ca-file.js";
 import { withDeadline } from "./deadline-transport.js";
 import { DEFAULT_DATA_DIR, findLocalDataDir, findNotedDataDir } from "./local-control.js";
@@ -53,6 +53,8 @@ export interface ConnectionInputs {
   readonly dataDir?: string | undefined;
   /** `--ca-file`; falls back to `AGENTCTL_CA_FILE`. */
   readonly caFile?: string | undefined;
+  /** `--insecure`: a token may go over http:// to a server not on loopback. */
+  readonly insecure?: boolean | undefined;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly readToken?: (path: string) => string | undefined;
   /**
@@ -68,6 +70,8 @@ export interface ConnectionInputs {
  * localhost or ::1), so a local operator token never travels to another host. Without
  * `--data-dir` or `AGENT_CONTROL_DATA_DIR`, the data directory of a local server is the one
  * whose running Control noted that server's port ({@link findLocalDataDir}), else `.data`.
+ * A token is never sent over http:// off loopback without `insecure`
+ * ({@link checkClearTextToken}).
  */
 export function resolveConnection(inputs: ConnectionInputs): Connection {
   const server =
@@ -96,10 +100,12 @@ export function resolveConnection(inputs: ConnectionInputs): Connection {
     ...(caFile !== undefined ? { ca: readCaFile(caFile, caSource) } : {}),
   };
   if (inputs.token !== undefined && inputs.token !== "") {
+    checkClearTextToken(server, inputs.insecure === true);
     return { ...base, token: checkToken(inputs.token, "--token"), tokenSource: "flag" };
   }
   const envToken = inputs.env.AGENTCTL_TOKEN;
   if (envToken !== undefined && envToken !== "") {
+    checkClearTextToken(server, inputs.insecure === true);
     return { ...base, token: checkToken(envToken, "AGENTCTL_TOKEN"), tokenSource: "env" };
   }
   if (isLocalServer(server)) {
@@ -112,7 +118,10 @@ export function resolveConnection(inputs: ConnectionInputs): Connection {
   return { ...base, token: undefined, tokenSource: "none" };
 }
 
-/** True when the server URL names this machine by loopback address or `localhost`. */
+/**
+ * True when the server URL names this machine by `127.0.0.1`, `localhost` or `::1`: the only
+ * servers the local admin-token file is sent to.
+ */
 export function isLocalServer(server: string): boolean {
   const host = new URL(server).hostname;
   return host === "127.0.0.1" || host === "localhost" || host === "[::1]" || host === "::1";

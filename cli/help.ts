@@ -30,6 +30,11 @@ export const GLOBAL_FLAGS: FlagSpecs = {
     description:
       "PEM CA certificate(s) to trust for an https:// server, e.g. a private CA (env AGENTCTL_CA_FILE)",
   },
+  insecure: {
+    type: "boolean",
+    description:
+      "send the token over http:// to a server not on loopback anyway (clear text on the network; use https://)",
+  },
   timeout: {
     type: "string",
     value: "DURATION",

@@ -7,6 +7,7 @@ import { realpathSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { pathToFileURL } from "node:url";
 import {
+  checkClearTextToken,
   checkToken,
   type FlagValues,
   parseFlags,
@@ -256,6 +257,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
           token: stringFlag(parsed.values, "token"),
           dataDir: stringFlag(parsed.values, "data-dir"),
           caFile: stringFlag(parsed.values, "ca-file"),
+          insecure: parsed.values.insecure === true,
           env: io.env,
         });
         clients ??= createAdminClients(connection, calls, timeoutMs);
@@ -293,6 +295,11 @@ function checkConnectionFlags(values: FlagValues, env: Io["env"]): void {
   const token = stringFlag(values, "token");
   if (token !== undefined) checkToken(token, "--token");
   else if (env.AGENTCTL_TOKEN) checkToken(env.AGENTCTL_TOKEN, "AGENTCTL_TOKEN");
+  // The default server is loopback; a token given for another goes there only over TLS.
+  const target = server ?? (env.AGENTCTL_SERVER || undefined);
+  if (target !== undefined && (token || env.AGENTCTL_TOKEN)) {
+    checkClearTextToken(parseServerUrl(target, "--server"), values.insecure === true);
+  }
   if (stringFlag(values, "data-dir") === "")
     throw new UsageError("--data-dir must name a directory");
   const caFile = stringFlag(values, "ca-file");

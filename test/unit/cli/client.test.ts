@@ -67,6 +67,24 @@ describe("resolveConnection", () => {
     );
   });
 
+  it("refuses to send a token over http:// to a server off loopback, unless insecure", () => {
+    for (const server of ["http://10.0.0.5:7080", "http://control.example:7080"]) {
+      expect(() => resolveConnection({ env: {}, server, token: "flag-token" })).toThrow(
+        /^refusing to send the token in clear text to http:\/\/[^ ]+, which is not on loopback: use https:\/\/.*--insecure/,
+      );
+      expect(() => resolveConnection({ env: { AGENTCTL_TOKEN: "t" }, server })).toThrow(UsageError);
+      expect(
+        resolveConnection({ env: {}, server, token: "flag-token", insecure: true }).token,
+      ).toBe("flag-token");
+      expect(resolveConnection({ env: {}, server }).tokenSource).toBe("none");
+    }
+    const tls = { env: {}, server: "https://10.0.0.5:7080", token: "flag-token" };
+    expect(resolveConnection(tls).token).toBe("flag-token");
+    for (const server of ["http://127.0.0.2:7080", "http://[::1]:7080", "http://localhost:1"]) {
+      expect(resolveConnection({ env: {}, server, token: "flag-token" }).token).toBe("flag-token");
+    }
+  });
+
   it("refuses a server that is not an http(s) URL", () => {
     expect(() => resolveConnection({ env: {}, server: "ftp://x" })).toThrow(
       new UsageError('invalid --server "ftp://x": use http:// or https://'),
