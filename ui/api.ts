@@ -15,6 +15,7 @@ import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.
 import { CampaignWaitsService } from "../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
 import { FleetService } from "../proto/gen/agentcontrol/admin/v1/fleet_pb.js";
 import { NodeService } from "../proto/gen/agentcontrol/admin/v1/node_pb.js";
+import { ReleaseService } from "../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import {
   DesiredVersionService,
   PlanService,
@@ -29,6 +30,7 @@ export interface Api {
   readonly fleet: Client<typeof FleetService>;
   readonly desired: Client<typeof DesiredVersionService>;
   readonly plans: Client<typeof PlanService>;
+  readonly releases: Client<typeof ReleaseService>;
 }
 
 /** Clients that send `token` on every call to the admin API at `baseUrl`. */
@@ -50,6 +52,7 @@ export function createApi(token: string, baseUrl: string = window.location.origi
     fleet: createClient(FleetService, transport),
     desired: createClient(DesiredVersionService, transport),
     plans: createClient(PlanService, transport),
+    releases: createClient(ReleaseService, transport),
   };
 }
 

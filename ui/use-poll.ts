@@ -8,20 +8,22 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 export interface Polled<T> {
   readonly data: T | undefined;
   readonly error: unknown;
+  /** When `data` arrived (ms since the epoch, the browser's clock; 0 before any answer). */
+  readonly receivedAt: number;
   /** Reads again now (after an action, or when a filter changed). */
   readonly reload: () => void;
 }
 
 /**
- * Calls `load` now, whenever `deps` change, and every `intervalMs` after each answer; a
- * slower answer to an older call never overwrites a newer one.
+ * Calls `load` now, whenever `deps` change, and every `intervalMs` after each answer (never
+ * again when `intervalMs` is 0); a slower answer to an older call never overwrites a newer one.
  */
 export function usePoll<T>(
   load: (signal: AbortSignal) => Promise<T>,
   deps: readonly unknown[],
   intervalMs = 5000,
 ): Polled<T> {
-  const [data, setData] = useState<T | undefined>(undefined);
+  const [data, setData] = useState<{ value: T; at: number } | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
   const [tick, setTick] = useState(0);
   const loadRef = useRef(load);
@@ -34,13 +36,13 @@ export function usePoll<T>(
       try {
         const value = await loadRef.current(controller.signal);
         if (controller.signal.aborted) return;
-        setData(value);
+        setData({ value, at: Date.now() });
         setError(undefined);
       } catch (e) {
         if (controller.signal.aborted) return;
         setError(e);
       }
-      timer = setTimeout(() => void run(), intervalMs);
+      if (intervalMs > 0) timer = setTimeout(() => void run(), intervalMs);
     };
     void run();
     return () => {
@@ -48,5 +50,5 @@ export function usePoll<T>(
       clearTimeout(timer);
     };
   }, [...deps, tick, intervalMs]);
-  return { data, error, reload };
+  return { data: data?.value, error, receivedAt: data?.at ?? 0, reload };
 }

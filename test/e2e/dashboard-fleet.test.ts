@@ -171,8 +171,12 @@ describe("the fleet page, a campaign's schedule and the start form in a real bro
     const before = (await fx.campaigns.listCampaigns({})).campaigns.length;
     await page.click("a:text-is('Start a campaign')");
     expect(page.url()).toBe(`${ui}#/campaigns/new`);
+    // The target is chosen among the registered releases.
+    await page.waitForSelector(`select[name=version] option[value='${NEW}']`, {
+      state: "attached",
+    });
+    await page.selectOption("select[name=version]", NEW);
     // A field that cannot be read is named at once; nothing is asked of Control.
-    await page.fill("input[name=version]", NEW);
     await page.fill("input[name=batches]", "5:30,100");
     await page.click("button:text-is('Plan')");
     expect(await page.textContent("[role=alert][data-field=batches]")).toBe(
@@ -181,13 +185,13 @@ describe("the fleet page, a campaign's schedule and the start form in a real bro
     expect(await page.getAttribute("input[name=batches]", "aria-invalid")).toBe("true");
     // Control's refusal is shown as Control words it.
     await page.fill("input[name=batches]", "");
-    await page.fill("input[name=version]", "9.9.9");
+    await page.fill("textarea[name=windows]", "Someday 02:00-03:00 UTC");
     await page.click("button:text-is('Plan')");
     await expect
       .poll(() => page.textContent("p.error[role=alert]"))
-      .toMatch(/^NotFound: .*9\.9\.9/);
+      .toMatch(/^InvalidArgument: .*window "Someday 02:00-03:00 UTC"/);
+    await page.fill("textarea[name=windows]", "");
 
-    await page.fill("input[name=version]", NEW);
     // The download budget and the deferral limit are read as agentctl reads their flags.
     await page.fill("input[name=maxDownloads]", "0");
     await page.click("button:text-is('Plan')");

@@ -226,6 +226,10 @@ describe("the dashboard in a real browser", { timeout: 60_000 }, () => {
     );
     const row = await operator.waitForSelector(`.failing-nodes tr[data-node='${failing}']`);
     expect(await row.textContent()).toContain("apply_failed");
+    // A retry is offered of the one node it would take, named with its count.
+    expect(await operator.textContent(".actions button:text-matches('^Retry')")).toBe(
+      "Retry 1 node",
+    );
     const paused = await operator.waitForSelector(".audit-events tr[data-action=pause]");
     expect(await paused.textContent()).toContain("admin");
     await operator.waitForSelector(".audit-events tr[data-action=resume]");

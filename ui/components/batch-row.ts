@@ -1,15 +1,13 @@
 /**
  * One batch of a campaign: its share and state, a progress bar of its nodes, how close it is
- * to the failure threshold, and the time left of its minimum duration while it runs.
+ * to the failure threshold, and while it runs the time left of its minimum duration as the
+ * campaign's waits say it ({@link batchCountdown}: a closed window or a pause is named).
  */
 import { html } from "htm/preact";
-import {
-  BatchState,
-  type BatchStatus,
-  type Campaign,
-  CampaignPhase,
-} from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-import { batchStateName, formatCounts, formatMs, msOf, thresholdOf } from "../format.js";
+import type { BatchStatus, Campaign } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import type { GetCampaignWaitsResponse } from "../../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
+import { batchCountdown } from "../batch-countdown.js";
+import { batchStateName, formatCounts, thresholdOf } from "../format.js";
 import { ProgressBar } from "./progress-bar.js";
 import { ThresholdGauge } from "./threshold-gauge.js";
 
@@ -17,20 +15,14 @@ import { ThresholdGauge } from "./threshold-gauge.js";
 export interface BatchRowProps {
   readonly campaign: Campaign;
   readonly batch: BatchStatus;
-  /** Milliseconds since the campaign's last update arrived. */
-  readonly sinceUpdateMs: number;
-}
-
-function timeLeft(campaign: Campaign, batch: BatchStatus, sinceUpdateMs: number): string {
-  if (batch.state !== BatchState.RUNNING) return "";
-  const running = campaign.phase === CampaignPhase.RUNNING;
-  const left = msOf(batch.minDuration) - msOf(batch.elapsed) - (running ? sinceUpdateMs : 0);
-  if (left <= 0) return "minimum duration reached";
-  return `${formatMs(left)} of ${formatMs(msOf(batch.minDuration))} left${running ? "" : " (paused)"}`;
+  /** The campaign's latest waits (undefined while loading and once it is finished). */
+  readonly waits: GetCampaignWaitsResponse | undefined;
+  /** Milliseconds since `waits` arrived. */
+  readonly sinceWaitsMs: number;
 }
 
 /** The row of one batch. */
-export function BatchRow({ campaign, batch, sinceUpdateMs }: BatchRowProps) {
+export function BatchRow({ campaign, batch, waits, sinceWaitsMs }: BatchRowProps) {
   const current = batch.index === campaign.currentBatch;
   const state = batchStateName(batch.state);
   return html`<li
@@ -43,7 +35,7 @@ export function BatchRow({ campaign, batch, sinceUpdateMs }: BatchRowProps) {
       <span>${batch.percent}%</span>
       <span class=${`badge state-${state}`}>${state.replace("_", " ")}</span>
       <span class="muted">${batch.nodeCount} node${batch.nodeCount === 1 ? "" : "s"}</span>
-      <span class="muted">${timeLeft(campaign, batch, sinceUpdateMs)}</span>
+      <span class="muted countdown">${batchCountdown({ batch, waits, sinceWaitsMs })}</span>
     </div>
     <${ProgressBar} counts=${batch.counts} total=${batch.nodeCount} />
     <div class="batch-foot">

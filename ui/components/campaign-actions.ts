@@ -1,29 +1,18 @@
 /**
  * An operator's buttons on a campaign: pause and resume, abort (with or without rolling the
- * current batch back), and retry of a finished campaign's failed nodes. Shown to operators
- * only; each button appears only in the phases where Control accepts it.
+ * current batch back), and "Retry N nodes" of a finished campaign, offered only when it has
+ * nodes a retry would take ({@link retryLabel}). Shown to operators only; each button appears
+ * only in the phases where Control accepts it.
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
-import {
-  type Campaign,
-  CampaignPhase,
-  NodeState,
-} from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
-import { countIn, FINAL_PHASES } from "../format.js";
+import { type Campaign, CampaignPhase } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { FINAL_PHASES } from "../format.js";
 import { hrefOf } from "../hash-route.js";
+import { retryLabel } from "../retry-offer.js";
 import { useSession } from "../session.js";
 import { ErrorLine } from "./error-line.js";
 
-/** The node states `campaign retry` takes again (`RETRYABLE_STATES` in the engine). */
-const RETRIED_STATES = [
-  NodeState.FAILED,
-  NodeState.TIMED_OUT,
-  NodeState.SKIPPED,
-  NodeState.CANCELED,
-  NodeState.ROLLED_BACK,
-  NodeState.ROLLBACK_FAILED,
-];
 const REASON = "from the dashboard";
 
 /** The buttons of `campaign`; nothing for a viewer. */
@@ -55,6 +44,7 @@ export function CampaignActions({ campaign }: { campaign: Campaign }) {
       if (next) window.location.hash = hrefOf({ page: "campaign", id: next.id });
     });
   const final = FINAL_PHASES.has(phase);
+  const retryText = retryLabel(campaign);
   const button = (label: string, onClick: () => void, kind = "") =>
     html`<button class=${kind} disabled=${busy} onClick=${onClick}>${label}</button>`;
   return html`<div class="actions" data-actions="operator">
@@ -62,7 +52,7 @@ export function CampaignActions({ campaign }: { campaign: Campaign }) {
     ${phase === CampaignPhase.PAUSED && button("Resume", () => void act(() => api.campaigns.resumeCampaign({ id, reason: REASON })))}
     ${!final && button("Abort", () => abort(false), "danger")}
     ${!final && phase !== CampaignPhase.ROLLING_BACK && button("Abort and roll back", () => abort(true), "danger")}
-    ${final && countIn(campaign.counts, RETRIED_STATES) > 0 && button("Retry failed nodes", () => void retry())}
+    ${retryText && button(retryText, () => void retry())}
     <${ErrorLine} error=${error} />
   </div>`;
 }

@@ -1,6 +1,8 @@
 /**
  * One campaign, live: what it does and where it stands, the plan it belongs to, what it waits
- * for, its windows, ramp, settings and gates, a row per batch, an operator's buttons, the
+ * for, its windows, ramp, settings and gates (after the end, the results of the batch it
+ * ended in), a row per batch (the running one's countdown read from the same waits as "Waits
+ * for"), an operator's buttons, the
  * failing nodes and the campaign's audit trail. Follows the WatchCampaign stream
  * until the campaign is finished, so nothing needs a reload.
  */
@@ -36,13 +38,24 @@ function milestone(c: Campaign): string {
   return `${c.phase}/${c.currentBatch}/${c.batches.map((b) => b.state).join(",")}`;
 }
 
-/** The parts that read what the campaign waits for, with its windows and gates. */
-function Judged({ campaign }: { campaign: Campaign }) {
+/**
+ * The parts read from the campaign's waits (one GetCampaignWaits answer): what it waits for,
+ * its windows and gates, and the batches with the countdown of the running one.
+ */
+function Judged({ campaign, now }: { campaign: Campaign; now: number }) {
   const { api } = useSession();
   const waits = useCampaignWaits(api, campaign);
-  return html`<${CampaignWaits} data=${waits.data} error=${waits.error} finished=${isFinished(campaign)} />
-    <${CampaignSchedule} campaign=${campaign} window=${waits.data?.window} />
-    <${CampaignGates} campaign=${campaign} gates=${waits.data?.gates} />`;
+  const finished = isFinished(campaign);
+  return html`<${CampaignWaits} data=${finished ? undefined : waits.data} error=${waits.error} finished=${finished} />
+    <${CampaignSchedule} campaign=${campaign} window=${finished ? undefined : waits.data?.window} />
+    <${CampaignGates} campaign=${campaign} gates=${waits.data?.gates} finished=${finished} />
+    <h3>Batches</h3>
+    <ol class="batches">
+      ${campaign.batches.map(
+        (b) =>
+          html`<${BatchRow} key=${b.index} campaign=${campaign} batch=${b} waits=${finished ? undefined : waits.data} sinceWaitsMs=${now - waits.receivedAt} />`,
+      )}
+    </ol>`;
 }
 
 /** The page of campaign `id`. */
@@ -79,14 +92,7 @@ export function CampaignPage({ id }: { id: string }) {
     ${stopLine(c)}
     <${CampaignActions} campaign=${c} />
     <${ErrorLine} error=${watch.error} />
-    <${Judged} campaign=${c} />
-    <h3>Batches</h3>
-    <ol class="batches">
-      ${c.batches.map(
-        (b) =>
-          html`<${BatchRow} key=${b.index} campaign=${c} batch=${b} sinceUpdateMs=${now - watch.receivedAt} />`,
-      )}
-    </ol>
+    <${Judged} campaign=${c} now=${now} />
     <${FailingNodes} campaign=${c} />
     <h3>Audit trail</h3>
     <${AuditTable} campaignId=${c.id} version=${milestone(c)} />

@@ -1,6 +1,7 @@
 /**
  * Starting a campaign from the dashboard (`#/campaigns/new`, operators only): the fields of
- * `agentctl campaign start`, then the plan Control answers (PlanCampaign: batches, skipped
+ * `agentctl campaign start` (the target version chosen among the registered releases that are
+ * not yanked), then the plan Control answers (PlanCampaign: batches, skipped
  * nodes, the estimate) with nothing started yet, then an explicit confirmation that starts
  * exactly the planned spec. Changing a field after planning withdraws the plan. Every refusal
  * is shown as Control words it. A viewer sees no form.
@@ -9,8 +10,10 @@ import { html } from "htm/preact";
 import { useState } from "preact/hooks";
 import type { PlanCampaignResponse } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { hrefOf } from "../hash-route.js";
+import { startableVersions } from "../releases.js";
 import { useSession } from "../session.js";
 import { EMPTY_FIELDS, type SpecFields, type SpecInit, specFromFields } from "../spec-form.js";
+import { useReleases } from "../use-releases.js";
 import { CampaignPlanPreview } from "./campaign-plan-preview.js";
 import { ErrorLine } from "./error-line.js";
 import { StartFormFields } from "./start-form-fields.js";
@@ -29,6 +32,7 @@ export function StartCampaignPage() {
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
+  const releases = useReleases(api);
   if (role !== "operator") {
     return html`<section>
       <h2>Start a campaign</h2>
@@ -73,7 +77,13 @@ export function StartCampaignPage() {
   return html`<section class="start-campaign">
     <h2>Start a campaign</h2>
     <form class="start-form" onSubmit=${plan}>
-      <${StartFormFields} fields=${fields} onChange=${change} invalid=${invalid?.field} />
+      <${StartFormFields}
+        fields=${fields}
+        onChange=${change}
+        invalid=${invalid?.field}
+        versions=${releases.data && startableVersions(releases.data)}
+      />
+      <${ErrorLine} error=${releases.error} />
       ${invalid && html`<p class="error" role="alert" data-field=${invalid.field}>${invalid.message}</p>`}
       <button type="submit" disabled=${busy}>Plan</button>
       <span class="muted"> Plans only: nothing starts before the confirmation below.</span>

@@ -1,7 +1,8 @@
 /**
  * The fields of the start form, named and explained as `agentctl campaign start`'s flags
  * (`--version`, `--selector`, `--batches`, …): the common ones first, the rest under "More".
- * Each field says which flag it is; an empty field leaves Control's default.
+ * Each field says which flag it is; an empty field leaves Control's default. The target
+ * version is chosen among the registered releases that are not yanked.
  */
 import { html } from "htm/preact";
 import type { SpecFields } from "../spec-form.js";
@@ -12,10 +13,12 @@ export interface StartFormFieldsProps {
   readonly onChange: (name: keyof SpecFields, value: string) => void;
   /** The field named by the last refusal, marked as invalid. */
   readonly invalid: keyof SpecFields | undefined;
+  /** The versions a campaign may target (undefined while the releases load). */
+  readonly versions: readonly string[] | undefined;
 }
 
 /** The form's inputs. */
-export function StartFormFields({ fields, onChange, invalid }: StartFormFieldsProps) {
+export function StartFormFields({ fields, onChange, invalid, versions }: StartFormFieldsProps) {
   const input = (name: keyof SpecFields, label: string, flag: string, placeholder = "") =>
     html`<label class="field">
       <span>${label} <code>--${flag}</code></span>
@@ -40,7 +43,18 @@ export function StartFormFields({ fields, onChange, invalid }: StartFormFieldsPr
     </label>`;
   return html`<fieldset class="start-fields">
       <legend>What and where</legend>
-      ${input("version", "Target version", "version", "2.0.0")}
+      <label class="field">
+        <span>Target version <code>--version</code></span>
+        <select
+          name="version"
+          value=${fields.version}
+          aria-invalid=${invalid === "version" ? "true" : "false"}
+          onChange=${(e: Event) => onChange("version", (e.target as HTMLSelectElement).value)}
+        >
+          <option value="">${versions === undefined ? "loading releases…" : versions.length === 0 ? "no release registered" : "choose a release"}</option>
+          ${(versions ?? []).map((v) => html`<option key=${v} value=${v}>${v}</option>`)}
+        </select>
+      </label>
       ${input("reason", "Reason (audit log)", "reason", "CVE-2026-1234")}
       ${input("selector", "Only nodes with labels", "selector", "region=eu env=prod")}
       ${input("pools", "Only pools", "pool", "db web")}
