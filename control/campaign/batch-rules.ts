@@ -69,7 +69,7 @@ export function inFlight(n: CampaignNode, now: number): boolean {
     case "within_grace":
       return n.graceEndsAt === undefined || n.graceEndsAt > now;
     case "while_rollback_pending":
-      return rollbackPending(n, now);
+      return rollbackPending(n);
     case "never":
       return false;
     default:
@@ -79,21 +79,18 @@ export function inFlight(n: CampaignNode, now: number): boolean {
 
 /**
  * True while a rollback sent to final node `n` after it ended may still be restarting its agent
- * onto its previous release: it was sent one (`rollbackOperationId`), its outcome is not
- * recorded (`rollbackResult`, written when its batch's rollback ends), and its rollback deadline
- * is unset or after `now` (at that deadline Control judges a rollback not confirmed back as
- * `rollback_unconfirmed`). A rollback withheld (`rollbackResult` rollback_withheld, no
+ * onto its previous release: it was sent one (`rollbackOperationId`) and its outcome is not
+ * recorded (`rollbackResult`, written for every such node of the batch when the batch's
+ * rollback ends). As for a node rolling back, the slot lasts until Control judges the rollback,
+ * not until its recorded `rollbackDeadline`: a Control that took over judges no deadline within
+ * a reconnect timeout of becoming ready (`judgedDeadline`), and the agent may restart onto its
+ * previous release meanwhile. A rollback withheld (`rollbackResult` rollback_withheld, no
  * operation) is none.
  */
 export function rollbackPending(
-  n: Pick<CampaignNode, "rollbackOperationId" | "rollbackResult" | "rollbackDeadline">,
-  now: number,
+  n: Pick<CampaignNode, "rollbackOperationId" | "rollbackResult">,
 ): boolean {
-  return (
-    n.rollbackOperationId !== undefined &&
-    n.rollbackResult === undefined &&
-    (n.rollbackDeadline === undefined || n.rollbackDeadline > now)
-  );
+  return n.rollbackOperationId !== undefined && n.rollbackResult === undefined;
 }
 
 /**

@@ -23,7 +23,7 @@
  *   A verifying node holds a concurrency/budget slot only during its config grace (0 without
  *   config.v1); after it, it is "settled" but still watched. A rolling_back node holds one
  *   until it is back (it restarts onto its previous release), and so does a final node sent its
- *   batch's rollback until that rollback's outcome is recorded or its deadline passes.
+ *   batch's rollback until that rollback's outcome is recorded.
  * - What each state means to every rule (final, upgrading, failure, holds a slot, busy, upgrade
  *   re-sent) is one row of `NODE_STATE_TRAITS` (`node-state-traits.ts`); the engine's predicates
  *   and the stores' lists and SQL are derived from it.

@@ -35,11 +35,11 @@ export type SlotUse =
   /**
    * While a rollback its campaign sent it after it ended is pending (a final node that may run
    * the target, its state kept: `rollbackFinalNodes` in `rollback.ts`): `rollbackOperationId`
-   * set, no `rollbackResult` recorded yet, and its `rollbackDeadline` unset or after now. Its
-   * agent may be restarting onto its previous release, as disruptive as a node rolling back;
-   * once the outcome is recorded, or the deadline passed (from then on Control judges it
-   * unconfirmed), it holds none. Only for final states: a node that was rolling back says its
-   * outcome by its state (rolled_back, rollback_failed).
+   * set and no `rollbackResult` recorded yet. Its agent may be restarting onto its previous
+   * release, as disruptive as a node rolling back, which holds its slot until judged too; once
+   * the outcome is recorded (when its batch's rollback ends), it holds none. Only for final
+   * states: a node that was rolling back says its outcome by its state (rolled_back,
+   * rollback_failed).
    */
   | "while_rollback_pending"
   /** Never. */

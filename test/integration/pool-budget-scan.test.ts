@@ -89,8 +89,8 @@ describe("the pool budget read of every decision", () => {
       offset: 300,
     });
     await seed(db, "breached", { n: 20, pool: "web", state: "rolling_back", finished: false });
-    // Final nodes of the breached batch sent its rollback: 7 pending (one without a deadline),
-    // 3 past their deadline, 4 judged, 6 never sent one.
+    // Final nodes of the breached batch sent its rollback: 10 pending (one without a deadline,
+    // 3 past it but not judged yet), 4 judged, 6 never sent one.
     const far = Date.now() + 3_600_000;
     const pending = (n: number, offset: number, state: string, record: Record<string, unknown>) =>
       seed(db, "breached", { n, pool: "web", state, finished: false, offset, record });
@@ -110,7 +110,7 @@ describe("the pool budget read of every decision", () => {
 
   it("counts the other unfinished campaigns' nodes in flight, those rolling back and the final ones with a rollback pending included", async () => {
     const loads = await sqlTransaction(db.pool).poolLoads(["web"], "mine", Date.now());
-    expect(loads.get("web")?.inFlightElsewhere).toBe(300 + 20 + 7);
+    expect(loads.get("web")?.inFlightElsewhere).toBe(300 + 20 + 10);
   });
 
   it("reads campaign nodes through the slot indexes (migrations 0022 and 0025), never scanning their history", async () => {

@@ -25,6 +25,13 @@ export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {
     invariant: "O1:",
     cases: [],
   },
+  34: {
+    title:
+      "a rollback delivered late (re-sent when an agent that was away reconnects) is judged unconfirmed a reconnect timeout after it was first sent or after the Control that took over became ready, not after it was delivered: the node's slot is freed (its rollbackResult recorded, or it is rollback_failed) while its agent restarts onto its previous release, and another campaign offers in the pool over its budget (PD1, the late-rollback scenario; seeds 41, 175, 581 and 514232 with faults, 2026-12-07; 175 failed before defect 32's fix too, with a node rolling back). Not fixed: docs/decisions.md, \"A final node sent its campaign's rollback holds a slot until its outcome is recorded\", What is left.",
+    seeds: [41, 175, 581, 514232],
+    invariant: "PD1:",
+    cases: [],
+  },
 };
 
 /** The defect a seed is known to fail by, if any. */

@@ -82,15 +82,13 @@ export function busySql(cn: string, c: string): string {
  * True (SQL) when campaign node `cn` holds a slot at `now` (a parameter, epoch ms), as
  * `inFlight` says: a slot state, and within its config grace if its state holds one only then
  * (a grace not set yet counts as running); or a final state that holds one while a rollback
- * sent to it is pending (`rollbackPending`: sent, no outcome recorded, its deadline unset or
- * after `now`). Each arm of the `or` implies the predicate of one partial index (0022's,
- * 0025's), so PostgreSQL reads the rows through both (a BitmapOr), never the history.
+ * sent to it is pending (`rollbackPending`: sent, no outcome recorded). Each arm of the `or`
+ * implies the predicate of one partial index (0022's, 0025's; the second arm is 0025's
+ * predicate itself), so PostgreSQL reads the rows through both (a BitmapOr), never the history.
  */
 export function holdsSlotSql(cn: string, now: string): string {
   return `((${inList(`${cn}.state`, SLOT_NODE_STATES)}
           and (${notInList(`${cn}.state`, GRACE_SLOT_NODE_STATES)}
                or coalesce((${cn}.record->>'graceEndsAt')::double precision > ${now}, true)))
-        or (${inList(`${cn}.state`, ROLLBACK_SLOT_NODE_STATES)}
-          and ${rollbackUnjudgedSql(cn)}
-          and coalesce((${cn}.record->>'rollbackDeadline')::double precision > ${now}, true)))`;
+        or (${inList(`${cn}.state`, ROLLBACK_SLOT_NODE_STATES)} and ${rollbackUnjudgedSql(cn)}))`;
 }

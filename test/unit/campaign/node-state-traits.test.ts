@@ -123,7 +123,7 @@ describe("inFlight, read from the traits", () => {
     ["skipped", sent, true],
     ["canceled", sent, true],
     ["failed", { ...sent, rollbackDeadline: undefined }, true],
-    ["failed", { ...sent, rollbackDeadline: NOW }, false],
+    ["failed", { ...sent, rollbackDeadline: NOW }, true],
     ["failed", { ...sent, rollbackResult: "rolled_back" }, false],
     ["timed_out", { ...sent, rollbackResult: "rollback_unconfirmed" }, false],
     ["failed", { rollbackResult: "rollback_withheld" }, false],

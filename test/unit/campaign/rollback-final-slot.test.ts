@@ -1,9 +1,8 @@
 /**
  * A FINAL node sent its campaign's rollback (failed reconnect_timeout, timed_out: it may run the
  * target; its state kept) restarts onto its previous release like a node rolling back: it holds
- * a slot of its pool's disruption budget until its rollback has an outcome or its rollback
- * deadline passes, so another campaign offers nothing in that pool over the budget (known
- * defect 32, PD1, seed 514232).
+ * a slot of its pool's disruption budget until its rollback's outcome is recorded, so another
+ * campaign offers nothing in that pool over the budget (known defect 32, PD1, seed 514232).
  */
 import { describe, expect, it } from "vitest";
 import type { PoolLoad } from "../../../control/campaign/index.js";
@@ -125,13 +124,23 @@ describe("a final node sent its campaign's rollback holds a pool slot while it m
     expect(sent(b, "upgrade")).toHaveLength(5);
   });
 
-  it("frees the slot once the rollback deadline passed, even before the outcome is recorded", () => {
+  it("holds the slot past its recorded rollback deadline until the outcome is recorded: a Control that took over judges it a reconnect timeout after it became ready", () => {
     const { a, lost } = breachedByFinalNodes("reconnect_timeout");
-    const n = nodeOf(a, lost[0] as string);
-    const deadline = n.rollbackDeadline as number;
+    const deadline = nodeOf(a, lost[0] as string).rollbackDeadline as number;
     expect(deadline).toBe(a.now + RECONNECT);
-    expect(inFlight(n, deadline - 1)).toBe(true);
-    expect(inFlight(n, deadline)).toBe(false);
+    // A new leader became ready just before the deadline: nothing is judged yet at it.
+    const readyAt = deadline - MIN;
+    a.now = deadline + 1;
+    tick(a, [], { pools: load(0), readyAt });
+    expect(a.campaign.phase).toBe("rolling_back");
+    for (const id of lost) expect(inFlight(nodeOf(a, id), a.now)).toBe(true);
+    a.now = readyAt + RECONNECT;
+    tick(a, [], { pools: load(0), readyAt });
+    expect(a.campaign).toMatchObject({ phase: "failed", code: "rollback_unconfirmed" });
+    for (const id of lost) {
+      expect(nodeOf(a, id).rollbackResult).toBe("rollback_unconfirmed");
+      expect(inFlight(nodeOf(a, id), a.now)).toBe(false);
+    }
   });
 
   it("does not count a final node its campaign never sent a rollback, nor one whose rollback was withheld", () => {
