@@ -40,6 +40,7 @@ export const NODE_KEYS: readonly (keyof CampaignNode)[] = [
   "rollbackAt",
   "rollbackBootId",
   "rollbackDeadline",
+  "rollbackRestartedAt",
   "rollbackResult",
   "deferredAt",
   "deferRetryAt",

@@ -40,6 +40,7 @@ import type {
 } from "./model.js";
 import { offerNext, settleWithoutOffer } from "./offer.js";
 import { judgeRollbackEnd } from "./rollback.js";
+import { rollbackDeadlineOf } from "./rollback-verdict.js";
 import { nextWindowChange, windowOpen } from "./windows.js";
 
 /** Everything a decision reads. */
@@ -232,7 +233,7 @@ function nextWake(d: Draft): number | undefined {
   if (c.phase === "rolling_back") {
     // Its batch's rollbacks (to the nodes that were upgrading, and to the final nodes that may
     // run the target) hold the end until each is judged; only they have a rollback deadline.
-    for (const n of batchNodes(d, b.index)) takeDeadline(n.rollbackDeadline);
+    for (const n of batchNodes(d, b.index)) takeDeadline(rollbackDeadlineOf(d, n));
   }
   if (c.phase === "running") {
     // Closed time does not count: wake at the next opening or closing, and while open when the

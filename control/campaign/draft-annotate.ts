@@ -15,6 +15,7 @@ export type FinalAnnotation = Partial<
     | "rollbackAt"
     | "rollbackBootId"
     | "rollbackDeadline"
+    | "rollbackRestartedAt"
     | "rollbackResult"
     | "confirmOperationId"
   >
@@ -25,6 +26,7 @@ const ANNOTATIONS: ReadonlySet<string> = new Set([
   "rollbackAt",
   "rollbackBootId",
   "rollbackDeadline",
+  "rollbackRestartedAt",
   "rollbackResult",
   "confirmOperationId",
 ]);
@@ -32,7 +34,7 @@ const ANNOTATIONS: ReadonlySet<string> = new Set([
 /**
  * Records on a FINAL node an operation sent to it after it ended (the rollback of its batch, the
  * confirm of its passed batch): only `rollbackOperationId`, `rollbackAt`, `rollbackBootId`,
- * `rollbackDeadline`, `rollbackResult` and `confirmOperationId`, each written once. Its state, code, message and times stay as they are
+ * `rollbackDeadline`, `rollbackRestartedAt`, `rollbackResult` and `confirmOperationId`, each written once. Its state, code, message and times stay as they are
  * (final states never change); the record counts as changed, so the worker writes it.
  * @throws when the node is not final, the patch names another field, or a field already holds
  * another value.

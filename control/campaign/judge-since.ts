@@ -13,6 +13,7 @@ import type { Draft } from "./draft.js";
 import { activeNodes, judgedDeadline } from "./draft.js";
 import { REVERT_REPORT_GRACE_MS } from "./judge-node.js";
 import type { CampaignNode } from "./model.js";
+import { rollbackDeadlineOf } from "./rollback-verdict.js";
 
 /** The judging context of the draft as it stands: what a node's verdict reads besides its own. */
 export function judgingContext(d: Draft): string {
@@ -54,7 +55,8 @@ function deadlineCrossed(d: Draft, n: CampaignNode, since: number): boolean {
       t = n.graceEndsAt;
       break;
     case "rolling_back":
-      t = n.rollbackDeadline === undefined ? undefined : judgedDeadline(d, n.rollbackDeadline);
+      t = rollbackDeadlineOf(d, n);
+      t = t === undefined ? undefined : judgedDeadline(d, t);
       break;
     // No deadline of a waiting or final node is judged.
     case "waiting":

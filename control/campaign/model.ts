@@ -224,6 +224,11 @@ export interface CampaignNode {
   /** rollbackAt + reconnect timeout. */
   readonly rollbackDeadline: number | undefined;
   /**
+   * When the leader first judged the agent's RESTARTING on the rollback (its clock): the
+   * rollback's deadline counts again from then (`rollbackDeadlineOf`). Absent: no such report.
+   */
+  readonly rollbackRestartedAt?: number | undefined;
+  /**
    * A FINAL node sent its batch's rollback (its state kept): the rollback's outcome, recorded once
    * the rollback ends, so the node itself says whether it may still run the target. Absent on
    * every other node (a node rolling back says it by its own state).

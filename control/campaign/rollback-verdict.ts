@@ -5,7 +5,9 @@
 import { defersCurrentOffer } from "./deferral.js";
 import type { Draft } from "./draft.js";
 import { factsOf, judgedDeadline, updateNode } from "./draft.js";
+import { annotateFinal } from "./draft-annotate.js";
 import type { CampaignNode } from "./model.js";
+import { isFinal } from "./model.js";
 import { detail, minutes, reportFor, sendFailureFor } from "./reports.js";
 
 /** The outcome of a rollback, once the facts settle it. */
@@ -23,6 +25,35 @@ export type RollbackVerdict =
       readonly message: string;
       readonly reason: string;
     };
+
+/**
+ * The rollback deadline of node `n`: a reconnect timeout after the rollback was sent
+ * (`rollbackDeadline`), or after the leader first judged the agent's report that it restarts
+ * onto its previous release ({@link noteRollbackRestart}) when that is later. An agent away when
+ * the rollback was sent gets it re-sent when it comes back, and restarts then; the deadline is
+ * a time to come back. Undefined when no rollback was sent.
+ */
+export function rollbackDeadlineOf(d: Draft, n: CampaignNode): number | undefined {
+  if (n.rollbackDeadline === undefined) return undefined;
+  const restarted = n.rollbackRestartedAt;
+  return restarted === undefined
+    ? n.rollbackDeadline
+    : Math.max(n.rollbackDeadline, restarted + d.campaign.spec.reconnectTimeoutMs);
+}
+
+/**
+ * Records when the leader first judges the agent's RESTARTING on node `n`'s rollback
+ * (`rollbackRestartedAt` = now, once; a final node keeps its state, {@link annotateFinal}).
+ * Returns the node as it is now.
+ */
+export function noteRollbackRestart(d: Draft, n: CampaignNode): CampaignNode {
+  if (n.rollbackOperationId === undefined || n.rollbackRestartedAt !== undefined) return n;
+  if (n.rollbackResult !== undefined) return n;
+  if (reportFor(factsOf(d, n.nodeId), n.rollbackOperationId)?.phase !== "RESTARTING") return n;
+  const patch = { rollbackRestartedAt: d.now };
+  const why = "restarting onto its previous release: the rollback's deadline counts from now";
+  return isFinal(n.state) ? annotateFinal(d, n, patch, why) : updateNode(d, n, patch, why);
+}
 
 /**
  * The rollback's outcome for node `n` (sent `rollbackOperationId` at `rollbackAt`, with
@@ -89,7 +120,8 @@ export function rollbackVerdict(d: Draft, n: CampaignNode): RollbackVerdict | un
       reason: "back on the previous version",
     };
   }
-  if (n.rollbackDeadline !== undefined && d.now >= judgedDeadline(d, n.rollbackDeadline)) {
+  const deadline = rollbackDeadlineOf(d, n);
+  if (deadline !== undefined && d.now >= judgedDeadline(d, deadline)) {
     return {
       kind: "failed",
       code: "rollback_unconfirmed",
@@ -104,7 +136,8 @@ export function rollbackVerdict(d: Draft, n: CampaignNode): RollbackVerdict | un
  * Judges a node rolling back by {@link rollbackVerdict}: back → rolled_back; failed →
  * rollback_failed with the verdict's code; open → unchanged.
  */
-export function judgeRollback(d: Draft, n: CampaignNode): void {
+export function judgeRollback(d: Draft, node: CampaignNode): void {
+  const n = noteRollbackRestart(d, node);
   const v = rollbackVerdict(d, n);
   if (v === undefined) return;
   if (v.kind === "back") {

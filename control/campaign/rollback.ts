@@ -21,7 +21,7 @@ import { annotateFinal } from "./draft-annotate.js";
 import type { CampaignNode, NodeCode, RollbackCause } from "./model.js";
 import { isFinal, isUpgrading } from "./model.js";
 import { operationId } from "./operation-id.js";
-import { type RollbackVerdict, rollbackVerdict } from "./rollback-verdict.js";
+import { noteRollbackRestart, type RollbackVerdict, rollbackVerdict } from "./rollback-verdict.js";
 import { closedMsBetween } from "./windows.js";
 
 /**
@@ -259,6 +259,11 @@ export function judgeRollbackEnd(d: Draft): void {
   const b = currentBatch(d);
   // A final node seen on the target since the rollback started is sent it too.
   rollbackFinalNodes(d, b.index, d.campaign.message ?? "rolling back");
+  // A final node's agent restarting onto its previous release: its deadline counts from now.
+  const t = tallyOf(d, b.index);
+  if (t.failed + t.skipped + t.canceled > 0) {
+    for (const n of batchNodes(d, b.index)) if (awaitsRollback(n)) noteRollbackRestart(d, n);
+  }
   if (activeNodes(d, b.index).some((n) => n.state === "rolling_back")) return;
   const failed: { readonly nodeId: string; readonly code: string }[] = [];
   const finals: { readonly node: CampaignNode; readonly verdict: RollbackVerdict }[] = [];

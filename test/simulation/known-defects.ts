@@ -27,8 +27,8 @@ export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {
   },
   34: {
     title:
-      "a rollback delivered late (re-sent when an agent that was away reconnects) is judged unconfirmed a reconnect timeout after it was first sent or after the Control that took over became ready, not after it was delivered: the node's slot is freed (its rollbackResult recorded, or it is rollback_failed) while its agent restarts onto its previous release, and another campaign offers in the pool over its budget (PD1, the late-rollback scenario; seeds 41, 175, 581 and 514232 with faults, 2026-12-07; 175 failed before defect 32's fix too, with a node rolling back). Not fixed: docs/decisions.md, \"A final node sent its campaign's rollback holds a slot until its outcome is recorded\", What is left.",
-    seeds: [41, 175, 581, 514232],
+      "a rollback the outbox re-sends after its campaign finished (judged rollback_unconfirmed while its agent was away; a rollback is re-sent until the agent reports on it) restarts that agent onto its previous release outside every budget: a finished campaign holds no slot, and another campaign offers in the pool over its budget (PD1, the late-rollback scenario, seed 175 with faults, 2026-12-07). A rollback re-sent while its campaign still rolls back now counts its deadline from the agent's restart (rollback-from-restart.test.ts; seeds 41, 581, 514232 hold). Not fixed: choose between no re-send once the outcome is recorded, or a late rollback admitted under its pool's budget.",
+    seeds: [175],
     invariant: "PD1:",
     cases: [],
   },
