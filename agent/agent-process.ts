@@ -84,6 +84,11 @@ export interface AgentProcessOptions {
   readonly labels: Readonly<Record<string, string>>;
   /** Channel credentials (TLS, mTLS); undefined: clear text. */
   readonly credentials: grpc.ChannelCredentials | undefined;
+  /**
+   * The credentials carry a client certificate (`--cert`, `--key`): a Welcome without a node
+   * token, while the node holds none, is its enrollment by certificate.
+   */
+  readonly clientCertificate?: boolean;
   /** The TUF check of releases, when the channel is a TUF repository. */
   readonly tuf: TufCheck | undefined;
   /** How often the TUF metadata is refreshed without an upgrade (default 1 h). */
@@ -276,6 +281,14 @@ class RealAgent implements OperationHost, SessionHost {
     } else if (token.kind === "take") {
       this.state.nodeToken = token.token;
       delete this.state.enrollmentKey;
+      dirty = true;
+    }
+    if (
+      this.options.clientCertificate === true &&
+      this.state.nodeToken === undefined &&
+      this.state.certificateEnrolled !== true
+    ) {
+      this.state.certificateEnrolled = true;
       dirty = true;
     }
     const pending = this.state.switch;

@@ -39,6 +39,11 @@ export interface AgentState extends DurableState {
   switch?: PendingSwitch;
   /** Why the version on trial failed its health checks (written by it, read by the supervisor). */
   healthFailure?: { readonly opId: string; readonly message: string };
+  /**
+   * Control welcomed the node on a stream authenticated by its client certificate, without
+   * a node token (it enrolled by certificate, not a join token).
+   */
+  certificateEnrolled?: boolean;
 }
 
 /** A fresh state for a node that has just been installed at `version`. */

@@ -121,8 +121,8 @@ run     supervise the Agent installed in DIR: start current/agent (a single exec
         or current/agent.mjs (with Node.js), restart it when it exits, revert a newly
         switched version that crashes or is not welcomed in time.
         An empty DIR gets the running code as its first version.
-status  print DIR's current and previous version, confirmed sequence, pending switch and
-        node id as JSON.
+status  print DIR's current and previous version, confirmed sequence, pending switch,
+        node id and whether it enrolled (by node token or client certificate) as JSON.
 
 Flags of run:
   --install-dir DIR         the install directory (versions/, current, state.json)

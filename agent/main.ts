@@ -166,6 +166,7 @@ async function serve(options: RunOptions): Promise<never> {
     credentials: options.clearText
       ? undefined
       : streamCredentials(readStreamTls(options.tls ?? {}) ?? {}, options.server),
+    clientCertificate: !options.clearText && options.tls?.cert !== undefined,
     tuf:
       options.tuf === undefined
         ? undefined

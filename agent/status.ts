@@ -43,8 +43,13 @@ export interface AgentStatus {
   /** A switch not settled yet: an upgrade on trial, or one interrupted. */
   readonly pending: PendingSwitch | null;
   readonly nodeId: string | null;
-  /** The node holds a node token (it has enrolled). */
+  /**
+   * The node has enrolled: it holds a node token, or Control welcomed it by its client
+   * certificate (mTLS, no join token).
+   */
   readonly enrolled: boolean;
+  /** How it enrolled: `token` (it holds a node token), `certificate`, or null (not yet). */
+  readonly enrolledBy: "token" | "certificate" | null;
   /** Versions whose files are installed. */
   readonly installed: readonly string[];
   /**
@@ -67,6 +72,12 @@ export async function readStatus(paths: InstallPaths): Promise<AgentStatus> {
   } catch {
     installed = [];
   }
+  const enrolledBy =
+    state?.nodeToken !== undefined
+      ? "token"
+      : state?.certificateEnrolled === true
+        ? "certificate"
+        : null;
   return {
     current,
     previous: state?.previousVersion || null,
@@ -74,7 +85,8 @@ export async function readStatus(paths: InstallPaths): Promise<AgentStatus> {
     installedSequence: state?.installedSequence ?? "0",
     pending: state?.switch ?? null,
     nodeId: state?.nodeId ?? null,
-    enrolled: state?.nodeToken !== undefined,
+    enrolled: enrolledBy !== null,
+    enrolledBy,
     installed,
     trust: state?.trust ?? null,
     supervisor: {

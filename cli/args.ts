@@ -168,6 +168,41 @@ export function formatDuration(ms: number): string {
   return text === "" ? "0s" : text;
 }
 
+/** RFC 3339: a date, `T` (or `t`, or a space), a time with optional fraction, and `Z` or an offset. */
+const RFC3339 =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Parses an instant flag: an RFC 3339 time (`2026-12-07T09:00:00Z`, `…+01:00`) or a duration
+ * as {@link parseDuration} reads it (`2h`, `30m`), meaning that long before `now`. A date
+ * alone, a time without an offset or an impossible date is refused rather than guessed at.
+ */
+export function parseInstant(text: string, flag: string, now: Date): Date {
+  if (DURATION.test(text) && text !== "")
+    return new Date(now.getTime() - parseDuration(text, flag));
+  const match = RFC3339.exec(text);
+  const date =
+    match === null ? undefined : new Date(`${text.slice(0, 10)}T${text.slice(11).toUpperCase()}`);
+  const [, y, mo, d, h, mi, sec] = match ?? [];
+  if (
+    date === undefined ||
+    Number.isNaN(date.getTime()) ||
+    // Date rolls 2026-02-30 over into March; the fields must be what they say.
+    Number(mo) < 1 ||
+    Number(mo) > 12 ||
+    Number(d) < 1 ||
+    Number(d) > new Date(Date.UTC(Number(y), Number(mo), 0)).getUTCDate() ||
+    Number(h) > 23 ||
+    Number(mi) > 59 ||
+    Number(sec) > 59
+  ) {
+    throw new UsageError(
+      `invalid time "${text}" for --${flag}: use an RFC 3339 time such as 2026-12-07T09:00:00Z or a duration ago such as 2h or 30m`,
+    );
+  }
+  return date;
+}
+
 /** Parses an integer flag within `[min, max]`; anything else is a {@link UsageError}. */
 export function parseInteger(text: string, flag: string, min: number, max: number): number {
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {

@@ -9,6 +9,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorInfoSchema } from "../proto/gen/google/rpc/error_details_pb.js";
 import { UsageError } from "./args.js";
 import { type Connection, isLocalServer } from "./client.js";
+import { speaksTls } from "./tls-probe.js";
 
 /** What a refused call was trying to do, by RPC name, for "this token's role cannot …". */
 const ACTIONS: Readonly<Record<string, string>> = {
@@ -48,6 +49,9 @@ const NETWORK_CODES = new Set([
   "EPIPE",
 ]);
 
+/** The connection ended under the request: what a TLS port does with clear text. */
+const LOWER_LAYER_CODES = new Set(["ECONNRESET", "EPIPE"]);
+
 /** Node.js's codes for a server certificate this client does not trust. */
 const UNTRUSTED_CERTIFICATE_CODES = new Set([
   "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
@@ -76,6 +80,40 @@ export interface ErrorContext {
  */
 export function describeError(error: unknown, context: ErrorContext = {}): string {
   return oneLine(describe(error, context));
+}
+
+/**
+ * {@link describeError}, except that a call to an `http://` server that failed below HTTP
+ * (the connection reset, or an answer that is no HTTP) is checked for a TLS port: then the
+ * line says to use `https://` ({@link speaksTls}).
+ */
+export async function describeFailure(error: unknown, context: ErrorContext = {}): Promise<string> {
+  const server = context.connection?.server ?? "";
+  if (
+    server.startsWith("http://") &&
+    error instanceof ConnectError &&
+    belowHttp(error) &&
+    (await speaksTls(server))
+  ) {
+    const https = `https://${server.slice("http://".length)}`;
+    return `Control at ${server} speaks TLS: use ${https} (--server or AGENTCTL_SERVER)`;
+  }
+  return describeError(error, context);
+}
+
+/** A failure of the connection or of HTTP itself, not an answer Control gave. */
+function belowHttp(error: ConnectError): boolean {
+  if (causeCode(error, LOWER_LAYER_CODES) !== undefined) return true;
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (current instanceof Error && !seen.has(current)) {
+    seen.add(current);
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && code.startsWith("HPE_")) return true;
+    if (current.message.includes("socket hang up")) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 function describe(error: unknown, context: ErrorContext): string {

@@ -276,7 +276,10 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     const line =
       error instanceof UsageError
         ? error.message
-        : (await import("./errors.js")).describeError(error, { connection, method: calls.method });
+        : await (await import("./errors.js")).describeFailure(error, {
+            connection,
+            method: calls.method,
+          });
     io.stderr.write(`agentctl: ${printableOutput(line)}\n`);
     if (error instanceof ExitError) return error.exitCode;
     return error instanceof UsageError ? 2 : 1;

@@ -65,11 +65,34 @@ const WIDE_COLUMNS = [
 ];
 
 /**
- * `online`, `offline`, with `,disabled` appended when the node is excluded from campaigns and
- * `,frozen` when its Agent reports its TUF metadata frozen (it refuses new releases).
+ * `online`, `offline`, or `revoked` (cut off until it enrolls again, whatever its last
+ * stream), with `,disabled` appended when the node is excluded from campaigns and `,frozen`
+ * when its Agent reports its TUF metadata frozen (it refuses new releases).
  */
 export function nodeStatus(node: Node): string {
-  return `${node.online ? "online" : "offline"}${node.enabled ? "" : ",disabled"}${node.trustFrozen ? ",frozen" : ""}`;
+  const state = node.revoked ? "revoked" : node.online ? "online" : "offline";
+  return `${state}${node.enabled ? "" : ",disabled"}${node.trustFrozen ? ",frozen" : ""}`;
+}
+
+/** The node's agent version, `1.3.0 (yanked)` when its release is yanked; `-` for none. */
+export function nodeVersion(node: Node): string {
+  if (node.agentVersion === "") return "-";
+  return node.agentVersionYanked ? `${node.agentVersion} (yanked)` : node.agentVersion;
+}
+
+/**
+ * What `node reset` prints: for a node that enrolled by client certificate, that a reset
+ * gives it no way back by itself and it needs a new certificate when its own is lost or
+ * refused (it was revoked), with the command that issues one.
+ */
+export function resetText(node: Node | undefined, nodeId: string): string {
+  if (node?.certificateEnrolled !== true) {
+    return `node ${nodeId} reset: its node token no longer works; its next join-token enrollment is accepted once\n`;
+  }
+  const why = node.revoked
+    ? "its certificate stays refused since the node was revoked, so it needs a new certificate"
+    : "if it lost its key, it needs a new certificate";
+  return `node ${nodeId} reset: it enrolled by client certificate, not a join token; ${why}: agentctl tls issue-node ${nodeId} --out DIR, then give its Agent --cert DIR/${nodeId}.pem --key DIR/${nodeId}.key\n`;
 }
 
 /** The rows of a node table, one per node, in the order given. */
@@ -78,7 +101,7 @@ export function nodeRows(nodes: readonly Node[], wide: boolean, now: Date): stri
     const row = [
       n.nodeId,
       nodeStatus(n),
-      n.agentVersion || "-",
+      nodeVersion(n),
       n.platform || "-",
       n.pool || "-",
       n.activeCampaignId || "-",
@@ -112,7 +135,7 @@ function nodeFields(node: Node, now: Date): string {
     ["Node", node.nodeId],
     ["Status", nodeStatus(node)],
     ["Control", node.heldBy || "-"],
-    ["Version", node.agentVersion],
+    ["Version", node.agentVersion === "" ? "" : nodeVersion(node)],
     ["Previous version", node.previousVersion],
     ["Confirmed sequence", node.confirmedSequence.toString()],
     ["Platform", node.platform],
@@ -310,7 +333,9 @@ export const nodeGroup: CommandGroup = {
         "For a node that lost its state. Its node token stops working at once (a stream it\n" +
         "has open stays until it ends); the next join-token enrollment of ID is accepted,\n" +
         "once. Without a reset, a join token enrolls only new node ids, unless it was created\n" +
-        "with --node ID or --allow-reenroll (agentctl token create --help).",
+        "with --node ID or --allow-reenroll (agentctl token create --help). A node that enrolled\n" +
+        "by client certificate has no node token: one that lost its key, or was revoked (its\n" +
+        "certificate stays refused), needs a new certificate (agentctl tls issue-node ID).",
       async run(ctx, { values, positionals }) {
         const [nodeId = ""] = expectPositionals(positionals, ["ID"]);
         const reason = stringFlag(values, "reason") ?? "";
@@ -326,7 +351,7 @@ export const nodeGroup: CommandGroup = {
         ctx.stdout.write(
           ctx.output === "json"
             ? messageJson(ResetNodeResponseSchema, response)
-            : `node ${nodeId} reset: its node token no longer works; its next join-token enrollment is accepted once\n`,
+            : resetText(response.node, nodeId),
         );
         return 0;
       },

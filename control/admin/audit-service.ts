@@ -1,6 +1,6 @@
 /** `agentcontrol.admin.v1.AuditService`: the audit log, newest first, filtered and paged. */
 import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
   AuditEventSchema,
@@ -27,7 +27,23 @@ interface AuditRow {
   detail: unknown;
 }
 
-/** Builds the AuditService implementation. Filters are exact matches, AND-ed. */
+/**
+ * A time filter's instant, or undefined when unset.
+ * @throws ControlError `invalid_argument` naming `field` when it is no representable time.
+ */
+function timeFilter(value: Timestamp | undefined, field: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = timestampDate(value);
+  if (Number.isNaN(date.getTime())) {
+    throw new ControlError("invalid_argument", `${field} is not a valid time`, { field });
+  }
+  return date;
+}
+
+/**
+ * Builds the AuditService implementation. Filters are exact matches and a time range
+ * (`since` inclusive, `until` exclusive), AND-ed.
+ */
 export function createAuditService(deps: AuditServiceDeps): ServiceImpl<typeof AuditService> {
   return {
     async listAuditEvents(req) {
@@ -48,6 +64,23 @@ export function createAuditService(deps: AuditServiceDeps): ServiceImpl<typeof A
       filter("campaign_id", req.campaignId);
       filter("action", req.action);
       filter("actor", req.actor);
+      const since = timeFilter(req.since, "since");
+      const until = timeFilter(req.until, "until");
+      if (since !== undefined && until !== undefined && until <= since) {
+        throw new ControlError(
+          "invalid_argument",
+          `until (${until.toISOString()}) must be after since (${since.toISOString()})`,
+          { field: "until" },
+        );
+      }
+      if (since !== undefined) {
+        params.push(since);
+        where.push(`time >= $${params.length}`);
+      }
+      if (until !== undefined) {
+        params.push(until);
+        where.push(`time < $${params.length}`);
+      }
       if (after !== undefined) {
         params.push(after);
         where.push(`id < $${params.length}::bigint`);

@@ -19,8 +19,16 @@ export interface LiveOverlay {
   readonly heldBy: string;
 }
 
-/** A node row as the API shows it, with the hub's live facts when the node is connected here. */
-export function nodeMessage(record: NodeRecord, live?: LiveOverlay, activeCampaignId = ""): Node {
+/**
+ * A node row as the API shows it, with the hub's live facts when the node is connected here;
+ * `versionYanked`: whether the release of its agent version is yanked.
+ */
+export function nodeMessage(
+  record: NodeRecord,
+  live?: LiveOverlay,
+  activeCampaignId = "",
+  versionYanked = false,
+): Node {
   const lastSeen = live?.lastSeen ?? record.lastSeen;
   return create(NodeSchema, {
     nodeId: record.id,
@@ -42,6 +50,9 @@ export function nodeMessage(record: NodeRecord, live?: LiveOverlay, activeCampai
     assignedLabels: record.assignedLabels,
     pending: record.pending,
     revoked: record.revokedAt !== null,
+    agentVersionYanked: versionYanked,
+    // A join-token enrollment always records its token; a certificate Hello never does.
+    certificateEnrolled: record.joinTokenId === null,
     ...(record.trustFrozenSince
       ? {
           trustFrozen: true,

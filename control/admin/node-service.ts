@@ -96,17 +96,34 @@ function inCampaign(campaignId: string): FilterQuery<NodeRecord> {
   return { [fragment]: [] } as FilterQuery<NodeRecord>;
 }
 
+/** The agent versions of `records` whose release is yanked (one query, none for no versions). */
+async function yankedVersions(db: Database, records: readonly NodeRecord[]): Promise<Set<string>> {
+  const versions = [...new Set(records.map((r) => r.agentVersion).filter((v) => v !== ""))];
+  if (versions.length === 0) return new Set();
+  const result = await db.pool.query<{ version: string }>(
+    "select version from releases where version = any($1::text[]) and yanked_at is not null",
+    [versions],
+  );
+  return new Set(result.rows.map((r) => r.version));
+}
+
 /** Builds the NodeService implementation. */
 export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof NodeService> {
   const present = async (records: NodeRecord[]) => {
     const campaigns = (await deps.activeCampaignOf?.(records.map((r) => r.id))) ?? new Map();
+    const yanked = await yankedVersions(deps.db, records);
     return records.map((record) => {
       const lastSeenMs = deps.hub.lastSeenMs(record.id);
       const live =
         lastSeenMs === undefined
           ? undefined
           : { online: true, lastSeen: new Date(lastSeenMs), heldBy: deps.instanceId ?? "" };
-      return nodeMessage(record, live, campaigns.get(record.id) ?? "");
+      return nodeMessage(
+        record,
+        live,
+        campaigns.get(record.id) ?? "",
+        yanked.has(record.agentVersion),
+      );
     });
   };
   const load = async (nodeId: string) => {

@@ -14,7 +14,13 @@ import { NODE_A, tlsConfig, tlsPath } from "../fixtures/tls/index.js";
 import { startTestControl, type TestControl } from "../helpers/control.js";
 import { makeKeys } from "../helpers/releases.js";
 import { waitOnline } from "./agent-campaign-fixture.js";
-import { agentStatus, type RunningAgent, startAgent } from "./agent-fixture.js";
+import {
+  agentStatus,
+  eventually,
+  type RunningAgent,
+  type StatusJson,
+  startAgent,
+} from "./agent-fixture.js";
 
 describe("the Agent and the simulator over TLS", () => {
   let tc: TestControl;
@@ -66,6 +72,18 @@ describe("the Agent and the simulator over TLS", () => {
     expect(node.agentVersion).toBe("1.0.0");
     const status = await agentStatus(join(dir, "agent.mjs"), install);
     expect(status).toMatchObject({ current: "1.0.0", nodeId: NODE_A });
+    // Welcomed by its certificate, without a node token, it says it is enrolled (issue 38).
+    const enrolled = await eventually(
+      async () => {
+        const s = (await agentStatus(join(dir, "agent.mjs"), install)) as StatusJson & {
+          enrolled?: boolean;
+        };
+        return s.enrolled === true ? s : undefined;
+      },
+      "agent status says enrolled",
+      10_000,
+    );
+    expect(enrolled).toMatchObject({ enrolled: true, enrolledBy: "certificate" });
   }, 60_000);
 
   it("simulated agents reach Control over TLS with --ca and a join token", async () => {

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcontrol/admin/v1/audit.proto.
  */
 export const file_agentcontrol_admin_v1_audit: GenFile = /*@__PURE__*/
-  fileDesc("CiFhZ2VudGNvbnRyb2wvYWRtaW4vdjEvYXVkaXQucHJvdG8SFWFnZW50Y29udHJvbC5hZG1pbi52MSK/AQoKQXVkaXRFdmVudBIKCgJpZBgBIAEoAxIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgDIAEoCRIQCghhY3Rvcl9pcBgEIAEoCRIOCgZhY3Rpb24YBSABKAkSEwoLY2FtcGFpZ25faWQYBiABKAkSDwoHbm9kZV9pZBgHIAEoCRIPCgdtZXNzYWdlGAggASgJEhMKC2RldGFpbF9qc29uGAkgASgJInMKFkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QSEwoLY2FtcGFpZ25faWQYASABKAkSDgoGYWN0aW9uGAIgASgJEg0KBWFjdG9yGAMgASgJEhEKCXBhZ2Vfc2l6ZRgEIAEoBRISCgpwYWdlX3Rva2VuGAUgASgJImUKF0xpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlEjEKBmV2ZW50cxgBIAMoCzIhLmFnZW50Y29udHJvbC5hZG1pbi52MS5BdWRpdEV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTKAAQoMQXVkaXRTZXJ2aWNlEnAKD0xpc3RBdWRpdEV2ZW50cxItLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0Gi4uYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CiFhZ2VudGNvbnRyb2wvYWRtaW4vdjEvYXVkaXQucHJvdG8SFWFnZW50Y29udHJvbC5hZG1pbi52MSK/AQoKQXVkaXRFdmVudBIKCgJpZBgBIAEoAxIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBINCgVhY3RvchgDIAEoCRIQCghhY3Rvcl9pcBgEIAEoCRIOCgZhY3Rpb24YBSABKAkSEwoLY2FtcGFpZ25faWQYBiABKAkSDwoHbm9kZV9pZBgHIAEoCRIPCgdtZXNzYWdlGAggASgJEhMKC2RldGFpbF9qc29uGAkgASgJIskBChZMaXN0QXVkaXRFdmVudHNSZXF1ZXN0EhMKC2NhbXBhaWduX2lkGAEgASgJEg4KBmFjdGlvbhgCIAEoCRINCgVhY3RvchgDIAEoCRIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCRIpCgVzaW5jZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoFdW50aWwYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImUKF0xpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlEjEKBmV2ZW50cxgBIAMoCzIhLmFnZW50Y29udHJvbC5hZG1pbi52MS5BdWRpdEV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTKAAQoMQXVkaXRTZXJ2aWNlEnAKD0xpc3RBdWRpdEV2ZW50cxItLmFnZW50Y29udHJvbC5hZG1pbi52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0Gi4uYWdlbnRjb250cm9sLmFkbWluLnYxLkxpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * AuditEvent is one entry of the audit log.
@@ -113,6 +113,20 @@ export type ListAuditEventsRequest = Message<"agentcontrol.admin.v1.ListAuditEve
    * @generated from field: string page_token = 5;
    */
   pageToken: string;
+
+  /**
+   * Only events at or after this time, when set.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 6;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * Only events before this time, when set (after since, when both are set).
+   *
+   * @generated from field: google.protobuf.Timestamp until = 7;
+   */
+  until?: Timestamp | undefined;
 };
 
 /**
