@@ -155,6 +155,10 @@ describe("the operator guide's campaign commands and the demo's", { timeout: 400
     expect(yank.output).toContain("release 1.4.0 yanked");
     const onIt = await w.guide("agentctl node list --version 1.4.0");
     expect(onIt.output).toMatch(/1\.4\.0/);
+    // Pruning: what it would free first, then the bytes of what nothing needs.
+    const dry = await w.guide("agentctl release prune --dry-run");
+    expect(dry.output).not.toMatch(/error/i);
+    await w.guide("agentctl release prune --keep 3 --yes");
     expect(w.notRun()).toEqual([]);
 
     // The demo's closing commands, as a script would run them (no terminal): the completed

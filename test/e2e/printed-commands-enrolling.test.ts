@@ -2,6 +2,8 @@
  * The `agentctl` commands of the operator guide's "Enrolling nodes" section run as printed,
  * against a real Control with simulated agents (`printed-commands-fixture.ts`).
  */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import {
@@ -48,6 +50,15 @@ describe("the operator guide's enrolling commands", { timeout: 400_000 }, () => 
     );
     await w.guide("npx agentctl node label web-17 canary=true", { "web-17": "spare-00001" });
     await w.guide("npx agentctl node label web-17 canary-", { "web-17": "spare-00001" });
+    // Many nodes at once: the reader's file names a node of the fleet by its id.
+    await writeFile(join(w.work, "labels.csv"), "node,rack,zone\nweb-00001,12,eu-1\n");
+    await w.guide("npx agentctl node label --file labels.csv");
+    const bulk = await w.guide("npx agentctl node label --selector pool=web,rack=12 zone=eu-1 old-");
+    expect(bulk.output).not.toMatch(/error/i);
+    const labelled = JSON.parse(await w.quietly(["node", "show", "web-00001", "--json"])) as {
+      node?: { labels?: Record<string, string> };
+    };
+    expect(labelled.node?.labels).toMatchObject({ rack: "12", zone: "eu-1" });
     const revoked = await w.guide(
       'npx agentctl node revoke web-17 --reason "host compromised" --yes',
       { "web-17": "spare-00001" },
