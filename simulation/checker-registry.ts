@@ -7,6 +7,7 @@ import { WORKER_LEASE } from "../control/campaign-store/index.js";
 import { budgetViolations } from "./budget-invariants.js";
 import type { CheckerFactory } from "./checkers.js";
 import { type ClaimWorld, claimEndViolations, claimViolations } from "./claim-invariants.js";
+import { clockToleranceMs } from "./clock-faults.js";
 import { deferralViolations } from "./deferral-invariants.js";
 import { desiredBudgetChecker } from "./desired-budget-invariants.js";
 import { disruptionChecker } from "./disruption-invariants.js";
@@ -32,6 +33,7 @@ const outcomeWorld = (w: SimWorld): OutcomeWorld => ({
   fleet: w.fleet,
   disabledAt: w.checks.disabledAt,
   state: w.outcomeChecks,
+  clockToleranceMs: clockToleranceMs(w.scenario.clockSkew),
 });
 
 /** Every registered checker, in report order. */
@@ -43,7 +45,8 @@ export const CHECKERS: readonly CheckerFactory[] = [
       for (const [id, nodes] of w.store.tables.nodes)
         if (!w.checks.members.has(id))
           w.checks.members.set(id, new Set(nodes.map((n) => n.nodeId)));
-      return [...checkStep(w.store, w.fleet, w.checks, now), ...w.judging.splice(0)];
+      const tolerance = clockToleranceMs(w.scenario.clockSkew);
+      return [...checkStep(w.store, w.fleet, w.checks, now, tolerance), ...w.judging.splice(0)];
     },
   }),
   (w) => {
@@ -107,7 +110,11 @@ export const CHECKERS: readonly CheckerFactory[] = [
   }),
   (w) => {
     const judged = new Set<string>();
-    return { invariants: ["S1"], step: () => soakViolations(w.store, w.fleet, judged) };
+    return {
+      invariants: ["S1"],
+      step: () =>
+        soakViolations(w.store, w.fleet, judged, 2 * clockToleranceMs(w.scenario.clockSkew)),
+    };
   },
   (w) => ({ invariants: ["G2"], step: () => gateViolations(w.gates, campaignsOf(w)) }),
   (w) => {
@@ -129,7 +136,13 @@ export const CHECKERS: readonly CheckerFactory[] = [
           epoch = lease.epoch;
           leadSince = now;
         }
-        return stalePassViolations(w.gates, campaignsOf(w), leadSince, judged);
+        return stalePassViolations(
+          w.gates,
+          campaignsOf(w),
+          leadSince,
+          judged,
+          clockToleranceMs(w.scenario.clockSkew),
+        );
       },
     };
   },

@@ -43,12 +43,16 @@ export function newCheckState(): CheckState {
   };
 }
 
-/** Every violation after a step at `now` (empty when safe); updates `state`. */
+/**
+ * Every violation after a step at `now` (empty when safe); updates `state`. `toleranceMs`: how
+ * far a Control's clock may be off the reference clock (`clock-faults.ts`).
+ */
 export function checkStep(
   store: MemoryCampaignStore,
   fleet: SimFleet,
   state: CheckState,
   now: number,
+  toleranceMs = 0,
 ): string[] {
   const out: string[] = [];
   const t = store.tables;
@@ -92,7 +96,10 @@ export function checkStep(
     if (!state.members.get(o.campaignId)?.has(o.nodeId))
       out.push(`I4: ${o.nodeId} offered by ${o.campaignId}, which did not select it`);
   }
-  if (offeredPools.size > 0) out.push(...poolBudgetViolations(store, offeredPools, now));
+  // A Control's clock may be off the reference one (`clock-faults.ts`): a grace it judged over
+  // may still run on the reference clock.
+  if (offeredPools.size > 0)
+    out.push(...poolBudgetViolations(store, offeredPools, now + toleranceMs));
   out.push(...confirmFloorViolations(fleet.agents, state.floors));
   out.push(...fleet.violations.splice(0));
   return out;

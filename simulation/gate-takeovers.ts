@@ -141,7 +141,8 @@ export function unreachableBreachViolations(
 /**
  * G4 over the batches that passed since the last call (`seen` remembers them): a batch with
  * nodes passed at its `endedAt` by the lease epoch that began at `leadSince` needs, for each of
- * its campaign's gates, a holding answer for that batch at or after `leadSince` and its settle.
+ * its campaign's gates, a holding answer for that batch at or after `leadSince` and its settle
+ * (`toleranceMs` either way: the batch's stamps are on its Control's clock, `clock-faults.ts`).
  */
 export function stalePassViolations(
   gates: SimGates,
@@ -158,6 +159,7 @@ export function stalePassViolations(
   }>,
   leadSince: number,
   seen: Set<string>,
+  toleranceMs = 0,
 ): string[] {
   const out: string[] = [];
   for (const c of campaigns) {
@@ -174,8 +176,8 @@ export function stalePassViolations(
             p.campaignId === c.id &&
             p.batch === b.index &&
             p.gate === g &&
-            p.at >= from &&
-            p.at <= (b.endedAt as number),
+            p.at >= from - toleranceMs &&
+            p.at <= (b.endedAt as number) + toleranceMs,
         );
         if (!held)
           out.push(

@@ -160,7 +160,8 @@ function completionViolations(w: OutcomeWorld, campaignId: string): string[] {
   const out: string[] = [];
   for (const b of c.batches) {
     if (b.startedAt === undefined) continue;
-    const passedAt = b.endedAt ?? Number.POSITIVE_INFINITY;
+    // Stamped on its Control's clock, which may be off the agents' (`clock-faults.ts`).
+    const passedAt = (b.endedAt ?? Number.POSITIVE_INFINITY) + (w.clockToleranceMs ?? 0);
     // A resume accepts the failures so far: such a batch is judged by I1 on Control's counts.
     const resumed = w.state.commands.some(
       (x) => x.campaignId === campaignId && x.kind === "resume" && x.at <= passedAt,

@@ -52,6 +52,11 @@ export interface OutcomeWorld {
   /** Nodes disabled so far, with when. */
   readonly disabledAt: ReadonlyMap<string, number>;
   readonly state: OutcomeCheckState;
+  /**
+   * How far a Control's stamps (a batch's end, a campaign's finish) may be off the reference
+   * clock the agents' records use (`clock-faults.ts`); 0 when every Control runs on it.
+   */
+  readonly clockToleranceMs?: number;
 }
 
 /** The id of a campaign's operation of `kind` on a node, as the agents' records hold it. */

@@ -62,6 +62,14 @@ export type OperatorAction =
       readonly count: number;
     };
 
+/** How the Controls' clocks of a run are off the reference clock (`clock-faults.ts`). */
+export interface ClockSkew {
+  /** The offset of the k-th Control started (k modulo the list's length), ms. */
+  readonly offsetsMs: readonly number[];
+  /** A step of the clock of the Control started `control`-th (0-based), at reference time `at`. */
+  readonly step?: { readonly control: number; readonly at: number; readonly byMs: number };
+}
+
 /** A whole scenario. */
 export interface Scenario {
   readonly seed: number;
@@ -98,6 +106,11 @@ export interface Scenario {
    * stopped and as many current ones start. With faults only.
    */
   readonly oldControl?: { readonly at: number; readonly leadMs: number } | undefined;
+  /**
+   * Controls whose clocks are off the reference clock (`clock-faults.ts`). With faults only;
+   * absent: every Control runs on the reference clock.
+   */
+  readonly clockSkew?: ClockSkew | undefined;
   /**
    * The virtual time the run starts at, epoch ms (`dst-days.ts`: shortly before a daylight-saving
    * change of 2026); every time of the scenario is already shifted by it. Absent: 0.

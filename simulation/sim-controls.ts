@@ -4,6 +4,7 @@
  * asks for. A crashed process stays in the list, dead; its successor is a new process.
  */
 import type { CampaignWorker } from "../control/campaign-worker/worker.js";
+import type { Clock } from "../control/clock.js";
 import type { ManualClock } from "../control/manual-clock.js";
 
 /** How soon a Control steps after something it should see happened (the worker's debounce). */
@@ -13,6 +14,8 @@ export const DEBOUNCE_MS = 20;
 export interface SimControl {
   readonly holder: string;
   readonly worker: CampaignWorker;
+  /** Its own clock (off the reference clock when the run's Controls' clocks disagree). */
+  readonly clock: Clock;
   /** Stops the worker listening to the fleet's events. */
   readonly unlisten: () => void;
   /** The virtual time of its next step. */
@@ -32,12 +35,13 @@ export class SimControls {
    * Starts the next process, `control-1`, `control-2`, …: its worker from `createWorker`,
    * listening at once and due to step now. Returns its holder name.
    */
-  start(createWorker: (holder: string) => CampaignWorker): string {
+  start(createWorker: (holder: string) => CampaignWorker, clock: Clock = this.clock): string {
     const holder = `control-${++this.started}`;
     const worker = createWorker(holder);
     this.all.push({
       holder,
       worker,
+      clock,
       unlisten: worker.listen(),
       nextAt: this.clock.ms,
       alive: true,

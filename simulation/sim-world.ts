@@ -14,6 +14,7 @@ import { ManualClock } from "../control/manual-clock.js";
 import { SimFleet } from "./agents.js";
 import { type BudgetCheckState, newBudgetCheckState } from "./budget-invariants.js";
 import { type ClaimCheckState, newClaimCheckState } from "./claim-invariants.js";
+import { skewedClock } from "./clock-faults.js";
 import { type DownloadCheckState, newDownloadCheckState } from "./download-invariants.js";
 import { EventQueue } from "./events.js";
 import { type CheckState, newCheckState } from "./fleet-invariants.js";
@@ -147,36 +148,43 @@ export function buildWorld(
   const gates = new SimGates(clock, scenario.gateScripts);
   const judging: string[] = [];
   const startControl = (engineFeatures?: readonly string[]) => {
-    const holder = controls.start((holder) =>
-      createCampaignWorker({
-        ...(engineFeatures === undefined ? {} : { engineFeatures }),
-        store,
-        gateway: fleet,
-        clock,
-        log,
-        holder,
-        intervalMs: scenario.intervalMs,
-        publicUrl: () => "http://control.sim",
-        offlineAfterMs: scenario.offlineAfterMs,
-        debounceMs: DEBOUNCE_MS,
-        ...(scenario.rollout.kind === "none"
-          ? {}
-          : {
-              fleet: {
-                store: fleetStore,
-                intervalMs: scenario.rollout.convergenceIntervalMs,
-                rules: SIM_RULES,
-              },
-            }),
-        gateProbe: gates,
-        // Every decision judged incrementally is decided in full too: any difference is a
-        // violation of the step it happened in.
-        compareFullJudging: (campaignId, difference) =>
-          judging.push(`incremental judging: ${holder} ${campaignId}: ${difference}`),
-      }),
+    const index = controls.all.length;
+    const skew = scenario.clockSkew;
+    const ownClock = skew === undefined ? clock : skewedClock(clock, skew, index);
+    const holder = controls.start(
+      (holder) =>
+        createCampaignWorker({
+          ...(engineFeatures === undefined ? {} : { engineFeatures }),
+          store,
+          gateway: fleet,
+          clock: ownClock,
+          log,
+          holder,
+          intervalMs: scenario.intervalMs,
+          publicUrl: () => "http://control.sim",
+          offlineAfterMs: scenario.offlineAfterMs,
+          debounceMs: DEBOUNCE_MS,
+          ...(scenario.rollout.kind === "none"
+            ? {}
+            : {
+                fleet: {
+                  store: fleetStore,
+                  intervalMs: scenario.rollout.convergenceIntervalMs,
+                  rules: SIM_RULES,
+                },
+              }),
+          gateProbe: gates,
+          // Every decision judged incrementally is decided in full too: any difference is a
+          // violation of the step it happened in.
+          compareFullJudging: (campaignId, difference) =>
+            judging.push(`incremental judging: ${holder} ${campaignId}: ${difference}`),
+        }),
+      ownClock,
     );
+    const offset = skew?.offsetsMs[index % skew.offsetsMs.length];
+    const step = skew?.step?.control === index ? skew.step : undefined;
     say(
-      `${holder} starts${engineFeatures === undefined ? "" : ` (a previous release, knowing ${engineFeatures.join(", ") || "no engine feature"})`}`,
+      `${holder} starts${engineFeatures === undefined ? "" : ` (a previous release, knowing ${engineFeatures.join(", ") || "no engine feature"})`}${offset === undefined ? "" : ` (its clock ${offset} ms off${step === undefined ? "" : `, stepping ${step.byMs} ms at t=${((step.at - origin) / 1000).toFixed(3)}s`})`}`,
     );
     return holder;
   };

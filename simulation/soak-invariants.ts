@@ -30,11 +30,16 @@ function firstBack(r: AgentRecord, received: number, target: string, by: number)
   )?.at;
 }
 
-/** S1 for the batches first seen passed since the last call (`judged` holds those seen). */
+/**
+ * S1 for the batches first seen passed since the last call (`judged` holds those seen).
+ * `toleranceMs`: how much shorter the soak may look on the reference clock when Controls'
+ * clocks disagree (`clock-faults.ts`; the pass is stamped on its Control's clock).
+ */
 export function soakViolations(
   store: MemoryCampaignStore,
   fleet: SimFleet,
   judged: Set<string>,
+  toleranceMs = 0,
 ): string[] {
   const out: string[] = [];
   for (const [campaignId, entry] of store.tables.campaigns) {
@@ -60,7 +65,7 @@ export function soakViolations(
         if (back !== undefined && (last === undefined || back > last.at))
           last = { nodeId: n.nodeId, at: back };
       }
-      if (last !== undefined && b.endedAt - last.at < soakMs)
+      if (last !== undefined && b.endedAt - last.at < soakMs - toleranceMs)
         out.push(
           `S1: ${campaignId} batch ${b.index + 1} passed at ${b.endedAt}, ${b.endedAt - last.at} ms after ${last.nodeId} came back on ${c.spec.targetVersion}, within its soak of ${soakMs} ms`,
         );

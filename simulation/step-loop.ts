@@ -91,7 +91,9 @@ export async function runToEnd(world: SimWorld, answerPauses: () => void): Promi
       if (!c.alive || c.nextAt > now) continue;
       const { next, busy } = await c.worker.step();
       if (!c.alive) continue;
-      c.nextAt = busy ? now + DEBOUNCE_MS : Math.max(next, now + 1);
+      // Its wake is on its own clock: the reference time at which its clock reads it.
+      const ahead = c.clock.now().getTime() - now;
+      c.nextAt = busy ? now + DEBOUNCE_MS : Math.max(next - ahead, now + 1);
     }
     steps++;
     answerPauses();

@@ -5,11 +5,13 @@
  * order in which units vary a stage and schedule their events (a seed replays exactly).
  *
  * Generation 1 holds the units the long runs' seeds were pinned on; generation 2 adds the faults
- * of issue 36 (`agent-faults.ts`, `clock-faults.ts`, `old-control.ts`).
+ * of issue 36 (`agent-faults.ts`, `old-control.ts`); generation 3 the Controls' clocks that
+ * disagree and step (`clock-faults.ts`).
  */
 import { scheduleAdminActions } from "./admin-events.js";
 import { withLostAfterUpgrade, withReportsThatLie } from "./agent-faults.js";
 import { withLimits, yanksOf } from "./budget-scenario.js";
+import { withClockSkew } from "./clock-faults.js";
 import { convergenceAborter } from "./convergence-aborts.js";
 import { scheduleConvergenceBurst } from "./convergence-burst-events.js";
 import { withConvergenceBurst } from "./convergence-bursts.js";
@@ -34,7 +36,7 @@ import { scheduleSoakTakeover, withSoakTakeovers } from "./soak-takeovers.js";
 import type { ScenarioUnit } from "./units.js";
 
 /** The newest generation of the registry. */
-export const LATEST_GENERATION = 2;
+export const LATEST_GENERATION = 3;
 
 /** Every registered feature and fault, in the order they vary and schedule. */
 export const SCENARIO_UNITS: readonly ScenarioUnit[] = [
@@ -187,6 +189,13 @@ export const SCENARIO_UNITS: readonly ScenarioUnit[] = [
       scheduleOldControl(world);
       return undefined;
     },
+  },
+  // ---- generation 3: Controls whose clocks disagree ----
+  {
+    name: "Controls whose clocks disagree by up to 10 s, one stepping",
+    kind: "fault",
+    since: 3,
+    fleet: withClockSkew,
   },
 ];
 

@@ -7,6 +7,7 @@
  */
 import { CONVERGENCE_CREATOR } from "../control/campaign/index.js";
 import type { Checker } from "./checkers.js";
+import { clockToleranceMs } from "./clock-faults.js";
 import { refWindowOpen } from "./reference/windows.js";
 import type { SimWorld } from "./sim-world.js";
 
@@ -45,7 +46,13 @@ export function windowOfferChecker(w: SimWorld): Checker {
           seen.add(o.id);
           const g = governing(o.campaignId);
           if (g === undefined || g.windows.length === 0) continue;
-          if (refWindowOpen(g.windows, o.at) || refWindowOpen(g.windows, o.at - SLACK_MS)) continue;
+          // The Control judged the window on its own clock (`clock-faults.ts`): off by up to `skew`.
+          const skew = clockToleranceMs(w.scenario.clockSkew);
+          if (
+            refWindowOpen(g.windows, o.at + skew) ||
+            refWindowOpen(g.windows, o.at - SLACK_MS - skew)
+          )
+            continue;
           out.push(
             `W3: ${nodeId} was sent ${o.id} at ${new Date(o.at).toISOString()}, outside every window of ${g.by}, which govern it`,
           );
