@@ -53,7 +53,9 @@ describe("the operator guide's enrolling commands", { timeout: 400_000 }, () => 
     // Many nodes at once: the reader's file names a node of the fleet by its id.
     await writeFile(join(w.work, "labels.csv"), "node,rack,zone\nweb-00001,12,eu-1\n");
     await w.guide("npx agentctl node label --file labels.csv");
-    const bulk = await w.guide("npx agentctl node label --selector pool=web,rack=12 zone=eu-1 old-");
+    const bulk = await w.guide(
+      "npx agentctl node label --selector pool=web,rack=12 zone=eu-1 old-",
+    );
     expect(bulk.output).not.toMatch(/error/i);
     const labelled = JSON.parse(await w.quietly(["node", "show", "web-00001", "--json"])) as {
       node?: { labels?: Record<string, string> };
