@@ -8,24 +8,13 @@ import {
   PruneReleasesResponseSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { boolFlag, expectPositionals, parseInteger, stringFlag } from "../args.js";
+import { formatBytes } from "../bytes.js";
 import type { Command } from "../command.js";
 import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import { formatTable, messageJson } from "../output.js";
 
 /** How many kept releases the summary names before "and N more". */
 const KEPT_NAMED = 10;
-
-/** `512 B`, `64.0 KiB`, `1.5 GiB`. */
-export function formatBytes(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
-}
 
 /** The table of what a prune frees and the line that sums it up. */
 export function formatPrune(response: PruneReleasesResponse): string {

@@ -39,9 +39,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One Control process: its ports, its data directory, and the child while it runs. */
 interface ControlProcess {
-  readonly agentPort: number;
-  readonly adminUrl: string;
-  readonly env: NodeJS.ProcessEnv;
+  agentPort: number;
+  adminUrl: string;
+  env: NodeJS.ProcessEnv;
   child: ChildProcess | undefined;
   stderr: string;
 }
@@ -56,7 +56,34 @@ describe("three active-active Controls behind a load balancer", () => {
   const controls: ControlProcess[] = [];
   const fleets = new Map<string, Fleet>();
 
-  const start = async (c: ControlProcess) => {
+  /**
+   * Starts `c`; with `newPortsOnClash`, a start that loses one of its ports to another process
+   * (`freePort` closes the port it found, and the Control binds it seconds later) is tried again
+   * on fresh ports, up to three times. Restarts keep their ports: the balancer knows them.
+   */
+  const start = async (c: ControlProcess, newPortsOnClash = false) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await startOnce(c);
+      } catch (e) {
+        if (!newPortsOnClash || attempt >= 3 || !c.stderr.includes("EADDRINUSE")) throw e;
+        await assignPorts(c);
+      }
+    }
+  };
+
+  const assignPorts = async (c: ControlProcess) => {
+    const [agentPort, adminPort] = [await freePort(), await freePort()];
+    c.agentPort = agentPort;
+    c.adminUrl = `http://127.0.0.1:${adminPort}`;
+    c.env = {
+      ...c.env,
+      AGENT_CONTROL_AGENT_ADDR: `127.0.0.1:${agentPort}`,
+      AGENT_CONTROL_ADMIN_ADDR: `127.0.0.1:${adminPort}`,
+    };
+  };
+
+  const startOnce = async (c: ControlProcess) => {
     c.stderr = "";
     const proc = spawn(
       process.execPath,
@@ -229,8 +256,8 @@ describe("three active-active Controls behind a load balancer", () => {
       });
     }
     // The first applies the migrations; the others start together.
-    await start(controls[0] as ControlProcess);
-    await Promise.all(controls.slice(1).map(start));
+    await start(controls[0] as ControlProcess, true);
+    await Promise.all(controls.slice(1).map((c) => start(c, true)));
     balancer = await roundRobin(controls.map((c) => c.agentPort));
     const release = await makeRelease({
       version: NEW,
