@@ -5,6 +5,7 @@
  * type instead.
  */
 import { accessSync, constants, statSync } from "node:fs";
+import { resolve as resolvePath } from "node:path";
 import { parseArgs } from "node:util";
 import { HEADER_TOKEN_RULE, isHeaderToken } from "../control/shared/header-token.js";
 
@@ -299,9 +300,17 @@ export function parseChoice<T extends string>(
 /**
  * The admin API's base URL from `--server` or `AGENTCTL_SERVER` (named by `source`): an
  * http(s) URL, `http://` assumed when no scheme is given; returned without a trailing slash.
+ * `unix:PATH` names Control's admin Unix socket, returned as `unix:` and the absolute path.
  */
 export function parseServerUrl(text: string, source: string): string {
   const example = "http://127.0.0.1:7080";
+  if (text.startsWith("unix:")) {
+    const path = text.slice("unix:".length);
+    if (path === "" || path.includes("\0")) {
+      throw new UsageError(`invalid ${source} "${text}": expected unix:PATH, a socket's path`);
+    }
+    return `unix:${resolvePath(path)}`;
+  }
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
   let url: URL;
   try {

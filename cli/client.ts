@@ -3,11 +3,18 @@
  * the local admin-token file) and the Connect clients of the admin API. Loaded only by
  * commands that talk to a server, so offline commands never pay for the transport.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { rootCertificates } from "node:tls";
-import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
+import {
+  type Client,
+  Code,
+  ConnectError,
+  createClient,
+  type Interceptor,
+} from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { ADMIN_SOCKET_DIR, ADMIN_SOCKET_FILE } from "../control/shared/local-endpoint.js";
 import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { CampaignWaitsService } from "../proto/gen/agentcontrol/admin/v1/campaign_waits_pb.js";
@@ -18,10 +25,16 @@ import {
   PlanService,
 } from "../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 import { VersionService } from "../proto/gen/agentcontrol/admin/v1/version_pb.js";
+import { checkAdminSocket, localAdminSocket, noControlLine } from "./admin-socket.js";
 import { checkClearTextToken, checkToken, parseServerUrl } from "./args.js";
 import { readCaFile } from "./ca-file.js";
 import { withDeadline } from "./deadline-transport.js";
-import { DEFAULT_DATA_DIR, findLocalDataDir, findNotedDataDir } from "./local-control.js";
+import {
+  DEFAULT_DATA_DIR,
+  findLocalDataDir,
+  findNotedDataDir,
+  findSocketDataDir,
+} from "./local-control.js";
 
 /** The server agentctl talks to when neither `--server` nor `AGENTCTL_SERVER` is set. */
 export const DEFAULT_SERVER = "http://127.0.0.1:7080";
@@ -30,8 +43,14 @@ export { DEFAULT_DATA_DIR } from "./local-control.js";
 
 /** Where agentctl connects and with which credential, and where each came from. */
 export interface Connection {
-  /** Base URL of the admin API, without a trailing slash. */
+  /** Base URL of the admin API, without a trailing slash, or `unix:<absolute path>`. */
   readonly server: string;
+  /**
+   * The admin Unix socket every call goes over instead of `server`'s TCP address: the one of
+   * `--server unix:PATH`, or, when the token is the local token file, the socket of the data
+   * directory it came from (that token is never sent over TCP).
+   */
+  readonly socketPath?: string;
   readonly token: string | undefined;
   readonly tokenSource: "flag" | "env" | "file" | "none";
   /** PEM CA certificates trusted for an `https://` server (`--ca-file`, `AGENTCTL_CA_FILE`). */
@@ -67,26 +86,31 @@ export interface ConnectionInputs {
 /**
  * Chooses server and token: flag, then environment, then default. The admin-token file
  * under the data directory is read only when the server is on this machine (127.0.0.1,
- * localhost or ::1), so a local operator token never travels to another host. Without
- * `--data-dir` or `AGENT_CONTROL_DATA_DIR`, the data directory of a local server is the one
- * whose running Control noted that server's port ({@link findLocalDataDir}), else `.data`.
- * A token is never sent over http:// off loopback without `insecure`
- * ({@link checkClearTextToken}).
+ * localhost, ::1 or a `unix:` socket), and is then sent only over that data directory's admin
+ * Unix socket ({@link localAdminSocket}), never to a TCP port, which another local user could
+ * hold while Control is down (security review finding 6). Without `--data-dir` or
+ * `AGENT_CONTROL_DATA_DIR`, the data directory of a local server is the one whose running
+ * Control noted that server's port or socket ({@link findLocalDataDir}), else `.data` (for a
+ * socket in the default place, the data directory it lies in). A token is never sent over
+ * http:// off loopback without `insecure` ({@link checkClearTextToken}).
  */
 export function resolveConnection(inputs: ConnectionInputs): Connection {
   const server =
     inputs.server !== undefined
       ? parseServerUrl(inputs.server, "--server")
       : parseServerUrl(inputs.env.AGENTCTL_SERVER || DEFAULT_SERVER, "AGENTCTL_SERVER");
+  const serverSocket = socketOfServer(server);
   const given = inputs.dataDir ?? inputs.env.AGENT_CONTROL_DATA_DIR;
   const noted =
-    given === undefined && isLocalServer(server)
-      ? (inputs.findDataDir ?? findNotedDataDir)(server)
-      : undefined;
+    given !== undefined || !isLocalServer(server)
+      ? undefined
+      : serverSocket !== undefined
+        ? (findSocketDataDir(serverSocket) ?? defaultDataDirOf(serverSocket))
+        : (inputs.findDataDir ?? findNotedDataDir)(server);
   const dataDir =
     given ??
     noted ??
-    (isLocalServer(server) && inputs.findDataDir === undefined
+    (isLocalServer(server) && serverSocket === undefined && inputs.findDataDir === undefined
       ? findLocalDataDir(server)
       : DEFAULT_DATA_DIR);
   const dataDirSource: Connection["dataDirSource"] =
@@ -97,6 +121,7 @@ export function resolveConnection(inputs: ConnectionInputs): Connection {
     server,
     dataDir,
     dataDirSource,
+    ...(serverSocket !== undefined ? { socketPath: serverSocket } : {}),
     ...(caFile !== undefined ? { ca: readCaFile(caFile, caSource) } : {}),
   };
   if (inputs.token !== undefined && inputs.token !== "") {
@@ -112,17 +137,37 @@ export function resolveConnection(inputs: ConnectionInputs): Connection {
     const path = join(dataDir, "admin-token");
     const fileToken = (inputs.readToken ?? readTokenFile)(path);
     if (fileToken !== undefined && fileToken !== "") {
-      return { ...base, token: checkToken(fileToken, `the token in ${path}`), tokenSource: "file" };
+      return {
+        ...base,
+        // The local token file goes over the admin socket only, never to a TCP port.
+        socketPath: serverSocket ?? localAdminSocket(dataDir),
+        token: checkToken(fileToken, `the token in ${path}`),
+        tokenSource: "file",
+      };
     }
   }
   return { ...base, token: undefined, tokenSource: "none" };
 }
 
+/** The socket's path of a `unix:` server, else undefined. */
+function socketOfServer(server: string): string | undefined {
+  return server.startsWith("unix:") ? server.slice("unix:".length) : undefined;
+}
+
+/** The data directory a socket in the default place lies in (`<dataDir>/control-run/admin.sock`). */
+function defaultDataDirOf(socket: string): string | undefined {
+  return basename(socket) === ADMIN_SOCKET_FILE && basename(dirname(socket)) === ADMIN_SOCKET_DIR
+    ? dirname(dirname(socket))
+    : undefined;
+}
+
 /**
- * True when the server URL names this machine by `127.0.0.1`, `localhost` or `::1`: the only
- * servers the local admin-token file is sent to.
+ * True when the server names this machine: a `unix:` socket, or a URL naming `127.0.0.1`,
+ * `localhost` or `::1`. Only for these is the local admin-token file read (and then sent over
+ * the admin socket only).
  */
 export function isLocalServer(server: string): boolean {
+  if (server.startsWith("unix:")) return true;
   const host = new URL(server).hostname;
   return host === "127.0.0.1" || host === "localhost" || host === "[::1]" || host === "::1";
 }
@@ -146,7 +191,7 @@ export interface AdminClients {
   readonly desired: Client<typeof DesiredVersionService>;
   readonly plans: Client<typeof PlanService>;
   readonly version: Client<typeof VersionService>;
-  /** The admin API's base URL these clients call. */
+  /** The admin API these clients call: its base URL, or `unix:<path>` over the admin socket. */
   readonly server: string;
 }
 
@@ -158,7 +203,10 @@ export interface CallState {
 /**
  * Creates the admin clients over Connect on HTTP/1.1, sending the token as a bearer
  * credential on every call and recording each method's name in `state`. Every call is
- * bounded by `timeoutMs` (a stream: until it begins); undefined waits forever.
+ * bounded by `timeoutMs` (a stream: until it begins); undefined waits forever. With a
+ * `socketPath` every call goes over that Unix socket; for the local token file the socket is
+ * first checked to be its owner's ({@link checkAdminSocket}), and nothing is sent when it is
+ * absent or not theirs.
  */
 export function createAdminClients(
   connection: Connection,
@@ -171,15 +219,28 @@ export function createAdminClients(
       req.header.set("authorization", `Bearer ${connection.token}`);
     return await next(req);
   };
-  const connect = createConnectTransport({
-    baseUrl: connection.server,
-    httpVersion: "1.1",
-    interceptors: [bearer],
-    // A private CA is trusted in addition to the system's, for https:// servers only.
-    ...(connection.ca !== undefined
-      ? { nodeOptions: { ca: [...rootCertificates, connection.ca] } }
-      : {}),
-  });
+  const socketPath = connection.socketPath;
+  const connect =
+    socketPath !== undefined
+      ? createConnectTransport({
+          // Over the socket: the host names nothing, Node's socketPath is the address.
+          baseUrl: "http://localhost",
+          httpVersion: "1.1",
+          interceptors:
+            connection.tokenSource === "file"
+              ? [socketGuard(connection, socketPath), bearer]
+              : [bearer],
+          nodeOptions: { socketPath },
+        })
+      : createConnectTransport({
+          baseUrl: connection.server,
+          httpVersion: "1.1",
+          interceptors: [bearer],
+          // A private CA is trusted in addition to the system's, for https:// servers only.
+          ...(connection.ca !== undefined
+            ? { nodeOptions: { ca: [...rootCertificates, connection.ca] } }
+            : {}),
+        });
   const transport = timeoutMs === undefined ? connect : withDeadline(connect, timeoutMs);
   return {
     nodes: createClient(NodeService, transport),
@@ -190,6 +251,44 @@ export function createAdminClients(
     desired: createClient(DesiredVersionService, transport),
     plans: createClient(PlanService, transport),
     version: createClient(VersionService, transport),
-    server: connection.server,
+    server: socketPath !== undefined ? `unix:${socketPath}` : connection.server,
   };
+}
+
+/**
+ * Before the first call that carries the local token file's token: the socket must be there
+ * and be the token file owner's, in a directory no one else may write. Runs before the bearer
+ * interceptor, so a refusal sends nothing at all.
+ */
+function socketGuard(connection: Connection, socketPath: string): Interceptor {
+  const tokenFile = join(connection.dataDir, "admin-token");
+  let checked = false;
+  return (next) => async (req) => {
+    if (!checked) {
+      const check = checkAdminSocket(socketPath, ownerOf(tokenFile));
+      if (check.kind === "absent") {
+        throw new ConnectError(
+          noControlLine(connection.dataDir, socketPath, tokenFile),
+          Code.Unavailable,
+        );
+      }
+      if (check.kind === "untrusted") {
+        throw new ConnectError(
+          `refusing to send the token in ${tokenFile} over ${socketPath}: ${check.why}`,
+          Code.FailedPrecondition,
+        );
+      }
+      checked = true;
+    }
+    return await next(req);
+  };
+}
+
+/** The uid owning `path`, else this process's. */
+function ownerOf(path: string): number {
+  try {
+    return statSync(path).uid;
+  } catch {
+    return process.getuid?.() ?? 0;
+  }
 }

@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorInfoSchema } from "../proto/gen/google/rpc/error_details_pb.js";
+import { noControlLine } from "./admin-socket.js";
 import { UsageError } from "./args.js";
 import { type Connection, isLocalServer } from "./client.js";
 import { speaksTls } from "./tls-probe.js";
@@ -91,6 +92,7 @@ export async function describeFailure(error: unknown, context: ErrorContext = {}
   const server = context.connection?.server ?? "";
   if (
     server.startsWith("http://") &&
+    context.connection?.socketPath === undefined &&
     error instanceof ConnectError &&
     belowHttp(error) &&
     (await speaksTls(server))
@@ -151,10 +153,24 @@ export function errorInfoSuffix(error: ConnectError): string {
   return parts.length === 0 ? "" : ` [${parts.join(" ")}]`;
 }
 
+/** A socket that is absent, or that nothing listens on. */
+const NO_SOCKET_CODES = new Set(["ENOENT", "ECONNREFUSED"]);
+
 function describeConnectCode(error: ConnectError, context: ErrorContext): string {
-  const server = context.connection?.server ?? "the server";
-  const dataDir = context.connection?.dataDir ?? ".data";
+  const connection = context.connection;
+  const socketPath = connection?.socketPath;
+  const server =
+    socketPath !== undefined ? `unix:${socketPath}` : (connection?.server ?? "the server");
+  const dataDir = connection?.dataDir ?? ".data";
   const raw = error.rawMessage;
+  if (
+    socketPath !== undefined &&
+    connection?.tokenSource === "file" &&
+    (causeCode(error, NO_SOCKET_CODES) !== undefined ||
+      raw === noControlLine(dataDir, socketPath, join(dataDir, "admin-token")))
+  ) {
+    return noControlLine(dataDir, socketPath, join(dataDir, "admin-token"));
+  }
   if (causeCode(error, UNTRUSTED_CERTIFICATE_CODES) !== undefined) {
     return `cannot trust Control at ${server}: ${raw} (a private CA? pass --ca-file FILE or set AGENTCTL_CA_FILE)`;
   }

@@ -10,13 +10,14 @@ export const GLOBAL_FLAGS: FlagSpecs = {
   server: {
     type: "string",
     value: "URL",
-    description: "admin API of Control (env AGENTCTL_SERVER; default http://127.0.0.1:7080)",
+    description:
+      "admin API of Control, a URL or unix:PATH of its admin socket (env AGENTCTL_SERVER; default http://127.0.0.1:7080)",
   },
   token: {
     type: "string",
     value: "TOKEN",
     description:
-      "bearer token (env AGENTCTL_TOKEN; for a local server, default <data dir>/admin-token)",
+      "bearer token (env AGENTCTL_TOKEN; for a local server, default <data dir>/admin-token, sent only over the data dir's admin socket)",
   },
   "data-dir": {
     type: "string",

@@ -48,6 +48,27 @@ export function findNotedDataDir(
   return noted === undefined ? undefined : shown(cwd, noted);
 }
 
+/**
+ * The data directory whose Control noted the admin socket `socket` (absolute), searched as
+ * {@link findLocalDataDir} does; its process need not be alive (the socket tells). Undefined
+ * when no note here names that socket.
+ */
+export function findSocketDataDir(
+  socket: string,
+  options: Omit<FindLocalDataDirOptions, "alive"> = {},
+): string | undefined {
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const root = nearestDataDir(cwd);
+  if (root === undefined) return undefined;
+  let best: { dir: string; mtimeMs: number } | undefined;
+  for (const dir of [root, ...subdirectories(root)]) {
+    if (readAdminEndpoint(dir)?.socket !== socket) continue;
+    const mtimeMs = statSync(join(dir, "admin-endpoint.json")).mtimeMs;
+    if (best === undefined || mtimeMs > best.mtimeMs) best = { dir, mtimeMs };
+  }
+  return best === undefined ? undefined : shown(cwd, best.dir);
+}
+
 /** The newest note of a live Control on `server`'s port in `root` or a folder inside it. */
 function notedIn(root: string, server: string, alive: (pid: number) => boolean) {
   const port = portOf(server);

@@ -56,6 +56,8 @@ export interface Control {
   readonly instanceId: string;
   readonly agentPort: number;
   readonly adminUrl: string;
+  /** The admin API's Unix socket (`adminSocket`), where agentctl sends the local token file. */
+  readonly adminSocket: string;
   /** The downloads listener's URL when `downloads.addr` is set (else downloads are on the admin port). */
   readonly downloadsUrl: string | undefined;
   /** The operator token and where it came from. */
@@ -244,6 +246,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     // ── end campaign engine ──
     const adminServer: AdminServer = await startAdminServer({
       address: config.adminAddr,
+      socket: config.adminSocket,
       tls: config.tls.admin,
       limits: adminServerLimits(config),
       tokens: adminTokens.table.entries,
@@ -298,6 +301,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       instanceId,
       agentPort: agentServer.port,
       adminUrl: adminServer.url,
+      adminSocket: config.adminSocket,
       downloadsUrl: downloadsServer?.url,
       operatorToken: operator.token,
       operatorTokenPath: operator.path,

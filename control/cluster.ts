@@ -11,7 +11,8 @@
  * Before any worker starts it owns the database side: it
  * starts the embedded PostgreSQL when `DATABASE_URL` is unset (the workers get its URL),
  * applies the migrations once (workers starting together would race them), and settles the
- * operator token (a generated one is written once; each worker reads the file). It restarts a
+ * operator token (a generated one is written once; each worker reads the file), and it clears a
+ * stale admin socket (control/admin/admin-socket.ts) the workers then share. It restarts a
  * worker that dies (after a second, longer while one keeps dying young).
  *
  * The primary is the process systemd's `$MAINPID` names, so it handles every signal it may be
@@ -25,6 +26,7 @@
  * channel closed) drains and exits on its own (control/cluster-worker.ts).
  */
 import cluster, { type Worker } from "node:cluster";
+import { prepareAdminSocket } from "./admin/admin-socket.js";
 import { resolveOperatorToken } from "./admin/auth.js";
 import { reloadInEveryWorker } from "./cluster-reload.js";
 import type { ControlConfig } from "./config.js";
@@ -84,6 +86,8 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
       if (operator.source === "generated") {
         log.info({ path: operator.path }, "generated the operator admin token");
       }
+      // Once, before any worker binds it: a worker never removes a socket (its siblings share it).
+      await prepareAdminSocket(config.adminSocket);
     }
     if (!life.stopping) await supervise(o, url, life);
   } finally {

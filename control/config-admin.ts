@@ -3,7 +3,10 @@
  * bytes) and `timeouts.admin*` (headers, request, keep-alive, HTTP/2 idle), read and
  * cross-checked in one place.
  */
+import { Buffer } from "node:buffer";
+import { resolve } from "node:path";
 import type { ConfigInput, Reader } from "./config-reader.js";
+import { adminSocketOf, UNIX_SOCKET_PATH_MAX } from "./shared/local-endpoint.js";
 
 /** `limits.admin*`: what the admin listener holds at once. */
 export interface AdminLimitsConfig {
@@ -100,4 +103,24 @@ export function adminServerLimits(config: {
     keepAliveTimeoutMs: timeouts.adminKeepAliveSeconds * 1000,
     idleTimeoutMs: timeouts.adminIdleSeconds * 1000,
   };
+}
+
+/**
+ * `adminSocket`: the admin API's Unix socket (control/admin/admin-socket.ts), an absolute path;
+ * default `<dataDir>/control-run/admin.sock`. It must fit a Unix socket address.
+ */
+export function readAdminSocket(input: ConfigInput, dataDir: string, problems: string[]): string {
+  const given = input.adminSocket;
+  if (given !== undefined && (typeof given !== "string" || given === "")) {
+    problems.push("adminSocket: must be a file path");
+  }
+  const path = typeof given === "string" && given !== "" ? resolve(given) : adminSocketOf(dataDir);
+  const bytes = Buffer.byteLength(path);
+  if (bytes > UNIX_SOCKET_PATH_MAX) {
+    const why = given === undefined ? `, the default in the data directory ${dataDir},` : "";
+    problems.push(
+      `adminSocket: ${path}${why} would be ${bytes} bytes long, over the ${UNIX_SOCKET_PATH_MAX} bytes a socket path may have; fix: set adminSocket to a shorter path (e.g. /run/agent-control/admin.sock) or use a shorter data directory`,
+    );
+  }
+  return path;
 }

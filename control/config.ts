@@ -4,7 +4,7 @@
  * them all in one go.
  */
 import { readFileSync } from "node:fs";
-import { type AdminTimeoutsConfig, readAdminTimeouts } from "./config-admin.js";
+import { type AdminTimeoutsConfig, readAdminSocket, readAdminTimeouts } from "./config-admin.js";
 import {
   type AdminTokensFile,
   checkDataDir,
@@ -36,6 +36,11 @@ export interface ControlConfig {
   readonly databaseUrl: string | undefined;
   readonly agentAddr: ListenAddress;
   readonly adminAddr: ListenAddress;
+  /**
+   * The admin API's Unix socket, absolute (`adminSocket`; default
+   * `<dataDir>/control-run/admin.sock`): the only way agentctl sends the local token file.
+   */
+  readonly adminSocket: string;
   /** The operator token from `AGENT_CONTROL_ADMIN_TOKEN`; generated on first start when undefined. */
   readonly adminToken: string | undefined;
   /** More admin tokens (viewers, named operators) from the config file. */
@@ -222,6 +227,7 @@ const KNOWN_KEYS = new Set([
   "databaseUrl",
   "agentAddr",
   "adminAddr",
+  "adminSocket",
   "adminToken",
   "adminTokens",
   "adminTokensFile",
@@ -272,11 +278,13 @@ function validate(input: ConfigInput, problems: string[]): ControlConfig {
   const adminAddr = v.address(input, "adminAddr", "127.0.0.1:7080");
   const downloadsAddr = v.optionalAddress(downloads, "downloads.addr");
   const maxConcurrent = v.integer(downloads, "downloads.maxConcurrent", 64, 1, 100_000);
+  const dataDir = v.string(input, "dataDir", ".data");
   const config: ControlConfig = {
-    dataDir: v.string(input, "dataDir", ".data"),
+    dataDir,
     databaseUrl: v.optionalUrl(input, "databaseUrl", ["postgres:", "postgresql:"]),
     agentAddr: v.address(input, "agentAddr", defaultAgentAddr(tls.agent !== undefined)),
     adminAddr,
+    adminSocket: readAdminSocket(input, dataDir, problems),
     ...readAdminAccess(input, problems),
     publicUrl: v.optionalUrl(input, "publicUrl", ["http:", "https:"]),
     downloads: {

@@ -101,9 +101,13 @@ async function main(): Promise<number> {
     throw error;
   }
   // agentctl on this machine finds this Control's data directory (and so its operator
-  // token) by the admin port it is asked to reach.
-  await writeAdminEndpoint(config.dataDir, { url: control.adminUrl, pid: process.pid }).catch(
-    (error: unknown) => log.warn({ err: error }, "could not note the admin URL in the data dir"),
+  // token) by the admin port it is asked to reach, and the socket it sends that token over.
+  await writeAdminEndpoint(config.dataDir, {
+    url: control.adminUrl,
+    pid: process.pid,
+    socket: control.adminSocket,
+  }).catch((error: unknown) =>
+    log.warn({ err: error }, "could not note the admin URL in the data dir"),
   );
   announce.info(
     {

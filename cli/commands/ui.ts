@@ -56,6 +56,12 @@ const uiCommand: Command = {
       caFile: stringFlag(values, "ca-file"),
       env: ctx.env,
     });
+    if (connection.server.startsWith("unix:")) {
+      throw new ExitError(
+        1,
+        `the dashboard is served on Control's admin TCP address, not on ${connection.server}: pass --server http(s)://HOST:PORT`,
+      );
+    }
     if (connection.token === undefined) {
       throw new ExitError(
         1,

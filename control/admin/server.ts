@@ -28,6 +28,7 @@ import type { HttpRoute } from "../shared/http-route.js";
 import type { ListenAddress } from "../shared/listen-address.js";
 import { nulTextPath } from "../shared/nul-text.js";
 import type { AdminTlsConfig } from "../tls/config.js";
+import { listenAdminSocket, prepareAdminSocket } from "./admin-socket.js";
 import { authInterceptor, peerKey, type TokenEntry } from "./auth.js";
 import { errorFunnel } from "./error-funnel.js";
 import { createStandardServices } from "./grpc-standard-services.js";
@@ -61,12 +62,19 @@ export interface AdminServerOptions {
   readonly limits: AdminLimits;
   /** Told of each call refused as unauthenticated (audited, rate-limited: auth-failures.ts). */
   readonly onAuthFailure?: (failure: { method: string; peer: string; message: string }) => void;
+  /**
+   * Also serve, in clear text, on this Unix socket (`adminSocket`, admin-socket.ts): the same
+   * handler, limits and tokens as the TCP listener.
+   */
+  readonly socket?: string | undefined;
 }
 
 /** A listening admin server. */
 export interface AdminServer {
   readonly port: number;
   readonly url: string;
+  /** The Unix socket it also serves on, when `socket` was given. */
+  readonly socket: string | undefined;
   /** Control has begun to stop: gRPC health answers NOT_SERVING from now on (Watch at once). */
   drain(): void;
   close(): Promise<void>;
@@ -166,6 +174,20 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     server.once("error", reject);
     server.listen(options.address.port, options.address.host, () => resolve());
   });
+  // The socket speaks clear text whatever the TCP port speaks: only Control's user reaches it.
+  const local = options.socket
+    ? sniffingServer(handler, http1, sockets, limits, linger)
+    : undefined;
+  if (local && options.socket) {
+    capConnections(local, limits, () => refusedConnections.inc());
+    try {
+      await prepareAdminSocket(options.socket);
+      await listenAdminSocket(local, options.socket);
+    } catch (error) {
+      await new Promise((resolve) => server.close(resolve));
+      throw error;
+    }
+  }
   const port = (server.address() as AddressInfo).port;
   const host = options.address.host.includes(":")
     ? `[${options.address.host}]`
@@ -174,11 +196,17 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   return {
     port,
     url: `${options.tls ? "https" : "http"}://${urlHost}:${port}`,
+    socket: options.socket,
     drain: () => draining.abort(),
     close: () =>
       new Promise<void>((resolve) => {
         draining.abort();
-        server.close(() => resolve());
+        let open = local ? 2 : 1;
+        const closed = () => {
+          if (--open === 0) resolve();
+        };
+        server.close(closed);
+        local?.close(closed);
         untrack();
         http1.closeAllConnections();
         for (const socket of sockets) socket.destroy();

@@ -85,16 +85,25 @@ describe("agentctl against a real Control", { timeout: 120_000 }, () => {
     });
   });
 
-  it("falls back to <data dir>/admin-token for a local server", async () => {
+  it("falls back to <data dir>/admin-token for a local server, sent over that data dir's admin socket", async () => {
+    await writeFile(join(tc.dataDir, "admin-token"), `${tc.operatorToken}\n`, { mode: 0o600 });
+    const result = await agentctl(
+      ["node", "list", "--data-dir", tc.dataDir, "--server", tc.adminUrl],
+      {},
+    );
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("cli-00001");
+    // A data dir with a token file but no Control of its own: the token goes nowhere.
     const dataDir = await mkdtemp(join(tmpdir(), "agentctl-e2e-token-"));
     try {
       await writeFile(join(dataDir, "admin-token"), `${tc.operatorToken}\n`, { mode: 0o600 });
-      const result = await agentctl(
+      const refused = await agentctl(
         ["node", "list", "--data-dir", dataDir, "--server", tc.adminUrl],
         {},
       );
-      expect(result.code).toBe(0);
-      expect(result.stdout).toContain("cli-00001");
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^agentctl: no Control is running with the data directory /);
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
