@@ -170,23 +170,24 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     "Admin connections open now.",
     () => sockets.size,
   );
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.address.port, options.address.host, () => resolve());
-  });
   // The socket speaks clear text whatever the TCP port speaks: only Control's user reaches it.
+  // It listens first, so once the TCP port answers (`/readyz`), the socket does too.
   const local = options.socket
     ? sniffingServer(handler, http1, sockets, limits, linger)
     : undefined;
   if (local && options.socket) {
     capConnections(local, limits, () => refusedConnections.inc());
-    try {
-      await prepareAdminSocket(options.socket);
-      await listenAdminSocket(local, options.socket);
-    } catch (error) {
-      await new Promise((resolve) => server.close(resolve));
-      throw error;
-    }
+    await prepareAdminSocket(options.socket);
+    await listenAdminSocket(local, options.socket);
+  }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.address.port, options.address.host, () => resolve());
+    });
+  } catch (error) {
+    if (local) await new Promise((resolve) => local.close(resolve));
+    throw error;
   }
   const port = (server.address() as AddressInfo).port;
   const host = options.address.host.includes(":")

@@ -102,12 +102,15 @@ describe("agentctl's local token file goes only over Control's admin socket", {
       return { AGENTCTL_SERVER: adminUrl, AGENT_CONTROL_DATA_DIR: dataDir };
     },
   };
+  const running = () =>
+    control !== undefined && control.child.exitCode === null && control.child.signalCode === null;
   const start = async () => {
+    if (running()) return;
     control = spawnControl(controlEnv());
     await waitReady(control, adminUrl);
   };
   const stop = async (signal: NodeJS.Signals) => {
-    if (control === undefined || control.child.exitCode !== null) return;
+    if (control === undefined || !running()) return;
     control.child.kill(signal);
     await control.exited;
   };
@@ -196,7 +199,9 @@ describe("agentctl's local token file goes only over Control's admin socket", {
 
   it("refuses to start beside a Control that answers on the same socket", async () => {
     const second = spawnControl({ ...controlEnv(), AGENT_CONTROL_ADMIN_ADDR: "127.0.0.1:0" });
-    expect(await second.exited).toBe(2);
+    const guard = setTimeout(() => second.child.kill("SIGKILL"), 60_000);
+    const code = await second.exited.finally(() => clearTimeout(guard));
+    expect(code, second.stderr()).toBe(2);
     expect(second.stderr()).toContain(`adminSocket: another Control answers on ${socketPath()}`);
     // The first still serves there.
     const listed = await agentctl(["node", "list", "--json"], local.env);
