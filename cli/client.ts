@@ -13,7 +13,6 @@ import {
   createClient,
   type Interceptor,
 } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
 import { ADMIN_SOCKET_DIR, ADMIN_SOCKET_FILE } from "../control/shared/local-endpoint.js";
 import { AuditService } from "../proto/gen/agentcontrol/admin/v1/audit_pb.js";
 import { CampaignService } from "../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
@@ -26,6 +25,7 @@ import {
 } from "../proto/gen/agentcontrol/admin/v1/rollout_pb.js";
 import { VersionService } from "../proto/gen/agentcontrol/admin/v1/version_pb.js";
 import { checkAdminSocket, localAdminSocket, noControlLine } from "./admin-socket.js";
+import { adminTransport, type UploadWatch } from "./admin-transport.js";
 import { checkClearTextToken, checkToken, parseServerUrl } from "./args.js";
 import { readCaFile } from "./ca-file.js";
 import { withDeadline } from "./deadline-transport.js";
@@ -193,6 +193,8 @@ export interface AdminClients {
   readonly version: Client<typeof VersionService>;
   /** The admin API these clients call: its base URL, or `unix:<path>` over the admin socket. */
   readonly server: string;
+  /** Hears the request body's bytes as they are written (`release register`'s progress). */
+  readonly uploads?: UploadWatch;
 }
 
 /** Remembers the last method called, so a refusal can say what was refused. */
@@ -220,27 +222,32 @@ export function createAdminClients(
     return await next(req);
   };
   const socketPath = connection.socketPath;
+  const uploads: UploadWatch = { listener: undefined };
   const connect =
     socketPath !== undefined
-      ? createConnectTransport({
-          // Over the socket: the host names nothing, Node's socketPath is the address.
-          baseUrl: "http://localhost",
-          httpVersion: "1.1",
-          interceptors:
-            connection.tokenSource === "file"
-              ? [socketGuard(connection, socketPath), bearer]
-              : [bearer],
-          nodeOptions: { socketPath },
-        })
-      : createConnectTransport({
-          baseUrl: connection.server,
-          httpVersion: "1.1",
-          interceptors: [bearer],
-          // A private CA is trusted in addition to the system's, for https:// servers only.
-          ...(connection.ca !== undefined
-            ? { nodeOptions: { ca: [...rootCertificates, connection.ca] } }
-            : {}),
-        });
+      ? adminTransport(
+          {
+            // Over the socket: the host names nothing, Node's socketPath is the address.
+            baseUrl: "http://localhost",
+            interceptors:
+              connection.tokenSource === "file"
+                ? [socketGuard(connection, socketPath), bearer]
+                : [bearer],
+            nodeOptions: { socketPath },
+          },
+          uploads,
+        )
+      : adminTransport(
+          {
+            baseUrl: connection.server,
+            interceptors: [bearer],
+            // A private CA is trusted in addition to the system's, for https:// servers only.
+            ...(connection.ca !== undefined
+              ? { nodeOptions: { ca: [...rootCertificates, connection.ca] } }
+              : {}),
+          },
+          uploads,
+        );
   const transport = timeoutMs === undefined ? connect : withDeadline(connect, timeoutMs);
   return {
     nodes: createClient(NodeService, transport),
@@ -252,6 +259,7 @@ export function createAdminClients(
     plans: createClient(PlanService, transport),
     version: createClient(VersionService, transport),
     server: socketPath !== undefined ? `unix:${socketPath}` : connection.server,
+    uploads,
   };
 }
 

@@ -15,10 +15,12 @@ import {
   type Release,
   YankReleaseResponseSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
+import type { UploadWatch } from "../admin-transport.js";
 import { checkReadable, expectPositionals, stringFlag, UsageError } from "../args.js";
-import type { CommandGroup } from "../command.js";
+import type { CommandGroup, Context } from "../command.js";
 import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import { formatFields, formatTable, formatTime, messageJson } from "../output.js";
+import { progressLine } from "../upload-progress.js";
 import { offlineReleaseCommands } from "./release-offline.js";
 import { pruneCommand } from "./release-prune.js";
 
@@ -98,6 +100,37 @@ function releaseDetails(release: Release): string {
   return `${fields}\n${artifacts}`;
 }
 
+/**
+ * Runs `call` (one request of about `bytes`, carrying `files` artifact files) showing on stderr
+ * how much of it was sent: a line rewritten on a terminal, a line per tenth otherwise, none
+ * under 8 MiB ({@link progressLine}); then that Control verifies and stores it.
+ */
+async function withUploadProgress<T>(
+  ctx: Context,
+  uploads: UploadWatch | undefined,
+  files: number,
+  bytes: number,
+  call: () => Promise<T>,
+): Promise<T> {
+  if (uploads === undefined) return await call();
+  const what = `uploading ${files} artifact file${files === 1 ? "" : "s"}`;
+  const line = progressLine(ctx.stderr, what, bytes, () => ctx.now().getTime());
+  let sent = false;
+  uploads.listener = (n) => {
+    if (sent) return;
+    line.report(n);
+    if (n >= bytes) {
+      sent = true;
+      line.done();
+    }
+  };
+  try {
+    return await call();
+  } finally {
+    uploads.listener = undefined;
+  }
+}
+
 /** The `release` command group: offline signing and the ReleaseService calls. */
 export const releaseGroup: CommandGroup = {
   name: "release",
@@ -123,9 +156,13 @@ export const releaseGroup: CommandGroup = {
         if (dir !== undefined) checkReadable(dir, "--artifacts", "dir");
         const envelope = await readFile(path);
         const artifacts = await artifactFilesFor(envelope, dir ?? dirname(path));
-        const response = await (await ctx.clients()).releases.registerRelease(
-          { envelope, artifacts },
-          { signal: ctx.signal },
+        const clients = await ctx.clients();
+        const response = await withUploadProgress(
+          ctx,
+          clients.uploads,
+          artifacts.length,
+          envelope.length + artifacts.reduce((sum, a) => sum + a.content.length, 0),
+          () => clients.releases.registerRelease({ envelope, artifacts }, { signal: ctx.signal }),
         );
         if (ctx.output === "json") {
           ctx.stdout.write(messageJson(RegisterReleaseResponseSchema, response));

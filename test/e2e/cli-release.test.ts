@@ -148,7 +148,12 @@ describe("agentctl release against a real Control", { timeout: 120_000 }, () => 
   });
 
   /** Registers `version` with an artifact of its own bytes (`size` of them). */
-  const registerOwn = async (version: string, sequence: number, size: number) => {
+  const registerOwn = async (
+    version: string,
+    sequence: number,
+    size: number,
+    check?: (result: { stdout: string; stderr: string }) => void,
+  ) => {
     const own = join(dir, `own-${version}`);
     await mkdir(own, { recursive: true });
     const bytes = Buffer.alloc(size, version);
@@ -166,11 +171,37 @@ describe("agentctl release against a real Control", { timeout: 120_000 }, () => 
     await writeFile(path, serializeEnvelope(envelope));
     const result = await agentctl(["release", "register", path], env);
     expect(result.code, result.stderr).toBe(0);
+    check?.(result);
     return { path, sha256: sha256Hex(bytes) };
   };
   const stored = async (sha256: string) =>
     (await tc.control.db.pool.query("select 1 from artifact_files where sha256 = $1", [sha256]))
       .rowCount === 1;
+
+  it("shows the upload's progress for a large artifact on stderr, a line per tenth off a terminal, then that Control verifies it", async () => {
+    const mib = 1024 * 1024;
+    const { sha256 } = await registerOwn("2.9.0", 29, 24 * mib, (result) => {
+      const lines = result.stderr.trimEnd().split("\n");
+      // 24 MiB and a small envelope: a line in each tenth up to 90 %, then one saying it was all sent.
+      expect(lines.slice(0, -1)).toHaveLength(9);
+      // One line in each tenth, at the first 1 MiB piece that reached it.
+      lines.slice(0, -1).forEach((line, i) => {
+        const shown =
+          /^uploading 1 artifact file: (\d+)% \([\d.]+ MiB of 24\.0 MiB, [\d.]+ [KMG]?i?B\/s\)$/.exec(
+            line,
+          );
+        expect(shown, line).not.toBeNull();
+        expect(Math.floor(Number(shown?.[1]) / 10)).toBe(i + 1);
+      });
+      expect(lines.at(-1)).toMatch(
+        /^uploading 1 artifact file: 24\.0 MiB sent in \d+\.\d s; waiting for Control to verify and store it$/,
+      );
+      expect(result.stdout).toBe(
+        `registered release 2.9.0 (sequence 29), signed by ${pinned.keyid}\n`,
+      );
+    });
+    expect(await stored(sha256)).toBe(true);
+  });
 
   it("prunes the artifact bytes of releases nothing needs: yanked first, keeping what nodes run and may roll back to and the newest N; --dry-run changes nothing; the metadata stays", async () => {
     const kib = 64 * 1024;
