@@ -246,6 +246,7 @@ export async function startControl(options: StartControlOptions): Promise<Contro
     // ── end campaign engine ──
     const adminServer: AdminServer = await startAdminServer({
       address: config.adminAddr,
+      clock,
       socket: config.adminSocket,
       tls: config.tls.admin,
       limits: adminServerLimits(config),

@@ -31,6 +31,12 @@ export type ErrorCode =
   | "not_leader"
   | "unavailable"
   | "resource_exhausted"
+  /** A request body that did not arrive in time (the admin API's body deadline). */
+  | "deadline_exceeded"
+  /** An RPC of a served service that this Control does not implement. */
+  | "unimplemented"
+  /** A gRPC health check for a service this Control does not serve. */
+  | "service_not_found"
   | "internal";
 
 interface Mapping {
@@ -63,6 +69,9 @@ export const ERROR_MAPPING: Readonly<Record<ErrorCode, Mapping>> = {
   not_leader: { connect: Code.Unavailable, grpc: GrpcStatus.UNAVAILABLE },
   unavailable: { connect: Code.Unavailable, grpc: GrpcStatus.UNAVAILABLE },
   resource_exhausted: { connect: Code.ResourceExhausted, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
+  deadline_exceeded: { connect: Code.DeadlineExceeded, grpc: GrpcStatus.DEADLINE_EXCEEDED },
+  unimplemented: { connect: Code.Unimplemented, grpc: GrpcStatus.UNIMPLEMENTED },
+  service_not_found: { connect: Code.NotFound, grpc: GrpcStatus.NOT_FOUND },
   internal: { connect: Code.Internal, grpc: GrpcStatus.INTERNAL },
 };
 

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { createContextKey, type Interceptor } from "@connectrpc/connect";
 import { OPERATOR_TOKEN_NAME } from "../admin-token-list.js";
 import { bearerToken, digestsEqual, newSecret, sha256OfText } from "../auth/secrets.js";
+import type { Clock } from "../clock.js";
 import type { AdminRole, ConfiguredAdminToken } from "../config-reader.js";
 import { ControlError, toConnectError } from "../errors.js";
 
@@ -105,7 +106,7 @@ export const peerKey = createContextKey<string>("", { description: "client addre
 export function authenticate(
   authorization: string | undefined,
   entries: readonly TokenEntry[],
-  now: Date = new Date(),
+  now: Date,
 ): TokenEntry {
   const token = bearerToken(authorization);
   if (!token) {
@@ -141,7 +142,7 @@ export function authorizeCall(
   method: string,
   authorization: string | undefined,
   entries: readonly TokenEntry[],
-  now: Date = new Date(),
+  now: Date,
 ): TokenEntry {
   const required = METHOD_ROLES[method];
   const entry = authenticate(authorization, entries, now);
@@ -183,13 +184,17 @@ export class AdminTokenTable {
   }
 }
 
-/** Builds the Connect interceptor that authenticates and authorises every call. */
-export function authInterceptor(entries: readonly TokenEntry[]): Interceptor {
+/**
+ * Builds the Connect interceptor that authenticates and authorises every call, judging a
+ * token's expiry at `clock`'s time.
+ */
+export function authInterceptor(entries: readonly TokenEntry[], clock: Clock): Interceptor {
   return (next) => async (req) => {
     const entry = authorizeCall(
       `${req.service.typeName}/${req.method.name}`,
       req.header.get("authorization") ?? undefined,
       entries,
+      clock.now(),
     );
     req.contextValues.set(principalKey, {
       name: entry.name,

@@ -5,13 +5,14 @@
  * but the status.
  */
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import {
   type Health,
   type HealthCheckResponse,
   HealthCheckResponseSchema,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../proto/gen/grpc/health/v1/health_pb.js";
+import { ControlError, toConnectError } from "../errors.js";
 
 /** Options of {@link createHealthService}. */
 export interface HealthServiceOptions {
@@ -52,7 +53,9 @@ export function createHealthService(options: HealthServiceOptions): ServiceImpl<
   return {
     async check(request) {
       if (!known(request.service)) {
-        throw new ConnectError(`unknown service ${request.service}`, Code.NotFound);
+        throw toConnectError(
+          new ControlError("service_not_found", `unknown service ${request.service}`),
+        );
       }
       return answer(await status());
     },

@@ -13,6 +13,8 @@ import type {
   UniversalServerRequest,
   UniversalServerResponse,
 } from "@connectrpc/connect/protocol";
+import type { Clock } from "../clock.js";
+import { ControlError, toConnectError } from "../errors.js";
 import { authorizeCall, peerKey, type TokenEntry } from "./auth.js";
 
 /** Byte limits of admin request bodies (what arrives on the wire, and each decoded message). */
@@ -83,9 +85,11 @@ function registerService(
       typeof fn === "function"
         ? fn.bind(implementation)
         : () => {
-            throw new ConnectError(
-              `${service.typeName}.${method.name} is not implemented`,
-              Code.Unimplemented,
+            throw toConnectError(
+              new ControlError(
+                "unimplemented",
+                `${service.typeName}.${method.name} is not implemented`,
+              ),
             );
           };
     router.rpc(method, impl as never, {
@@ -98,6 +102,8 @@ function registerService(
 /** Options of {@link guardRequests}. */
 export interface GuardOptions {
   readonly tokens: readonly TokenEntry[];
+  /** Whose time judges a token's expiry. */
+  readonly clock: Clock;
   readonly limits: BodyLimits;
   readonly onRefused?: (reason: Refusal) => void;
   /** Told of each call refused as unauthenticated (no, unknown or expired token). */
@@ -164,7 +170,12 @@ async function guard(
   };
   let error: ConnectError | undefined;
   try {
-    authorizeCall(method, req.header.get("authorization") ?? undefined, options.tokens);
+    authorizeCall(
+      method,
+      req.header.get("authorization") ?? undefined,
+      options.tokens,
+      options.clock.now(),
+    );
   } catch (caught) {
     error = ConnectError.from(caught);
     meter.refusal = error.code === Code.PermissionDenied ? "permission_denied" : "unauthenticated";
@@ -252,16 +263,20 @@ function answer(
 }
 
 function tooLarge(method: DescMethod, bytes: number, limit: number): ConnectError {
-  return new ConnectError(
-    `request body of ${bytes} bytes is over the limit of ${limit} bytes for ${method.name}`,
-    Code.ResourceExhausted,
+  return toConnectError(
+    new ControlError(
+      "resource_exhausted",
+      `request body of ${bytes} bytes is over the limit of ${limit} bytes for ${method.name}`,
+    ),
   );
 }
 
 function busy(): ConnectError {
-  return new ConnectError(
-    "the admin API is reading too many request bytes at once; retry shortly",
-    Code.ResourceExhausted,
+  return toConnectError(
+    new ControlError(
+      "resource_exhausted",
+      "the admin API is reading too many request bytes at once; retry shortly",
+    ),
   );
 }
 
@@ -305,9 +320,11 @@ function meteredBody(body: AsyncIterable<Uint8Array>, o: MeterOptions): AsyncIte
           try {
             const step = await beforeDeadline(source.next(), o.deadline, () => {
               o.meter.refusal = "slow_body";
-              return new ConnectError(
-                `request body did not arrive within ${o.timeoutMs / 1000} s`,
-                Code.DeadlineExceeded,
+              return toConnectError(
+                new ControlError(
+                  "deadline_exceeded",
+                  `request body did not arrive within ${o.timeoutMs / 1000} s`,
+                ),
               );
             });
             if (step.done) {

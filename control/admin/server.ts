@@ -13,15 +13,11 @@ import {
 import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { DescService } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ConnectRouter,
-  createContextValues,
-  type Interceptor,
-} from "@connectrpc/connect";
+import { type ConnectRouter, createContextValues, type Interceptor } from "@connectrpc/connect";
 import type { UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Clock } from "../clock.js";
+import { ControlError, toConnectError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { ControlMetrics } from "../metrics/index.js";
 import type { HttpRoute } from "../shared/http-route.js";
@@ -67,6 +63,8 @@ export interface AdminServerOptions {
    * handler, limits and tokens as the TCP listener.
    */
   readonly socket?: string | undefined;
+  /** Control's clock: a token's expiry is judged at its time. */
+  readonly clock: Clock;
 }
 
 /** A listening admin server. */
@@ -103,12 +101,13 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       // Last, so it runs first: nothing reads a body the guard has not admitted.
       guardRequests(router, {
         tokens: options.tokens,
+        clock: options.clock,
         limits,
         onRefused: (reason) => refusedRequests.inc({ reason }),
         ...(options.onAuthFailure ? { onAuthFailure: options.onAuthFailure } : {}),
       });
     },
-    interceptors: [authInterceptor(options.tokens), refuseNulText, errorFunnel(log)],
+    interceptors: [authInterceptor(options.tokens, options.clock), refuseNulText, errorFunnel(log)],
     // Each RPC gets its own, smaller limit from withBodyLimits; this is only the default.
     readMaxBytes: Math.max(limits.requestBytes, limits.releaseBytes),
     contextValues: (req) => createContextValues().set(peerKey, req.socket.remoteAddress ?? ""),
@@ -340,9 +339,10 @@ async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
 const refuseNulText: Interceptor = (next) => async (req) => {
   const nul = req.stream ? undefined : nulTextPath(req.message);
   if (nul) {
-    throw new ConnectError(
-      `${nul} must not contain a NUL character (U+0000)`,
-      Code.InvalidArgument,
+    throw toConnectError(
+      new ControlError("invalid_argument", `${nul} must not contain a NUL character (U+0000)`, {
+        field: nul,
+      }),
     );
   }
   return next(req);

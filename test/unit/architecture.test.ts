@@ -207,6 +207,22 @@ describe("The architecture of control/", () => {
     expect(found, found.join("\n")).toEqual([]);
   });
 
+  it("sends every error a client sees through the one error table: no ConnectError made outside control/errors.ts", () => {
+    const found = files
+      .map((file) => toPosix(relative(ROOT, file)))
+      .filter((file) => file !== "control/errors.ts")
+      .filter((file) => /\bnew ConnectError\(/.test(readFileSync(join(ROOT, file), "utf8")));
+    expect(found, found.join("\n")).toEqual([]);
+  });
+
+  it("judges admin tokens' expiry on Control's clock: no default to the wall clock in the admin API", () => {
+    const found = files
+      .map((file) => toPosix(relative(ROOT, file)))
+      .filter((file) => under(file, "control/admin"))
+      .filter((file) => /=\s*new Date\(\)/.test(readFileSync(join(ROOT, file), "utf8")));
+    expect(found, found.join("\n")).toEqual([]);
+  });
+
   it("keeps releases and TLS below the admin services and the agent servers", () => {
     const found = offending(
       (from) => under(from, "control/releases", "control/tls"),
