@@ -58,7 +58,8 @@ function copyTree(): string {
     maxBuffer: 64 * 1024 * 1024,
   })
     .split("\0")
-    .filter((f) => f !== "");
+    // A worktree whose node_modules is a symlink lists it (".gitignore" names a folder).
+    .filter((f) => f !== "" && f !== "node_modules");
   for (const f of files) {
     mkdirSync(dirname(join(dir, f)), { recursive: true });
     try {
