@@ -22,6 +22,12 @@ export interface Context {
   readonly paint: Painter;
   readonly now: () => Date;
   /**
+   * How long a call may wait (`--timeout`, `AGENTCTL_TIMEOUT`, 30 s by default); undefined: no
+   * limit. The clients apply it to every call; a command that streams a large request
+   * (`release register`) applies it to each silence instead.
+   */
+  readonly timeoutMs?: number | undefined;
+  /**
    * The admin API clients, created on first use with the server and credential from
    * flags, environment or the local token file (offline commands never call this).
    */

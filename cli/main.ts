@@ -250,6 +250,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       output,
       paint: createPainter(io.stdout.isTTY === true && (io.env.NO_COLOR ?? "") === ""),
       now: io.now ?? (() => new Date()),
+      timeoutMs,
       clients: async () => {
         const { createAdminClients, resolveConnection } = await import("./client.js");
         connection ??= resolveConnection({

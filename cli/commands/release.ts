@@ -5,6 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { parseEnvelope, parseManifest, sha256Hex } from "../../control/shared/release/index.js";
 import {
   type ArtifactFile,
@@ -20,6 +21,7 @@ import { checkReadable, expectPositionals, stringFlag, UsageError } from "../arg
 import type { CommandGroup, Context } from "../command.js";
 import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import { formatFields, formatTable, formatTime, messageJson } from "../output.js";
+import { describeTimeout } from "../timeout.js";
 import { progressLine } from "../upload-progress.js";
 import { offlineReleaseCommands } from "./release-offline.js";
 import { pruneCommand } from "./release-prune.js";
@@ -103,20 +105,43 @@ function releaseDetails(release: Release): string {
 /**
  * Runs `call` (one request of about `bytes`, carrying `files` artifact files) showing on stderr
  * how much of it was sent: a line rewritten on a terminal, a line per tenth otherwise, none
- * under 8 MiB ({@link progressLine}); then that Control verifies and stores it.
+ * under 8 MiB ({@link progressLine}); then that Control verifies and stores it. agentctl's
+ * timeout bounds each silence, not the whole call: no byte taken by Control for that long
+ * while sending, or no answer that long after the last byte, ends it; a large upload on a slow
+ * link is not cut while it moves.
  */
 async function withUploadProgress<T>(
   ctx: Context,
   uploads: UploadWatch | undefined,
   files: number,
   bytes: number,
-  call: () => Promise<T>,
+  call: (options: { signal: AbortSignal; timeoutMs?: number }) => Promise<T>,
 ): Promise<T> {
-  if (uploads === undefined) return await call();
+  if (uploads === undefined) return await call({ signal: ctx.signal });
   const what = `uploading ${files} artifact file${files === 1 ? "" : "s"}`;
   const line = progressLine(ctx.stderr, what, bytes, () => ctx.now().getTime());
+  const limit = ctx.timeoutMs;
+  const silence = new AbortController();
+  const forward = () => silence.abort(ctx.signal.reason);
+  ctx.signal.addEventListener("abort", forward, { once: true });
   let sent = false;
+  let timer: NodeJS.Timeout | undefined;
+  const watch = () => {
+    if (limit === undefined) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      silence.abort(
+        new ConnectError(
+          sent
+            ? `no answer within ${describeTimeout(limit)} after the upload (raise --timeout to wait longer)`
+            : `Control took no bytes of the upload for ${describeTimeout(limit)} (raise --timeout to wait longer)`,
+          Code.DeadlineExceeded,
+        ),
+      );
+    }, limit);
+  };
   uploads.listener = (n) => {
+    watch();
     if (sent) return;
     line.report(n);
     if (n >= bytes) {
@@ -124,9 +149,19 @@ async function withUploadProgress<T>(
       line.done();
     }
   };
+  watch();
   try {
-    return await call();
+    // The call's own deadline is the silence watch's (a day stands for none: Connect's header
+    // needs a number).
+    return await call({ signal: silence.signal, timeoutMs: 86_400_000 });
+  } catch (error) {
+    if (silence.signal.reason instanceof ConnectError && !ctx.signal.aborted) {
+      throw silence.signal.reason;
+    }
+    throw error;
   } finally {
+    clearTimeout(timer);
+    ctx.signal.removeEventListener("abort", forward);
     uploads.listener = undefined;
   }
 }
@@ -162,7 +197,7 @@ export const releaseGroup: CommandGroup = {
           clients.uploads,
           artifacts.length,
           envelope.length + artifacts.reduce((sum, a) => sum + a.content.length, 0),
-          () => clients.releases.registerRelease({ envelope, artifacts }, { signal: ctx.signal }),
+          (options) => clients.releases.registerRelease({ envelope, artifacts }, options),
         );
         if (ctx.output === "json") {
           ctx.stdout.write(messageJson(RegisterReleaseResponseSchema, response));
