@@ -18,6 +18,8 @@ import type { ControlMetrics } from "./registry.js";
 interface CampaignRow {
   readonly id: string;
   readonly phase: string;
+  /** Why it stopped or breached (`CampaignCode`); null while nothing stopped it. */
+  readonly code: string | null;
   readonly current_batch: number;
   readonly changed: number;
   /** Null for a campaign without node rows. */
@@ -42,7 +44,7 @@ interface NodesRow {
  * at 100,000 nodes, against about 0.1 s this way on a loaded two-core machine.)
  */
 const CAMPAIGNS_SQL = `
-  select c.id, c.phase, c.current_batch, extract(epoch from c.updated_at)::float8 as changed,
+  select c.id, c.phase, c.code, c.current_batch, extract(epoch from c.updated_at)::float8 as changed,
          s.state, coalesce(s.nodes, 0) as nodes, coalesce(s.deferred, 0) as deferred
     from campaigns c
     left join lateral (
@@ -137,6 +139,20 @@ export function fleetGauges(metrics: ControlMetrics, o: FleetGaugesOptions): voi
       const rows = (await campaigns()) ?? [];
       this.reset();
       for (const r of rows) this.set({ campaign: r.id, phase: r.phase }, 1);
+    },
+  });
+  new Gauge({
+    name: "agent_control_campaign_breached",
+    help: "1 for each unfinished campaign a breach stopped (its code: batch_failed, max_failures_exceeded, min_canaries_unmet, release_yanked), whether it then rolls back, pauses or resumed; an operator's pause or abort is no breach.",
+    labelNames: ["campaign", "code"],
+    aggregator: "max",
+    registers,
+    async collect() {
+      const rows = (await campaigns()) ?? [];
+      this.reset();
+      for (const r of rows) {
+        if (r.code !== null && r.code !== "aborted") this.set({ campaign: r.id, code: r.code }, 1);
+      }
     },
   });
   new Gauge({
