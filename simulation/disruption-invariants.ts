@@ -10,8 +10,14 @@
  * An agent that never comes back stops counting once its campaign's reconnect timeout has passed
  * since the operation was last sent to it (less {@link TOLERANCE_MS}): from then on Control may
  * judge it failed and free its slot, as the operator guide says.
+ *
+ * A late rollback (control/campaign/late-rollback.ts: a finished campaign's rollback, sent after
+ * the campaign finished) is admitted under the same budget: when an agent begins one, the agents
+ * of its pool acting at that instant, itself included, are no more than the budget under its
+ * campaign's `disruptionBudgetPercent`.
  */
 import type { Checker } from "./checkers.js";
+import { clockToleranceMs } from "./clock-faults.js";
 import { historyReader } from "./history.js";
 import { refPoolLimit } from "./reference/pools.js";
 import type { SimWorld } from "./sim-world.js";
@@ -39,6 +45,13 @@ export function disruptionChecker(w: SimWorld): Checker {
   const lastSent = (nodeId: string, operationId: string, at: number) =>
     w.fleet.agents.get(nodeId)?.record.sent.findLast((o) => o.id === operationId && o.at <= at)
       ?.at ?? at;
+  // A rollback last sent after its campaign finished (the Controls' clocks allowed for).
+  const lateRollback = (
+    finishedAt: number | undefined,
+    e: { readonly nodeId: string; readonly operationId: string; readonly at: number },
+  ) =>
+    finishedAt !== undefined &&
+    lastSent(e.nodeId, e.operationId, e.at) > finishedAt + clockToleranceMs(w.scenario.clockSkew);
   return {
     invariants: ["PD1"],
     step: () => {
@@ -50,16 +63,16 @@ export function disruptionChecker(w: SimWorld): Checker {
           const until =
             lastSent(e.nodeId, e.operationId, e.at) + timeoutOf(e.campaignId) - TOLERANCE_MS;
           acting.set(e.nodeId, { ...e, until: Math.max(until, e.at) });
-          if (e.action !== "upgrade") continue;
           const campaign = w.store.tables.campaigns.get(e.campaignId)?.campaign;
           if (campaign === undefined) continue;
+          if (e.action !== "upgrade" && !lateRollback(campaign.finishedAt, e)) continue;
           const together = [...acting.entries()].filter(
             ([, x]) => x.pool === e.pool && x.until >= e.at,
           );
           const limit = refPoolLimit(sizeOf(e.pool), campaign.spec.disruptionBudgetPercent);
           if (together.length > limit)
             out.push(
-              `PD1: ${e.nodeId} began ${e.operationId} while ${together.length} agents of pool "${e.pool}" were disrupted (${together
+              `PD1: ${e.nodeId} began ${e.action === "upgrade" ? "" : "late rollback "}${e.operationId} while ${together.length} agents of pool "${e.pool}" were disrupted (${together
                 .map(([id, x]) => `${id}: ${x.operationId}`)
                 .join(", ")}), over the budget of ${limit} of ${e.campaignId}`,
             );

@@ -29,6 +29,7 @@ import { refCompareVersions, refExcluded } from "./reference/selector.js";
 import { refBreached } from "./reference/threshold.js";
 import {
   finishedRollbackViolations,
+  lateRollbackEndViolations,
   rollbackClaimViolations,
   rolledBackEndViolations,
 } from "./rollback-invariants.js";
@@ -219,7 +220,7 @@ export function outcomeViolations(w: OutcomeWorld, now: number): string[] {
     if (!w.state.judged.has(id)) {
       if (c.phase === "rolled_back" || (c.phase === "failed" && c.rollbackCause !== undefined)) {
         w.state.judged.add(id);
-        out.push(...rollbackClaimViolations(w, id));
+        out.push(...rollbackClaimViolations(w, id, now));
       } else if (c.phase === "completed") {
         w.state.judged.add(id);
         out.push(...completionViolations(w, id));
@@ -231,7 +232,7 @@ export function outcomeViolations(w: OutcomeWorld, now: number): string[] {
       !w.state.finishJudged.has(id)
     ) {
       w.state.finishJudged.add(id);
-      out.push(...finishedRollbackViolations(w, id));
+      out.push(...finishedRollbackViolations(w, id, now));
     }
   }
   return out;
@@ -244,6 +245,7 @@ const IN_TRANSIT_MS = 1000;
 export function outcomeEndViolations(w: OutcomeWorld, now: number): string[] {
   const out: string[] = [];
   const t = w.store.tables;
+  out.push(...lateRollbackEndViolations(w));
   for (const [id, entry] of t.campaigns) {
     const c = entry.campaign;
     const target = c.spec.targetVersion;

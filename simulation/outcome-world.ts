@@ -26,6 +26,11 @@ export interface OutcomeCheckState {
   readonly judged: Set<string>;
   /** Campaigns whose finished rollback (I2) was judged. */
   readonly finishJudged: Set<string>;
+  /**
+   * Per campaign, the nodes owed its late rollback when it said it rolled back or finished
+   * (`owesLateRollback`, rollback-invariants.ts): judged at the end of the run.
+   */
+  readonly owedLate: Map<string, Set<string>>;
   /** When each campaign was first seen aborted (the command had taken effect). */
   readonly abortedAt: Map<string, number>;
   /** Every command the simulated operator issued. */
@@ -39,6 +44,7 @@ export function newOutcomeCheckState(): OutcomeCheckState {
     runsChecked: new Map(),
     judged: new Set(),
     finishJudged: new Set(),
+    owedLate: new Map(),
     abortedAt: new Map(),
     commands: [],
   };

@@ -11,6 +11,14 @@
  *   on its previous release by itself (on a stream opened on it) before the rollback began, or
  *   failed the target's health checks and was taken back to its previous version by its own
  *   supervisor (off the target since); and none ends on the target unnamed.
+ *
+ * Both spare, when the campaign says it (O1) or finishes (I2), an agent owed a late rollback
+ * ({@link owesLateRollback}): it said FAILED on the upgrade and had not opened a stream on the
+ * target by then, so Control judged it off the target from what it said; the campaign's late
+ * rollback (control/campaign/late-rollback.ts) is to reach it once it says Hello on the target.
+ * It is remembered, and judged at the end of the run instead ({@link lateRollbackEndViolations}):
+ * it ends on its previous version, unless another campaign sent it something since, its previous
+ * release was yanked, or it never opened a stream on the target (Control never heard it run it).
  */
 import type { CampaignNode } from "../control/campaign/index.js";
 import type { SimAgent } from "./agent-script.js";
@@ -46,13 +54,58 @@ function tookUpgrade(
   return out;
 }
 
-/** O1 at the moment a campaign says it rolled back (or failed to). */
-export function rollbackClaimViolations(w: OutcomeWorld, campaignId: string): string[] {
+/**
+ * How long after an agent opens a stream the Control deciding may not have judged its Hello yet
+ * (its step, the stream's handshake), beside the Controls' clock tolerance.
+ */
+const HELLO_JUDGED_MS = 5_000;
+
+/**
+ * True when the agent, sent campaign `campaignId`'s upgrade at `received`, said FAILED on it and
+ * had opened no stream on the target by `by` (less the time a Hello takes to be judged): Control
+ * judged it off the target from what it said, and owes it the campaign's late rollback.
+ */
+export function owesLateRollback(
+  w: OutcomeWorld,
+  campaignId: string,
+  nodeId: string,
+  received: number,
+  by: number,
+): boolean {
+  const agent = w.fleet.agents.get(nodeId);
+  const target = w.store.tables.campaigns.get(campaignId)?.campaign.spec.targetVersion;
+  if (agent === undefined || target === undefined) return false;
+  const upgrade = opId(campaignId, nodeId, "upgrade");
+  if (!agent.record.reports.some((r) => r.operationId === upgrade && r.phase === "FAILED"))
+    return false;
+  const seenBy = by - HELLO_JUDGED_MS - (w.clockToleranceMs ?? 0);
+  return !agent.record.connects.some(
+    (c) => c.at > received && c.at <= seenBy && c.version === target,
+  );
+}
+
+/** Remembers that `nodeId` is owed `campaignId`'s late rollback (judged at the end). */
+function noteOwed(w: OutcomeWorld, campaignId: string, nodeId: string): void {
+  const owed = w.state.owedLate.get(campaignId) ?? new Set<string>();
+  owed.add(nodeId);
+  w.state.owedLate.set(campaignId, owed);
+}
+
+/** O1 at the moment (`now`) a campaign says it rolled back (or failed to). */
+export function rollbackClaimViolations(
+  w: OutcomeWorld,
+  campaignId: string,
+  now: number,
+): string[] {
   const c = w.store.tables.campaigns.get(campaignId)?.campaign;
   if (c === undefined) return [];
   const out: string[] = [];
-  for (const { row, agent, previous } of tookUpgrade(w, campaignId, c.currentBatch)) {
+  for (const { row, agent, previous, received } of tookUpgrade(w, campaignId, c.currentBatch)) {
     if (agent.version === previous) continue;
+    if (owesLateRollback(w, campaignId, row.nodeId, received, now)) {
+      noteOwed(w, campaignId, row.nodeId);
+      continue;
+    }
     if (c.phase === "rolled_back")
       out.push(
         `O1: ${campaignId} says rolled_back but ${row.nodeId} (${row.state}${row.code ? `/${row.code}` : ""}) runs ${agent.version}, not its previous ${previous}`,
@@ -65,8 +118,12 @@ export function rollbackClaimViolations(w: OutcomeWorld, campaignId: string): st
   return out;
 }
 
-/** I2 from ground truth, when a campaign that rolled a batch back finishes. */
-export function finishedRollbackViolations(w: OutcomeWorld, campaignId: string): string[] {
+/** I2 from ground truth, when (`now`) a campaign that rolled a batch back finishes. */
+export function finishedRollbackViolations(
+  w: OutcomeWorld,
+  campaignId: string,
+  now: number,
+): string[] {
   const c = w.store.tables.campaigns.get(campaignId)?.campaign;
   if (c === undefined) return [];
   const target = c.spec.targetVersion;
@@ -85,6 +142,10 @@ export function finishedRollbackViolations(w: OutcomeWorld, campaignId: string):
     const r = agent.record;
     const ranTarget = r.runs.some((x) => x.version === target && x.at >= received);
     if (!ranTarget) continue;
+    if (owesLateRollback(w, campaignId, row.nodeId, received, now)) {
+      noteOwed(w, campaignId, row.nodeId);
+      continue;
+    }
     const sent = firstSent(r, opId(campaignId, row.nodeId, "rollback")) !== undefined;
     // Back on its previous release by itself, and seen so, before the rollback began.
     const back = backOnBy(r, previous, received, rollbackAt);
@@ -119,6 +180,33 @@ export function rolledBackEndViolations(w: OutcomeWorld, campaignId: string): st
       out.push(
         `O1: ${campaignId} ended rolled_back but ${row.nodeId} ends on ${agent.version}, not its previous ${previous}`,
       );
+  }
+  return out;
+}
+
+/**
+ * O1 at the end of a run for the agents owed a late rollback ({@link owesLateRollback}): each
+ * ends on the version it ran before the upgrade, unless another campaign sent it something
+ * since, its previous release was yanked (no rollback reinstalls a yanked release), or it never
+ * opened a stream on the target after the upgrade (Control never heard it run it).
+ */
+export function lateRollbackEndViolations(w: OutcomeWorld): string[] {
+  const out: string[] = [];
+  for (const [campaignId, nodeIds] of w.state.owedLate) {
+    const c = w.store.tables.campaigns.get(campaignId)?.campaign;
+    if (c === undefined) continue;
+    const target = c.spec.targetVersion;
+    for (const { row, agent, previous, received } of tookUpgrade(w, campaignId, c.currentBatch)) {
+      if (!nodeIds.has(row.nodeId) || agent.version === previous) continue;
+      const r = agent.record;
+      if (r.received.some((o) => o.campaignId !== campaignId && o.at > received)) continue;
+      if (w.store.tables.yanks.has(previous)) continue;
+      if (!r.connects.some((x) => x.at > received && x.version === target)) continue;
+      const late = firstSent(r, opId(campaignId, row.nodeId, "rollback"));
+      out.push(
+        `O1: ${campaignId} ended ${c.phase} and owed ${row.nodeId} (${row.state}${row.code ? `/${row.code}` : ""}, said FAILED yet ran ${target}) a late rollback, but it ends on ${agent.version}, not its previous ${previous} (rollback ${late === undefined ? "never sent" : `first sent at ${late}`})`,
+      );
+    }
   }
   return out;
 }

@@ -224,8 +224,11 @@ export async function runDecision(
         payload: built.ok ? built.payload : null,
         failure: built.ok ? undefined : built.failure,
       });
-      if (built.ok) outgoing.push({ nodeId: action.nodeId, operation: built.operation });
-      else failedNodes.push(action.nodeId);
+      // A late rollback waits in the outbox for its node's Hello on the target and its pool's
+      // room (late-rollback.ts): never sent with its decision.
+      const late = action.kind === "rollback" && action.late === true;
+      if (!built.ok) failedNodes.push(action.nodeId);
+      else if (!late) outgoing.push({ nodeId: action.nodeId, operation: built.operation });
     }
     const knownRows = known.map((k) => k.row);
     const outcomes = commandOutcomes(decision.events, knownRows);

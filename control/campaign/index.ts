@@ -148,6 +148,7 @@ export * from "./gate-hosts.js";
 export { gatesWanted } from "./gate-rules.js";
 export * from "./gates.js";
 export type { JudgedMark } from "./judged-mark.js";
+export * from "./late-rollback.js";
 export * from "./model.js";
 export * from "./node-state-traits.js";
 export * from "./operation-id.js";

@@ -296,6 +296,12 @@ export type Action =
       /** The version the Agent is expected to come back on. */
       readonly version: string | undefined;
       readonly reason: string;
+      /**
+       * A late rollback (`late-rollback.ts`): left in the outbox when its batch's rollback ended
+       * for a node that was sent none. Never sent with its decision: the outbox delivers it only
+       * once the node's latest Hello is on the target, and only under its pool's budget.
+       */
+      readonly late?: true;
     }
   | {
       readonly kind: "confirm";

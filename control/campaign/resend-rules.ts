@@ -18,7 +18,9 @@
  * - a rollback goes until the Agent reports on it, whatever its node's state, unless the
  *   release it rolls back onto was yanked since (a rollback never reinstalls a yanked
  *   release) or its node belongs to a campaign created later (an old rollback never undoes a
- *   newer upgrade).
+ *   newer upgrade). Once its campaign finished it is a late rollback (`late-rollback.ts`): it
+ *   goes only while its node's latest Hello is on the campaign's target, and the store then
+ *   admits it only under its pool's disruption budget (`admitLateRollbacks`).
  */
 import { assertNever } from "./assert-never.js";
 import { CAMPAIGN_PHASES, type CampaignPhase } from "./model.js";
@@ -80,6 +82,10 @@ export interface UnackedOperation {
   readonly releaseYanked: boolean;
   /** Its node belongs to a campaign created after this one. */
   readonly nodeInLaterCampaign: boolean;
+  /** Its campaign has finished (a rollback is then a late one). */
+  readonly campaignFinished: boolean;
+  /** Its node's latest Hello is on its campaign's target (`lateRollbackWanted`). */
+  readonly nodeOnTarget: boolean;
 }
 
 /** True when the unacknowledged row `op` is to be sent at `now` (epoch ms); see the file's TSDoc. */
@@ -93,7 +99,7 @@ export function worthResending(op: UnackedOperation, now: number): boolean {
     case "confirm":
       return true;
     case "rollback":
-      return !op.nodeInLaterCampaign;
+      return !op.nodeInLaterCampaign && (!op.campaignFinished || op.nodeOnTarget);
     default:
       return false;
   }

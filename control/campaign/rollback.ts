@@ -18,6 +18,7 @@ import {
   updateNode,
 } from "./draft.js";
 import { annotateFinal } from "./draft-annotate.js";
+import { leaveLateRollbacks } from "./late-rollback.js";
 import type { CampaignNode, NodeCode, RollbackCause } from "./model.js";
 import { isFinal, isUpgrading } from "./model.js";
 import { operationId } from "./operation-id.js";
@@ -283,6 +284,8 @@ export function judgeRollbackEnd(d: Draft): void {
     const result = verdict.kind === "back" ? "rolled_back" : verdict.code;
     annotateFinal(d, node, { rollbackResult: result }, `rollback ${result}: ${verdict.message}`);
   }
+  // The rollback ends: a node that said it failed may yet say Hello on the target (late-rollback.ts).
+  leaveLateRollbacks(d, b.index, d.campaign.message ?? "rolled back");
   const cause = d.campaign.rollbackCause ?? "breach";
   if (failed.length === 0) {
     updateBatch(d, b.index, { state: "rolled_back", endedAt: d.now });

@@ -77,6 +77,32 @@ describe("PD1: pool disruption counted from what the agents do", () => {
   });
 });
 
+describe("PD1: a late rollback is held to the pool's budget when it begins", () => {
+  /** `world`, with campaign c1 finished at 1500 and n0's rollback of c1 last sent at `sentAt`. */
+  function lateWorld(events: readonly HistoryEvent[], sentAt: number): SimWorld {
+    const w = world(events, [], {
+      n0: { sent: [{ id: "c1/n0/rollback", campaignId: "c1", kind: "rollback", at: sentAt }] },
+    });
+    const c1 = w.store.tables.campaigns.get("c1") as unknown as { campaign: object };
+    c1.campaign = { ...c1.campaign, finishedAt: 1500 };
+    return w;
+  }
+
+  it("breaks when an agent begins a rollback sent after its campaign finished while another of its pool upgrades", () => {
+    const check = disruptionChecker(
+      lateWorld([act(1000, "n1", "c0", "upgrade"), act(2000, "n0", "c1", "rollback")], 1900),
+    );
+    expect(check.step?.(2000).join("\n")).toContain("PD1: n0 began late rollback c1/n0/rollback");
+  });
+
+  it("leaves to its campaign a rollback sent before the campaign finished", () => {
+    const check = disruptionChecker(
+      lateWorld([act(1000, "n1", "c0", "upgrade"), act(2000, "n0", "c1", "rollback")], 1200),
+    );
+    expect(check.step?.(2000)).toEqual([]);
+  });
+});
+
 describe("LA1: an agent lost after its upgrade is never succeeded", () => {
   const record = {
     received: [{ id: "c0/n0/upgrade", at: 1000 }],

@@ -17,22 +17,7 @@ export interface KnownDefect {
 }
 
 /** The known defects, by number. */
-export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {
-  33: {
-    title:
-      "an agent that reports FAILED apply_failed yet runs the target, and restarts into it at once, is failed and the batch rolled back and finished before its Hello on the target arrives: the campaign says rolled_back while the node runs the target, never sent a rollback (O1/I2, the generator's fail_on_target agents, seeds 262 and 398, 2026-12-07). The engine judges by what the agent says; a rollback that waited for every failed node to be seen again would hold every rollback. Not fixed.",
-    seeds: [262, 398],
-    invariant: "O1:",
-    cases: [],
-  },
-  34: {
-    title:
-      "a rollback the outbox re-sends after its campaign finished (judged rollback_unconfirmed while its agent was away; a rollback is re-sent until the agent reports on it) restarts that agent onto its previous release outside every budget: a finished campaign holds no slot, and another campaign offers in the pool over its budget (PD1, the late-rollback scenario, seed 175 with faults, 2026-12-07). A rollback re-sent while its campaign still rolls back now counts its deadline from the agent's restart (rollback-from-restart.test.ts; seeds 41, 581, 514232 hold). Not fixed: choose between no re-send once the outcome is recorded, or a late rollback admitted under its pool's budget.",
-    seeds: [175],
-    invariant: "PD1:",
-    cases: [],
-  },
-};
+export const KNOWN_DEFECTS: Readonly<Record<number, KnownDefect>> = {};
 
 /** The defect a seed is known to fail by, if any. */
 export function knownSeedDefect(seed: number): { defect: number; invariant: string } | undefined {

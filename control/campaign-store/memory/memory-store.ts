@@ -107,7 +107,16 @@ export class MemoryCampaignStore implements CampaignStore {
     filter: Parameters<CampaignStore["unackedOperations"]>[0],
   ): ReturnType<CampaignStore["unackedOperations"]> {
     this.check();
-    return this.tables.unacked(filter);
+    const { rows, late } = this.tables.unacked(filter);
+    if (late.length === 0) return rows;
+    // Late rollbacks are admitted one transaction at a time, as SQL serializes them with every
+    // decision's pool read (`pg_advisory_xact_lock`): never between a decision's read and write.
+    const admitted = await this.serial(async () => {
+      this.check();
+      return this.tables.admitLate(late, filter.now.getTime());
+    });
+    const lateIds = new Set(late);
+    return rows.filter((o) => !lateIds.has(o.operation.id) || admitted.has(o.operation.id));
   }
 
   async markSent(operationIds: readonly string[], at: Date): Promise<void> {

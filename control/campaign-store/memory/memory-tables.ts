@@ -4,10 +4,15 @@
  * rows with their column names) and handed out as copies, so a caller never mutates a table.
  */
 import {
+  admitLateRollbacks,
   type CampaignNode,
   type CampaignState,
   inFlight,
   isFinal,
+  type LateRollbackCandidate,
+  lateRollbackHoldsSlot,
+  lateRollbackWanted,
+  type PoolHeld,
   type PoolLoad,
   worthResending,
 } from "../../campaign/index.js";
@@ -61,6 +66,11 @@ export interface MemoryOperation {
   } | null;
   lastSentAt: Date | null;
   sendCount: number;
+  /**
+   * When it was last delivered as a late rollback (`late_sent_at` in SQL; absent or null:
+   * never): it holds a slot of its pool's budget from then (`late-rollback.ts`).
+   */
+  lateSentAt?: Date | null;
 }
 
 /** A command as stored. */
@@ -106,6 +116,8 @@ export class MemoryTables {
   readonly leases = new Map<string, MemoryLease>();
   /** Outside health gate results (see `memory-gates.ts`). */
   readonly gateResults = new MemoryGateResults();
+  /** The outbox rows ever delivered as late rollbacks (`late_sent_at` set). */
+  private readonly lateSent = new Set<string>();
   private seq = 0;
   private commandSeq = 0;
   /** The last number of the one order of reports (`campaign_report_seq` in SQL). */
@@ -206,7 +218,60 @@ export class MemoryTables {
         out.set(n.pool, { ...load, inFlightElsewhere: load.inFlightElsewhere + 1 });
       }
     }
+    // Late rollbacks delivered and not done with: a finished campaign's, never the excluded one.
+    for (const id of this.lateSent) {
+      const row = this.lateRow(id);
+      if (row === undefined || !wanted.has(row.pool) || !lateRollbackHoldsSlot(row, now)) continue;
+      const load = out.get(row.pool) as PoolLoad;
+      out.set(row.pool, { ...load, inFlightElsewhere: load.inFlightElsewhere + 1 });
+    }
     return out;
+  }
+
+  /** The late-rollback row of outbox row `id` (a finished campaign's rollback), else undefined. */
+  private lateRow(id: string): LateRollbackCandidate | undefined {
+    const o = this.operations.get(id);
+    if (o === undefined || o.kind !== "rollback") return undefined;
+    const campaign = this.campaigns.get(o.campaignId)?.campaign;
+    if (campaign?.finishedAt === undefined) return undefined;
+    const node = this.nodes.get(o.campaignId)?.find((n) => n.nodeId === o.nodeId);
+    if (node === undefined) return undefined;
+    return {
+      operationId: o.id,
+      nodeId: o.nodeId,
+      pool: node.pool,
+      deliveredAt: o.lateSentAt?.getTime(),
+      reportPhase: o.report?.phase,
+      reportAt: o.report?.at.getTime(),
+      nodeVersion: this.registry.get(o.nodeId)?.agent_version,
+      previousVersion: node.previousVersion,
+      reconnectTimeoutMs: campaign.spec.reconnectTimeoutMs,
+      budgetPercent: campaign.spec.disruptionBudgetPercent,
+    };
+  }
+
+  /**
+   * Admits the late rollbacks among `ids` at `now` (`admitLateRollbacks`, every pool's slots
+   * counted as `poolLoads` counts them) and stamps each one that takes a new slot admitted at
+   * `now`.
+   * @returns the ids to deliver now.
+   */
+  admitLate(ids: readonly string[], now: number): ReadonlySet<string> {
+    const candidates = ids.flatMap((id) => {
+      const row = this.lateRow(id);
+      return row === undefined ? [] : [row];
+    });
+    const pools = [...new Set(candidates.map((c) => c.pool))];
+    const held = new Map<string, PoolHeld>();
+    for (const [pool, load] of this.poolLoads(pools, "", now))
+      held.set(pool, { size: load.size, held: load.inFlightElsewhere });
+    const { deliver, admitted } = admitLateRollbacks(candidates, held, now);
+    for (const id of admitted) {
+      const o = this.operations.get(id) as MemoryOperation;
+      o.lateSentAt = new Date(now);
+      this.lateSent.add(id);
+    }
+    return deliver;
   }
 
   recordFacts(reports: readonly ReportWrite[], failures: readonly ConfigFailureWrite[]): void {
@@ -248,8 +313,14 @@ export class MemoryTables {
     }
   }
 
-  unacked(filter: ResendFilter): Outgoing[] {
-    if (filter.nodeIds !== undefined && filter.nodeIds.length === 0) return [];
+  /**
+   * The unacknowledged rows worth (re-)sending at `filter.now` (`worthResending`), oldest first,
+   * and among them the late rollbacks (a finished campaign's), which go only once admitted
+   * ({@link admitLate}); without `filter.nodeIds` none is listed (only the Control holding a
+   * node's stream admits its late rollback, as it sends it at once).
+   */
+  unacked(filter: ResendFilter): { readonly rows: Outgoing[]; readonly late: string[] } {
+    if (filter.nodeIds !== undefined && filter.nodeIds.length === 0) return { rows: [], late: [] };
     const only = filter.nodeIds === undefined ? undefined : new Set(filter.nodeIds);
     const now = filter.now.getTime();
     const out: MemoryOperation[] = [];
@@ -270,16 +341,33 @@ export class MemoryTables {
           releaseYanked: release !== undefined && this.yanks.has(release),
           nodeInLaterCampaign:
             o.kind === "rollback" && this.inLaterCampaign(o.nodeId, o.campaignId),
+          campaignFinished: campaign.finishedAt !== undefined,
+          nodeOnTarget: lateRollbackWanted(
+            this.registry.get(o.nodeId)?.agent_version,
+            campaign.spec.targetVersion,
+          ),
         },
         now,
       );
-      if (worth) out.push(o);
+      if (!worth) continue;
+      const late = o.kind === "rollback" && campaign.finishedAt !== undefined;
+      if (late && only === undefined) continue;
+      out.push(o);
     }
     out.sort((a, b) => a.createdAt - b.createdAt || cmp(a.id, b.id));
-    return out.map((o) => ({
-      nodeId: o.nodeId,
-      operation: { id: o.id, bytes: o.payload as Uint8Array },
-    }));
+    return {
+      rows: out.map((o) => ({
+        nodeId: o.nodeId,
+        operation: { id: o.id, bytes: o.payload as Uint8Array },
+      })),
+      late: out
+        .filter(
+          (o) =>
+            o.kind === "rollback" &&
+            this.campaigns.get(o.campaignId)?.campaign.finishedAt !== undefined,
+        )
+        .map((o) => o.id),
+    };
   }
 
   /** True when `nodeId` belongs to a campaign created after `campaignId`. */

@@ -13,6 +13,7 @@ import {
   nodeFromJson,
   type OperationFactRow,
 } from "../rows.js";
+import { lateInFlight } from "./late-rollbacks.js";
 import { busySql, holdsSlotSql, notFinalSql } from "./node-state-sql.js";
 
 /** Anything that runs a query: a pool or a client inside a transaction. */
@@ -259,6 +260,11 @@ export async function poolLoads(
   for (const r of busy.rows) {
     const load = out.get(r.pool) ?? { size: 0, inFlightElsewhere: 0 };
     out.set(r.pool, { size: load.size, inFlightElsewhere: Number(r.n) });
+  }
+  // Late rollbacks delivered and not done with hold a slot too (a finished campaign's).
+  for (const [pool, n] of await lateInFlight(q, pools, now)) {
+    const load = out.get(pool) ?? { size: 0, inFlightElsewhere: 0 };
+    out.set(pool, { size: load.size, inFlightElsewhere: load.inFlightElsewhere + n });
   }
   return out;
 }

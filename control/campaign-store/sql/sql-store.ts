@@ -12,6 +12,7 @@ import { parseEnvelope } from "../../shared/release/index.js";
 import type { CampaignStore, CampaignTransaction } from "../port.js";
 import { recordFacts } from "./facts-writes.js";
 import { readGateResults, recordGateResult } from "./gates.js";
+import { lockPoolBudget } from "./late-rollbacks.js";
 import { createLeaderLease, holdsLease } from "./lease.js";
 import { listen, notify } from "./notifications.js";
 import { markSent, unackedOperations } from "./outbox.js";
@@ -43,7 +44,11 @@ export function sqlTransaction(client: pg.ClientBase | Queryable): CampaignTrans
     readOperationFacts: (id, ids) => readOperationFacts(q, id, ids),
     readConfigFailures: (id, ids) => readConfigFailures(q, id, ids),
     pendingCommands: (id) => pendingCommands(q, id),
-    poolLoads: (pools, excluding, now) => poolLoads(q, pools, excluding, now),
+    // Serialized with late rollbacks' admissions (late-rollbacks.ts) until the decision commits.
+    poolLoads: async (pools, excluding, now) => {
+      if (pools.length > 0) await lockPoolBudget(q);
+      return poolLoads(q, pools, excluding, now);
+    },
     writeDecision: (w) => writeDecision(q, w),
     insertCampaign: (input) => insertCampaign(q, input),
     readGateResults: (id, batch) => readGateResults(q, id, batch),

@@ -29,6 +29,7 @@ import { Migration0022SlotIndex } from "./0022-slot-index.js";
 import { Migration0023EngineFeatures } from "./0023-engine-features.js";
 import { Migration0024LeaseFeatures } from "./0024-lease-features.js";
 import { Migration0025RollbackSlotIndex } from "./0025-rollback-slot-index.js";
+import { Migration0026LateRollbackSlot } from "./0026-late-rollback-slot.js";
 
 /**
  * A migration and the schema release that added it. Every migration a release adds carries
@@ -64,4 +65,5 @@ export const MIGRATIONS: ReleasedMigration[] = [
   { name: "0023-engine-features", class: Migration0023EngineFeatures, release: 2 },
   { name: "0024-lease-features", class: Migration0024LeaseFeatures, release: 2 },
   { name: "0025-rollback-slot-index", class: Migration0025RollbackSlotIndex, release: 2 },
+  { name: "0026-late-rollback-slot", class: Migration0026LateRollbackSlot, release: 2 },
 ];

@@ -32,6 +32,8 @@ export interface OperationStamps {
 export interface Fixture {
   readonly store: CampaignStore;
   putNode(row: RegistryInput): Promise<void>;
+  /** The node says Hello on `version`: its registry row's `agent_version` (as the fleet store writes it). */
+  helloOn(nodeId: string, version: string): Promise<void>;
   putRelease(release: ReleaseInput): Promise<void>;
   /** Yanks a registered release as `agentctl release yank` does (the first yank stays). */
   yankRelease(version: string, reason: string, at: Date, by: string): Promise<void>;

@@ -22,6 +22,10 @@ export function memoryAdapter(): Adapter {
         async putNode(row) {
           store.putNode(row);
         },
+        async helloOn(nodeId, version) {
+          const row = t.registry.get(nodeId);
+          if (row !== undefined) t.registry.set(nodeId, { ...row, agent_version: version });
+        },
         async confirmedSequence(nodeId) {
           const row = t.registry.get(nodeId);
           return row === undefined ? undefined : (row.confirmed_sequence ?? 0);

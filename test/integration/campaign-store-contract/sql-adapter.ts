@@ -57,6 +57,9 @@ export function sqlAdapter(): Adapter {
             ],
           );
         },
+        async helloOn(nodeId, version) {
+          await pool.query("update nodes set agent_version = $2 where id = $1", [nodeId, version]);
+        },
         async confirmedSequence(nodeId) {
           const result = await pool.query<{ confirmed_sequence: string }>(
             "select confirmed_sequence from nodes where id = $1",

@@ -148,7 +148,10 @@ describe("I2: a rollback reaches every node of the batch that reached or may rea
     const d = advance(h, 1000);
     expect(h.campaign).toMatchObject({ phase: "rolled_back", code: "batch_failed" });
     expect(h.campaign.finishedAt).toBe(h.now);
-    expect(d.actions).toEqual([]);
+    // Nothing is sent with the end; the nodes that said they failed and were sent no rollback
+    // are left a late one (late-rollback.ts), delivered only if they say Hello on the target.
+    expect(d.actions.every((a) => a.kind === "rollback" && a.late === true)).toBe(true);
+    expect(d.actions.map((a) => a.nodeId).sort()).toEqual([ids.refuse, ids.revert].sort());
     for (const [name, state] of [
       ["config", "failed"],
       ["restart", "failed"],
