@@ -19,6 +19,7 @@ import {
   type PlanCampaignResponse,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { formatDuration } from "../args.js";
+import { idList } from "../id-list.js";
 import { enumName, formatFields, formatLabels, formatTable, formatTime } from "../output.js";
 
 /** The default failure threshold Control applies when a campaign does not set one. */
@@ -105,23 +106,23 @@ export function formatPlan(version: string, plan: PlanCampaignResponse, wide: bo
   ];
   if (plan.unsupportedNodeIds.length > 0) {
     lines.push(
-      `${plan.unsupportedNodeIds.length} node(s) lack upgrade.v1 and will be skipped: ${plan.unsupportedNodeIds.join(",")}\n`,
+      `${plan.unsupportedNodeIds.length} node(s) lack upgrade.v1 and will be skipped: ${idList(plan.unsupportedNodeIds, wide)}\n`,
     );
   }
   for (const skip of plan.skipped) {
     if (skip.code === "upgrade_unsupported") continue;
     lines.push(
-      `${skip.nodeIds.length} node(s) will be skipped ${skip.code} (${skip.message}): ${skip.nodeIds.join(",")}\n`,
+      `${skip.nodeIds.length} node(s) will be skipped ${skip.code} (${skip.message}): ${idList(skip.nodeIds, wide)}\n`,
     );
   }
   if (plan.upToDateNodeIds.length > 0) {
     lines.push(
-      `${plan.upToDateNodeIds.length} node(s) already run ${version}: ${plan.upToDateNodeIds.join(",")}\n`,
+      `${plan.upToDateNodeIds.length} node(s) already run ${version}: ${idList(plan.upToDateNodeIds, wide)}\n`,
     );
   }
   if (plan.yankedPreviousNodeIds.length > 0) {
     lines.push(
-      `warning: ${plan.yankedPreviousNodeIds.length} node(s) run a yanked release; a breach would not roll them back onto it (rollback_withheld), they would stay on ${version}: ${plan.yankedPreviousNodeIds.join(",")}\n`,
+      `warning: ${plan.yankedPreviousNodeIds.length} node(s) run a yanked release; a breach would not roll them back onto it (rollback_withheld), they would stay on ${version}: ${idList(plan.yankedPreviousNodeIds, wide)}\n`,
     );
   }
   const estimate = formatEstimate(plan);
@@ -240,7 +241,7 @@ export function formatCampaignNodes(
 }
 
 /** The summary block of `campaign show`. */
-export function formatCampaignSummary(campaign: Campaign): string {
+export function formatCampaignSummary(campaign: Campaign, wide = false): string {
   const spec = campaign.spec;
   const selector = spec?.selector;
   const exclude = spec?.exclude;
@@ -258,9 +259,12 @@ export function formatCampaignSummary(campaign: Campaign): string {
       "Selector",
       selector === undefined
         ? ""
-        : describeSelector(selector.labels, selector.pools, selector.nodeIds),
+        : describeSelector(selector.labels, selector.pools, selector.nodeIds, wide),
     ],
-    ["Exclude", exclude === undefined ? "" : describeSelector(exclude.tags, [], exclude.nodeIds)],
+    [
+      "Exclude",
+      exclude === undefined ? "" : describeSelector(exclude.tags, [], exclude.nodeIds, wide),
+    ],
     ...paceFields(spec),
     ...scheduleFields(spec),
     ["Stopped", stopReason(campaign) ?? ""],
@@ -334,10 +338,11 @@ function describeSelector(
   labels: Record<string, string>,
   pools: string[],
   nodeIds: string[],
+  wide: boolean,
 ): string {
   const parts: string[] = [];
   if (Object.keys(labels).length > 0) parts.push(`labels ${formatLabels(labels)}`);
   if (pools.length > 0) parts.push(`pools ${pools.join(",")}`);
-  if (nodeIds.length > 0) parts.push(`nodes ${nodeIds.join(",")}`);
+  if (nodeIds.length > 0) parts.push(`nodes ${idList(nodeIds, wide)}`);
   return parts.join("; ");
 }

@@ -164,7 +164,9 @@ export const showCommand: Command = {
       );
       return 0;
     }
-    ctx.stdout.write(`${formatCampaignSummary(campaign)}\n${formatBatchTable(campaign)}`);
+    ctx.stdout.write(
+      `${formatCampaignSummary(campaign, ctx.output === "wide")}\n${formatBatchTable(campaign)}`,
+    );
     if (listing) {
       ctx.stdout.write(
         nodes.length > 0

@@ -13,33 +13,40 @@ import type { CommandGroup } from "../command.js";
 import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import { answered } from "../errors.js";
 import { FILE_FLAG } from "../flag-file.js";
+import { idList } from "../id-list.js";
 import { formatTable, formatTime, messageJson } from "../output.js";
 import { DESIRED_FLAGS, desiredFromFlagsOrFile } from "./desired-spec.js";
 
-/** A selector in one short line: `pool=prod tier=web nodes=a,b -excluded`. */
-export function selectorText(d: {
-  readonly selector?: Omit<NonNullable<DesiredVersion["selector"]>, "$typeName"> | undefined;
-  readonly exclude?: Omit<NonNullable<DesiredVersion["exclude"]>, "$typeName"> | undefined;
-}): string {
+/**
+ * A selector in one short line: `pool=prod tier=web nodes=a,b -excluded`; long lists of node
+ * ids shortened unless `wide` ({@link idList}).
+ */
+export function selectorText(
+  d: {
+    readonly selector?: Omit<NonNullable<DesiredVersion["selector"]>, "$typeName"> | undefined;
+    readonly exclude?: Omit<NonNullable<DesiredVersion["exclude"]>, "$typeName"> | undefined;
+  },
+  wide = false,
+): string {
   const parts: string[] = [];
   const s = d.selector;
   if (s && s.pools.length > 0) parts.push(`pool=${s.pools.join(",")}`);
   for (const [k, v] of Object.entries(s?.labels ?? {})) parts.push(`${k}=${v}`);
-  if (s && s.nodeIds.length > 0) parts.push(`nodes=${s.nodeIds.join(",")}`);
+  if (s && s.nodeIds.length > 0) parts.push(`nodes=${idList(s.nodeIds, wide)}`);
   const x = d.exclude;
-  if (x && x.nodeIds.length > 0) parts.push(`-nodes=${x.nodeIds.join(",")}`);
+  if (x && x.nodeIds.length > 0) parts.push(`-nodes=${idList(x.nodeIds, wide)}`);
   for (const [k, v] of Object.entries(x?.tags ?? {})) parts.push(`-${k}=${v}`);
   return parts.length === 0 ? "(every node)" : parts.join(" ");
 }
 
-/** The `desired list` table. */
-export function formatDesiredTable(items: readonly DesiredVersion[]): string {
+/** The `desired list` table; `wide` lists every node id of a selector. */
+export function formatDesiredTable(items: readonly DesiredVersion[], wide = false): string {
   return formatTable(
     ["ID", "VERSION", "SELECTOR", "CONVERGED", "SET BY", "SET AT", "STATE"],
     items.map((d) => [
       d.id,
       d.targetVersion,
-      selectorText(d),
+      selectorText(d, wide),
       `${d.converged}/${d.nodes}`,
       d.setBy,
       formatTime(d.setAt),
@@ -88,7 +95,7 @@ export const desiredGroup: CommandGroup = {
           ctx.stderr.write("No desired versions.\n");
           return 0;
         }
-        ctx.stdout.write(formatDesiredTable(response.desiredVersions));
+        ctx.stdout.write(formatDesiredTable(response.desiredVersions, ctx.output === "wide"));
         return 0;
       },
     },
