@@ -15,13 +15,11 @@ import {
 } from "../proto/gen/agentcontrol/v1/agent_control_pb.js";
 import { type AgentState, saveState } from "./agent-state.js";
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF } from "./core/backoff.js";
-import {
-  type ArtifactOrigins,
-  artifactOriginRefusal,
-  type DownloadPolicy,
-  type DownloadResult,
-  downloadAuthorization,
-  fetchArtifact,
+import type {
+  ArtifactOrigins,
+  DownloadPolicy,
+  DownloadResult,
+  DownloadTls,
 } from "./core/download.js";
 import { enrollmentKeyOf, type ReportedState, reportOf } from "./core/durable-state.js";
 import type { AgentLog } from "./core/log.js";
@@ -32,6 +30,7 @@ import {
   helloMessage,
   observedMessage,
 } from "./core/messages.js";
+import { downloadAsNode } from "./core/node-download.js";
 import {
   type Applier,
   type ArtifactRequest,
@@ -93,8 +92,13 @@ export interface AgentProcessOptions {
   readonly tuf: TufCheck | undefined;
   /** How often the TUF metadata is refreshed without an upgrade (default 1 h). */
   readonly tufRefreshMs?: number;
-  /** The only origins the node token is sent to (see `trustedOrigins`). */
+  /** The only origins the node token (and client certificate) is sent to (see `trustedOrigins`). */
   readonly trustedOrigins: readonly string[];
+  /**
+   * The stream's TLS for downloads: its CA verifies every https download, and its client
+   * certificate and key go with those to a trusted origin (see `downloadTls`).
+   */
+  readonly downloadTls?: DownloadTls | undefined;
   /** The only origins artifacts are fetched from (see `artifactOrigins`); others are refused. */
   readonly artifactOrigins: ArtifactOrigins;
   /** Stall timeout, deadline and minimum rate of downloads. */
@@ -329,18 +333,16 @@ class RealAgent implements OperationHost, SessionHost {
   }
 
   fetch(artifact: ArtifactRequest, signal: AbortSignal): Promise<DownloadResult> {
-    const authorization = downloadAuthorization(
-      artifact.url,
-      this.options.trustedOrigins,
-      this.state.nodeToken,
-    );
-    return fetchArtifact(
-      artifact.url,
-      artifact.size,
-      this.options.downloadPolicy,
+    return downloadAsNode(
+      artifact,
+      {
+        trustedOrigins: this.options.trustedOrigins,
+        artifactOrigins: this.options.artifactOrigins,
+        policy: this.options.downloadPolicy,
+        nodeToken: this.state.nodeToken,
+        tls: this.options.downloadTls,
+      },
       signal,
-      authorization,
-      (url) => artifactOriginRefusal(url, this.options.artifactOrigins),
     );
   }
 

@@ -152,6 +152,8 @@ async function serve(options: RunOptions): Promise<never> {
   if (!(await passTrialHealth(paths, state, version, log, stop)) && !stop.aborted) {
     process.exit(HEALTH_CHECK_FAILED_EXIT_CODE);
   }
+  // The stream's TLS, read once: the channel's credentials and the downloads' CA and identity.
+  const tls = options.clearText ? undefined : (readStreamTls(options.tls ?? {}) ?? {});
   const exit = await runAgent({
     paths,
     state,
@@ -163,9 +165,7 @@ async function serve(options: RunOptions): Promise<never> {
     platform: options.platform ?? BUILD_PLATFORM ?? hostPlatform(),
     labels: options.labels,
     // Without --ca the system's roots verify Control; clear text only as RunOptions allows.
-    credentials: options.clearText
-      ? undefined
-      : streamCredentials(readStreamTls(options.tls ?? {}) ?? {}, options.server),
+    credentials: tls === undefined ? undefined : streamCredentials(tls, options.server),
     clientCertificate: !options.clearText && options.tls?.cert !== undefined,
     tuf:
       options.tuf === undefined
@@ -173,6 +173,7 @@ async function serve(options: RunOptions): Promise<never> {
         : tufClient({ metadataDir: paths.tuf, metadataBaseUrl: options.tuf.url }),
     tufRefreshMs: options.tufRefreshMs,
     trustedOrigins: trustedOrigins(options.server, !options.clearText, options.downloadOrigins),
+    downloadTls: tls,
     artifactOrigins: artifactOrigins({
       server: options.server,
       tls: !options.clearText,

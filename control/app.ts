@@ -204,6 +204,10 @@ export async function startControl(options: StartControlOptions): Promise<Contro
       stallMs: config.downloads.stallTimeoutSeconds * 1000,
       authenticate: config.downloads.requireAuth ? authenticateDownload : undefined,
       onAnswer: (status) => downloadsTotal.inc({ status: String(status) }),
+      // Client certificates are verified only by a downloads listener with a client CA.
+      clientCertificates:
+        config.downloads.addr !== undefined && config.tls.downloads?.clientCa !== undefined,
+      log: log.child({ component: "downloads" }),
     });
     metrics.gauge(
       "agent_control_downloads_in_flight",

@@ -33,7 +33,11 @@ export const ENVIRONMENT: readonly (readonly [string, string, string])[] = [
   ["AGENT_CONTROL_DOWNLOADS_MAX_CONCURRENT", "64", "downloads served at once"],
   ["AGENT_CONTROL_DOWNLOADS_TLS_CERT", "none", "PEM chain: downloads over HTTPS (with _KEY)"],
   ["AGENT_CONTROL_DOWNLOADS_TLS_KEY", "none", "PEM key of the downloads certificate"],
-  ["AGENT_CONTROL_DOWNLOADS_TLS_CLIENT_CA", "none", "CA of Agents' download client certificates"],
+  [
+    "AGENT_CONTROL_DOWNLOADS_TLS_CLIENT_CA",
+    "the agent CA",
+    "CA of Agents' download client certificates",
+  ],
   ["AGENT_CONTROL_MAX_STREAMS", "from open-file limit", "Agent streams held at once"],
   ["AGENT_CONTROL_AGENT_TLS_CERT", "none", "PEM chain: the Agent stream over TLS (with _KEY)"],
   ["AGENT_CONTROL_AGENT_TLS_KEY", "none", "PEM key of the Agent stream certificate"],

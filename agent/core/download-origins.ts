@@ -45,6 +45,47 @@ export function downloadAuthorization(
 }
 
 /**
+ * The TLS of one https download: the CA that verifies the server (the stream's `--ca`, beside
+ * the system's roots) and, only for an origin the node token may go to, the node's client
+ * certificate and key (its mTLS identity on the stream).
+ */
+export interface DownloadTls {
+  readonly ca?: Uint8Array | undefined;
+  readonly cert?: Uint8Array | undefined;
+  readonly key?: Uint8Array | undefined;
+}
+
+/**
+ * The TLS a download of `url` uses, from the stream's (`stream`): undefined for a URL that is
+ * not https or names user information, or when the stream has neither a CA nor a client
+ * certificate. The client certificate and key go only to exactly one of `origins` (see
+ * {@link trustedOrigins}; the rule of {@link downloadAuthorization}), never to a mirror,
+ * another port or scheme, or a host an artifact URL names; the CA verifies every https origin.
+ */
+export function downloadTls(
+  url: string,
+  origins: readonly string[],
+  stream: DownloadTls | undefined,
+): DownloadTls | undefined {
+  if (stream === undefined) return undefined;
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (target.protocol !== "https:" || target.username !== "" || target.password !== "") {
+    return undefined;
+  }
+  const identity =
+    stream.cert !== undefined && stream.key !== undefined && origins.includes(target.origin)
+      ? { cert: stream.cert, key: stream.key }
+      : {};
+  const tls: DownloadTls = { ...(stream.ca === undefined ? {} : { ca: stream.ca }), ...identity };
+  return Object.keys(tls).length === 0 ? undefined : tls;
+}
+
+/**
  * Where an agent may fetch artifacts from: exact origins (scheme, host and port), and, when
  * none was configured, its Control's own host name on any port (Control's downloads listen
  * on a port of their own beside the stream's).

@@ -10,12 +10,16 @@
  */
 import { sha256Hex } from "../../control/shared/release/digest.js";
 import { connectionLost, networkReason } from "./download-errors.js";
+import { fetchWithTls } from "./download-https.js";
+import type { DownloadTls } from "./download-origins.js";
 
 export {
   type ArtifactOrigins,
   artifactOriginRefusal,
   artifactOrigins,
+  type DownloadTls,
   downloadAuthorization,
+  downloadTls,
   trustedOrigins,
 } from "./download-origins.js";
 
@@ -103,6 +107,9 @@ const MAX_RETRY_AFTER_MS = 30_000;
  * at its origin. With `allowed`, a URL it refuses fails `artifact_origin_refused` before any
  * request: the artifact's own, and each redirect's target before it is followed (at most
  * {@link MAX_REDIRECTS}); the credential follows a redirect only within its origin.
+ * With `tls` (see `downloadTls`), an https URL is fetched with its CA and, when it has them,
+ * its client certificate and key, which like the credential follow a redirect only within
+ * their origin (the CA goes on verifying); with `tls`, no redirect is followed but by hand.
  */
 export async function fetchArtifact(
   url: string,
@@ -111,6 +118,7 @@ export async function fetchArtifact(
   signal: AbortSignal,
   authorization?: string,
   allowed?: OriginCheck,
+  tls?: DownloadTls,
 ): Promise<DownloadResult> {
   let busy = 0;
   let lost = 0;
@@ -119,9 +127,18 @@ export async function fetchArtifact(
   if (refused !== undefined) return originRefused(url, refused);
   let target = url;
   let credential = authorization;
+  let targetTls = tls;
   for (;;) {
     const manual = allowed !== undefined;
-    const attempt = await fetchOnce(target, maxBytes, policy, signal, credential, manual);
+    const attempt = await fetchOnce(
+      target,
+      maxBytes,
+      policy,
+      signal,
+      credential,
+      manual,
+      targetTls,
+    );
     if ("redirectTo" in attempt) {
       const next = attempt.redirectTo;
       const why = allowed?.(next);
@@ -135,7 +152,11 @@ export async function fetchArtifact(
       }
       redirects++;
       // The node token stays at its origin: a redirect elsewhere is followed without it.
-      if (new URL(next).origin !== new URL(target).origin) credential = undefined;
+      // So does the client certificate; the CA still verifies the next origin.
+      if (new URL(next).origin !== new URL(target).origin) {
+        credential = undefined;
+        if (targetTls !== undefined) targetTls = tlsWithoutIdentity(targetTls);
+      }
       target = next;
       continue;
     }
@@ -174,6 +195,7 @@ async function fetchOnce(
   signal: AbortSignal,
   authorization: string | undefined,
   manualRedirects: boolean,
+  tls: DownloadTls | undefined,
 ): Promise<Attempt> {
   const { stallMs, graceMs, minBytesPerSecond } = policy;
   const controller = new AbortController();
@@ -209,15 +231,23 @@ async function fetchOnce(
   const rateTimer = setInterval(judge, Math.max(50, Math.min(1000, graceMs || 1000)));
   const deadlineTimer = setTimeout(judge, deadlineMs);
   try {
-    const response = await fetch(url, {
-      signal: controller.signal,
-      ...(authorization !== undefined ? { headers: { authorization } } : {}),
-      ...(manualRedirects
-        ? { redirect: "manual" as const }
-        : authorization !== undefined
-          ? { redirect: "error" as const }
-          : {}),
-    });
+    const headers = authorization !== undefined ? { headers: { authorization } } : {};
+    const response =
+      tls !== undefined && url.startsWith("https:")
+        ? await fetchWithTls(url, tls, {
+            signal: controller.signal,
+            ...headers,
+            redirect: manualRedirects ? "manual" : "error",
+          })
+        : await fetch(url, {
+            signal: controller.signal,
+            ...headers,
+            ...(manualRedirects
+              ? { redirect: "manual" as const }
+              : authorization !== undefined
+                ? { redirect: "error" as const }
+                : {}),
+          });
     headersMs = Date.now() - started;
     const location = response.headers.get("location");
     if (manualRedirects && response.status >= 300 && response.status < 400 && location !== null) {
@@ -290,6 +320,11 @@ async function fetchOnce(
     clearTimeout(deadlineTimer);
     signal.removeEventListener("abort", abort);
   }
+}
+
+/** `tls` without its client certificate and key (for an origin they must not reach). */
+function tlsWithoutIdentity(tls: DownloadTls): DownloadTls | undefined {
+  return tls.ca === undefined ? undefined : { ca: tls.ca };
 }
 
 /** Sleeps `ms`; false when `signal` aborted first. */

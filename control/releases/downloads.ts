@@ -20,7 +20,8 @@
  * - every answer on HTTP/1.1 ends its connection (`connection: close`, see
  *   {@link endsConnection}), so no client sends a request on a connection Control is closing;
  * - with `authenticate`, a request needs a node credential (bearer node token, or a verified
- *   client certificate on a TLS listener with a client CA): 401 otherwise.
+ *   client certificate on a TLS listener with a client CA): 401 otherwise, whose body says
+ *   what is accepted, logged at most once a minute per client address ({@link downloadRefusalLog}).
  */
 import type { PeerCertificate, TLSSocket } from "node:tls";
 import { isLoopbackHost } from "../config-clear-text.js";
@@ -30,6 +31,7 @@ import { ControlError } from "../errors.js";
 import type { HttpRoute } from "../shared/http-route.js";
 import type { ArtifactChunks } from "./artifact-chunks.js";
 import { decideRange } from "./byte-range.js";
+import { downloadRefusalLog, type RefusalLogger } from "./download-refusals.js";
 
 const PATH = /^\/downloads\/agent\/([^/]+)\/([^/]+)$/;
 
@@ -78,6 +80,13 @@ export interface DownloadsOptions {
   readonly authenticate?: DownloadAuthenticator | undefined;
   /** Called once per answered request with its HTTP status (metrics). */
   readonly onAnswer?: ((status: number) => void) | undefined;
+  /**
+   * The listener verifies client certificates (it has a client CA), so a node's certificate
+   * is a credential here; said in the 401 body.
+   */
+  readonly clientCertificates?: boolean | undefined;
+  /** Where refused downloads are logged (at most a line per client address per minute). */
+  readonly log?: RefusalLogger | undefined;
 }
 
 /** The route and what it is doing now. */
@@ -105,6 +114,8 @@ export function downloadsRoute(options: DownloadsOptions): Downloads {
   const perClient = new Map<string, number>();
   const idleCutMs = options.idleCutMs ?? DOWNLOAD_IDLE_CUT_MS;
   let authenticating = 0;
+  const refusals = options.log && downloadRefusalLog({ log: options.log });
+  const accepted = acceptedCredentials(options.clientCertificates === true);
   const route: HttpRoute = async (req, res) => {
     const match = PATH.exec((req.url ?? "").split("?")[0] ?? "");
     if (!match) return false;
@@ -140,11 +151,12 @@ export function downloadsRoute(options: DownloadsOptions): Downloads {
       authenticating += 1;
       let checked: { nodeId: string } | { refusal: string };
       try {
-        checked = await check(req, options.authenticate);
+        checked = await check(req, options.authenticate, accepted);
       } finally {
         authenticating -= 1;
       }
       if ("refusal" in checked) {
+        refusals?.refused(remoteAddress(req) || "unknown", checked.refusal);
         answer(
           401,
           { "www-authenticate": 'Bearer realm="agent-control downloads"' },
@@ -199,9 +211,14 @@ export function downloadsRoute(options: DownloadsOptions): Downloads {
   return { route, active: () => slots.size };
 }
 
+/** The request's remote address, IPv4 without its IPv6 mapping; "" when unknown. */
+function remoteAddress(req: Request): string {
+  return (req.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
+}
+
 /** The per-client key of an unauthenticated request: its address, none on loopback. */
 function remoteClient(req: Request): string | undefined {
-  const address = (req.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
+  const address = remoteAddress(req);
   // Loopback is this host: the demo, the simulator and the tests run whole fleets from it.
   return address === "" || isLoopbackHost(address) ? undefined : `address:${address}`;
 }
@@ -319,23 +336,34 @@ function drained(res: Response, stallMs: number): Promise<void> {
   });
 }
 
+/** What a download accepts as its credential, as the 401 body says it. */
+function acceptedCredentials(clientCertificates: boolean): string {
+  const token = "a node token ('authorization: Bearer <node token>'; a join token is refused)";
+  return clientCertificates
+    ? `${token} or the node's client certificate (signed by this listener's client CA)`
+    : `${token}; client certificates are not checked here (this listener has no client CA: tls.downloads.clientCa)`;
+}
+
 /** The node a request's credential names, or why it does not allow downloads. */
 async function check(
   req: Request,
   authenticate: DownloadAuthenticator,
+  accepted: string,
 ): Promise<{ nodeId: string } | { refusal: string }> {
+  const authorization = header(req, "authorization");
+  const certificate = peerCertificate(req);
+  if (authorization === undefined && certificate === undefined) {
+    return { refusal: `missing credential: a download needs ${accepted}\n` };
+  }
   try {
-    const identity = await authenticate(header(req, "authorization"), peerCertificate(req));
+    const identity = await authenticate(authorization, certificate);
     if (identity.kind === "join") {
-      return {
-        refusal:
-          "a join token does not download artifacts: send the node token (authorization: Bearer <node token>)\n",
-      };
+      return { refusal: `a join token does not download artifacts: send ${accepted}\n` };
     }
     return { nodeId: identity.nodeId };
   } catch (error) {
     if (error instanceof ControlError && error.code === "unauthenticated") {
-      return { refusal: `${error.message}\n` };
+      return { refusal: `${error.message}: a download needs ${accepted}\n` };
     }
     throw error;
   }

@@ -31,7 +31,8 @@ export interface DownloadsTlsConfig {
   readonly key: string;
   /**
    * PEM CA bundle of Agents' client certificates: clients are asked for one (never refused
-   * without one), and a verified one names the node as on the agent stream.
+   * without one), and a verified one names the node as on the agent stream. Unset, it is the
+   * agent stream's client CA (`tls.agent.clientCa`) when that is set.
    */
   readonly clientCa: string | undefined;
 }
@@ -93,10 +94,17 @@ export function readTlsConfig(input: unknown, problems: string[]): TlsConfig {
       problems.push(`tls.${key}: unknown setting`);
     }
   }
+  const agent = readAgent(input.agent, problems);
+  const downloads = readDownloads(input.downloads, problems);
   return {
-    agent: readAgent(input.agent, problems),
+    agent,
     admin: readAdmin(input.admin, problems),
-    downloads: readDownloads(input.downloads, problems),
+    // Without a client CA of its own, the downloads listener verifies the agent stream's
+    // client certificates: a node enrolled by certificate (no node token) then downloads.
+    downloads:
+      downloads !== undefined && downloads.clientCa === undefined && agent?.clientCa !== undefined
+        ? { ...downloads, clientCa: agent.clientCa }
+        : downloads,
   };
 }
 

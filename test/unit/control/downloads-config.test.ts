@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, type LoadConfigOptions, loadConfig } from "../../../control/config.js";
-import { tlsPath } from "../../fixtures/tls/index.js";
+import { tlsFile, tlsPath } from "../../fixtures/tls/index.js";
 
 function problemsOf(options: LoadConfigOptions): readonly string[] {
   try {
@@ -61,6 +61,36 @@ describe("downloads configuration", () => {
     expect(config.downloads.stallTimeoutSeconds).toBe(5);
     expect(config.downloads.maxConnections).toBe(4096);
     expect(config.tls.downloads?.clientCa).toBeUndefined();
+  });
+
+  it("verifies the agent stream's client certificates on the downloads listener unless it has a client CA of its own", () => {
+    const pair = { cert: tlsPath("server"), key: tlsPath("server", "key") };
+    const agentCa = tlsFile("ca").toString();
+    const inherited = loadConfig({
+      env: {},
+      overrides: {
+        downloads: { addr: "127.0.0.1:0" },
+        tls: { agent: { ...pair, clientCa: tlsPath("ca") }, downloads: pair },
+      },
+    });
+    expect(inherited.tls.downloads?.clientCa).toBe(agentCa);
+    const own = loadConfig({
+      env: {},
+      overrides: {
+        downloads: { addr: "127.0.0.1:0" },
+        tls: {
+          agent: { ...pair, clientCa: tlsPath("ca") },
+          downloads: { ...pair, clientCa: tlsPath("other-ca") },
+        },
+      },
+    });
+    expect(own.tls.downloads?.clientCa).toBe(tlsFile("other-ca").toString());
+    // No downloads TLS: nothing to verify with (clear text, or the admin port).
+    const clear = loadConfig({
+      env: {},
+      overrides: { tls: { agent: { ...pair, clientCa: tlsPath("ca") } } },
+    });
+    expect(clear.tls.downloads).toBeUndefined();
   });
 
   it.each<[string, LoadConfigOptions, RegExp]>([
