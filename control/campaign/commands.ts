@@ -103,7 +103,8 @@ export function applyCommand(d: Draft, command: AdminCommand): void {
     }
     case "abort": {
       const message = reason || "aborted by an operator";
-      updateCampaign(d, { code: "aborted", message });
+      // The operator stopped it: no node is its stopper, whatever breach paused it before.
+      updateCampaign(d, { code: "aborted", message, stoppedByNodeId: undefined });
       if (command.rollback) {
         startRollback(d, "abort", message);
         return;

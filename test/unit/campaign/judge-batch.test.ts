@@ -82,6 +82,19 @@ describe("a breach, per on_breach", () => {
     expect(sent(h, "rollback")).toEqual([]);
   });
 
+  it("an abort after a breach paused it names no node as the stopper: the operator stopped it", () => {
+    const { h, first } = refusedAtFive({ onBreach: "pause" });
+    tick(h);
+    expect(h.campaign.stoppedByNodeId).toBe(first);
+    h.now = 6 * MIN;
+    tick(h, [{ kind: "abort", rollback: true, reason: "review" }]);
+    expect(h.campaign).toMatchObject({
+      code: "aborted",
+      message: "review",
+      stoppedByNodeId: undefined,
+    });
+  });
+
   it("pause while already paused by the operator: the pause keeps its start", () => {
     const { h } = refusedAtFive({ onBreach: "pause" }, true);
     const d = tick(h);
