@@ -186,6 +186,12 @@ function describeConnectCode(error: ConnectError, context: ErrorContext): string
         context.connection !== undefined && context.connection.tokenSource !== "none"
           ? `the ${tokenOrigin(context.connection)} was rejected${raw !== "" ? ` (${raw})` : ""}; `
           : "";
+      // A token the user gave was refused, and no data directory is known: where a local
+      // Control might keep its token is a guess that only buries the reason.
+      const given = context.connection?.tokenSource;
+      if ((given === "flag" || given === "env") && context.connection?.dataDirSource === "guess") {
+        return `not authenticated: ${rejected}pass a valid token with --token or AGENTCTL_TOKEN`;
+      }
       return `not authenticated: ${rejected}pass --token or set AGENTCTL_TOKEN (${whereTokenIs(context.connection, dataDir)})`;
     }
     case Code.PermissionDenied: {

@@ -181,11 +181,11 @@ async function supervise(o: PrimaryOptions, databaseUrl: string, life: PrimaryLi
     const worker = cluster.fork({ DATABASE_URL: databaseUrl });
     // A message that cannot reach a dying worker is no error of the primary's.
     worker.on("error", (error: Error) =>
-      log.warn({ pid: worker.process.pid, err: error.message }, "worker channel error"),
+      log.warn({ workerPid: worker.process.pid, err: error.message }, "worker channel error"),
     );
     born.set(worker, Date.now());
     o.say(`worker ${worker.process.pid} started`);
-    log.info({ pid: worker.process.pid }, "worker started");
+    log.info({ workerPid: worker.process.pid }, "worker started");
   };
   const onExit = (worker: Worker, code: number | null, signal: string | null) => {
     const lived = Date.now() - (born.get(worker) ?? 0);
@@ -194,7 +194,10 @@ async function supervise(o: PrimaryOptions, databaseUrl: string, life: PrimaryLi
     const delay = lived < YOUNG_MS ? restartMs : FIRST_RESTART_MS;
     restartMs = lived < YOUNG_MS ? Math.min(MAX_RESTART_MS, restartMs * 2) : FIRST_RESTART_MS;
     o.say(`worker ${worker.process.pid} died (${signal ?? `exit ${code}`}); another starts`);
-    log.warn({ pid: worker.process.pid, code, signal, delayMs: delay }, "worker died; restarting");
+    log.warn(
+      { workerPid: worker.process.pid, code, signal, delayMs: delay },
+      "worker died; restarting",
+    );
     setTimeout(fork, delay);
   };
   cluster.on("exit", onExit);

@@ -188,6 +188,26 @@ describe("describeError", () => {
     );
   });
 
+  it("names only the rejected token and its reason when the user gave it and no data directory is known", () => {
+    const given: Connection = {
+      ...connection,
+      token: "t",
+      tokenSource: "flag",
+      dataDirSource: "guess",
+    };
+    expect(
+      describeError(
+        new ConnectError(
+          "token expired at 2026-12-07T16:10:00.000Z: ask for a new admin token",
+          Code.Unauthenticated,
+        ),
+        { connection: given },
+      ),
+    ).toBe(
+      "not authenticated: the token given with --token was rejected (token expired at 2026-12-07T16:10:00.000Z: ask for a new admin token); pass a valid token with --token or AGENTCTL_TOKEN",
+    );
+  });
+
   it("treats a refused connection hidden in the cause chain as unreachable", () => {
     const cause = Object.assign(new Error("connect ECONNREFUSED ::1:7080"), {
       code: "ECONNREFUSED",
