@@ -10,7 +10,11 @@ export interface LookAroundLine {
   readonly comment?: string;
 }
 
-/** The demo's closing commands for its completed campaign `goodId` and rolled-back `badId`. */
+/**
+ * The demo's closing commands for its completed campaign `goodId` and rolled-back `badId`.
+ * No `campaign retry`: in the demo the good campaign's skipped nodes lack upgrade.v1 or are
+ * offline, so a retry had nothing to take and the printed command failed.
+ */
 export function lookAroundCommands(goodId: string, badId: string): LookAroundLine[] {
   return [
     { command: "npx agentctl node list" },
@@ -20,8 +24,8 @@ export function lookAroundCommands(goodId: string, badId: string): LookAroundLin
     { command: "npx agentctl node list --pool legacy" },
     { command: "npx agentctl audit list" },
     {
-      command: `npx agentctl campaign retry ${goodId} --yes`,
-      comment: "the skipped and failed nodes, again",
+      command: `npx agentctl campaign show ${badId} --state failed,rolled_back`,
+      comment: "the nodes that failed the bad release, and the ones rolled back",
     },
   ];
 }
