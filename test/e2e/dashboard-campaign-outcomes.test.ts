@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CampaignPhase } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { NodeService } from "../../proto/gen/agentcontrol/admin/v1/node_pb.js";
 import { ReleaseService } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import { type Browser, launchChromium } from "../helpers/chromium.js";
 import {
@@ -86,6 +87,24 @@ describe("the dashboard's smaller frictions (issue 38) in a real browser", {
     expect(await page.textContent(".yanked-running")).toBe(
       `2 nodes run a yanked release: ${NEWER} (2)`,
     );
+    await page.close();
+  });
+
+  it("marks a yanked version and a revoked node in the node list, as agentctl node list does", async () => {
+    const nodes = fx.tc.client(NodeService);
+    const bad = (await nodes.listNodes({ pool: "bad", pageSize: 10 })).nodes.map((n) => n.nodeId);
+    const [revoked, kept] = bad as [string, string];
+    await nodes.revokeNode({ nodeId: revoked, reason: "dashboard test" });
+    const page = await signedIn(fx.tc.viewerToken, "viewer");
+    await page.click("nav a:text-is('Nodes')");
+    const keptRow = await page.waitForSelector(`table.nodes tr[data-node='${kept}']`);
+    expect(await keptRow.$eval("[data-yanked]", (b) => b.textContent)).toBe("yanked");
+    const revokedRow = await page.waitForSelector(`table.nodes tr[data-node='${revoked}']`);
+    await revokedRow.waitForSelector("[data-revoked]");
+    expect(await revokedRow.$eval("[data-revoked]", (b) => b.textContent)).toBe("revoked");
+    expect(
+      await page.$$eval("table.nodes tr[data-node^='gate'] [data-yanked]", (b) => b.length),
+    ).toBe(0);
     await page.close();
   });
 

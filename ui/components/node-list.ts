@@ -74,8 +74,12 @@ export function NodeList() {
           (n) => html`<tr key=${n.nodeId} data-node=${n.nodeId}>
             <td><code>${n.nodeId}</code>${!n.enabled && html` <span class="badge">disabled</span>`}${n.trustFrozen && html` <span class="badge" data-trust="frozen" title=${`TUF metadata frozen since ${formatTime(n.trustFrozenSince)}: new releases are refused. ${n.trustReason}`}>frozen</span>`}</td>
             <td>${n.pool}</td>
-            <td>${n.agentVersion}</td>
-            <td><span class=${n.online ? "dot on" : "dot off"}></span>${n.online ? "online" : "offline"}</td>
+            <td>${n.agentVersion}${n.agentVersionYanked && html` <span class="badge" data-yanked="true" title="an operator yanked this release">yanked</span>`}</td>
+            <td>${
+              n.revoked
+                ? html`<span class="dot off"></span><span data-revoked="true">revoked</span>`
+                : html`<span class=${n.online ? "dot on" : "dot off"}></span>${n.online ? "online" : "offline"}`
+            }</td>
             <td>${n.activeCampaignId && html`<a href=${hrefOf({ page: "campaign", id: n.activeCampaignId })}>${n.activeCampaignId}</a>`}</td>
             <td>${n.platform}</td>
             <td>${formatTime(n.lastSeen)}</td>
