@@ -4,6 +4,10 @@
  * takes it out of the address bar at once). Prints it, and on a desktop opens it.
  */
 import { spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { expectPositionals, stringFlag } from "../args.js";
 import { type Command, type CommandGroup, ExitError } from "../command.js";
 
@@ -25,10 +29,48 @@ export function desktopOpener(
   return undefined;
 }
 
-/** Starts `opener url` detached; resolves to false when it could not start. */
+/**
+ * Writes a page that sends the browser on to `url` into a fresh directory of mode 0700, the
+ * page itself 0600, and returns its `file://` address: what the opener is given instead of the
+ * link, so the token is on no command line another local user could read (`ps`). A detached
+ * helper removes the directory a minute later, when the browser has long read the page.
+ */
+export function redirectPage(url: string): { readonly fileUrl: string; readonly dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), "agentctl-ui-"));
+  chmodSync(dir, 0o700);
+  const file = join(dir, "dashboard.html");
+  const target = JSON.stringify(url).replace(/</g, "\\u003c");
+  writeFileSync(
+    file,
+    `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>Agent Control</title><script>location.replace(${target})</script>\n`,
+    { mode: 0o600 },
+  );
+  return { fileUrl: pathToFileURL(file).href, dir };
+}
+
+/** Removes `dir` after `ms`, from a detached process that outlives agentctl. */
+function removeLater(dir: string, ms: number): void {
+  const child = spawn(
+    process.execPath,
+    [
+      "-e",
+      `setTimeout(() => require("node:fs").rmSync(${JSON.stringify(dir)}, { recursive: true, force: true }), ${ms})`,
+    ],
+    { detached: true, stdio: "ignore" },
+  );
+  child.once("error", () => {});
+  child.unref();
+}
+
+/**
+ * Starts `opener` on a page that forwards to `url` ({@link redirectPage}), detached; resolves
+ * to false when it could not start.
+ */
 function openInBrowser(opener: string, url: string): Promise<boolean> {
+  const page = redirectPage(url);
+  removeLater(page.dir, 60_000);
   return new Promise((resolve) => {
-    const child = spawn(opener, [url], { detached: true, stdio: "ignore" });
+    const child = spawn(opener, [page.fileUrl], { detached: true, stdio: "ignore" });
     child.once("error", () => resolve(false));
     child.once("spawn", () => {
       child.unref();
