@@ -33,6 +33,17 @@ export async function certificateDenied(
 }
 
 /**
+ * The assigned labels of a node written by a certified Hello: the certificate's (`$16`) when it
+ * takes over a row a join token enrolled (`token_hash` set), else the row's own. A certificate
+ * names its node: whoever enrolled that id by token first (a squatter holding any join token,
+ * or the node itself before it moved to certificates) loses its node token, join token and
+ * enrollment key with it (the columns below), and the labels it brought; an operator's later
+ * `node label` on a certified node stays.
+ */
+const TAKEN_OVER_LABELS =
+  "(case when nodes.token_hash is not null and $13::text is not null then $16::jsonb else nodes.assigned_labels end)";
+
+/**
  * Creates or updates the row of a certificate-authenticated node in one statement;
  * `holder` is this Control's instance id (null: none), `certificate` the one it presented.
  * A new node is `pending` when `requireApproval` is set (as one enrolled by a join token). A
@@ -65,8 +76,8 @@ export async function recordCertifiedHello(
         $8, $9, $10, $10, true, $11, $10, $10, $12::text, $13::text, $14::timestamptz,
         $15::boolean, $16::jsonb)
      on conflict (id) do update set
-        labels = $2::jsonb || nodes.assigned_labels,
-        pool = ${poolOf("$2::jsonb || nodes.assigned_labels")}, platform = excluded.platform,
+        labels = $2::jsonb || ${TAKEN_OVER_LABELS},
+        pool = ${poolOf(`$2::jsonb || ${TAKEN_OVER_LABELS}`)}, platform = excluded.platform,
         agent_version = excluded.agent_version, previous_version = excluded.previous_version,
         boot_id = excluded.boot_id, capabilities = excluded.capabilities,
         confirmed_sequence = greatest(nodes.confirmed_sequence, excluded.confirmed_sequence),
@@ -76,6 +87,10 @@ export async function recordCertifiedHello(
         held_by = excluded.held_by,
         cert_fingerprint = coalesce(excluded.cert_fingerprint, nodes.cert_fingerprint),
         cert_expires_at = coalesce(excluded.cert_expires_at, nodes.cert_expires_at),
+        assigned_labels = ${TAKEN_OVER_LABELS},
+        token_hash = case when $13::text is null then nodes.token_hash end,
+        join_token_id = case when $13::text is null then nodes.join_token_id end,
+        enrollment_key_hash = case when $13::text is null then nodes.enrollment_key_hash end,
         revoked_at = null
      where nodes.revoked_at is null or nodes.reset_at is not null
      returning id, (xmax = 0) as created
