@@ -24,7 +24,17 @@ export interface HealthServiceOptions {
   readonly services: () => ReadonlySet<string>;
   /** How often a Watch re-checks readiness (default 5 s); draining is told at once. */
   readonly watchIntervalMs?: number;
+  /**
+   * How many Watch streams may be open at once (default {@link MAX_HEALTH_WATCHES}); one more
+   * is refused `resource_exhausted`. Watch needs no token, and an open stream keeps its
+   * connection from idling out: without a bound, unauthenticated watchers hold every admin
+   * connection.
+   */
+  readonly maxWatches?: number;
 }
+
+/** The default bound on open Watch streams: far more than any set of probes needs. */
+export const MAX_HEALTH_WATCHES = 64;
 
 /**
  * The Health service: Check answers the status now (NOT_FOUND for an unknown service);
@@ -33,6 +43,8 @@ export interface HealthServiceOptions {
  */
 export function createHealthService(options: HealthServiceOptions): ServiceImpl<typeof Health> {
   const intervalMs = options.watchIntervalMs ?? 5000;
+  const maxWatches = options.maxWatches ?? MAX_HEALTH_WATCHES;
+  let watching = 0;
   let cached: { at: number; ready: Promise<boolean> } | undefined;
   const ready = (): Promise<boolean> => {
     const now = performance.now();
@@ -60,24 +72,45 @@ export function createHealthService(options: HealthServiceOptions): ServiceImpl<
       return answer(await status());
     },
     async *watch(request, context) {
-      if (!known(request.service)) {
-        yield answer(Status.SERVICE_UNKNOWN);
-        await pause(Number.POSITIVE_INFINITY, [context.signal]);
-        return;
+      if (watching >= maxWatches) {
+        throw toConnectError(
+          new ControlError(
+            "resource_exhausted",
+            `${maxWatches} health watches are open, the most this Control serves: use Check, or watch again later`,
+          ),
+        );
       }
-      let last: Status | undefined;
-      while (!context.signal.aborted) {
-        const now = await status();
-        if (now !== last) {
-          last = now;
-          yield answer(now);
-        }
-        // Once stopping, the status stays NOT_SERVING: only the call's end is waited for.
-        if (options.draining.aborted) await pause(Number.POSITIVE_INFINITY, [context.signal]);
-        else await pause(intervalMs, [context.signal, options.draining]);
+      watching++;
+      try {
+        yield* watchStatus(request, context);
+      } finally {
+        watching--;
       }
     },
   };
+
+  /** The statuses of one Watch: now, then each change, until the call ends. */
+  async function* watchStatus(
+    request: { readonly service: string },
+    context: { readonly signal: AbortSignal },
+  ): AsyncGenerator<HealthCheckResponse> {
+    if (!known(request.service)) {
+      yield answer(Status.SERVICE_UNKNOWN);
+      await pause(Number.POSITIVE_INFINITY, [context.signal]);
+      return;
+    }
+    let last: Status | undefined;
+    while (!context.signal.aborted) {
+      const now = await status();
+      if (now !== last) {
+        last = now;
+        yield answer(now);
+      }
+      // Once stopping, the status stays NOT_SERVING: only the call's end is waited for.
+      if (options.draining.aborted) await pause(Number.POSITIVE_INFINITY, [context.signal]);
+      else await pause(intervalMs, [context.signal, options.draining]);
+    }
+  }
 }
 
 /** Waits `ms` (forever when infinite) or until one of `signals` is aborted. */
