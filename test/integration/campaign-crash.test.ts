@@ -10,7 +10,7 @@
  * - campaign B (100 agents that fail to apply the release) breaches its 5-node canary batch,
  *   rolls it back and ends `rolled_back`/`batch_failed`; no node outside that batch is touched.
  *
- * CAMPAIGN_CRASH_KILLS sets the number of kills: `npm test` (and CI) runs 8, about a minute on
+ * CAMPAIGN_CRASH_KILLS sets the number of kills: `npm test` (and CI) runs 5, under a minute on
  * two cores; 20 is the full mode, ~2–3 minutes. Each restart costs ~3 s of TypeScript loading plus the agents'
  * reconnection, so the campaigns are paced (concurrency) to still be running at the last kill.
  */
@@ -36,7 +36,7 @@ import {
 import { makeKeys } from "../helpers/releases.js";
 import { isDone, NEW, OLD, quickSpec } from "./campaign-fixture.js";
 
-const KILLS = Number(process.env.CAMPAIGN_CRASH_KILLS ?? 8);
+const KILLS = Number(process.env.CAMPAIGN_CRASH_KILLS ?? 5);
 const TOKEN = "crash-test-operator-token-0123456789";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
