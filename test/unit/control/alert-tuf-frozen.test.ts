@@ -4,15 +4,10 @@
  * over synthetic series: a `metadata_expired` refusal counted by
  * `agent_control_agent_trust_refusals_total` raises it while the offline metadata is fresh.
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { promisify } from "node:util";
+import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-
-const ALERTS = resolve("docs/monitoring/alerts.yml");
+import { ALERTS, promtoolTestRules } from "../../helpers/promtool.js";
 
 interface Rule {
   alert?: string;
@@ -31,68 +26,54 @@ describe("the AgentControlTufFrozen alert", () => {
   it("fires when Agents refuse releases metadata_expired or report themselves frozen, and not before", async () => {
     const rule = await frozenRule();
     const expected = [{ exp_labels: rule.labels ?? {}, exp_annotations: rule.annotations ?? {} }];
-    const dir = await mkdtemp(join(tmpdir(), "alert-test-"));
-    try {
-      const file = join(dir, "test.yml");
-      await writeFile(
-        file,
-        JSON.stringify({
-          rule_files: [ALERTS],
-          evaluation_interval: "1m",
-          tests: [
-            {
-              interval: "1m",
-              input_series: [
-                // The offline metadata is fresh for the whole test.
-                {
-                  series: 'agent_control_tuf_offline_expiry_seconds{instance="a"}',
-                  values: "999999x40",
-                },
-                {
-                  series:
-                    'agent_control_agent_trust_refusals_total{code="metadata_expired",instance="a"}',
-                  values: "0x5 3x35",
-                },
-                {
-                  series:
-                    'agent_control_agent_trust_refusals_total{code="untrusted_release",instance="a"}',
-                  values: "0 5x39",
-                },
-              ],
-              alert_rule_test: [
-                { eval_time: "4m", alertname: "AgentControlTufFrozen", exp_alerts: [] },
-                { eval_time: "8m", alertname: "AgentControlTufFrozen", exp_alerts: expected },
-                // Fifteen minutes without a new refusal: the Agents no longer report a freeze.
-                { eval_time: "30m", alertname: "AgentControlTufFrozen", exp_alerts: [] },
-              ],
-            },
-            {
-              // No upgrade is offered (no refusals): the Agents' periodic refresh reports it.
-              interval: "1m",
-              input_series: [
-                {
-                  series: 'agent_control_tuf_offline_expiry_seconds{instance="a"}',
-                  values: "999999x40",
-                },
-                {
-                  series: 'agent_control_nodes_trust_frozen{instance="a"}',
-                  values: "0x5 2x10 0x20",
-                },
-              ],
-              alert_rule_test: [
-                { eval_time: "4m", alertname: "AgentControlTufFrozen", exp_alerts: [] },
-                { eval_time: "8m", alertname: "AgentControlTufFrozen", exp_alerts: expected },
-                // The nodes refreshed fresh metadata: none reports a freeze any more.
-                { eval_time: "25m", alertname: "AgentControlTufFrozen", exp_alerts: [] },
-              ],
-            },
-          ],
-        }),
-      );
-      const { stdout } = await promisify(execFile)("/usr/bin/promtool", ["test", "rules", file]);
-      expect(stdout).toContain("SUCCESS");
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const stdout = await promtoolTestRules([
+      {
+        interval: "1m",
+        input_series: [
+          // The offline metadata is fresh for the whole test.
+          {
+            series: 'agent_control_tuf_offline_expiry_seconds{instance="a"}',
+            values: "999999x40",
+          },
+          {
+            series:
+              'agent_control_agent_trust_refusals_total{code="metadata_expired",instance="a"}',
+            values: "0x5 3x35",
+          },
+          {
+            series:
+              'agent_control_agent_trust_refusals_total{code="untrusted_release",instance="a"}',
+            values: "0 5x39",
+          },
+        ],
+        alert_rule_test: [
+          { eval_time: "4m", alertname: "AgentControlTufFrozen", exp_alerts: [] },
+          { eval_time: "8m", alertname: "AgentControlTufFrozen", exp_alerts: expected },
+          // Fifteen minutes without a new refusal: the Agents no longer report a freeze.
+          { eval_time: "30m", alertname: "AgentControlTufFrozen", exp_alerts: [] },
+        ],
+      },
+      {
+        // No upgrade is offered (no refusals): the Agents' periodic refresh reports it.
+        interval: "1m",
+        input_series: [
+          {
+            series: 'agent_control_tuf_offline_expiry_seconds{instance="a"}',
+            values: "999999x40",
+          },
+          {
+            series: 'agent_control_nodes_trust_frozen{instance="a"}',
+            values: "0x5 2x10 0x20",
+          },
+        ],
+        alert_rule_test: [
+          { eval_time: "4m", alertname: "AgentControlTufFrozen", exp_alerts: [] },
+          { eval_time: "8m", alertname: "AgentControlTufFrozen", exp_alerts: expected },
+          // The nodes refreshed fresh metadata: none reports a freeze any more.
+          { eval_time: "25m", alertname: "AgentControlTufFrozen", exp_alerts: [] },
+        ],
+      },
+    ]);
+    expect(stdout).toContain("SUCCESS");
   });
 });
