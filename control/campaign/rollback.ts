@@ -20,7 +20,8 @@ import {
 import { annotateFinal } from "./draft-annotate.js";
 import { leaveLateRollbacks } from "./late-rollback.js";
 import type { CampaignNode, NodeCode, RollbackCause } from "./model.js";
-import { isFinal, isUpgrading } from "./model.js";
+import { isUpgrading } from "./model.js";
+import { NODE_STATE_TRAITS } from "./node-state-traits.js";
 import { operationId } from "./operation-id.js";
 import { noteRollbackRestart, type RollbackVerdict, rollbackVerdict } from "./rollback-verdict.js";
 import { closedMsBetween } from "./windows.js";
@@ -222,15 +223,15 @@ export function startRollback(d: Draft, cause: RollbackCause, why: string): void
 /**
  * True for a FINAL node that was sent its batch's rollback because it may run the target
  * ({@link mayRunTarget}), its state kept: the rollback's end waits for that rollback's outcome.
- * Read from the record alone (the worker asks it without facts): a final node carries a
- * rollback operation only so, except one that was rolling back (rolled_back, rollback_failed).
+ * Read from the record alone (the worker asks it without facts): a rollback operation on a node
+ * whose state is a `while_rollback_pending` row of the traits table (the final states a
+ * rollback is sent to with the state kept); a node that was rolling back says its outcome by its
+ * state instead (rolled_back, rollback_failed hold no slot).
  */
 export function awaitsRollback(n: CampaignNode): boolean {
   return (
     n.rollbackOperationId !== undefined &&
-    isFinal(n.state) &&
-    n.state !== "rolled_back" &&
-    n.state !== "rollback_failed"
+    NODE_STATE_TRAITS[n.state].holdsSlot === "while_rollback_pending"
   );
 }
 

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  awaitsRollback,
   BUSY_NODE_STATES,
   type CampaignNode,
   FAILURE_NODE_STATES,
@@ -165,5 +166,18 @@ describe("holdsNodeBusy", () => {
     ["any node of a finished campaign", { ...running, finishedAt: NOW }, "rolling_back", 1, false],
   ])("%s", (_what, campaign, state, batch, expected) => {
     expect(holdsNodeBusy(campaign, { state, batch })).toBe(expected);
+  });
+});
+
+describe("awaitsRollback, read from the traits", () => {
+  // Written out by hand on purpose: the final states a batch's rollback is sent to with the
+  // state kept (a node that may run the target: timed out, failed, skipped, canceled). A node
+  // that was rolling back ends rolled_back or rollback_failed and says its outcome by its state;
+  // a succeeded node is either already current or confirmed in a batch that passed.
+  const KEPT_STATE_ROLLBACK = new Set<NodeState>(["failed", "timed_out", "skipped", "canceled"]);
+  it.each(NODE_STATES)("a node %s that was sent a rollback", (state) => {
+    const n: CampaignNode = { ...nodeIn(state), rollbackOperationId: "c1/node-000/rollback" };
+    expect(awaitsRollback(n)).toBe(KEPT_STATE_ROLLBACK.has(state));
+    expect(awaitsRollback({ ...n, rollbackOperationId: undefined })).toBe(false);
   });
 });
