@@ -1,15 +1,16 @@
 /**
  * When `campaign watch` writes a line off a terminal (a log, CI, a pipe; `--json` likewise):
- * Control streams an update per node change (about 24,000 for 10,000 nodes), and a log needs
- * the campaign's story, as `kubectl rollout status` tells it: a line when the campaign's phase
- * or a batch's state changes, when it finishes, and, while a batch runs long, one progress line
- * a minute at most when its counts moved (so a quiet log is not mistaken for a hung watch).
+ * Control streams an update per decision that changed the campaign (about 24,000 for 10,000
+ * nodes). As `kubectl rollout status` does, a line is written on each change of the campaign's
+ * state (phase, a batch's state, its finish) at once, and on each change of its node counts,
+ * at most one line per {@link PROGRESS_EVERY_MS} while only counts move; the counts a burst ends
+ * on are written when that second is over ({@link pendingDueMs}), so the log never stays behind.
  */
 import type { Campaign } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { formatCounts, stopReason } from "./campaign-format.js";
 
-/** At most one progress line per this long while no state changes. */
-export const PROGRESS_EVERY_MS = 60_000;
+/** At most one progress line per this long while only the counts change. */
+export const PROGRESS_EVERY_MS = 1_000;
 
 /** What was last written: the campaign's state, its counts, and when. */
 export interface Written {
@@ -50,4 +51,16 @@ export function lineWorthy(
   if (last === undefined || last.state !== next.state) return next;
   if (last.counts !== next.counts && nowMs - last.atMs >= PROGRESS_EVERY_MS) return next;
   return undefined;
+}
+
+/**
+ * When the latest update `campaign`, held back by {@link lineWorthy}, is due as a line of its
+ * own (epoch ms): a second after `last` when its counts differ from what was written; undefined
+ * when it holds nothing new.
+ */
+export function pendingDueMs(last: Written | undefined, campaign: Campaign): number | undefined {
+  if (last === undefined) return undefined;
+  if (last.state !== campaignState(campaign)) return last.atMs;
+  if (last.counts === formatCounts(campaign.counts)) return undefined;
+  return last.atMs + PROGRESS_EVERY_MS;
 }

@@ -14,6 +14,7 @@ import {
   type Campaign,
   CampaignPhase,
   NodeState,
+  type WatchCampaignResponse,
   WatchCampaignResponseSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
 import { boolFlag, expectPositionals, formatDuration } from "../args.js";
@@ -40,7 +41,7 @@ import {
   timeLeftMs,
 } from "./campaign-format.js";
 import { createNodeFollower, formatNodeEvent, nodeEventJson } from "./campaign-watch-events.js";
-import { lineWorthy, type Written } from "./campaign-watch-lines.js";
+import { lineWorthy, pendingDueMs, type Written } from "./campaign-watch-lines.js";
 
 /** Exit code of a watch whose campaign ended rolled back, aborted or failed. */
 export const EXIT_UNSUCCESSFUL = 3;
@@ -172,7 +173,8 @@ export interface WatchOptions {
 /**
  * Follows a campaign until it is finished (final phase and every node final), reconnecting
  * after transient failures. On a terminal it redraws a frame in place; otherwise (and with
- * `--json`) it writes a line when {@link lineWorthy} says so, not one per node change. With
+ * `--json`) it writes a line when {@link lineWorthy} says so (each state change, counts at most
+ * once a second, a held-back update once due: {@link pendingDueMs}). With
  * `events`, each node's change is a line of its own. Resolves to the exit code; throws
  * {@link ExitError} (code 3) with the stop reason when the campaign did not complete.
  */
@@ -207,6 +209,29 @@ export async function watchCampaign(
       })
     : undefined;
   const ticker = tty ? setInterval(redraw, 1000) : undefined;
+  // Off a terminal: the latest update, written now when worth a line, else once it is due.
+  let held: WatchCampaignResponse | undefined;
+  let flush: ReturnType<typeof setTimeout> | undefined;
+  const writeLine = (): void => {
+    if (flush !== undefined) clearTimeout(flush);
+    flush = undefined;
+    const update = held;
+    if (update?.campaign === undefined) return;
+    const worthy = lineWorthy(written, update.campaign, ctx.now().getTime());
+    if (worthy !== undefined) {
+      written = worthy;
+      ctx.stdout.write(
+        json
+          ? messageJsonLine(WatchCampaignResponseSchema, update)
+          : `${renderLine(update.campaign, ctx.now())}\n`,
+      );
+      return;
+    }
+    const due = pendingDueMs(written, update.campaign);
+    if (due !== undefined) {
+      flush = setTimeout(writeLine, Math.max(0, due - ctx.now().getTime()));
+    }
+  };
   let reconnects = 0;
   try {
     for (;;) {
@@ -223,15 +248,8 @@ export async function watchCampaign(
           follower?.poke();
           if (tty) redraw();
           else {
-            const worthy = lineWorthy(written, last, ctx.now().getTime());
-            if (worthy !== undefined) {
-              written = worthy;
-              ctx.stdout.write(
-                json
-                  ? messageJsonLine(WatchCampaignResponseSchema, update)
-                  : `${renderLine(last, ctx.now())}\n`,
-              );
-            }
+            held = update;
+            writeLine();
           }
           if (FINAL_PHASES.has(last.phase) && last.finishedAt !== undefined) break;
         }
@@ -256,6 +274,7 @@ export async function watchCampaign(
     }
   } finally {
     if (ticker !== undefined) clearInterval(ticker);
+    if (flush !== undefined) clearTimeout(flush);
   }
   if (last === undefined) throw new Error("the watch ended without any update");
   const code = exitCodeFor(last.phase);
@@ -280,8 +299,9 @@ export const watchCommand: Command = {
   },
   details:
     "On a terminal a frame redrawn in place: one progress bar per batch, the current batch's\n" +
-    "time left. Otherwise one line when the phase or a batch's state changes and when the\n" +
-    "campaign finishes, plus a progress line a minute at most while counts move; with --json\n" +
+    "time left. Otherwise a line on each change: at once when the phase or a batch's state\n" +
+    "changes and when the campaign finishes, and while only the node counts move one line a\n" +
+    "second at most (the counts a burst ended on come a second later); with --json\n" +
     "the WatchCampaignResponse (in the tables' words) of each such line, one per line, and with\n" +
     '--events each node change as {"node": CampaignNode, "from": STATE}.\n' +
     "Exit codes: 0 completed, 3 rolled_back/aborted/failed, 130 interrupted (Ctrl-C).",

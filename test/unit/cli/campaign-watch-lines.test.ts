@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   lineWorthy,
   PROGRESS_EVERY_MS,
+  pendingDueMs,
   type Written,
 } from "../../../cli/commands/campaign-watch-lines.js";
 import {
@@ -37,13 +38,20 @@ describe("when watch writes a line off a terminal", () => {
     expect(first).toBeDefined();
   });
 
-  it("writes nothing when only node counts moved within a minute", () => {
+  it("writes nothing when only node counts moved within a second", () => {
     expect(lineWorthy(first, at(2), PROGRESS_EVERY_MS - 1)).toBeUndefined();
   });
 
-  it("writes a progress line once a minute passed and the counts moved", () => {
+  it("writes a progress line once a second passed and the counts moved", () => {
+    expect(PROGRESS_EVERY_MS).toBe(1_000);
     expect(lineWorthy(first, at(2), PROGRESS_EVERY_MS)).toBeDefined();
     expect(lineWorthy(first, at(1), 10 * PROGRESS_EVERY_MS)).toBeUndefined();
+  });
+
+  it("holds back moved counts until a second after the last line, then writes them", () => {
+    expect(pendingDueMs(first, at(2))).toBe(PROGRESS_EVERY_MS);
+    expect(pendingDueMs(first, at(1))).toBeUndefined();
+    expect(pendingDueMs(first, at(1, BatchState.RUNNING))).toBe(0);
   });
 
   it("writes every batch state change and every phase change at once", () => {
