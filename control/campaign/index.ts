@@ -132,6 +132,7 @@ export { NAMED_IN_MESSAGE, refusalMessage } from "./admit-refusal.js";
 export * from "./assert-never.js";
 export * from "./batch-rules.js";
 export { commandError } from "./commands.js";
+export { CONTROL_CLOCK_DISAGREEMENT_MS } from "./control-clocks.js";
 export * from "./convergence-plan.js";
 export * from "./create.js";
 export * from "./decide.js";

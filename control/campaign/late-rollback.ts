@@ -26,6 +26,7 @@
  * admits, `CampaignTransaction.poolLoads` counts), so they never disagree.
  */
 import { poolLimit } from "./batch-rules.js";
+import { CONTROL_CLOCK_DISAGREEMENT_MS } from "./control-clocks.js";
 import type { Draft } from "./draft.js";
 import { batchNodes, emit } from "./draft.js";
 import type { CampaignNode } from "./model.js";
@@ -95,14 +96,17 @@ export interface LateRollbackRow {
 /**
  * True while a late rollback holds a slot of its pool's disruption budget at `now`: delivered,
  * its agent has not reported being done with it ({@link ROLLBACK_DONE_PHASES}) nor said Hello on
- * its previous release, and one reconnect timeout has not passed since the later of its
- * delivery and its agent's latest report on it.
+ * its previous release, and one reconnect timeout, plus {@link CONTROL_CLOCK_DISAGREEMENT_MS},
+ * has not passed since the later of its delivery and its agent's latest report on it. Those two
+ * stamps are written by whichever Control delivered or received, and `now` is the reader's: the
+ * margin keeps a reader whose clock is ahead from ending the slot early.
  */
 export function lateRollbackHoldsSlot(r: LateRollbackRow, now: number): boolean {
   if (r.deliveredAt === undefined) return false;
   if (r.reportPhase !== undefined && ROLLBACK_DONE_PHASES.includes(r.reportPhase)) return false;
   if (r.previousVersion !== undefined && r.nodeVersion === r.previousVersion) return false;
-  return now < Math.max(r.deliveredAt, r.reportAt ?? r.deliveredAt) + r.reconnectTimeoutMs;
+  const since = Math.max(r.deliveredAt, r.reportAt ?? r.deliveredAt);
+  return now < since + r.reconnectTimeoutMs + CONTROL_CLOCK_DISAGREEMENT_MS;
 }
 
 /**

@@ -8,7 +8,11 @@
  * 175): such a rollback restarted its agent outside every budget.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import type { CampaignNode, NodeState } from "../../../control/campaign/index.js";
+import {
+  type CampaignNode,
+  CONTROL_CLOCK_DISAGREEMENT_MS,
+  type NodeState,
+} from "../../../control/campaign/index.js";
 import { at, op, T0, TARGET } from "./builders.js";
 import type { RegistryInput } from "./fixture.js";
 import { describeStoreContract } from "./harness.js";
@@ -16,6 +20,11 @@ import { describeStoreContract } from "./harness.js";
 const PREVIOUS = "1.0.0";
 /** The reconnect timeout of every campaign of the builders. */
 const TIMEOUT = 3_600_000;
+/**
+ * How long a late rollback's slot holds without a report: one reconnect timeout and the margin
+ * for Controls whose clocks disagree (the stamp and the reader may be two Controls).
+ */
+const SLOT = TIMEOUT + CONTROL_CLOCK_DISAGREEMENT_MS;
 /** When the late rollbacks are read (after every campaign below finished). */
 const NOW = T0 + 100_000;
 
@@ -163,17 +172,17 @@ describeStoreContract("late rollbacks", ({ fx, store, insert, unackedIds }) => {
       expect(await load(NOW + 1)).toEqual({ size: 10, inFlightElsewhere: 0 });
     });
 
-    it("holds its slot one reconnect timeout after the later of its admission and its agent's latest report, no longer; a re-send in it does not extend it", async () => {
+    it("holds its slot one reconnect timeout (and the clocks' margin) after the later of its admission and its agent's latest report, no longer; a re-send in it does not extend it", async () => {
       await finishedWithRollback("old", "n1", T0);
       await fx.helloOn("n1", TARGET);
       await deliver(["n1"]);
       // The agent says nothing: re-sent, in the slot it holds.
       expect(await deliver(["n1"], NOW + 60_000)).toEqual(["old/n1/rollback"]);
-      expect(await load(NOW + TIMEOUT - 1)).toEqual({ size: 10, inFlightElsewhere: 1 });
-      expect(await load(NOW + TIMEOUT)).toEqual({ size: 10, inFlightElsewhere: 0 });
+      expect(await load(NOW + SLOT - 1)).toEqual({ size: 10, inFlightElsewhere: 1 });
+      expect(await load(NOW + SLOT)).toEqual({ size: 10, inFlightElsewhere: 0 });
       await reportOn("n1", "old/n1/rollback", "RESTARTING", NOW + 5000);
-      expect(await load(NOW + TIMEOUT + 4999)).toEqual({ size: 10, inFlightElsewhere: 1 });
-      expect(await load(NOW + TIMEOUT + 5000)).toEqual({ size: 10, inFlightElsewhere: 0 });
+      expect(await load(NOW + SLOT + 4999)).toEqual({ size: 10, inFlightElsewhere: 1 });
+      expect(await load(NOW + SLOT + 5000)).toEqual({ size: 10, inFlightElsewhere: 0 });
     });
 
     it("once its slot ended, is sent again only when admitted again under the budget", async () => {
@@ -183,8 +192,8 @@ describeStoreContract("late rollbacks", ({ fx, store, insert, unackedIds }) => {
       await insert("live", [{ id: "n2", pool: "p", state: "offered" }], T0 + 50);
       // Its slot counts until it ends; then the live campaign's offer fills the pool.
       expect(await deliver(["n1"], NOW + 1000)).toEqual(["old/n1/rollback"]);
-      expect(await deliver(["n1"], NOW + TIMEOUT)).toEqual([]);
-      expect(await load(NOW + TIMEOUT)).toEqual({ size: 10, inFlightElsewhere: 1 });
+      expect(await deliver(["n1"], NOW + SLOT)).toEqual([]);
+      expect(await load(NOW + SLOT)).toEqual({ size: 10, inFlightElsewhere: 1 });
     });
 
     it("is not sent to a node of a campaign created later, on the target or not", async () => {
