@@ -10,6 +10,7 @@ import { acceptBacklog } from "./agents/connection-cap.js";
 import { CredentialSlots } from "./agents/credential-slots.js";
 import { HANDSHAKE_ADMISSION, HandshakeAdmission } from "./agents/handshake-admission.js";
 import type { AgentHub } from "./agents/hub.js";
+import { pendingStreamLimit } from "./agents/pending-streams.js";
 import { type AgentServer, startAgentServer } from "./agents/server.js";
 import { Slots } from "./agents/slots.js";
 import { currentStreamBudget } from "./agents/stream-budget.js";
@@ -148,6 +149,8 @@ export async function startAgentListener(o: AgentListenerOptions): Promise<Agent
       handshakes,
       credentialHandshakes: new CredentialSlots(config.limits.handshakesPerCredential),
       streams,
+      pendingStreams: new Slots(pendingStreamLimit(budget.maxStreams)),
+      newNodesPending: config.enrollment.requireApproval,
       refused: o.agentCounters.refused,
       handshaken: o.agentCounters.handshake,
     },

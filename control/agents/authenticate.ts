@@ -18,7 +18,8 @@ import {
 
 /** An authenticated stream credential. */
 export type StreamIdentity =
-  | { readonly kind: "node"; readonly nodeId: string }
+  /** A node token; `pending`: the node awaits an administrator's approval. */
+  | { readonly kind: "node"; readonly nodeId: string; readonly pending?: boolean }
   /** A verified client certificate naming the node (enrolls it on first connect). */
   | {
       readonly kind: "certificate";
@@ -113,5 +114,5 @@ export async function authenticateStream(
       "node token is not valid: enroll again with a join token",
     );
   }
-  return { kind: "node", nodeId: row.id };
+  return { kind: "node", nodeId: row.id, pending: row.pending };
 }

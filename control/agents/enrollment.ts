@@ -88,6 +88,8 @@ export interface Enrolled {
   readonly outcome: "created" | "reenrolled";
   /** For a re-enrollment, what allowed it. */
   readonly via?: ReenrollVia;
+  /** The node awaits an administrator's approval (`enrollment.requireApproval`). */
+  readonly pending: boolean;
 }
 
 /**
@@ -125,12 +127,17 @@ export async function enrollWithJoinToken(
         tokenRefusalMessage(outcome.problem, outcome.maxUses),
       );
     case "created":
-      return { nodeToken: formatCredential("ant", nodeId, secret), outcome: "created" };
+      return {
+        nodeToken: formatCredential("ant", nodeId, secret),
+        outcome: "created",
+        pending: outcome.pending,
+      };
     case "reenrolled":
       return {
         nodeToken: formatCredential("ant", nodeId, secret),
         outcome: "reenrolled",
         via: outcome.via,
+        pending: outcome.pending,
       };
   }
 }

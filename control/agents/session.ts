@@ -29,6 +29,7 @@ import type { ConnectedNode } from "./events.js";
 import type { AgentHub, HubSession } from "./hub.js";
 import { type ByteBudget, InboundBudget } from "./inbound-budget.js";
 import { type EncodedOperation, operationFrame } from "./operation-frame.js";
+import { pendingStreamsRefusal } from "./pending-streams.js";
 import { reportedLabels } from "./reported-labels.js";
 import {
   admitHandshake,
@@ -83,6 +84,16 @@ export interface SessionDeps extends StreamBounds {
    * unauthenticated-connections.ts). Unset where streams do not arrive on a listener.
    */
   readonly connection?: ConnectionAuthEvents;
+  /**
+   * Streams of nodes awaiting approval (pending-streams.ts), held from the Hello that shows the
+   * node pending to the stream's end; unset: not bounded apart from `streams`.
+   */
+  readonly pendingStreams?: { readonly limit: number; tryAcquire(): boolean; release(): void };
+  /**
+   * New nodes enroll pending (`enrollment.requireApproval`): a join-token enrollment takes a
+   * pending slot before it writes, and gives it back when the node turns out approved.
+   */
+  readonly newNodesPending?: boolean;
 }
 
 export type { HandshakeResult, StreamRefusal } from "./stream-bounds.js";
@@ -115,6 +126,8 @@ class AgentSession implements HubSession {
   lastSeenMs: number;
   lastSeenWrittenMs = 0;
   private stage: Stage = "handshake";
+  /** This stream holds a slot of `deps.pendingStreams`. */
+  private pendingHeld = false;
   private readonly peer: string;
   private firstMessage: ((message: IncomingMessage | Error) => void) | undefined;
   private readonly writer: StreamWriter;
@@ -157,6 +170,7 @@ class AgentSession implements HubSession {
     const wasLive = this.stage === "live";
     this.stage = "closed";
     this.deps.streams.release();
+    this.releasePending();
     this.abandonHandshake();
     this.writer.end(code, message);
     if (wasLive) this.deps.hub.unregister(this, message);
@@ -185,9 +199,30 @@ class AgentSession implements HubSession {
     const wasLive = this.stage === "live";
     this.stage = "closed";
     this.deps.streams.release();
+    this.releasePending();
     this.abandonHandshake();
     this.writer.abandon();
     if (wasLive) this.deps.hub.unregister(this, reason);
+  }
+
+  /**
+   * Takes a slot of `deps.pendingStreams` for this stream (once; a no-op without the bound).
+   * @throws ControlError `resource_exhausted` when every slot is held.
+   */
+  private holdPending(): void {
+    const slots = this.deps.pendingStreams;
+    if (!slots || this.pendingHeld) return;
+    if (!slots.tryAcquire()) {
+      throw new ControlError("resource_exhausted", pendingStreamsRefusal(slots.limit));
+    }
+    this.pendingHeld = true;
+  }
+
+  /** Gives back this stream's slot of `deps.pendingStreams`, if it holds one; idempotent. */
+  private releasePending(): void {
+    if (!this.pendingHeld) return;
+    this.pendingHeld = false;
+    this.deps.pendingStreams?.release();
   }
 
   /** Releases a handshake still waiting for Hello on a stream that ended. */
@@ -265,6 +300,8 @@ class AgentSession implements HubSession {
     let nodeToken = "";
     if (identity.kind === "join") {
       const { joinTokenId, scope } = identity;
+      // Before anything is written: a new node would be pending.
+      if (this.deps.newNodesPending) this.holdPending();
       const enrolled = await enrollWithJoinToken(this.deps.nodes, {
         joinTokenId,
         scope,
@@ -281,6 +318,7 @@ class AgentSession implements HubSession {
         throw error;
       });
       nodeToken = enrolled.nodeToken;
+      if (!enrolled.pending) this.releasePending();
       const { outcome, via } = enrolled;
       this.logLine(
         "info",
@@ -304,9 +342,13 @@ class AgentSession implements HubSession {
         this.logLine("info", { nodeId: facts.nodeId }, "node enrolled by its certificate");
       }
     } else {
+      if (identity.kind === "node" && identity.pending) this.holdPending();
       await this.deps.nodes.recordHello(nodeHello, this.sessionId, now);
     }
-    if (this.stage === "closed") return;
+    if (this.stage === "closed") {
+      this.releasePending();
+      return;
+    }
     this.node = { ...nodeHello, sessionId: this.sessionId, connectedAt: now };
     this.lastSeenMs = now.getTime();
     this.stage = "live";

@@ -44,9 +44,10 @@ export interface Enrollment {
 
 /** What `NodeStore.enroll` did. */
 export type EnrollOutcome =
-  | { readonly kind: "created" }
+  /** A new node; `pending`: it awaits an administrator's approval. */
+  | { readonly kind: "created"; readonly pending: boolean }
   /** An existing node re-enrolled: by the token's grant, or after an operator reset. */
-  | { readonly kind: "reenrolled"; readonly via: ReenrollVia }
+  | { readonly kind: "reenrolled"; readonly via: ReenrollVia; readonly pending: boolean }
   /** The node exists and neither the token nor a reset lets it re-enroll: nothing written. */
   | { readonly kind: "refused" }
   /**
@@ -156,7 +157,7 @@ const ENROLL_BATCH_SQL = `with v as (
           or (excluded.enrollment_key_hash is not null
             and nodes.enrollment_key_hash = excluded.enrollment_key_hash
             and nodes.join_token_id = excluded.join_token_id)))
-    returning nodes.id, (xmax = 0) as created
+    returning nodes.id, (xmax = 0) as created, nodes.pending
   ), counted as (
     update join_tokens set uses = join_tokens.uses + c.n
       from (select v.join_token_id, count(*) as n from enrolled
@@ -180,7 +181,7 @@ const ENROLL_BATCH_SQL = `with v as (
     order by v.id
   )
   select v.id, enrolled.id is not null as enrolled, coalesce(enrolled.created, false) as created,
-      ${VIA} as via, case when enrolled.id is null and judged.problem is null
+      coalesce(enrolled.pending, false) as pending, ${VIA} as via, case when enrolled.id is null and judged.problem is null
           and not judged.hopeless and a.id is null then 'used_up'
         else judged.problem end as problem,
       judged.max_uses, (select notified from notified) as notified
@@ -259,6 +260,7 @@ interface EnrollRow {
   id: string;
   enrolled: boolean;
   created: boolean;
+  pending: boolean;
   via: ReenrollVia;
   problem: TokenRefusal | null;
   max_uses: number | null;
@@ -299,7 +301,9 @@ async function enrollDistinct(
     if (!row?.enrolled) return { ok: true, outcome: { kind: "refused" } };
     return {
       ok: true,
-      outcome: row.created ? { kind: "created" } : { kind: "reenrolled", via: row.via },
+      outcome: row.created
+        ? { kind: "created", pending: row.pending }
+        : { kind: "reenrolled", via: row.via, pending: row.pending },
     };
   });
 }

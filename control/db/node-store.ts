@@ -40,6 +40,8 @@ export interface NodeCredentialRow {
   readonly id: string;
   readonly tokenHash: string | null;
   readonly enabled: boolean;
+  /** Waiting for an administrator's approval (`enrollment.requireApproval`). */
+  readonly pending: boolean;
 }
 
 /** A node heard from, for a batched flush of `last_seen`. */
@@ -216,11 +218,15 @@ export class NodeStore {
       id: string;
       token_hash: string | null;
       enabled: boolean;
-    }>("select id, token_hash, enabled from nodes where id = any($1::text[])", [
+      pending: boolean;
+    }>("select id, token_hash, enabled, pending from nodes where id = any($1::text[])", [
       [...new Set(nodeIds)],
     ]);
     const byId = new Map(
-      result.rows.map((r) => [r.id, { id: r.id, tokenHash: r.token_hash, enabled: r.enabled }]),
+      result.rows.map((r) => [
+        r.id,
+        { id: r.id, tokenHash: r.token_hash, enabled: r.enabled, pending: r.pending },
+      ]),
     );
     return nodeIds.map((id) => byId.get(id));
   }

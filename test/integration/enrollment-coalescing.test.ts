@@ -180,22 +180,22 @@ describe("coalesced join-token enrollments", () => {
 
     expect(batchedOutcomes).toEqual(singleOutcomes);
     expect(batchedOutcomes).toEqual([
-      { kind: "created" },
+      { kind: "created", pending: false },
       { kind: "refused" },
-      { kind: "reenrolled", via: "enrollment_key" },
-      { kind: "refused" },
-      { kind: "refused" },
-      { kind: "reenrolled", via: "allow_reenroll" },
-      { kind: "reenrolled", via: "named" },
-      { kind: "reenrolled", via: "reset" },
+      { kind: "reenrolled", via: "enrollment_key", pending: false },
       { kind: "refused" },
       { kind: "refused" },
-      { kind: "created" },
-      { kind: "reenrolled", via: "enrollment_key" },
-      { kind: "created" },
-      { kind: "reenrolled", via: "allow_reenroll" },
+      { kind: "reenrolled", via: "allow_reenroll", pending: false },
+      { kind: "reenrolled", via: "named", pending: false },
+      { kind: "reenrolled", via: "reset", pending: false },
       { kind: "refused" },
-      { kind: "reenrolled", via: "named" },
+      { kind: "refused" },
+      { kind: "created", pending: false },
+      { kind: "reenrolled", via: "enrollment_key", pending: false },
+      { kind: "created", pending: false },
+      { kind: "reenrolled", via: "allow_reenroll", pending: false },
+      { kind: "refused" },
+      { kind: "reenrolled", via: "named", pending: false },
     ]);
     expect(await rowsOf(db.pool, "mixb")).toEqual(await rowsOf(db.pool, "mixs"));
     expect(await auditOf(db.pool, "mixb")).toEqual(await auditOf(db.pool, "mixs"));
