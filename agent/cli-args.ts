@@ -111,11 +111,17 @@ const FLAGS = {
   "defer-command": s,
 } as const;
 
-/** The `--help` text. */
-export const USAGE = `Usage:
-  npm run agent -- run --install-dir DIR --server HOST:PORT --join-token T --pins PIN[,PIN]
-                       [--threshold K] [--ca FILE] [--cert FILE --key FILE] [flags]
-  npm run agent -- status --install-dir DIR
+/**
+ * The `--help` text, with `command` the way this Agent is run: `npm run agent --` from
+ * source, `node /path/agent.mjs` for the bundled module, the executable's own path for the
+ * single executable (a node that has neither npm nor Node.js).
+ */
+export function usage(command: string): string {
+  const pad = " ".repeat(command.length);
+  return `Usage:
+  ${command} run --install-dir DIR --server HOST:PORT --join-token T --pins PIN[,PIN]
+  ${pad}     [--threshold K] [--ca FILE] [--cert FILE --key FILE] [flags]
+  ${command} status --install-dir DIR
 
 run     supervise the Agent installed in DIR: start current/agent (a single executable)
         or current/agent.mjs (with Node.js), restart it when it exits, revert a newly
@@ -161,6 +167,10 @@ Flags of run:
                             its first output line is the reason)
   -h, --help                this text
 `;
+}
+
+/** The `--help` text of the Agent run from source. */
+export const USAGE = usage("npm run agent --");
 
 /** Parses `argv` (without node and script). Never throws. */
 export function parseAgentArgs(argv: readonly string[], env: NodeJS.ProcessEnv = {}): AgentParse {

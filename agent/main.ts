@@ -6,6 +6,7 @@
  * `run` is the launcher the service starts (supervisor-launch.ts): it runs the supervisor the
  * install directory's pointer names, or supervises itself.
  */
+import { isSea } from "node:sea";
 import { runAgent } from "./agent-process.js";
 import { loadState } from "./agent-state.js";
 import { BUILD_PLATFORM, BUILD_VERSION } from "./build-version.js";
@@ -14,7 +15,7 @@ import {
   hostPlatform,
   parseAgentArgs,
   type RunOptions,
-  USAGE,
+  usage,
 } from "./cli-args.js";
 import { artifactOrigins, DEFAULT_DOWNLOAD_POLICY, trustedOrigins } from "./core/download.js";
 import type { SupervisorUpdateStep } from "./core/supervisor-update.js";
@@ -38,7 +39,7 @@ async function main(): Promise<number> {
   const command: AgentCommand = parsed.command;
   switch (command.kind) {
     case "help":
-      process.stdout.write(USAGE);
+      process.stdout.write(usage(invocation()));
       return 0;
     case "status":
       process.stdout.write(
@@ -50,6 +51,16 @@ async function main(): Promise<number> {
     case "serve":
       return serve(command.options);
   }
+}
+
+/**
+ * How this Agent was started, as its help names it: the single executable's own path, `node`
+ * and the bundled module's path, or `npm run agent --` from source.
+ */
+function invocation(): string {
+  if (isSea()) return process.execPath;
+  if (BUILD_VERSION !== undefined) return `node ${process.argv[1] ?? "agent.mjs"}`;
+  return "npm run agent --";
 }
 
 /** Stops on SIGTERM/SIGINT (twice: at once). */
