@@ -18,6 +18,7 @@ import {
   usage,
 } from "./cli-args.js";
 import { artifactOrigins, DEFAULT_DOWNLOAD_POLICY, trustedOrigins } from "./core/download.js";
+import type { AgentLog } from "./core/log.js";
 import type { SupervisorUpdateStep } from "./core/supervisor-update.js";
 import { readStreamTls, streamCredentials } from "./core/tls.js";
 import { tufClient } from "./core/tuf-check.js";
@@ -63,12 +64,16 @@ function invocation(): string {
   return "npm run agent --";
 }
 
-/** Stops on SIGTERM/SIGINT (twice: at once). */
-function rootSignal(): AbortSignal {
+/**
+ * Stops on SIGTERM/SIGINT (twice: at once), logging one "stopping" line with the signal
+ * first, so a stop by the service manager is in the log of the supervisor and of the Agent.
+ */
+function rootSignal(log: AgentLog): AbortSignal {
   const root = new AbortController();
   let signals = 0;
-  const onSignal = () => {
+  const onSignal = (signal: NodeJS.Signals) => {
     if (++signals > 1) process.exit(130);
+    log.info({ signal, pid: process.pid }, "stopping");
     root.abort();
   };
   process.on("SIGINT", onSignal);
@@ -100,7 +105,7 @@ async function runSupervisor(options: RunOptions): Promise<number> {
         );
   if (installed !== undefined)
     log.info({ version: installed, dir: paths.root }, "installed the first version");
-  const root = rootSignal();
+  const root = rootSignal(log);
   // On trial, a supervisor whose parent is gone stops (its parent decides everything).
   const orphaned = new AbortController();
   if (role === "trial") process.on("disconnect", () => orphaned.abort());
@@ -155,7 +160,7 @@ async function serve(options: RunOptions): Promise<never> {
   const version = BUILD_VERSION ?? state.version;
   if (options.tuf !== undefined) await trustInitialRoot(paths, options.tuf.root);
   const log = jsonLog("agent");
-  const signal = rootSignal();
+  const signal = rootSignal(log);
   // Orphaned by a supervisor that died: stop, the next supervisor starts a fresh Agent.
   const orphaned = new AbortController();
   process.on("disconnect", () => orphaned.abort());
