@@ -158,7 +158,7 @@ export async function startAgentListener(o: AgentListenerOptions): Promise<Agent
   metrics.gauge("agent_control_streams", "Agent streams open on this Control.", () => hub.size);
   metrics.gauge(
     "agent_control_handshakes_in_flight",
-    "Agent streams between connect and Welcome.",
+    "Agent streams between an authenticated credential and Welcome.",
     () => handshakes.held,
   );
   metrics.gauge(

@@ -2,28 +2,28 @@
  * Handshakes in progress per credential (`limits.handshakesPerCredential`), beside the
  * admission of all handshakes (handshake-admission.ts): one credential — a join token, a node
  * token, a client certificate — holds at most `limit` handshakes at once, so a storm from one
- * leaked join token (streams that connect and stay silent until the Hello timeout) holds a few
- * slots, never all of them, and a node token's handshake still finds one. The key is read from
- * the stream's metadata before anything is looked up ({@link credentialKey}); the excess is
- * refused RESOURCE_EXHAUSTED before any database work.
+ * leaked join token holds a few slots, never all of them, and a node token's handshake still
+ * finds one. A slot is keyed on the credential as authentication verified it
+ * ({@link credentialKey}), never on what a stream merely claims: an id a forger writes into a
+ * credential it cannot complete is refused by authentication and takes no slot, so it costs
+ * neither the node it names nor the fleet anything. The excess is refused RESOURCE_EXHAUSTED.
  */
-import type { PeerCertificate } from "node:tls";
-import { bearerToken, parseCredential } from "../auth/secrets.js";
+import type { StreamIdentity } from "./authenticate.js";
 
 /**
- * The key a stream's handshakes are counted under: the client certificate's fingerprint, else
- * the bearer credential's kind and id (`ajt:ID` for a join token, the node token's id), else
- * `unauthenticated`, one key for every stream without a credential that parses. Pure: nothing
- * is verified here, that is authentication's work.
+ * The key an authenticated stream's handshakes are counted under: a join token by its id
+ * (`ajt:ID`), a node token by its node (`ant:NODE`), a client certificate by its fingerprint.
+ * Pure; `identity` is what authentication verified.
  */
-export function credentialKey(
-  authorization: string | undefined,
-  peerCertificate: PeerCertificate | undefined,
-): string {
-  if (peerCertificate?.fingerprint256) return `certificate:${peerCertificate.fingerprint256}`;
-  const token = bearerToken(authorization);
-  const credential = token ? parseCredential(token) : undefined;
-  return credential ? `${credential.kind}:${credential.id}` : "unauthenticated";
+export function credentialKey(identity: StreamIdentity): string {
+  switch (identity.kind) {
+    case "join":
+      return `ajt:${identity.joinTokenId}`;
+    case "node":
+      return `ant:${identity.nodeId}`;
+    case "certificate":
+      return `certificate:${identity.certificate.fingerprint}`;
+  }
 }
 
 /** At most `limit` holders per key at once, acquired without waiting. */

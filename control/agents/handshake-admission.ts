@@ -21,8 +21,9 @@
  * The admission Control runs with, under `limits.maxConcurrentHandshakes`: a handshake may
  * expect its turn within 10 s, a third of the 30 s an Agent waits for its Welcome; the rate
  * is measured over 5 s; 64 are admitted whatever the rate, so a Control that just started
- * admits at once and doubles what it admits with every round of handshakes it welcomes, and
- * a holder of a join token must keep 64 silent streams open to hold every slot.
+ * admits at once and doubles what it admits with every round of handshakes it welcomes. A
+ * handshake is admitted only once its credential verified (stream-bounds.ts), so a flood of
+ * forged credentials holds no slot, and a holder of one join token holds only its few.
  */
 export const HANDSHAKE_ADMISSION = { minConcurrent: 64, targetMs: 10_000, windowMs: 5_000 };
 

@@ -245,27 +245,32 @@ class AgentSession implements HubSession {
     const header = this.call.metadata.get("authorization")[0];
     const authorization = typeof header === "string" ? header : undefined;
     const certificate = this.call.getAuthContext()?.sslPeerCertificate;
-    const release = admitHandshake(this.deps, authorization, certificate);
     const connection = this.deps.connection;
     connection?.handshakeStarted(this.peer);
-    let welcomed = false;
     try {
       const first = this.awaitFirstMessage();
       // Observed below once authentication succeeds; never left to reject unobserved.
       first.catch(() => undefined);
       const identity = await this.deps.authenticate(authorization, certificate);
       connection?.authenticated(this.peer);
-      const message = await first;
-      if (this.stage === "closed") return;
-      if (MALFORMED in message) throw malformed(message[MALFORMED]);
-      if (message.body.case !== "hello") {
-        throw new ControlError("invalid_argument", "the first message must be Hello");
+      // Admitted only once the credential verified: one that does not holds no handshake slot,
+      // of its own or of all (stream-bounds.ts).
+      const release = admitHandshake(this.deps, identity);
+      let welcomed = false;
+      try {
+        const message = await first;
+        if (this.stage === "closed") return;
+        if (MALFORMED in message) throw malformed(message[MALFORMED]);
+        if (message.body.case !== "hello") {
+          throw new ControlError("invalid_argument", "the first message must be Hello");
+        }
+        await this.welcome(identity, message.body.value);
+        welcomed = true;
+      } finally {
+        release(welcomed);
       }
-      await this.welcome(identity, message.body.value);
-      welcomed = true;
     } finally {
       connection?.handshakeEnded(this.peer);
-      release(welcomed);
     }
   }
 

@@ -3,10 +3,12 @@
  * (`limits.maxStreams`), how many handshakes are in progress (`limits.maxConcurrentHandshakes`)
  * and how many of those one credential holds (`limits.handshakesPerCredential`). Each is taken
  * without waiting; a refusal is counted (for `/metrics`) before the stream is answered
- * RESOURCE_EXHAUSTED, and nothing touches the database for a refused stream.
+ * RESOURCE_EXHAUSTED. A stream refused for `maxStreams` costs no database work; the handshake
+ * bounds are taken after the credential's (batched) read verified it, so they count only
+ * credentials that verify.
  */
-import type { PeerCertificate } from "node:tls";
 import { ControlError, type ErrorCode } from "../errors.js";
+import type { StreamIdentity } from "./authenticate.js";
 import { type CredentialSlots, credentialKey } from "./credential-slots.js";
 
 /**
@@ -44,18 +46,18 @@ export function admitStream(bounds: StreamBounds): boolean {
 }
 
 /**
- * Takes a handshake slot for a stream presenting `authorization` or `certificate`: one of
- * the credential's (when capped), then one of all handshakes. Returns the function that gives
- * both back, to be called exactly once with whether the stream was welcomed. Throws
- * `resource_exhausted` (and holds nothing, the refusal counted) when either is full.
+ * Takes a handshake slot for a stream whose credential authentication verified as `identity`:
+ * one of the credential's (when capped), then one of all handshakes. Taken only once the
+ * credential verified, so a forged one (an id without its secret) holds none. Returns the function that gives both back, to be called exactly once with whether
+ * the stream was welcomed. Throws `resource_exhausted` (and holds nothing, the refusal counted)
+ * when either is full.
  */
 export function admitHandshake(
   bounds: StreamBounds,
-  authorization: string | undefined,
-  certificate: PeerCertificate | undefined,
+  identity: StreamIdentity,
 ): (welcomed: boolean) => void {
   const perCredential = bounds.credentialHandshakes;
-  const key = perCredential && credentialKey(authorization, certificate);
+  const key = perCredential && credentialKey(identity);
   if (perCredential && key !== undefined && !perCredential.tryAcquire(key)) {
     bounds.refused("max_handshakes_per_credential");
     throw new ControlError(

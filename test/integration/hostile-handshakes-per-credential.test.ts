@@ -1,7 +1,7 @@
 /**
  * Handshakes are limited per credential (`limits.handshakesPerCredential`) beside the limit on
  * all of them: a storm of silent streams from one join token holds that credential's few
- * slots, the rest of the storm is refused RESOURCE_EXHAUSTED before any database work, and a
+ * slots, the rest of the storm is refused RESOURCE_EXHAUSTED before its Hello is looked at, and a
  * node token's handshake still finds a slot while the storm holds its own.
  */
 import { status } from "@grpc/grpc-js";

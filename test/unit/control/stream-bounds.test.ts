@@ -3,8 +3,8 @@
  * stream beside the message rate, and the handshakes in progress per credential, with the
  * configuration keys that set them.
  */
-import type { PeerCertificate } from "node:tls";
 import { describe, expect, it } from "vitest";
+import type { StreamIdentity } from "../../../control/agents/authenticate.js";
 import { CredentialSlots, credentialKey } from "../../../control/agents/credential-slots.js";
 import { InboundBudget, withWireBytes } from "../../../control/agents/inbound-budget.js";
 import { ConfigError, loadConfig } from "../../../control/config.js";
@@ -61,32 +61,24 @@ describe("the byte budget of an agent stream", () => {
 });
 
 describe("handshakes per credential", () => {
-  const certificate = { fingerprint256: "AB:CD" } as PeerCertificate;
-
-  it.each<[string, string | undefined, PeerCertificate | undefined, string]>([
-    ["a join token by its id", "Bearer ajt.tok1.secret", undefined, "ajt:tok1"],
+  it.each<[string, StreamIdentity, string]>([
     [
-      "a node token by its id",
-      `Bearer ant.${Buffer.from("node-1").toString("base64url")}.secret`,
-      undefined,
-      "ant:node-1",
+      "a join token by its id",
+      { kind: "join", joinTokenId: "tok1", scope: { nodeIds: [], allowReenroll: false } },
+      "ajt:tok1",
     ],
+    ["a node token by its node", { kind: "node", nodeId: "node-1" }, "ant:node-1"],
     [
-      "a client certificate by fingerprint, over any token",
-      "Bearer ajt.t.s",
-      certificate,
+      "a client certificate by fingerprint",
+      {
+        kind: "certificate",
+        nodeId: "node-1",
+        certificate: { fingerprint: "AB:CD", expiresAt: new Date(0) },
+      },
       "certificate:AB:CD",
     ],
-    ["no credential as unauthenticated", undefined, undefined, "unauthenticated"],
-    [
-      "a credential that does not parse as unauthenticated",
-      "Bearer nonsense",
-      undefined,
-      "unauthenticated",
-    ],
-    ["another scheme as unauthenticated", "Basic abc", undefined, "unauthenticated"],
-  ])("counts %s", (_, authorization, peer, key) => {
-    expect(credentialKey(authorization, peer)).toBe(key);
+  ])("counts %s, as authentication verified it", (_, identity, key) => {
+    expect(credentialKey(identity)).toBe(key);
   });
 
   it("holds at most its limit per key, others unaffected, and forgets a key with none", () => {
