@@ -6,12 +6,14 @@
 import { durationMs, type Timestamp, timestampDate, timestampMs } from "@bufbuild/protobuf/wkt";
 import { formatLeft } from "../../control/campaign/waits-format.js";
 import {
+  BatchState,
   BatchStateSchema,
   type BatchStatus,
   type Campaign,
   type CampaignNode,
   CampaignPhase,
   CampaignPhaseSchema,
+  type CampaignSpec,
   NodeState,
   type NodeStateCount,
   NodeStateSchema,
@@ -71,14 +73,39 @@ export function formatCounts(counts: readonly NodeStateCount[]): string {
 
 /** The failure threshold a campaign runs with. */
 export function thresholdOf(campaign: Campaign): number {
-  return campaign.spec?.failureThresholdPercent ?? DEFAULT_THRESHOLD_PERCENT;
+  return thresholdOfSpec(campaign.spec);
 }
 
-/** `1 of 20 failed (5.0%, threshold 5%)`, flagged when the batch breached. */
+/** The failure threshold a spec asks for, Control's default when it names none. */
+export function thresholdOfSpec(spec: CampaignSpec | undefined): number {
+  return spec?.failureThresholdPercent ?? DEFAULT_THRESHOLD_PERCENT;
+}
+
+/**
+ * `1/20 failed (5.0% ≤ 5%)`, `2/20 failed (10.0% > 5%)` over the threshold; a batch an operator
+ * resumed after its breach says its over-threshold failures were accepted:
+ * `13/74 failed (17.6%, over 10%: 13 accepted at resume)`.
+ */
 export function formatFailures(batch: BatchStatus, threshold: number): string {
   const ratio = batch.offerable > 0 ? (100 * batch.failed) / batch.offerable : 0;
   const breached = ratio > threshold;
-  return `${batch.failed}/${batch.offerable} failed (${ratio.toFixed(1)}%${breached ? " >" : " ≤"} ${threshold}%)`;
+  const counted = `${batch.failed}/${batch.offerable} failed`;
+  if (breached && batch.acceptedFailures > 0) {
+    return `${counted} (${ratio.toFixed(1)}%, over ${threshold}%: ${batch.acceptedFailures} accepted at resume)`;
+  }
+  return `${counted} (${ratio.toFixed(1)}%${breached ? " >" : " ≤"} ${threshold}%)`;
+}
+
+/**
+ * A batch's state as the tables print it: `passed`, `running`, …; `passed after resume` (or
+ * `running after resume`) once an operator resumed it after a breach, accepting its failures.
+ */
+export function batchStateText(batch: BatchStatus): string {
+  const name = enumName(BatchStateSchema, batch.state);
+  const resumed =
+    batch.acceptedFailures > 0 &&
+    (batch.state === BatchState.PASSED || batch.state === BatchState.RUNNING);
+  return resumed ? `${name} after resume` : name;
 }
 
 /** The minimum duration left for a batch, counting `sinceUpdateMs` when it is still running. */
@@ -88,22 +115,38 @@ export function timeLeftMs(batch: BatchStatus, sinceUpdateMs: number): number | 
   return Math.max(0, durationMs(batch.minDuration) - elapsed);
 }
 
-/** Formats a plan: one row per batch, then skipped and up-to-date nodes. */
-export function formatPlan(version: string, plan: PlanCampaignResponse, wide: boolean): string {
+/**
+ * Formats a plan: one row per batch (with the failures it tolerates under `threshold` %, and a
+ * line when the first batch tolerates none), then skipped and up-to-date nodes, then the
+ * estimate and what bounds it.
+ */
+export function formatPlan(
+  version: string,
+  plan: PlanCampaignResponse,
+  wide: boolean,
+  threshold: number = DEFAULT_THRESHOLD_PERCENT,
+): string {
   const rows = plan.batches.map((b, i) => {
     const ids = wide || b.nodeIds.length <= 3 ? b.nodeIds : [...b.nodeIds.slice(0, 3), "…"];
     return [
       String(i + 1),
       `${b.percent}%`,
       String(b.nodeIds.length),
+      String(b.toleratedFailures),
       b.minDuration === undefined ? "default" : formatDuration(durationMs(b.minDuration)),
       ids.join(",") || "-",
     ];
   });
   const lines = [
     `Plan for agent ${version}: ${plan.totalNodes} node(s) in ${plan.batches.length} batch(es)\n`,
-    formatTable(["BATCH", "PERCENT", "NODES", "MIN DURATION", "NODES IN ORDER"], rows),
+    formatTable(["BATCH", "PERCENT", "NODES", "TOLERATES", "MIN DURATION", "NODES IN ORDER"], rows),
   ];
+  const canary = plan.batches[0];
+  if (canary !== undefined && canary.nodeIds.length > 0 && canary.toleratedFailures === 0) {
+    lines.push(
+      `Batch 1 tolerates no failure: its first failed node breaches the ${threshold}% threshold (a larger first batch or a higher --threshold absorbs one)\n`,
+    );
+  }
   if (plan.unsupportedNodeIds.length > 0) {
     lines.push(
       `${plan.unsupportedNodeIds.length} node(s) lack upgrade.v1 and will be skipped: ${idList(plan.unsupportedNodeIds, wide)}\n`,
@@ -135,7 +178,7 @@ const utc = (t: Timestamp): string =>
 
 /**
  * The plan's duration estimate in one line, when Control sent one: shortest to longest, and
- * when it would end if started now.
+ * when it would end if started now; then, in one more line, what bounds it (Control's words).
  */
 export function formatEstimate(plan: PlanCampaignResponse): string | undefined {
   const { earliestEnd, latestEnd, plannedAt } = plan;
@@ -146,7 +189,10 @@ export function formatEstimate(plan: PlanCampaignResponse): string | undefined {
   const longest = formatLeft(timestampMs(latestEnd) - from);
   const span = shortest === longest ? shortest : `${shortest} to ${longest}`;
   const ends = shortest === longest ? utc(earliestEnd) : `${utc(earliestEnd)} to ${utc(latestEnd)}`;
-  return `Estimated duration: ${span} if started now, ending ${ends} (from nodes back at once to each taking its whole reconnect timeout; failures, gates and other campaigns' load not counted)\n`;
+  const line = `Estimated duration: ${span} if started now, ending ${ends} (from nodes back at once to each taking its whole reconnect timeout; failures, gates and other campaigns' load not counted)\n`;
+  return plan.estimateBounds.length === 0
+    ? line
+    : `${line}Bounded by: ${plan.estimateBounds.join("; ")}\n`;
 }
 
 /** `2/3` for the batch being run, by position among the campaign's batches. */
@@ -190,7 +236,7 @@ export function formatBatchTable(campaign: Campaign): string {
     campaign.batches.map((b, i) => [
       String(i + 1),
       `${b.percent}%`,
-      enumName(BatchStateSchema, b.state),
+      batchStateText(b),
       String(b.nodeCount),
       formatFailures(b, threshold),
       `${b.elapsed === undefined ? "-" : formatDuration(durationMs(b.elapsed))}/${b.minDuration === undefined ? "-" : formatDuration(durationMs(b.minDuration))}`,

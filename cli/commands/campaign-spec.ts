@@ -43,7 +43,8 @@ export const SPEC_FLAGS: FlagSpecs = {
   batches: {
     type: "string",
     value: "SPEC",
-    description: "cumulative PERCENT:MIN_DURATION steps (default 5:30m,25:30m,100:30m)",
+    description:
+      "cumulative PERCENT:MIN_DURATION steps, e.g. 5:30m,25:30m,100:30m (default: 5,25,100 %, each lasting Control's policy.minBatchDurationSeconds, 30m unless its config sets it; `campaign plan` shows the batches it would run)",
   },
   threshold: {
     type: "string",
@@ -94,12 +95,14 @@ export const SPEC_FLAGS: FlagSpecs = {
   "reconnect-timeout": {
     type: "string",
     value: "DURATION",
-    description: "a node fails unless it is back on the target within this (default 10m)",
+    description:
+      "a node fails unless it is back on the target within this (default: Control's timeouts.reconnectSeconds, 10m unless its config sets it)",
   },
   "config-grace": {
     type: "string",
     value: "DURATION",
-    description: "how long a config failure still fails an upgraded node (default 1m)",
+    description:
+      "how long a config failure still fails an upgraded node; the node holds its disruption-budget slot meanwhile (default: Control's timeouts.configGraceSeconds, 1m unless its config sets it)",
   },
   soak: {
     type: "string",

@@ -9,7 +9,6 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
   BatchState,
-  BatchStateSchema,
   type BatchStatus,
   type Campaign,
   CampaignPhase,
@@ -21,7 +20,6 @@ import { boolFlag, expectPositionals, formatDuration } from "../args.js";
 import { type Command, type Context, ExitError } from "../command.js";
 import {
   type Colour,
-  enumName,
   messageJsonLine,
   type Painter,
   stripAnsi,
@@ -30,6 +28,7 @@ import {
 } from "../output.js";
 import {
   batchPosition,
+  batchStateText,
   countOf,
   FINAL_PHASES,
   formatCounts,
@@ -90,7 +89,7 @@ export function renderFrame(campaign: Campaign, sinceUpdateMs: number, paint: Pa
     const settled = `${settledCount(b.counts)}/${b.nodeCount}`.padStart(9);
     const parts = [
       `${current} batch ${String(i + 1).padStart(2)} ${`${b.percent}%`.padStart(4)} ${progressBar(b, paint)}${settled}`,
-      enumName(BatchStateSchema, b.state).padEnd(11),
+      batchStateText(b).padEnd(11),
       formatFailures(b, threshold),
       batchTimeLeft(campaign, b, sinceUpdateMs),
       formatCounts(b.counts),

@@ -28,7 +28,7 @@ import { CONFIRM_DETAILS, confirmChange, YES_FLAG } from "../confirm.js";
 import { FILE_FLAG } from "../flag-file.js";
 import { enumNames, enumValue, messageJson } from "../output.js";
 import { specFromFlagsOrFile } from "./campaign-file.js";
-import { formatCampaignTable, formatPlan, phaseName } from "./campaign-format.js";
+import { formatCampaignTable, formatPlan, phaseName, thresholdOfSpec } from "./campaign-format.js";
 import { retryCommand } from "./campaign-retry.js";
 import { showCommand } from "./campaign-show.js";
 import { skipGateCommand } from "./campaign-skip-gate.js";
@@ -63,7 +63,7 @@ const plan: Command = {
     ctx.stdout.write(
       ctx.output === "json"
         ? messageJson(PlanCampaignResponseSchema, response)
-        : formatPlan(spec.targetVersion, response, ctx.output === "wide"),
+        : formatPlan(spec.targetVersion, response, ctx.output === "wide", thresholdOfSpec(spec)),
     );
     return 0;
   },
@@ -87,7 +87,7 @@ const start: Command = {
       preview: async () => {
         const planned = await (await campaigns()).planCampaign({ spec }, { signal: ctx.signal });
         total = planned.totalNodes;
-        ctx.stderr.write(formatPlan(spec.targetVersion, planned, false));
+        ctx.stderr.write(formatPlan(spec.targetVersion, planned, false, thresholdOfSpec(spec)));
       },
       get question() {
         return `Start upgrading ${total} node(s) to ${spec.targetVersion}?`;

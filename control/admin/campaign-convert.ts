@@ -24,6 +24,7 @@ import {
   type CampaignEstimate,
   type CampaignNode,
   type CampaignPhase,
+  type CampaignSpec,
   type CampaignState,
   countedMs,
   isFailure,
@@ -33,6 +34,7 @@ import {
 } from "../campaign/index.js";
 import { ControlError } from "../errors.js";
 import { specToProto } from "./campaign-spec-convert.js";
+import { estimateBounds } from "./plan-estimate-bounds.js";
 
 const ts = (epochMs: number | undefined) =>
   epochMs === undefined ? undefined : timestampFromDate(new Date(epochMs));
@@ -73,15 +75,28 @@ function batchStateToProto(state: BatchState): BatchStateEnum {
   return BatchStateEnum[state.toUpperCase() as keyof typeof BatchStateEnum];
 }
 
-/** The Plan answer, with its duration estimate when given (`estimate.ts`). */
+/**
+ * The Plan answer, with its duration estimate when given (`estimate.ts`) and, given the
+ * resolved `spec`, each batch's tolerated failures (floor of the threshold's share of its nodes
+ * not skipped, as the breach rule counts them) and what bounds the estimate
+ * (`plan-estimate-bounds.ts`).
+ */
 export function planToProto(
   plan: Plan,
   estimate?: CampaignEstimate,
   plannedAt?: number,
   yankedPrevious: readonly string[] = [],
+  spec?: CampaignSpec,
 ): PlanCampaignResponse {
   const finite = (ms: number | undefined) =>
     ms !== undefined && Number.isFinite(ms) ? timestampFromDate(new Date(ms)) : undefined;
+  const skipped = new Set(plan.skips.flatMap((k) => k.nodeIds));
+  for (const id of plan.unsupportedNodeIds) skipped.add(id);
+  const tolerated = (nodeIds: readonly string[]): number => {
+    if (spec === undefined) return 0;
+    const offerable = nodeIds.filter((id) => !skipped.has(id)).length;
+    return Math.floor((spec.failureThresholdPercent * offerable) / 100);
+  };
   return create(PlanCampaignResponseSchema, {
     batches: plan.batches.map((b, i) => {
       const e = estimate?.batches[i];
@@ -90,6 +105,7 @@ export function planToProto(
         percent: b.percent,
         minDuration: durationFromMs(b.minDurationMs),
         nodeIds: [...b.nodeIds],
+        toleratedFailures: tolerated(b.nodeIds),
         ...(e === undefined
           ? {}
           : {
@@ -107,6 +123,8 @@ export function planToProto(
     earliestEnd: finite(estimate?.earliestEndAt),
     latestEnd: finite(estimate?.latestEndAt),
     plannedAt: finite(plannedAt),
+    estimateBounds:
+      spec === undefined || estimate === undefined ? [] : estimateBounds(spec, plan, estimate),
   });
 }
 
@@ -190,6 +208,7 @@ export function campaignToProto(
       elapsed: durationFromMs(batchElapsedMs(c, b.index, now)),
       failed,
       offerable: b.nodeCount - skipped,
+      acceptedFailures: b.acceptedFailures ?? 0,
     });
   });
   let nodeCount = 0;

@@ -143,7 +143,7 @@ export function createCampaignService(
         specInputFromProto(req.spec, deps.policy),
       );
       const now = deps.clock.now().getTime();
-      return planToProto(plan, estimateCampaign(spec, plan, now), now, yankedPrevious);
+      return planToProto(plan, estimateCampaign(spec, plan, now), now, yankedPrevious, spec);
     },
 
     async startCampaign(req, ctx) {

@@ -34,8 +34,8 @@ describe("agentctl campaign against a real Control", { timeout: 120_000 }, () =>
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Plan for agent 1\.1\.0: 6 node\(s\) in 2 batch\(es\)$/m);
-    expect(result.stdout).toMatch(/^1 +50% +3 +0s /m);
-    expect(result.stdout).toMatch(/^2 +100% +3 +0s /m);
+    expect(result.stdout).toMatch(/^1 +50% +3 +0 +0s /m);
+    expect(result.stdout).toMatch(/^2 +100% +3 +0 +0s /m);
     const listed = await agentctl(["campaign", "list", "--json"], env);
     expect((JSON.parse(listed.stdout) as { campaigns: unknown[] }).campaigns).toEqual([]);
   });

@@ -183,7 +183,7 @@ describe("agentctl campaign why", { timeout: 180_000 }, () => {
     );
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /\nEstimated duration: 0 s to 20 s if started now, ending \d{4}-\d\d-\d\d \d\d:\d\d UTC to \d{4}-\d\d-\d\d \d\d:\d\d UTC \(from nodes back at once to each taking its whole reconnect timeout; failures, gates and other campaigns' load not counted\)\n$/,
+      /\nEstimated duration: 0 s to 20 s if started now, ending \d{4}-\d\d-\d\d \d\d:\d\d UTC to \d{4}-\d\d-\d\d \d\d:\d\d UTC \(from nodes back at once to each taking its whole reconnect timeout; failures, gates and other campaigns' load not counted\)\nBounded by: reconnect timeout 10 s per round at the longest\n$/,
     );
   });
 

@@ -39,9 +39,10 @@ describe("campaign plan and start", () => {
       stderr: "",
       stdout: [
         "Plan for agent 1.2.0: 4 node(s) in 2 batch(es)",
-        "BATCH  PERCENT  NODES  MIN DURATION  NODES IN ORDER",
-        "1      50%      2      default       n1,n2",
-        "2      100%     2      default       n3,n4",
+        "BATCH  PERCENT  NODES  TOLERATES  MIN DURATION  NODES IN ORDER",
+        "1      50%      2      0          default       n1,n2",
+        "2      100%     2      0          default       n3,n4",
+        "Batch 1 tolerates no failure: its first failed node breaches the 5% threshold (a larger first batch or a higher --threshold absorbs one)",
         "",
       ].join("\n"),
     });
