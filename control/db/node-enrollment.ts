@@ -69,6 +69,18 @@ const VIA = `coalesce(v.grant_kind, case when prior.was_reset then 'reset'
       else 'enrollment_key' end)`;
 
 /**
+ * The assigned labels a re-enrolled node keeps (in the `on conflict` update of
+ * {@link ENROLL_BATCH_SQL}): all of them when the join token could have given them — it names
+ * the node or allows re-enrollment (a grant), or it is the token that enrolled the node — and
+ * none otherwise. A reset lets any join token enroll the id again, but the labels an
+ * administrator or the old holder's token trusted it with do not pass to whoever holds some
+ * other token: that enrollment carries its own token's labels only.
+ */
+const KEPT_LABELS = `(case when nodes.join_token_id = excluded.join_token_id
+      or exists (select 1 from v where v.id = excluded.id and v.grant_kind is not null)
+    then nodes.assigned_labels else '{}'::jsonb end)`;
+
+/**
  * Enrolls the nodes of `v` (one row per node id, see {@link enrollBatchParams}; `$17` the
  * holder, `$18` whether new nodes wait for approval) in one statement, in id order so that
  * two batches never wait on each other in a cycle.
@@ -87,7 +99,7 @@ const VIA = `coalesce(v.grant_kind, case when prior.was_reset then 'reset'
  * only after a reset (SPEC §10: `agentctl node reset` is the only way back): neither a grant
  * nor an enrollment key lets it in, and such a refusal uses none of the token's uses. The labels written are
  * the reported ones (already filtered to the agent-reported keys) overlaid with the node's
- * assigned labels and then the token's. Returns one row per row of `v`: whether it
+ * assigned labels it keeps ({@link KEPT_LABELS}) and then the token's. Returns one row per row of `v`: whether it
  * enrolled (`created`, `via`), or the token's `problem` (unknown, revoked, expired,
  * used_up, with `max_uses`). The ids enrolled are notified.
  */
@@ -137,9 +149,9 @@ const ENROLL_BATCH_SQL = `with v as (
         $17::text, v.key_hash, $18::boolean
       from v join admitted a on a.id = v.id order by v.id
     on conflict (id) do update set
-      labels = excluded.labels || nodes.assigned_labels || excluded.assigned_labels,
-      assigned_labels = nodes.assigned_labels || excluded.assigned_labels,
-      pool = ${poolOf("excluded.labels || nodes.assigned_labels || excluded.assigned_labels")},
+      labels = excluded.labels || ${KEPT_LABELS} || excluded.assigned_labels,
+      assigned_labels = ${KEPT_LABELS} || excluded.assigned_labels,
+      pool = ${poolOf(`excluded.labels || ${KEPT_LABELS} || excluded.assigned_labels`)},
       platform = excluded.platform,
       agent_version = excluded.agent_version, previous_version = excluded.previous_version,
       boot_id = excluded.boot_id, capabilities = excluded.capabilities,
