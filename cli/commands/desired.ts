@@ -58,17 +58,22 @@ export function formatDesiredTable(items: readonly DesiredVersion[], wide = fals
 /**
  * What a desired version is doing: halted (with its reason), idle when it governs no node (a
  * newer desired version took all its nodes, or its selector matches none), converged when
- * every node it governs runs its target or is ahead of it (a higher sequence, never moved
- * back; counted apart), else converging with the count still behind.
+ * every node it governs runs its target, confirmed there, or is ahead of it (a higher
+ * sequence, never moved back; counted apart), else converging with the count still behind and
+ * the count on its target but still verifying (config grace not over; not converged yet).
  */
 export function desiredState(
-  d: Pick<DesiredVersion, "haltedReason" | "nodes" | "converged" | "ahead">,
+  d: Pick<DesiredVersion, "haltedReason" | "nodes" | "converged" | "ahead" | "verifying">,
 ): string {
   if (d.haltedReason) return `halted: ${d.haltedReason}`;
   if (d.nodes === 0) return "idle: governs no node";
-  const behind = d.nodes - d.converged - d.ahead;
-  if (behind <= 0) return d.ahead > 0 ? `converged (${d.ahead} ahead)` : "converged";
-  return `converging: ${behind} behind`;
+  const behind = d.nodes - d.converged - d.ahead - d.verifying;
+  if (behind <= 0 && d.verifying === 0)
+    return d.ahead > 0 ? `converged (${d.ahead} ahead)` : "converged";
+  const parts = [];
+  if (behind > 0) parts.push(`${behind} behind`);
+  if (d.verifying > 0) parts.push(`${d.verifying} verifying`);
+  return `converging: ${parts.join(", ")}`;
 }
 
 /** The `desired` command group. */
@@ -80,7 +85,9 @@ export const desiredGroup: CommandGroup = {
       summary: "List desired versions, newest first",
       flags: {},
       details:
-        "CONVERGED counts the nodes a desired version governs that run its target. With --json a ListDesiredVersionsResponse.",
+        "CONVERGED counts the nodes a desired version governs that run its target, confirmed there;\n" +
+        "nodes back on it but still verifying (their config grace not over) are said apart in STATE\n" +
+        "(converging: 1 behind, 41 verifying). With --json a ListDesiredVersionsResponse.",
       async run(ctx, { positionals }) {
         expectPositionals(positionals, []);
         const response = await (await ctx.clients()).desired.listDesiredVersions(

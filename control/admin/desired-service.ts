@@ -40,24 +40,41 @@ function tufUnlisted(tufDir: string | undefined): DesiredDeps["unusable"] {
 }
 
 /**
+ * The ids of the nodes verifying in an unfinished campaign: back on its target, their config
+ * grace not over, so not yet confirmed there.
+ */
+export async function verifyingNodeIds(db: Database): Promise<ReadonlySet<string>> {
+  const result = await db.pool.query<{ node_id: string }>(
+    `select distinct cn.node_id from campaign_nodes cn join campaigns c on c.id = cn.campaign_id
+      where c.finished_at is null and cn.state = 'verifying'`,
+  );
+  return new Set(result.rows.map((r) => r.node_id));
+}
+
+/**
  * The API message of desired version `d`, its node counts over `fleet` (the nodes `all`, the
- * desired versions there are, let it govern).
+ * desired versions there are, let it govern): a node on its target is converged, unless it is
+ * among `verifying` (still in a campaign's config grace), counted apart.
  */
 export function desiredMessageOf(
   d: DesiredVersion,
   fleet: readonly FleetRow[],
   all: readonly DesiredVersion[],
+  verifying: ReadonlySet<string> = new Set(),
 ): DesiredMessage {
   let nodes = 0;
   let converged = 0;
+  let onTargetVerifying = 0;
   let ahead = 0;
   const governing = desiredGovernor(all);
   for (const n of fleet) {
     const candidate = { ...n, agentVersion: n.agentVersion || undefined };
     if (governing(candidate)?.id !== d.id) continue;
     nodes++;
-    if (n.agentVersion === d.target.version) converged++;
-    else if (isAhead(candidate, d.target)) ahead++;
+    if (n.agentVersion === d.target.version) {
+      if (verifying.has(n.id)) onTargetVerifying++;
+      else converged++;
+    } else if (isAhead(candidate, d.target)) ahead++;
   }
   return create(DesiredVersionSchema, {
     id: d.id,
@@ -78,6 +95,7 @@ export function desiredMessageOf(
     nodes,
     converged,
     ahead,
+    verifying: onTargetVerifying,
   });
 }
 
@@ -92,7 +110,10 @@ export function createDesiredService(
         const all = await tx.readDesired();
         const fleet = await tx.readFleet();
         const newest = [...all].sort((a, b) => b.setAt - a.setAt || (a.id < b.id ? -1 : 1));
-        return { desiredVersions: newest.map((d) => desiredMessageOf(d, fleet, all)) };
+        const verifying = await verifyingNodeIds(deps.db);
+        return {
+          desiredVersions: newest.map((d) => desiredMessageOf(d, fleet, all, verifying)),
+        };
       });
     },
 
