@@ -4,9 +4,10 @@
  * entries that Control re-reads on SIGHUP. Each entry is `{name, role, token | sha256,
  * expires?}`; a token given in clear is hashed here and never kept.
  */
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { sha256OfText } from "./auth/secrets.js";
 import { type ConfiguredAdminToken, isRecord } from "./config-reader.js";
+import { exposedFileProblem } from "./config-secret-files.js";
 import { HEADER_TOKEN_RULE, isHeaderToken } from "./shared/header-token.js";
 import { parseRfc3339 } from "./shared/release/timestamp.js";
 
@@ -126,38 +127,13 @@ export type TokensFileRead =
   | { readonly ok: false; readonly problems: readonly string[] };
 
 /**
- * Why the file at `path` is not safe to hold admin credentials: other users may read or write
- * it (any group or other permission bit), or it belongs to a user other than this process's
- * and root (that user could rewrite it). Undefined when safe, or when it cannot be read (the
- * read says why).
- */
-function exposedProblem(path: string): string | undefined {
-  let mode: number;
-  let uid: number;
-  try {
-    ({ mode, uid } = statSync(path));
-  } catch {
-    return undefined;
-  }
-  const permissions = mode & 0o777;
-  if ((permissions & 0o077) !== 0) {
-    return `other users may read or write it (mode ${permissions.toString(8)}); it holds admin credentials: chmod 600 ${path}`;
-  }
-  const self = process.getuid?.();
-  if (self !== undefined && uid !== self && uid !== 0) {
-    return `it belongs to uid ${uid}, not to Control's user (uid ${self}) or root, who could rewrite it: chown it to Control's user`;
-  }
-  return undefined;
-}
-
-/**
  * Reads the admin tokens file at `path`: a JSON list of {@link readAdminTokenList} entries.
  * Every problem is named `adminTokensFile PATH…`; nothing is thrown. A file other users may read
- * or write is refused (see exposedProblem).
+ * or write is refused (config-secret-files.ts).
  */
 export function readAdminTokensFile(path: string): TokensFileRead {
   const label = `adminTokensFile ${path}`;
-  const exposed = exposedProblem(path);
+  const exposed = exposedFileProblem(path, "admin credentials");
   if (exposed) return { ok: false, problems: [`${label}: ${exposed}`] };
   let parsed: unknown;
   try {

@@ -24,6 +24,7 @@ import { type EnrollmentConfig, readEnrollment } from "./config-enrollment.js";
 import { type GatesConfig, readGatesConfig } from "./config-gates.js";
 import { type LimitsConfig, readLimits } from "./config-limits.js";
 import { type ConfigInput, type ConfiguredAdminToken, isRecord, Reader } from "./config-reader.js";
+import { configFileSecrets, exposedFileProblem } from "./config-secret-files.js";
 import type { ListenAddress } from "./shared/listen-address.js";
 import { readTlsConfig, TLS_ENV, type TlsConfig, tlsEnvInput } from "./tls/config.js";
 import { readTufConfig, type TufConfig } from "./tuf/config.js";
@@ -172,7 +173,11 @@ export function loadConfig(options: LoadConfigOptions = {}): ControlConfig {
     try {
       const parsed: unknown = JSON.parse(readFileSync(filePath, "utf8"));
       if (!isRecord(parsed)) problems.push(`config file ${filePath}: must hold a JSON object`);
-      else file = parsed;
+      else {
+        file = parsed;
+        const exposed = configFileSecrets(parsed) && exposedFileProblem(filePath, "secrets");
+        if (exposed) problems.push(`config file ${filePath}: ${exposed}`);
+      }
     } catch (error) {
       problems.push(`config file ${filePath}: ${(error as Error).message}`);
     }

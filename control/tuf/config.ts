@@ -8,6 +8,7 @@
  * ```
  */
 import { readFileSync, statSync } from "node:fs";
+import { exposedFileProblem } from "../config-secret-files.js";
 import { isReleaseError, parsePrivateKey } from "../shared/release/index.js";
 
 /** The validated section, keys read. */
@@ -58,6 +59,11 @@ export function readTufConfig(input: unknown, problems: string[]): TufConfig | u
     const file = section[name];
     if (typeof file !== "string" || file === "") {
       problems.push(`tuf.${name}: required, a key file from agentctl release keygen`);
+      return new Uint8Array();
+    }
+    const exposed = exposedFileProblem(file, "a private key");
+    if (exposed) {
+      problems.push(`tuf.${name}: ${exposed}`);
       return new Uint8Array();
     }
     try {
