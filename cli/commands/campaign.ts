@@ -207,6 +207,20 @@ function control<S extends DescMessage>(
   };
 }
 
+/** What `abort --rollback` rolls back and what it does not, and the way back for the rest. */
+const ROLLBACK_DETAILS =
+  "--rollback rolls back only the current batch: its nodes that upgraded or are upgrading go\n" +
+  "back to their previous release. It is no whole-campaign rollback: the nodes of batches that\n" +
+  "passed stay on the target, confirmed there, and an agent refuses any release below its\n" +
+  "confirmed sequence (rollback protection), so a campaign back to the old version skips them\n" +
+  "(ahead_of_target). To take them back, register the old code under a new version with a\n" +
+  "higher sequence and roll forward to it with a new campaign (operator guide §6).";
+
+/** `command` with `extra` printed in its help before its own details. */
+function withDetails(extra: string, command: Command): Command {
+  return { ...command, details: `${extra}\n${command.details ?? ""}` };
+}
+
 /** The `created_by` prefix of a desired version's convergence campaigns. */
 const CONVERGENCE_CREATOR = "convergence:";
 
@@ -263,23 +277,32 @@ export const campaignGroup: CommandGroup = {
           { signal: ctx.signal },
         ),
     ),
-    abort: control(
-      "End a campaign; with --rollback its current batch is rolled back first (a convergence campaign also halts its desired version)",
-      "aborted",
-      AbortCampaignResponseSchema,
-      {
-        verb: "abort",
-        refused: "not aborted",
-        question: (id, values) =>
-          `Abort campaign ${id}${boolFlag(values, "rollback") ? " and roll back its current batch" : ""}?`,
-      },
-      async (ctx, id, values) =>
-        (await ctx.clients()).campaigns.abortCampaign(
-          { id, rollback: boolFlag(values, "rollback"), reason: reasonOf(values) },
-          { signal: ctx.signal },
-        ),
-      { rollback: { type: "boolean", description: "roll the current batch back first" } },
-      convergenceAbortNote,
+    abort: withDetails(
+      ROLLBACK_DETAILS,
+      control(
+        "End a campaign; with --rollback its current batch is rolled back first (a convergence campaign also halts its desired version)",
+        "aborted",
+        AbortCampaignResponseSchema,
+        {
+          verb: "abort",
+          refused: "not aborted",
+          question: (id, values) =>
+            `Abort campaign ${id}${boolFlag(values, "rollback") ? " and roll back its current batch" : ""}?`,
+        },
+        async (ctx, id, values) =>
+          (await ctx.clients()).campaigns.abortCampaign(
+            { id, rollback: boolFlag(values, "rollback"), reason: reasonOf(values) },
+            { signal: ctx.signal },
+          ),
+        {
+          rollback: {
+            type: "boolean",
+            description:
+              "roll back only the current batch first (its upgraded and upgrading nodes); batches that passed stay on the target",
+          },
+        },
+        convergenceAbortNote,
+      ),
     ),
     retry: retryCommand,
     "skip-gate": skipGateCommand,

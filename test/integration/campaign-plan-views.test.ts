@@ -58,4 +58,14 @@ describe("agentctl campaign plan, read before a rollout", { timeout: 180_000 }, 
     expect(line).not.toContain("(default 5:30m,25:30m,100:30m)");
     expect(r.stdout).toMatch(/--batches[\s\S]*5,25,100 %[\s\S]*policy\.minBatchDurationSeconds/);
   });
+
+  it("says in campaign abort --help what --rollback rolls back, what not, and the way back", async () => {
+    const r = await agentctl(["campaign", "abort", "--help"], env);
+    expect(r.code).toBe(0);
+    const text = r.stdout.replace(/\s+/g, " ");
+    expect(text).toContain("only the current batch");
+    expect(text).toContain("batches that passed stay on the target");
+    expect(text).toContain("confirmed sequence");
+    expect(text).toContain("under a new version with a higher sequence");
+  });
 });
