@@ -3,10 +3,15 @@
  * storage, a CDN or nginx would serve a release's artifacts, with no credential of its own and
  * nothing of Control in it. It records what each request carried (path, whether it had an
  * `Authorization` header), so a test can tell that no node token reached it. GET and HEAD
- * only; any other path is 404. Used by the downloads benchmark and the mirror end-to-end test.
+ * only; any other path is 404. Ranges as a static server answers them (control's
+ * `decideRange`: one byte range 206 with `Content-Range`, 416 past the end, several ranges or
+ * bad syntax the whole file), with an ETag and a Last-Modified per stored file, both new each
+ * time a path is `put`, so `If-Range` with an older one gets the whole file. Used by the
+ * downloads benchmark, the resume benchmark and the mirror end-to-end test.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { decideRange } from "../../control/releases/byte-range.js";
 
 /** One request the mirror answered. */
 export interface MirrorRequest {
@@ -22,10 +27,22 @@ export interface StaticMirror {
   readonly url: string;
   /** Every request so far, in arrival order. */
   readonly requests: readonly MirrorRequest[];
-  /** Serves `bytes` at `path` (replacing what was there). */
+  /** Serves `bytes` at `path` (replacing what was there, with a new ETag and Last-Modified). */
   put(path: string, bytes: Uint8Array): void;
   /** Stops accepting and closes every connection. */
   close(): Promise<void>;
+}
+
+/** A served file with its validators. */
+interface StoredFile {
+  readonly bytes: Uint8Array;
+  readonly etag: string;
+  readonly lastModified: string;
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /**
@@ -37,7 +54,17 @@ export async function startStaticMirror(
   files: ReadonlyMap<string, Uint8Array> = new Map(),
   port = 0,
 ): Promise<StaticMirror> {
-  const served = new Map(files);
+  const served = new Map<string, StoredFile>();
+  let generation = 0;
+  const store = (path: string, bytes: Uint8Array) => {
+    generation += 1;
+    served.set(path, {
+      bytes,
+      etag: `"${generation.toString(16)}-${bytes.byteLength.toString(16)}"`,
+      lastModified: new Date().toUTCString(),
+    });
+  };
+  for (const [path, bytes] of files) store(path, bytes);
   const requests: MirrorRequest[] = [];
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
@@ -46,19 +73,37 @@ export async function startStaticMirror(
       path,
       authorized: req.headers.authorization !== undefined,
     });
-    const body = served.get(path);
-    if ((req.method !== "GET" && req.method !== "HEAD") || body === undefined) {
+    const file = served.get(path);
+    if ((req.method !== "GET" && req.method !== "HEAD") || file === undefined) {
       res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
       return;
     }
-    res.writeHead(200, {
+    const size = file.bytes.byteLength;
+    const ifRange = header(req, "if-range");
+    // A date in If-Range matches when it is exactly the file's Last-Modified.
+    const validator = ifRange === file.lastModified ? file.etag : ifRange;
+    const range = decideRange(header(req, "range"), size, file.etag, validator);
+    const common = {
+      "accept-ranges": "bytes",
+      etag: file.etag,
+      "last-modified": file.lastModified,
+    };
+    if (range.kind === "unsatisfiable") {
+      res.writeHead(416, { ...common, "content-range": `bytes */${size}` }).end();
+      return;
+    }
+    const [start, end] = range.kind === "partial" ? [range.start, range.end] : [0, size - 1];
+    res.writeHead(range.kind === "partial" ? 206 : 200, {
+      ...common,
       "content-type": "application/octet-stream",
-      "content-length": String(body.byteLength),
+      "content-length": String(end - start + 1),
+      ...(range.kind === "partial" ? { "content-range": `bytes ${start}-${end}/${size}` } : {}),
     });
     if (req.method === "HEAD") {
       res.end();
       return;
     }
+    const body = file.bytes.subarray(start, end + 1);
     const SLICE = 1024 * 1024;
     let offset = 0;
     const pump = () => {
@@ -85,7 +130,7 @@ export async function startStaticMirror(
     url: `http://127.0.0.1:${bound}`,
     requests,
     put(path, bytes) {
-      served.set(path, bytes);
+      store(path, bytes);
     },
     close() {
       return new Promise((resolve) => {
