@@ -8,7 +8,7 @@
  * ({@link carryOverPlan}), so one busy node does not hold the fleet for its max defer.
  */
 import type { Draft } from "./draft.js";
-import { activeNodes, factsOf, moveToBatch, tallyOf, updateNode, waitingNodes } from "./draft.js";
+import { activeNodes, factsOf, moveToBatches, tallyOf, updateNode, waitingNodes } from "./draft.js";
 import type { BatchRecord, CampaignNode, ObservedReport } from "./model.js";
 import { isEndedPhase } from "./model.js";
 import { rampStepLimit } from "./ramp.js";
@@ -267,21 +267,23 @@ export function carryOverPlan(d: Draft, b: BatchRecord): CarryOver[] | undefined
 }
 
 /**
- * Carries the nodes of `plan` over ({@link moveToBatch}): each becomes a node of its new batch,
+ * Carries the nodes of `plan` over ({@link moveToBatches}, in one pass): each becomes a node of its new batch,
  * still waiting with its deferral (first deferral, retry time, count) as it was, so it is
  * offered there at its retry time within that batch's slots and budgets, counts in that batch's
  * threshold and sample, is rolled back or canceled with that batch, and ends skipped `deferred`
  * once its max defer from its first deferral has passed. Its message says where it came from.
  */
 export function carryOver(d: Draft, plan: readonly CarryOver[]): void {
-  for (const { node, to } of plan) {
-    const from = node.carriedFrom ?? node.batch;
-    moveToBatch(
-      d,
-      node,
-      to,
-      { carriedFrom: from, message: deferredMessage(deferredReason(node), from) },
-      `carried over: still deferring when the rest of batch ${node.batch + 1} was ready to pass`,
-    );
-  }
+  moveToBatches(
+    d,
+    plan.map(({ node, to }) => {
+      const from = node.carriedFrom ?? node.batch;
+      return {
+        node,
+        to,
+        patch: { carriedFrom: from, message: deferredMessage(deferredReason(node), from) },
+        reason: `carried over: still deferring when the rest of batch ${node.batch + 1} was ready to pass`,
+      };
+    }),
+  );
 }

@@ -62,7 +62,7 @@ export interface Draft extends IncrementalJudging {
   readonly indexOf: (n: Pick<CampaignNode, "nodeId" | "order">) => number | undefined;
   /** Position in `records` of a node id (builds a map of ids on first use). */
   readonly indexById: (nodeId: string) => number | undefined;
-  /** Positions in `records` of each batch's nodes, in canary order ({@link moveToBatch} moves one). */
+  /** Positions in `records` of each batch's nodes, in canary order ({@link moveToBatches} moves them). */
   readonly batchIndexes: readonly number[][];
   /** Positions of the nodes in an active state (offered … verifying, rolling back). */
   readonly active: Set<number>;
@@ -254,7 +254,7 @@ export function updateNode(
     );
   }
   if (patch.batch !== undefined && patch.batch !== before.batch) {
-    throw new Error(`node ${nodeId}: a node changes batch only by moveToBatch`);
+    throw new Error(`node ${nodeId}: a node changes batch only by moveToBatches`);
   }
   const changesState = patch.state !== undefined && patch.state !== before.state;
   const after: CampaignNode = {
@@ -287,59 +287,111 @@ export function updateNode(
   return after;
 }
 
+/** One node to move to a later batch ({@link moveToBatches}). */
+export interface BatchMove {
+  readonly node: CampaignNode;
+  /** The later batch it goes to. */
+  readonly to: number;
+  readonly patch: Partial<CampaignNode>;
+  readonly reason: string;
+}
+
 /**
- * Moves waiting node `n` from its batch to the later batch `to` (a deferring node carried over,
- * `deferral.ts`), with `patch` applied: the two batches' positions, tallies and `nodeCount`
- * follow, so every count of either batch (threshold, sample, pass, gates, the API's) is of its
- * nodes as they are now.
- * @throws when the node is not waiting or `to` is not a later batch.
+ * Moves each waiting node of `moves` from its batch to its later batch `to` (deferring nodes
+ * carried over, `deferral.ts`), with its `patch` applied: the batches' positions, tallies and
+ * `nodeCount` follow, so every count of those batches (threshold, sample, pass, gates, the
+ * API's) is of their nodes as they are now. The same as moving them one at a time, in the
+ * order given, and linear in the batches touched: their position lists are rebuilt once
+ * (the moved positions dropped from each source, merged into each target in canary order),
+ * never spliced per node.
+ * @throws when a node is not waiting or its `to` is not a later batch.
  */
-export function moveToBatch(
-  d: Draft,
-  n: CampaignNode,
-  to: number,
-  patch: Partial<CampaignNode>,
-  reason: string,
-): CampaignNode {
-  const at = d.indexOf(n);
-  const before = at === undefined ? undefined : d.records[at];
-  if (at === undefined || before === undefined) {
-    throw new Error(`node ${n.nodeId} is not in campaign ${d.campaign.id}`);
+export function moveToBatches(d: Draft, moves: readonly BatchMove[]): void {
+  if (moves.length === 0) return;
+  const leaving = new Map<number, Set<number>>();
+  const arriving = new Map<number, Set<number>>();
+  const delta = new Map<number, number>();
+  for (const { node: n, to, patch, reason } of moves) {
+    const at = d.indexOf(n);
+    const before = at === undefined ? undefined : d.records[at];
+    if (at === undefined || before === undefined) {
+      throw new Error(`node ${n.nodeId} is not in campaign ${d.campaign.id}`);
+    }
+    const from = before.batch;
+    if (
+      before.state !== "waiting" ||
+      to <= from ||
+      d.batchIndexes[from] === undefined ||
+      d.batchIndexes[to] === undefined
+    ) {
+      throw new Error(
+        `node ${n.nodeId} (${before.state}, batch ${from + 1}) cannot move to batch ${to + 1}`,
+      );
+    }
+    const after: CampaignNode = { ...before, ...patch, state: "waiting", batch: to };
+    d.records[at] = after;
+    // A node moved on again in the same call leaves the batch it had arrived in.
+    if (arriving.get(from)?.delete(at) !== true) setOf(leaving, from).add(at);
+    setOf(arriving, to).add(at);
+    delta.set(from, (delta.get(from) ?? 0) - 1);
+    delta.set(to, (delta.get(to) ?? 0) + 1);
+    d.waitingFrom[from] = 0;
+    d.waitingFrom[to] = 0;
+    const fromTally = d.tallies[from];
+    const toTally = d.tallies[to];
+    if (fromTally !== undefined) count(fromTally, before, -1);
+    if (toTally !== undefined) addToTally(toTally, after);
+    d.changed.add(at);
+    d.touched.add(at);
+    d.revision++;
+    d.reasons.push(`node ${n.nodeId}: batch ${from + 1} → batch ${to + 1}: ${reason}`);
   }
-  const from = before.batch;
-  const source = d.batchIndexes[from];
-  const target = d.batchIndexes[to];
-  if (before.state !== "waiting" || to <= from || source === undefined || target === undefined) {
-    throw new Error(
-      `node ${n.nodeId} (${before.state}, batch ${from + 1}) cannot move to batch ${to + 1}`,
-    );
+  for (const [batch, gone] of leaving) dropPositions(d.batchIndexes[batch] as number[], gone);
+  for (const [batch, added] of arriving) {
+    mergePositions(d.batchIndexes[batch] as number[], [...added]);
   }
-  const after: CampaignNode = { ...before, ...patch, state: "waiting", batch: to };
-  d.records[at] = after;
-  source.splice(source.indexOf(at), 1);
-  // Positions are canary order: the node goes where its order puts it among the batch's.
-  let k = target.length;
-  while (k > 0 && (target[k - 1] as number) > at) k--;
-  target.splice(k, 0, at);
-  d.waitingFrom[from] = 0;
-  d.waitingFrom[to] = 0;
-  const fromTally = d.tallies[from];
-  const toTally = d.tallies[to];
-  if (fromTally !== undefined) count(fromTally, before, -1);
-  if (toTally !== undefined) addToTally(toTally, after);
-  const sizes = d.campaign.batches.map((b) =>
-    b.index === from
-      ? { ...b, nodeCount: b.nodeCount - 1 }
-      : b.index === to
-        ? { ...b, nodeCount: b.nodeCount + 1 }
-        : b,
-  );
+  const sizes = d.campaign.batches.map((b) => {
+    const change = delta.get(b.index) ?? 0;
+    return change === 0 ? b : { ...b, nodeCount: b.nodeCount + change };
+  });
   updateCampaign(d, { batches: sizes });
-  d.changed.add(at);
-  d.touched.add(at);
-  d.revision++;
-  d.reasons.push(`node ${n.nodeId}: batch ${from + 1} → batch ${to + 1}: ${reason}`);
-  return after;
+}
+
+function setOf<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {
+  const found = map.get(key);
+  if (found !== undefined) return found;
+  const set = new Set<V>();
+  map.set(key, set);
+  return set;
+}
+
+/** Removes `gone` from the ascending positions `list`, in place, in one pass. */
+function dropPositions(list: number[], gone: ReadonlySet<number>): void {
+  let kept = 0;
+  for (const p of list) if (!gone.has(p)) list[kept++] = p;
+  list.length = kept;
+}
+
+/** Merges `added` into the ascending positions `list`, in place: canary order kept. */
+function mergePositions(list: number[], added: number[]): void {
+  if (added.length === 0) return;
+  added.sort((a, b) => a - b);
+  const merged: number[] = new Array(list.length + added.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < list.length || j < added.length) {
+    const x = list[i];
+    const y = added[j];
+    if (y === undefined || (x !== undefined && x < y)) {
+      merged[k++] = x as number;
+      i++;
+    } else {
+      merged[k++] = y;
+      j++;
+    }
+  }
+  for (let m = 0; m < merged.length; m++) list[m] = merged[m] as number;
 }
 
 /** The changed node records, in canary order. */

@@ -1,6 +1,6 @@
 /**
  * A counting wrapper for cost tests: while `fn` runs, every call of an Array method that may
- * visit each element (includes, indexOf, find, some, filter, map, …) adds the array's length
+ * visit or move each element (includes, indexOf, find, some, filter, map, splice, …) adds the array's length
  * to the count, and every comparison a sort makes adds one. Set and Map lookups are not
  * counted (constant time). Wall time is never read: the count is the same on any host, so a
  * test can pin how the work grows with the fleet (a linear scan per candidate counts n² where
@@ -22,12 +22,38 @@ const SCANS = [
   "flatMap",
   "forEach",
   "reduce",
+  "splice",
 ] as const;
 
 type AnyFn = (this: unknown[], ...args: unknown[]) => unknown;
 
 /** Runs `fn` with the Array methods counted; returns what it returned and the count. */
 export function countScans<T>(fn: () => T): { result: T; visits: number } {
+  const counter = installCounter();
+  try {
+    return { result: fn(), visits: counter.visits() };
+  } finally {
+    counter.restore();
+  }
+}
+
+/**
+ * {@link countScans} for an async `fn` (the memory store's calls resolve on microtasks): only
+ * while nothing else runs, as in a unit test awaiting `fn` alone.
+ */
+export async function countScansAsync<T>(
+  fn: () => Promise<T>,
+): Promise<{ result: T; visits: number }> {
+  const counter = installCounter();
+  try {
+    const result = await fn();
+    return { result, visits: counter.visits() };
+  } finally {
+    counter.restore();
+  }
+}
+
+function installCounter(): { visits: () => number; restore: () => void } {
   let visits = 0;
   const proto = Array.prototype as unknown as Record<string, AnyFn>;
   const saved = new Map<string, AnyFn>();
@@ -56,9 +82,10 @@ export function countScans<T>(fn: () => T): { result: T; visits: number } {
           };
     return sort.call(this, counted);
   };
-  try {
-    return { result: fn(), visits };
-  } finally {
-    for (const [name, original] of saved) proto[name] = original;
-  }
+  return {
+    visits: () => visits,
+    restore: () => {
+      for (const [name, original] of saved) proto[name] = original;
+    },
+  };
 }
