@@ -2,6 +2,10 @@
  * `npm run bench -- --downloads [--agents N] [--size-mb M] [--max-downloads K]` runs the
  * bandwidth scenario alone (`downloads.ts`) and writes nothing under docs/.
  *
+ * `npm run bench -- --engine [--levels 10000,40000,160000]` runs the engine scaling scenario
+ * alone (`engine-report.ts`, as `npm run bench:engine`; several minutes, so not by default) and
+ * writes its own section of `docs/BENCHMARKS.md`.
+ *
  * `npm run bench [-- --quick] [--out DIR] [--keep] [--sims-nice N]`: starts a real Control (embedded
  * PostgreSQL) and the bare grpc-js baseline, each measured with simulated fleets in
  * separate processes, runs every scenario, and writes `docs/BENCHMARKS.md` plus
@@ -27,6 +31,7 @@ import { startBenchControl } from "./control.js";
 import { dbCounters, measureDbBaseline } from "./db-baseline.js";
 import { runDownloadsBench } from "./downloads.js";
 import { downloadsTable, writeDownloadsReport } from "./downloads-report.js";
+import { runEngineBench } from "./engine-report.js";
 import { runFleetLoad } from "./fleet-load.js";
 import {
   DEFAULT_HANDSHAKES_PER_CREDENTIAL,
@@ -91,12 +96,15 @@ async function main(): Promise<number> {
       agents: { type: "string", default: "2000" },
       "size-mb": { type: "string", default: "20" },
       "max-downloads": { type: "string", default: "64" },
+      // The engine scaling scenario alone (engine-report.ts); --levels are its fleet sizes.
+      engine: { type: "boolean", default: false },
     },
     strict: true,
   });
   process.env[SIM_NICE_ENV] = values["sims-nice"];
   simulatorNiceness();
   if (values.downloads) return await downloadsOnly(values);
+  if (values.engine) return await runEngineBench(values.levels ? ["--sizes", values.levels] : []);
   const chosen = values.quick ? QUICK : FULL;
   const levels = values.levels?.split(",").map(Number);
   const mode: Mode = levels ? { ...chosen, plan: { ...chosen.plan, levels } } : chosen;
