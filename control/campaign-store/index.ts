@@ -7,6 +7,7 @@ export type * from "./admin-port.js";
 export * from "./fleet-port.js";
 export * from "./memory/memory-fleet.js";
 export * from "./memory/memory-store.js";
+export * from "./memory/store-faults.js";
 export type { OfferRelease, ReleaseYank } from "./offer-release.js";
 export * from "./port.js";
 export * from "./rows.js";

@@ -12,8 +12,9 @@
  * order, before it resolves (the same payload packing as PostgreSQL's); a listener's `onGap`
  * runs once, on a microtask after it started listening.
  *
- * Faults for the simulation: {@link MemoryCampaignStore.outage} makes every call fail, as an
- * unreachable database does.
+ * Faults for the simulation (`store-faults.ts`): {@link MemoryCampaignStore.outage} makes every
+ * call fail, as an unreachable database does; {@link MemoryCampaignStore.injectErrors} makes
+ * single calls fail, before they write or after their write applied.
  */
 import type { Clock } from "../../clock.js";
 import { packLines, unpackLines } from "../../shared/notify-channels.js";
@@ -28,17 +29,20 @@ import {
 } from "../port.js";
 import { type MemoryRegistryRow, MemoryTables } from "./memory-tables.js";
 import { MemoryTransaction } from "./memory-transaction.js";
-
-/** The error every call of a store in outage rejects with. */
-export class StoreOutageError extends Error {
-  override readonly name = "StoreOutageError";
-}
+import {
+  injectedError,
+  type StoreCallName,
+  type StoreFault,
+  type StoreFaultInjector,
+  StoreOutageError,
+} from "./store-faults.js";
 
 /** A campaign store held in memory; see the file's TSDoc. */
 export class MemoryCampaignStore implements CampaignStore {
   /** The tables, for seeding and for the simulation's invariant checks (read them, don't write). */
   readonly tables = new MemoryTables();
   private down = false;
+  private injector: StoreFaultInjector | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly sessions = new Set<string>();
   private readonly listeners = new Set<{
@@ -51,6 +55,14 @@ export class MemoryCampaignStore implements CampaignStore {
   /** Starts or ends an outage: while down, every call rejects with {@link StoreOutageError}. */
   outage(down: boolean): void {
     this.down = down;
+  }
+
+  /**
+   * From now on asks `injector`, at each call of the store (lease statements aside), whether an
+   * error strikes it and where (`store-faults.ts`); undefined stops injecting.
+   */
+  injectErrors(injector: StoreFaultInjector | undefined): void {
+    this.injector = injector;
   }
 
   /** Ends `holder`'s session: its lease may be taken over at once (its process died). */
@@ -67,6 +79,22 @@ export class MemoryCampaignStore implements CampaignStore {
     if (this.down) throw new StoreOutageError("the campaign store is unreachable");
   }
 
+  /**
+   * Starts call `call`: fails in an outage or when an injected error strikes it before it
+   * writes; returns the error to raise once its writes applied, if one strikes it then.
+   */
+  private enter(call: StoreCallName): StoreFault | undefined {
+    this.check();
+    const fault = this.injector?.(call);
+    if (fault === "before") throw injectedError(call, fault);
+    return fault;
+  }
+
+  /** Ends call `call`, its writes applied: raises the error {@link enter} drew for after them. */
+  private leave(call: StoreCallName, fault: StoreFault | undefined): void {
+    if (fault === "after_commit") throw injectedError(call, fault);
+  }
+
   /** Runs `run` after every transaction and lease statement queued before it. */
   private serial<T>(run: () => Promise<T>): Promise<T> {
     const next = this.queue.then(run, run);
@@ -76,22 +104,23 @@ export class MemoryCampaignStore implements CampaignStore {
 
   transaction<T>(work: (tx: CampaignTransaction) => Promise<T>): Promise<T> {
     return this.serial(async () => {
-      this.check();
+      const fault = this.enter("transaction");
       const tx = new MemoryTransaction(this.tables, () => this.check());
       const result = await work(tx);
       this.check();
       tx.commit();
+      this.leave("transaction", fault);
       return result;
     });
   }
 
   async liveCampaignIds(): Promise<string[]> {
-    this.check();
+    this.enter("liveCampaignIds");
     return this.tables.liveCampaignIds();
   }
 
   async openNodeIds(campaignId: string): Promise<string[]> {
-    this.check();
+    this.enter("openNodeIds");
     return this.tables.openNodeIds(campaignId);
   }
 
@@ -99,14 +128,15 @@ export class MemoryCampaignStore implements CampaignStore {
     reports: Parameters<CampaignStore["recordFacts"]>[0],
     failures: Parameters<CampaignStore["recordFacts"]>[1],
   ): ReturnType<CampaignStore["recordFacts"]> {
-    this.check();
+    const fault = this.enter("recordFacts");
     this.tables.recordFacts(reports, failures);
+    this.leave("recordFacts", fault);
   }
 
   async unackedOperations(
     filter: Parameters<CampaignStore["unackedOperations"]>[0],
   ): ReturnType<CampaignStore["unackedOperations"]> {
-    this.check();
+    this.enter("unackedOperations");
     const { rows, late } = this.tables.unacked(filter);
     if (late.length === 0) return rows;
     // Late rollbacks are admitted one transaction at a time, as SQL serializes them with every
@@ -120,8 +150,9 @@ export class MemoryCampaignStore implements CampaignStore {
   }
 
   async markSent(operationIds: readonly string[], at: Date): Promise<void> {
-    this.check();
+    const fault = this.enter("markSent");
     this.tables.markSent(operationIds, at);
+    this.leave("markSent", fault);
   }
 
   /**
@@ -139,22 +170,24 @@ export class MemoryCampaignStore implements CampaignStore {
   }
 
   async recordGateResult(w: GateResultWrite): Promise<void> {
-    this.check();
+    const fault = this.enter("recordGateResult");
     if (this.tables.campaigns.has(w.campaignId)) this.tables.gateResults.record(w);
+    this.leave("recordGateResult", fault);
   }
 
   async liveCampaignOfNodes(nodeIds: readonly string[]): Promise<Map<string, string>> {
-    this.check();
+    this.enter("liveCampaignOfNodes");
     return this.tables.liveCampaignOfNodes(nodeIds);
   }
 
   async notify(channel: string, lines: readonly string[]): Promise<void> {
-    this.check();
+    const fault = this.enter("notify");
     for (const payload of packLines(lines)) {
       for (const { channels, listener } of [...this.listeners]) {
         if (channels.has(channel)) listener.onNotify(channel, unpackLines(payload));
       }
     }
+    this.leave("notify", fault);
   }
 
   listen(channels: readonly string[], listener: NotificationListener): () => Promise<void> {
