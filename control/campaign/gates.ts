@@ -198,6 +198,15 @@ export function judgePrometheusAnswer(
 }
 
 /**
+ * A gate result's message with its value named once: `message (value V)`, or the message alone
+ * when it names the value already (a Prometheus comparison lists its failing samples, "no
+ * samples" says itself), so an operator never reads `… not > 1000 (302) (value 302)`.
+ */
+export function gateResultText(message: string, value: string): string {
+  return value === "" || message.includes(value) ? message : `${message} (value ${value})`;
+}
+
+/**
  * True when a gate's latest result counts as failing at `now`: it did not hold, or it is
  * unreachable and has been since `graceMs` or more before `now` (an unreachable gate within its
  * grace neither holds nor fails: the batch waits).

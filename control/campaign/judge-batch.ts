@@ -31,7 +31,7 @@ import {
 import { annotateFinal } from "./draft-annotate.js";
 import { sampleOf } from "./failure-budget.js";
 import { failingGate, passingResults } from "./gate-rules.js";
-import { gateLabel } from "./gates.js";
+import { gateLabel, gateResultText } from "./gates.js";
 import { type BatchRecord, type CampaignCode, type GateEvidence, isEndedPhase } from "./model.js";
 import { operationId } from "./operation-id.js";
 import { cancelWaiting, closePause, startRollback } from "./rollback.js";
@@ -82,7 +82,7 @@ export function judgeBreach(d: Draft): void {
     const what =
       failing.status === "unreachable"
         ? `unreachable for ${Math.round((d.now - (failing.unreachableSince ?? failing.at)) / 1000)} s (grace ${Math.round((c.spec.gateGraceMs ?? 0) / 1000)} s): ${failing.message}`
-        : `${failing.message} (value ${failing.value})`;
+        : gateResultText(failing.message, failing.value);
     why = `${label} of batch ${b.index + 1} failed: ${what}`;
     d.events.push({
       kind: "gate",

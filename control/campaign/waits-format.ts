@@ -3,6 +3,7 @@
  * the admin API's `text` field). Pure: times are formatted in the window's time zone or UTC.
  */
 import { assertNever } from "./assert-never.js";
+import { gateResultText } from "./gates.js";
 import type { Wait } from "./waits.js";
 
 /**
@@ -73,7 +74,7 @@ export function formatWait(w: Wait): string {
     case "gate_unreachable":
       return `${w.label} unreachable for ${formatLeft(w.forMs)} of its ${formatLeft(w.graceMs)} grace (value ${w.value})`;
     case "gate_failing":
-      return `${w.label} failing (value ${w.value}: ${w.message}); the batch breaches at the next decision`;
+      return `${w.label} failing: ${gateResultText(w.message, w.value)}; the batch breaches at the next decision`;
     case "next_decision":
       return "nothing: the batch passes at the next decision";
     default:
