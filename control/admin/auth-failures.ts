@@ -8,6 +8,7 @@ import type pg from "pg";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
 import type { ControlMetrics } from "../metrics/registry.js";
+import { permissionDeniedAuditor } from "./auth-denials.js";
 
 /** Why an admin authentication failed, as the metric labels it. */
 export type AuthFailureReason = "missing_token" | "unknown_token" | "expired_token" | "other";
@@ -30,7 +31,8 @@ export function authFailureReason(message: string): AuthFailureReason {
 
 /**
  * The sink Control gives the admin server: counts each failure in
- * `agent_control_admin_auth_failures_total{reason}`, then audits it ({@link authFailureAuditor}).
+ * `agent_control_admin_auth_failures_total{reason}`, then audits it ({@link authFailureAuditor});
+ * a call refused for its role ({@link AuthFailure.deniedTo}) goes to auth-denials.ts instead.
  */
 export function authFailureSink(
   o: AuthFailureAuditorOptions & { readonly metrics: ControlMetrics },
@@ -42,7 +44,13 @@ export function authFailureSink(
     AUTH_FAILURE_REASONS.map((reason) => ({ reason })),
   );
   const audit = authFailureAuditor(o);
+  const denied = permissionDeniedAuditor(o);
   return (failure) => {
+    if (failure.deniedTo !== undefined) {
+      const { deniedTo: token, method, peer, message } = failure;
+      denied({ token, method, peer, message });
+      return;
+    }
     failures.inc({ reason: authFailureReason(failure.message) });
     audit(failure);
   };
@@ -53,6 +61,11 @@ export interface AuthFailure {
   readonly method: string;
   readonly peer: string;
   readonly message: string;
+  /**
+   * Set when the token authenticated but its role may not call `method`: the token's name.
+   * Such a refusal is no authentication failure: it is audited by auth-denials.ts instead.
+   */
+  readonly deniedTo?: string;
 }
 
 /** Options of {@link authFailureAuditor}. */

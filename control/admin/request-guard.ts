@@ -15,7 +15,8 @@ import type {
 } from "@connectrpc/connect/protocol";
 import type { Clock } from "../clock.js";
 import { ControlError, toConnectError } from "../errors.js";
-import { authorizeCall, peerKey, type TokenEntry } from "./auth.js";
+import { authenticate, authorizeCall, peerKey, type TokenEntry } from "./auth.js";
+import type { AuthFailure } from "./auth-failures.js";
 
 /** Byte limits of admin request bodies (what arrives on the wire, and each decoded message). */
 export interface BodyLimits {
@@ -106,8 +107,11 @@ export interface GuardOptions {
   readonly clock: Clock;
   readonly limits: BodyLimits;
   readonly onRefused?: (reason: Refusal) => void;
-  /** Told of each call refused as unauthenticated (no, unknown or expired token). */
-  readonly onAuthFailure?: (failure: { method: string; peer: string; message: string }) => void;
+  /**
+   * Told of each call refused as unauthenticated (no, unknown or expired token), and of each
+   * refused because the token's role may not call it (`deniedTo`: the token's name).
+   */
+  readonly onAuthFailure?: (failure: AuthFailure) => void;
 }
 
 /**
@@ -120,6 +124,19 @@ export function guardRequests(router: ConnectRouter, options: GuardOptions): voi
     const guarded = (req: UniversalServerRequest) => guard(handler, req, options, budget);
     router.handlers[index] = Object.assign(guarded, handler);
   });
+}
+
+/**
+ * The name of the token a request authenticated with, for a call refused for its role (which
+ * authenticated it a moment ago); "unknown" if it no longer authenticates.
+ */
+function tokenName(req: UniversalServerRequest, options: GuardOptions): string {
+  try {
+    const authorization = req.header.get("authorization") ?? undefined;
+    return authenticate(authorization, options.tokens, options.clock.now()).name;
+  } catch {
+    return "unknown";
+  }
 }
 
 interface ByteBudget {
@@ -179,12 +196,14 @@ async function guard(
   } catch (caught) {
     error = ConnectError.from(caught);
     meter.refusal = error.code === Code.PermissionDenied ? "permission_denied" : "unauthenticated";
-    if (meter.refusal === "unauthenticated") {
-      options.onAuthFailure?.({
-        method,
-        peer: req.contextValues?.get(peerKey) ?? "",
-        message: error.rawMessage,
-      });
+    const failure = {
+      method,
+      peer: req.contextValues?.get(peerKey) ?? "",
+      message: error.rawMessage,
+    };
+    if (meter.refusal === "unauthenticated") options.onAuthFailure?.(failure);
+    else {
+      options.onAuthFailure?.({ ...failure, deniedTo: tokenName(req, options) });
     }
   }
   const declared = declaredLength(req.header.get("content-length"));
