@@ -50,6 +50,17 @@ function fleetNodeOf(r: FleetRow): FleetNode {
   };
 }
 
+/**
+ * The revoked nodes per pool: cut off by an administrator until they enroll again, so never
+ * online, and counted apart from the nodes that are merely offline.
+ */
+async function revokedByPool(db: Database): Promise<Map<string, number>> {
+  const result = await db.pool.query<{ pool: string; revoked: number }>(
+    "select pool, count(*)::int as revoked from nodes where revoked_at is not null and not online group by pool",
+  );
+  return new Map(result.rows.map((r) => [r.pool, r.revoked]));
+}
+
 /** Builds the FleetService implementation. */
 export function createFleetService(deps: FleetServiceDeps): ServiceImpl<typeof FleetService> {
   const store = createSqlFleetStore(deps.db.pool);
@@ -60,6 +71,7 @@ export function createFleetService(deps: FleetServiceDeps): ServiceImpl<typeof F
         desired: await tx.readDesired(),
         runs: await tx.campaignsCreatedBy(CONVERGENCE_CREATOR),
       }));
+      const revoked = await revokedByPool(deps.db);
       const runs: ConvergenceRun[] = read.runs.map((c) => ({
         campaignId: c.id,
         desiredId: c.createdBy.slice(CONVERGENCE_CREATOR.length),
@@ -78,6 +90,7 @@ export function createFleetService(deps: FleetServiceDeps): ServiceImpl<typeof F
       return {
         nodes: s.nodes,
         online: s.online,
+        revoked: [...revoked.values()].reduce((sum, n) => sum + n, 0),
         versions: s.versions.map((v) =>
           create(VersionCountSchema, { version: v.key, nodes: v.nodes, online: v.online }),
         ),
@@ -87,6 +100,7 @@ export function createFleetService(deps: FleetServiceDeps): ServiceImpl<typeof F
             nodes: p.nodes,
             online: p.online,
             disabled: p.disabled,
+            revoked: revoked.get(p.key) ?? 0,
           }),
         ),
         desired: s.desired.map((c) =>

@@ -24,7 +24,15 @@ import {
   nodeIdentityHandlers,
 } from "./node-identity-service.js";
 import { labelNodesHandler } from "./node-labels-bulk.js";
-import { decodePageToken, encodePageToken, pageSize } from "./paging.js";
+import {
+  afterCursor,
+  decodeNodeCursor,
+  encodeNodeCursor,
+  nodeIdContains,
+  nodeOrderBy,
+  parseNodeOrder,
+} from "./node-list-order.js";
+import { pageSize } from "./paging.js";
 
 /** Dependencies of the node service. */
 export interface NodeServiceDeps {
@@ -156,7 +164,8 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
     ),
     async listNodes(req) {
       const limit = pageSize(req.pageSize);
-      const after = decodePageToken(req.pageToken);
+      const order = parseNodeOrder(req.orderBy);
+      const after = decodeNodeCursor(req.pageToken, order);
       const where: FilterQuery<NodeRecord> = {};
       const labels = Object.entries(req.labels);
       for (const [key] of labels) {
@@ -173,20 +182,28 @@ export function createNodeService(deps: NodeServiceDeps): ServiceImpl<typeof Nod
       if (req.online !== undefined) where.online = req.online;
       if (req.pool) where.pool = req.pool;
       if (req.agentVersion) where.agentVersion = req.agentVersion;
+      const idSearch = nodeIdContains(req.nodeIdContains);
       // A raw fragment is good for one query: each query gets its own.
-      const filter = () => (req.campaignId ? { $and: [where, inCampaign(req.campaignId)] } : where);
+      const filter = (): FilterQuery<NodeRecord> => ({
+        $and: [
+          where,
+          ...(idSearch ? [idSearch] : []),
+          ...(req.campaignId ? [inCampaign(req.campaignId)] : []),
+        ],
+      });
       const em = deps.db.em();
       const total = await em.count(NodeEntity, filter());
       const page = await em.find(
         NodeEntity,
-        after === undefined ? filter() : { $and: [filter(), { id: { $gt: after } }] },
-        { orderBy: { id: "asc" }, limit: limit + 1 },
+        after === undefined ? filter() : { $and: [filter(), afterCursor(order, after)] },
+        { orderBy: nodeOrderBy(order), limit: limit + 1 },
       );
       const more = page.length > limit;
       const rows = page.slice(0, limit);
       return {
         nodes: await present(rows),
-        nextPageToken: more && rows.length > 0 ? encodePageToken(rows[rows.length - 1]!.id) : "",
+        nextPageToken:
+          more && rows.length > 0 ? encodeNodeCursor(rows[rows.length - 1]!, order) : "",
         totalSize: total,
       };
     },

@@ -129,7 +129,10 @@ describe("the fleet page, a campaign's schedule and the start form in a real bro
       rows.map((r) => r.getAttribute("data-pool")),
     );
     expect(pools).toEqual(["api", "db", "edge", "web"]);
-    expect(await page.$eval("tr[data-pool=web]", (r) => r.textContent)).toBe("web4400");
+    // Pool, nodes, online, offline, revoked, disabled.
+    expect(
+      await page.$$eval("tr[data-pool=web] td", (tds) => tds.map((td) => td.textContent)),
+    ).toEqual(["web", "4", "4", "0", "0", "0"]);
 
     const plan = await page.waitForSelector(`.plan[data-plan='${planId}'][data-phase=running]`);
     expect(await plan.$eval("li[data-group=web] a", (a) => a.getAttribute("href"))).toBe(

@@ -1,6 +1,6 @@
 /**
  * The fleet at a glance (`#/fleet`), what an operator of thousands of nodes asks first: which
- * versions run where (a chart, and per pool online and offline; nodes on a yanked release are
+ * versions run where (a chart, and per pool online, offline and revoked; nodes on a yanked release are
  * marked and counted), how far each desired version
  * is from being reached and why, the rollout plans with their groups, and the campaigns in
  * flight with what each waits for next. One summary read (GetFleetSummary), never a page
@@ -53,8 +53,8 @@ export function FleetPage() {
     ${!s && !summary.error && html`<p class="muted">Loading…</p>`}
     ${
       s &&
-      html`<p class="fleet-total" data-nodes=${s.nodes} data-online=${s.online}>
-        <strong>${s.nodes}</strong> nodes, <strong>${s.online}</strong> online, ${s.nodes - s.online} offline
+      html`<p class="fleet-total" data-nodes=${s.nodes} data-online=${s.online} data-revoked=${s.revoked}>
+        <strong>${s.nodes}</strong> nodes, <strong>${s.online}</strong> online, ${s.nodes - s.online - s.revoked} offline${s.revoked > 0 && `, ${s.revoked} revoked`}
       </p>
       <div class="fleet-grid">
         <div>

@@ -10,6 +10,7 @@ import { CampaignList } from "./campaign-list.js";
 import { CampaignPage } from "./campaign-page.js";
 import { FleetPage } from "./fleet-page.js";
 import { NodeList } from "./node-list.js";
+import { NodePage } from "./node-page.js";
 import { StartCampaignPage } from "./start-campaign-page.js";
 
 function Page({ route }: { route: Route }) {
@@ -24,6 +25,8 @@ function Page({ route }: { route: Route }) {
       return html`<${FleetPage} />`;
     case "nodes":
       return html`<${NodeList} />`;
+    case "node":
+      return html`<${NodePage} id=${route.id} />`;
     case "audit":
       return html`<${AuditLog} />`;
   }
@@ -33,7 +36,12 @@ function Page({ route }: { route: Route }) {
 export function Layout() {
   const route = useRoute();
   const { role, signOut } = useSession();
-  const section = route.page === "campaign" || route.page === "start" ? "campaigns" : route.page;
+  const section =
+    route.page === "campaign" || route.page === "start"
+      ? "campaigns"
+      : route.page === "node"
+        ? "nodes"
+        : route.page;
   const link = (page: "fleet" | "campaigns" | "nodes" | "audit", label: string) =>
     html`<a href=${hrefOf({ page })} class=${section === page ? "active" : ""}>${label}</a>`;
   return html`<header class="top">

@@ -1,12 +1,14 @@
 /**
- * The fleet's nodes, a page at a time, filtered by pool, agent version, whether they are
- * online and the campaign they belong to (the admin API's filters), with the campaign each
- * is in now.
+ * The fleet's nodes, a page at a time, searched by a part of the node id and filtered by
+ * pool, agent version, whether they are online and the campaign they belong to, sorted by
+ * node id, pool, version or last seen (all done by the admin API: 10,000 nodes are never
+ * read at once), with the campaign each is in now; each node id opens the node's page.
  */
 import { html } from "htm/preact";
 import { useState } from "preact/hooks";
 import { formatTime } from "../format.js";
 import { hrefOf } from "../hash-route.js";
+import { type NodeSort, nextSort, orderByOf, sortMark } from "../node-sort.js";
 import { useSession } from "../session.js";
 import { useDebounced } from "../use-debounced.js";
 import { usePoll } from "../use-poll.js";
@@ -27,7 +29,10 @@ export function NodeList() {
   const [version, setVersion] = useState("");
   const [online, setOnline] = useState("");
   const [campaign, setCampaign] = useState("");
+  const [search, setSearch] = useState("");
+  const [sort, setSort] = useState<NodeSort>({ field: "node_id", descending: false });
   const filters = useDebounced({
+    nodeIdContains: search.trim(),
     pool: pool.trim(),
     agentVersion: version.trim(),
     online,
@@ -39,25 +44,37 @@ export function NodeList() {
     (signal) =>
       api.nodes.listNodes(
         {
+          nodeIdContains: filters.nodeIdContains,
           pool: filters.pool,
           agentVersion: filters.agentVersion,
           campaignId: filters.campaignId,
           ...(filters.online === "" ? {} : { online: filters.online === "true" }),
+          orderBy: orderByOf(sort),
           pageSize: PAGE_SIZE,
           pageToken,
         },
         { signal },
       ),
-    [api, JSON.stringify(filters), pageToken],
+    [api, JSON.stringify(filters), orderByOf(sort), pageToken],
   );
   const refilter = (set: (v: string) => void) => (value: string) => {
     set(value);
     setPages([""]);
   };
   const nodes = data?.nodes ?? [];
+  const sortable = (field: NodeSort["field"], label: string) => {
+    const mark = sortMark(sort, field);
+    return html`<th aria-sort=${mark === "" ? "none" : sort.descending ? "descending" : "ascending"}>
+      <button type="button" class="link sort" data-sort=${field} title=${`sort by ${label.toLowerCase()}`} onClick=${() => {
+        setSort(nextSort(sort, field));
+        setPages([""]);
+      }}>${label}${mark}</button>
+    </th>`;
+  };
   return html`<section>
     <h2>Nodes ${data && html`<span class="muted">${data.totalSize}</span>`}</h2>
     <form class="filters" onSubmit=${(e: Event) => e.preventDefault()}>
+      <${FilterField} label="Node id" name="node-id" value=${search} onChange=${refilter(setSearch)} placeholder="web-01" />
       <${FilterField} label="Pool" name="pool" value=${pool} onChange=${refilter(setPool)} />
       <${FilterField} label="Version" name="version" value=${version} onChange=${refilter(setVersion)} placeholder="1.4.0" />
       <${FilterField} label="Online" name="online" value=${online} onChange=${refilter(setOnline)} options=${ONLINE_CHOICES} />
@@ -68,11 +85,11 @@ export function NodeList() {
     ${
       nodes.length > 0 &&
       html`<table class="nodes">
-      <thead><tr><th>Node</th><th>Pool</th><th>Version</th><th>Online</th><th>Campaign</th><th>Platform</th><th>Last seen</th><th>Labels</th></tr></thead>
+      <thead><tr>${sortable("node_id", "Node")}${sortable("pool", "Pool")}${sortable("agent_version", "Version")}<th>Online</th><th>Campaign</th><th>Platform</th>${sortable("last_seen", "Last seen")}<th>Labels</th></tr></thead>
       <tbody>
         ${nodes.map(
           (n) => html`<tr key=${n.nodeId} data-node=${n.nodeId}>
-            <td><code>${n.nodeId}</code>${!n.enabled && html` <span class="badge">disabled</span>`}${n.trustFrozen && html` <span class="badge" data-trust="frozen" title=${`TUF metadata frozen since ${formatTime(n.trustFrozenSince)}: new releases are refused. ${n.trustReason}`}>frozen</span>`}</td>
+            <td><a href=${hrefOf({ page: "node", id: n.nodeId })}><code>${n.nodeId}</code></a>${!n.enabled && html` <span class="badge">disabled</span>`}${n.trustFrozen && html` <span class="badge" data-trust="frozen" title=${`TUF metadata frozen since ${formatTime(n.trustFrozenSince)}: new releases are refused. ${n.trustReason}`}>frozen</span>`}</td>
             <td>${n.pool}</td>
             <td>${n.agentVersion}${n.agentVersionYanked && html` <span class="badge" data-yanked="true" title="an operator yanked this release">yanked</span>`}</td>
             <td>${

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentcontrol/admin/v1/fleet.proto.
  */
 export const file_agentcontrol_admin_v1_fleet: GenFile = /*@__PURE__*/
-  fileDesc("CiFhZ2VudGNvbnRyb2wvYWRtaW4vdjEvZmxlZXQucHJvdG8SFWFnZW50Y29udHJvbC5hZG1pbi52MSIYChZHZXRGbGVldFN1bW1hcnlSZXF1ZXN0IoQCChdHZXRGbGVldFN1bW1hcnlSZXNwb25zZRINCgVub2RlcxgBIAEoBRIOCgZvbmxpbmUYAiABKAUSNQoIdmVyc2lvbnMYAyADKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuVmVyc2lvbkNvdW50Ei8KBXBvb2xzGAQgAygLMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLlBvb2xDb3VudBI6CgdkZXNpcmVkGAUgAygLMikuYWdlbnRjb250cm9sLmFkbWluLnYxLkRlc2lyZWRDb252ZXJnZW5jZRImCgJhdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiPgoMVmVyc2lvbkNvdW50Eg8KB3ZlcnNpb24YASABKAkSDQoFbm9kZXMYAiABKAUSDgoGb25saW5lGAMgASgFIkoKCVBvb2xDb3VudBIMCgRwb29sGAEgASgJEg0KBW5vZGVzGAIgASgFEg4KBm9ubGluZRgDIAEoBRIQCghkaXNhYmxlZBgEIAEoBSLhAQoSRGVzaXJlZENvbnZlcmdlbmNlEjYKB2Rlc2lyZWQYASABKAsyJS5hZ2VudGNvbnRyb2wuYWRtaW4udjEuRGVzaXJlZFZlcnNpb24SDQoFc3RhdGUYAiABKAkSDgoGYmVoaW5kGAMgASgFEjQKB3JlYXNvbnMYBCADKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuQmVoaW5kUmVhc29uEhcKD2ZhaWxlZF9ub2RlX2lkcxgFIAMoCRINCgVhaGVhZBgGIAEoBRIWCg5haGVhZF9ub2RlX2lkcxgHIAMoCSJLCgxCZWhpbmRSZWFzb24SDAoEY29kZRgBIAEoCRIMCgR0ZXh0GAIgASgJEg0KBW5vZGVzGAMgASgFEhAKCG5vZGVfaWRzGAQgAygJMoABCgxGbGVldFNlcnZpY2UScAoPR2V0RmxlZXRTdW1tYXJ5Ei0uYWdlbnRjb250cm9sLmFkbWluLnYxLkdldEZsZWV0U3VtbWFyeVJlcXVlc3QaLi5hZ2VudGNvbnRyb2wuYWRtaW4udjEuR2V0RmxlZXRTdW1tYXJ5UmVzcG9uc2ViBnByb3RvMw", [file_agentcontrol_admin_v1_rollout, file_google_protobuf_timestamp]);
+  fileDesc("CiFhZ2VudGNvbnRyb2wvYWRtaW4vdjEvZmxlZXQucHJvdG8SFWFnZW50Y29udHJvbC5hZG1pbi52MSIYChZHZXRGbGVldFN1bW1hcnlSZXF1ZXN0IpUCChdHZXRGbGVldFN1bW1hcnlSZXNwb25zZRINCgVub2RlcxgBIAEoBRIOCgZvbmxpbmUYAiABKAUSNQoIdmVyc2lvbnMYAyADKAsyIy5hZ2VudGNvbnRyb2wuYWRtaW4udjEuVmVyc2lvbkNvdW50Ei8KBXBvb2xzGAQgAygLMiAuYWdlbnRjb250cm9sLmFkbWluLnYxLlBvb2xDb3VudBI6CgdkZXNpcmVkGAUgAygLMikuYWdlbnRjb250cm9sLmFkbWluLnYxLkRlc2lyZWRDb252ZXJnZW5jZRImCgJhdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHcmV2b2tlZBgHIAEoBSI+CgxWZXJzaW9uQ291bnQSDwoHdmVyc2lvbhgBIAEoCRINCgVub2RlcxgCIAEoBRIOCgZvbmxpbmUYAyABKAUiWwoJUG9vbENvdW50EgwKBHBvb2wYASABKAkSDQoFbm9kZXMYAiABKAUSDgoGb25saW5lGAMgASgFEhAKCGRpc2FibGVkGAQgASgFEg8KB3Jldm9rZWQYBSABKAUi4QEKEkRlc2lyZWRDb252ZXJnZW5jZRI2CgdkZXNpcmVkGAEgASgLMiUuYWdlbnRjb250cm9sLmFkbWluLnYxLkRlc2lyZWRWZXJzaW9uEg0KBXN0YXRlGAIgASgJEg4KBmJlaGluZBgDIAEoBRI0CgdyZWFzb25zGAQgAygLMiMuYWdlbnRjb250cm9sLmFkbWluLnYxLkJlaGluZFJlYXNvbhIXCg9mYWlsZWRfbm9kZV9pZHMYBSADKAkSDQoFYWhlYWQYBiABKAUSFgoOYWhlYWRfbm9kZV9pZHMYByADKAkiSwoMQmVoaW5kUmVhc29uEgwKBGNvZGUYASABKAkSDAoEdGV4dBgCIAEoCRINCgVub2RlcxgDIAEoBRIQCghub2RlX2lkcxgEIAMoCTKAAQoMRmxlZXRTZXJ2aWNlEnAKD0dldEZsZWV0U3VtbWFyeRItLmFnZW50Y29udHJvbC5hZG1pbi52MS5HZXRGbGVldFN1bW1hcnlSZXF1ZXN0Gi4uYWdlbnRjb250cm9sLmFkbWluLnYxLkdldEZsZWV0U3VtbWFyeVJlc3BvbnNlYgZwcm90bzM", [file_agentcontrol_admin_v1_rollout, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message agentcontrol.admin.v1.GetFleetSummaryRequest
@@ -72,6 +72,14 @@ export type GetFleetSummaryResponse = Message<"agentcontrol.admin.v1.GetFleetSum
    * @generated from field: google.protobuf.Timestamp at = 6;
    */
   at?: Timestamp | undefined;
+
+  /**
+   * Nodes an administrator revoked (cut off until they enroll again; never online): of the
+   * nodes that are not online, the ones that are not merely offline.
+   *
+   * @generated from field: int32 revoked = 7;
+   */
+  revoked: number;
 };
 
 /**
@@ -137,6 +145,13 @@ export type PoolCount = Message<"agentcontrol.admin.v1.PoolCount"> & {
    * @generated from field: int32 disabled = 4;
    */
   disabled: number;
+
+  /**
+   * Nodes an administrator revoked (never online until they enroll again).
+   *
+   * @generated from field: int32 revoked = 5;
+   */
+  revoked: number;
 };
 
 /**
