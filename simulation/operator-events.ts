@@ -22,7 +22,8 @@ import { OLD, SIM_RULES, type SimWorld, TARGET } from "./sim-world.js";
  * is queued to {@link SimWorld.pending} at its time and runs the administrator's start itself
  * (`control/admin/campaign-start.ts` on the memory stores, under {@link SIM_RULES}); it counts in
  * {@link SimWorld.campaignsStarted} once it started or was refused, and retries a second later
- * while a node it takes is busy or the store fails. Commands go through the administrator's
+ * while a node it takes is busy or the store fails (a start whose commit applied though the call
+ * failed is found listed and counts as started). Commands go through the administrator's
  * `submitCommand` too (refused when they cannot apply, as the API refuses them).
  */
 export function scheduleOperator(world: SimWorld): void {
@@ -51,11 +52,16 @@ export function scheduleOperator(world: SimWorld): void {
     const start = async (): Promise<void> => {
       let campaign: CampaignState;
       try {
-        campaign = await startCampaign(admin, {
-          spec: resolveSpec(plan.spec, SIM_RULES.policy),
-          actor: { name: "operator", ip: "" },
-          id: plan.id,
-        });
+        // A start whose commit applied but reported an error (a lost connection) did start:
+        // the operator sees its campaign listed and does not start it again.
+        const started = store.tables.campaigns.get(plan.id)?.campaign;
+        campaign =
+          started ??
+          (await startCampaign(admin, {
+            spec: resolveSpec(plan.spec, SIM_RULES.policy),
+            actor: { name: "operator", ip: "" },
+            id: plan.id,
+          }));
       } catch (error) {
         if (error instanceof ControlError && error.code !== "node_busy") {
           world.campaignsStarted++;

@@ -112,6 +112,11 @@ export interface Scenario {
    */
   readonly clockSkew?: ClockSkew | undefined;
   /**
+   * Single database calls that fail (`db-errors.ts`): each call of the store fails with this
+   * probability, half before it writes and half after its commit. With faults only; absent: none.
+   */
+  readonly dbErrors?: { readonly rate: number } | undefined;
+  /**
    * The virtual time the run starts at, epoch ms (`dst-days.ts`: shortly before a daylight-saving
    * change of 2026); every time of the scenario is already shifted by it. Absent: 0.
    */

@@ -6,7 +6,8 @@
  *
  * Generation 1 holds the units the long runs' seeds were pinned on; generation 2 adds the faults
  * of issue 36 (`agent-faults.ts`, `old-control.ts`); generation 3 the Controls' clocks that
- * disagree and step (`clock-faults.ts`).
+ * disagree and step (`clock-faults.ts`); generation 4 single database calls that fail, before
+ * they write or after their commit (`db-errors.ts`).
  */
 import { scheduleAdminActions } from "./admin-events.js";
 import { withLostAfterUpgrade, withReportsThatLie } from "./agent-faults.js";
@@ -15,6 +16,7 @@ import { withClockSkew } from "./clock-faults.js";
 import { convergenceAborter } from "./convergence-aborts.js";
 import { scheduleConvergenceBurst } from "./convergence-burst-events.js";
 import { withConvergenceBurst } from "./convergence-bursts.js";
+import { scheduleDbErrors, withDbErrors } from "./db-errors.js";
 import { deferralAborter } from "./deferral-aborts.js";
 import { withDeferralBudget } from "./deferral-budget.js";
 import { withDeferrals, withMaxDefer } from "./deferral-scenario.js";
@@ -36,7 +38,7 @@ import { scheduleSoakTakeover, withSoakTakeovers } from "./soak-takeovers.js";
 import type { ScenarioUnit } from "./units.js";
 
 /** The newest generation of the registry. */
-export const LATEST_GENERATION = 3;
+export const LATEST_GENERATION = 4;
 
 /** Every registered feature and fault, in the order they vary and schedule. */
 export const SCENARIO_UNITS: readonly ScenarioUnit[] = [
@@ -196,6 +198,17 @@ export const SCENARIO_UNITS: readonly ScenarioUnit[] = [
     kind: "fault",
     since: 3,
     fleet: withClockSkew,
+  },
+  // ---- generation 4: database errors that are not an outage ----
+  {
+    name: "single database calls failing, before they write or after their commit",
+    kind: "fault",
+    since: 4,
+    fleet: withDbErrors,
+    schedule: (world) => {
+      scheduleDbErrors(world);
+      return undefined;
+    },
   },
 ];
 
