@@ -75,11 +75,15 @@ function batchStateToProto(state: BatchState): BatchStateEnum {
   return BatchStateEnum[state.toUpperCase() as keyof typeof BatchStateEnum];
 }
 
+/** Why a plan skips a node an administrator revoked. */
+const REVOKED_SKIP_MESSAGE = "revoked by an administrator: it cannot connect before `node reset`";
+
 /**
  * The Plan answer, with its duration estimate when given (`estimate.ts`) and, given the
  * resolved `spec`, each batch's tolerated failures (floor of the threshold's share of its nodes
  * not skipped, as the breach rule counts them) and what bounds the estimate
- * (`plan-estimate-bounds.ts`).
+ * (`plan-estimate-bounds.ts`). The `revoked` nodes of the plan (not skipped otherwise) are
+ * a skipped group of their own, code node_revoked, out of the tolerated failures' count.
  */
 export function planToProto(
   plan: Plan,
@@ -87,11 +91,15 @@ export function planToProto(
   plannedAt?: number,
   yankedPrevious: readonly string[] = [],
   spec?: CampaignSpec,
+  revoked: readonly string[] = [],
 ): PlanCampaignResponse {
   const finite = (ms: number | undefined) =>
     ms !== undefined && Number.isFinite(ms) ? timestampFromDate(new Date(ms)) : undefined;
   const skipped = new Set(plan.skips.flatMap((k) => k.nodeIds));
   for (const id of plan.unsupportedNodeIds) skipped.add(id);
+  // A revoked node is skipped node_revoked at its batch's start (`offer.ts`), whatever else.
+  const revokedSkip = revoked.filter((id) => !skipped.has(id));
+  for (const id of revokedSkip) skipped.add(id);
   const tolerated = (nodeIds: readonly string[]): number => {
     if (spec === undefined) return 0;
     const offerable = nodeIds.filter((id) => !skipped.has(id)).length;
@@ -118,7 +126,12 @@ export function planToProto(
     totalNodes: plan.totalNodes,
     unsupportedNodeIds: [...plan.unsupportedNodeIds],
     upToDateNodeIds: [...plan.upToDateNodeIds],
-    skipped: plan.skips.map((k) => ({ code: k.code, message: k.message, nodeIds: [...k.nodeIds] })),
+    skipped: [
+      ...plan.skips.map((k) => ({ code: k.code, message: k.message, nodeIds: [...k.nodeIds] })),
+      ...(revokedSkip.length === 0
+        ? []
+        : [{ code: "node_revoked", message: REVOKED_SKIP_MESSAGE, nodeIds: revokedSkip }]),
+    ],
     yankedPreviousNodeIds: [...yankedPrevious],
     earliestEnd: finite(estimate?.earliestEndAt),
     latestEnd: finite(estimate?.latestEndAt),

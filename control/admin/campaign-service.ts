@@ -44,6 +44,7 @@ import {
 } from "./campaign-convert.js";
 import { retrySettingsFromProto, specInputFromProto } from "./campaign-spec-convert.js";
 import { planOnly, retryCampaign, type StartDeps, startCampaign } from "./campaign-start.js";
+import { revokedNodeIds } from "./node-status-reads.js";
 import { decodePageToken, encodePageToken, pageSize } from "./paging.js";
 import { sqlReleaseLookup } from "./release-lookup.js";
 
@@ -143,7 +144,18 @@ export function createCampaignService(
         specInputFromProto(req.spec, deps.policy),
       );
       const now = deps.clock.now().getTime();
-      return planToProto(plan, estimateCampaign(spec, plan, now), now, yankedPrevious, spec);
+      const revoked = await revokedNodeIds(
+        deps.db,
+        plan.nodes.map((n) => n.nodeId),
+      );
+      return planToProto(
+        plan,
+        estimateCampaign(spec, plan, now),
+        now,
+        yankedPrevious,
+        spec,
+        revoked,
+      );
     },
 
     async startCampaign(req, ctx) {

@@ -18,6 +18,7 @@ import type { Database } from "../db/database.js";
 import { unlistedReason } from "../tuf/listed.js";
 import { type Principal, principalKey } from "./auth.js";
 import { clearDesired, type DesiredDeps, setDesired } from "./desired-commands.js";
+import { verifyingNodeIds } from "./node-status-reads.js";
 import { sqlReleaseLookup } from "./release-lookup.js";
 
 /** What the service needs. */
@@ -37,18 +38,6 @@ const actorOf = (ctx: HandlerContext): Principal => ctx.values.get(principalKey)
 function tufUnlisted(tufDir: string | undefined): DesiredDeps["unusable"] {
   if (tufDir === undefined) return undefined;
   return (r) => unlistedReason(tufDir, r.version, r.sequence);
-}
-
-/**
- * The ids of the nodes verifying in an unfinished campaign: back on its target, their config
- * grace not over, so not yet confirmed there.
- */
-export async function verifyingNodeIds(db: Database): Promise<ReadonlySet<string>> {
-  const result = await db.pool.query<{ node_id: string }>(
-    `select distinct cn.node_id from campaign_nodes cn join campaigns c on c.id = cn.campaign_id
-      where c.finished_at is null and cn.state = 'verifying'`,
-  );
-  return new Set(result.rows.map((r) => r.node_id));
 }
 
 /**

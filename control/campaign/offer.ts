@@ -22,7 +22,7 @@ import { windowOpen } from "./windows.js";
 
 /**
  * Settles the current batch's waiting nodes that need no offer: disabled → skipped
- * (node_disabled, before anything else); already on the target → succeeded (already_current);
+ * (node_disabled, before anything else); revoked → skipped (node_revoked); already on the target → succeeded (already_current);
  * known to lack upgrade.v1 → skipped (upgrade_unsupported). Nodes without facts are left
  * waiting (nothing is known about them).
  */
@@ -47,6 +47,8 @@ export function settleWithoutOffer(d: Draft): void {
     if (resumeTakenDelivery(d, n)) continue;
     if (f.disabled) {
       skipDisabled(d, n);
+    } else if (f.revoked === true) {
+      skipRevokedWaiting(d, n);
     } else if (f.agentVersion === d.target.version) {
       updateNode(
         d,
@@ -83,6 +85,24 @@ function skipDisabled(d: Draft, n: CampaignNode): void {
     n,
     { state: "skipped", code: "node_disabled", message: "disabled by an administrator" },
     "skipped disabled",
+  );
+}
+
+/**
+ * Settles a waiting node an administrator revoked: it cannot connect before `node reset`, so it
+ * is skipped at once (node_revoked), out of the threshold's denominator, rather than holding
+ * its batch until it ends skipped node_offline.
+ */
+function skipRevokedWaiting(d: Draft, n: CampaignNode): void {
+  updateNode(
+    d,
+    n,
+    {
+      state: "skipped",
+      code: "node_revoked",
+      message: "revoked by an administrator: it cannot connect before `node reset`",
+    },
+    "skipped revoked",
   );
 }
 
