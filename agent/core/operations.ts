@@ -195,6 +195,15 @@ async function upgrade(host: OperationHost, opId: string, op: AgentUpgrade, repo
   host.restart("upgrade");
 }
 
+/**
+ * Reinstates the release this node recorded as its previous one, and nothing else: a rollback
+ * naming another version fails `no_previous_version`. Neither the release's signature expiry
+ * nor the channel's current TUF listing is checked, by decision (docs/decisions.md, "An
+ * Agent's rollback goes to its recorded previous release, whatever its trust now"): the node
+ * verified that release when it installed it, no bytes or metadata come with a rollback, the
+ * sequence floors do not move, and a newer release delists it from the channel the moment an
+ * operator needs the way back.
+ */
 async function rollback(host: OperationHost, opId: string, op: AgentRollback, report: Reporter) {
   const { FAILED, ACCEPTED, RESTARTING, REINSTATED } = OperationPhase;
   const current = host.state.version;
