@@ -12,6 +12,12 @@ import { adminSocketOf, UNIX_SOCKET_PATH_MAX } from "./shared/local-endpoint.js"
 export interface AdminLimitsConfig {
   /** Connections open at once on the admin port (downloads served there count too). */
   readonly adminMaxConnections: number;
+  /**
+   * Connections one remote address (an IPv6 /64) holds at once on the admin TCP port (default
+   * 256, at most `adminMaxConnections`); the next is closed at accept. Raise it for a proxy
+   * that brings every client from one address.
+   */
+  readonly adminConnectionsPerAddress: number;
   /** The largest request body of every admin RPC but `RegisterRelease`. */
   readonly adminRequestBytes: number;
   /** The largest `RegisterRelease` body (envelope and artifact files; operators only). */
@@ -54,8 +60,11 @@ export function readAdminLimits(
       `limits.adminBytesInFlight: ${inFlight} must be at least limits.adminReleaseBytes and limits.adminRequestBytes (${Math.max(requestBytes, releaseBytes)})`,
     );
   }
+  const maxConnections = v.integer(limits, "limits.adminMaxConnections", 4096, 1, 1_000_000);
+  const perAddress = v.integer(limits, "limits.adminConnectionsPerAddress", 256, 1, 1_000_000);
   return {
-    adminMaxConnections: v.integer(limits, "limits.adminMaxConnections", 4096, 1, 1_000_000),
+    adminMaxConnections: maxConnections,
+    adminConnectionsPerAddress: Math.min(perAddress, maxConnections),
     adminRequestBytes: requestBytes,
     adminReleaseBytes: releaseBytes,
     adminBytesInFlight: inFlight,
@@ -94,6 +103,7 @@ export function adminServerLimits(config: {
   const { limits, timeouts } = config;
   return {
     maxConnections: limits.adminMaxConnections,
+    connectionsPerAddress: limits.adminConnectionsPerAddress,
     requestBytes: limits.adminRequestBytes,
     releaseBytes: limits.adminReleaseBytes,
     bytesInFlight: limits.adminBytesInFlight,

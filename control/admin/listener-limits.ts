@@ -19,6 +19,11 @@ import type { Server as NetServer, Socket } from "node:net";
 export interface ListenerLimits {
   /** Connections open at once; more are closed as soon as they are accepted. */
   readonly maxConnections: number;
+  /**
+   * Connections one remote address holds at once on the TCP port (address-connections.ts);
+   * undefined: no bound of its own.
+   */
+  readonly connectionsPerAddress?: number;
   /** A request's headers (and a new connection's first bytes or first stream) must arrive within this. */
   readonly headersTimeoutMs: number;
   /** A whole HTTP/1.1 request, body included, must arrive within this. */

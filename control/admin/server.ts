@@ -24,6 +24,7 @@ import type { HttpRoute } from "../shared/http-route.js";
 import type { ListenAddress } from "../shared/listen-address.js";
 import { nulTextPath } from "../shared/nul-text.js";
 import type { AdminTlsConfig } from "../tls/config.js";
+import { boundConnectionsPerAddress } from "./address-connections.js";
 import { listenAdminSocket, prepareAdminSocket } from "./admin-socket.js";
 import { authInterceptor, peerKey, type TokenEntry } from "./auth.js";
 import { errorFunnel } from "./error-funnel.js";
@@ -89,7 +90,7 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   );
   const refusedConnections = metrics.counter(
     "agent_control_admin_connections_refused_total",
-    "Admin connections closed on accept: limits.adminMaxConnections were open.",
+    "Admin connections closed on accept: limits.adminMaxConnections were open, or their address held limits.adminConnectionsPerAddress.",
   );
   const draining = new AbortController();
   let adminServices: readonly DescService[] = [];
@@ -164,6 +165,14 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     ? secureServer(options.tls, handler, limits, sockets, linger)
     : sniffingServer(handler, http1, sockets, limits, linger);
   capConnections(server, limits, () => refusedConnections.inc());
+  if (limits.connectionsPerAddress !== undefined) {
+    boundConnectionsPerAddress(server, {
+      perAddress: limits.connectionsPerAddress,
+      clock: options.clock,
+      log,
+      refused: () => refusedConnections.inc(),
+    });
+  }
   metrics.gauge(
     "agent_control_admin_connections",
     "Admin connections open now.",

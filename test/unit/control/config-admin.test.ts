@@ -19,6 +19,7 @@ describe("the admin listener's limits in the config", () => {
     const config = loadConfig({ env: {} });
     expect(adminServerLimits(config)).toEqual({
       maxConnections: 4096,
+      connectionsPerAddress: 256,
       requestBytes: MiB,
       releaseBytes: 256 * MiB,
       bytesInFlight: 512 * MiB,
@@ -41,6 +42,7 @@ describe("the admin listener's limits in the config", () => {
       overrides: {
         limits: {
           adminMaxConnections: 10,
+          adminConnectionsPerAddress: 3,
           adminRequestBytes: 65536,
           adminReleaseBytes: 4 * MiB,
           adminBytesInFlight: 5 * MiB,
@@ -55,6 +57,7 @@ describe("the admin listener's limits in the config", () => {
     });
     expect(adminServerLimits(config)).toMatchObject({
       maxConnections: 10,
+      connectionsPerAddress: 3,
       requestBytes: 65536,
       releaseBytes: 4 * MiB,
       bytesInFlight: 5 * MiB,
