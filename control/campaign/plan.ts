@@ -292,7 +292,9 @@ export function planCampaign(
   const byPlatform = new Map<string, string[]>();
   for (const c of wrongPlatform) {
     const p = c.platform as string;
-    byPlatform.set(p, [...(byPlatform.get(p) ?? []), c.id]);
+    const ids = byPlatform.get(p);
+    if (ids === undefined) byPlatform.set(p, [c.id]);
+    else ids.push(c.id);
   }
   for (const [platform, nodeIds] of [...byPlatform].sort(([a], [b]) => (a < b ? -1 : 1))) {
     skips.push({

@@ -1,7 +1,8 @@
 /**
  * A counting wrapper for cost tests: while `fn` runs, every call of an Array method that may
  * visit or move each element (includes, indexOf, find, some, filter, map, splice, …) adds the array's length
- * to the count, and every comparison a sort makes adds one. Set and Map lookups are not
+ * to the count, every element its iterator hands out (for…of, spread) adds one, and every
+ * comparison a sort makes adds one. Set and Map lookups are not
  * counted (constant time). Wall time is never read: the count is the same on any host, so a
  * test can pin how the work grows with the fleet (a linear scan per candidate counts n² where
  * a set lookup counts n).
@@ -82,10 +83,27 @@ function installCounter(): { visits: () => number; restore: () => void } {
           };
     return sort.call(this, counted);
   };
+  // Every element an array's iterator hands out (for…of, spread, Array.from, destructuring).
+  const iterate = Array.prototype[Symbol.iterator];
+  Array.prototype[Symbol.iterator] = function (this: unknown[]) {
+    const inner = iterate.call(this);
+    const counting: IterableIterator<unknown> = {
+      next() {
+        const step = inner.next();
+        if (step.done !== true) visits++;
+        return step;
+      },
+      [Symbol.iterator]() {
+        return counting;
+      },
+    };
+    return counting as ArrayIterator<unknown>;
+  };
   return {
     visits: () => visits,
     restore: () => {
       for (const [name, original] of saved) proto[name] = original;
+      Array.prototype[Symbol.iterator] = iterate;
     },
   };
 }
