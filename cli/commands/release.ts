@@ -5,7 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import { parseEnvelope, parseManifest, sha256Hex } from "../../control/shared/release/index.js";
 import {
   type ArtifactFile,
@@ -14,6 +14,7 @@ import {
   ListReleasesResponseSchema,
   RegisterReleaseResponseSchema,
   type Release,
+  type ReleaseService,
   YankReleaseResponseSchema,
 } from "../../proto/gen/agentcontrol/admin/v1/release_pb.js";
 import type { UploadWatch } from "../admin-transport.js";
@@ -55,6 +56,29 @@ export async function artifactFilesFor(
     files.push(create(ArtifactFileSchema, { platform, content }));
   }
   return files;
+}
+
+/**
+ * The platforms whose artifact file Control already holds for exactly this envelope (the
+ * same bytes registered, by their sha256, and the file not pruned): registering the envelope
+ * again need not upload them. Empty when the version is not registered or was registered
+ * from another envelope (Control then decides, with every file uploaded).
+ */
+async function heldArtifacts(
+  ctx: Context,
+  releases: Client<typeof ReleaseService>,
+  envelope: Uint8Array,
+): Promise<Set<string>> {
+  const { version } = parseManifest(parseEnvelope(envelope).payload);
+  const found = await releases.getRelease({ version }, { signal: ctx.signal }).catch((error) => {
+    if (ConnectError.from(error).code === Code.NotFound) return undefined;
+    throw error;
+  });
+  const release = found?.release;
+  if (release === undefined || release.envelopeSha256 !== sha256Hex(envelope)) return new Set();
+  return new Set(
+    release.artifacts.filter((a) => a.servedByControl && !a.pruned).map((a) => a.platform),
+  );
 }
 
 /** Formats releases as the `release list` table. */
@@ -183,15 +207,22 @@ export const releaseGroup: CommandGroup = {
             "directory holding the files the manifest names (default: the envelope's directory)",
         },
       },
-      details: "With --json the output is a RegisterReleaseResponse.",
+      details:
+        "Registering an envelope Control already holds uploads none of the artifact files it\n" +
+        "still stores (same envelope, same sha256): only pruned files travel again.\n" +
+        "With --json the output is a RegisterReleaseResponse.",
       async run(ctx, { values, positionals }) {
         const [path = ""] = expectPositionals(positionals, ["ENVELOPE"]);
         checkReadable(path, "ENVELOPE");
         const dir = stringFlag(values, "artifacts");
         if (dir !== undefined) checkReadable(dir, "--artifacts", "dir");
         const envelope = await readFile(path);
-        const artifacts = await artifactFilesFor(envelope, dir ?? dirname(path));
+        const local = await artifactFilesFor(envelope, dir ?? dirname(path));
         const clients = await ctx.clients();
+        const held = await heldArtifacts(ctx, clients.releases, envelope);
+        // Control verifies the envelope again either way; only the bytes it lacks travel.
+        const artifacts = local.filter((a) => !held.has(a.platform));
+        const skipped = local.length - artifacts.length;
         const response = await withUploadProgress(
           ctx,
           clients.uploads,
@@ -206,7 +237,7 @@ export const releaseGroup: CommandGroup = {
           ctx.stdout.write(
             response.created
               ? `registered release ${r?.version} (sequence ${r?.sequence}), signed by ${r?.signerKeyIds.join(", ")}\n`
-              : `release ${r?.version} (sequence ${r?.sequence}) was already registered; nothing changed\n`,
+              : `release ${r?.version} (sequence ${r?.sequence}) was already registered; nothing changed${skipped > 0 && artifacts.length === 0 ? ` (Control holds its artifact file${skipped === 1 ? "" : "s"}: nothing uploaded)` : ""}\n`,
           );
         }
         return 0;

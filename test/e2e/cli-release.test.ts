@@ -203,6 +203,22 @@ describe("agentctl release against a real Control", { timeout: 120_000 }, () => 
     expect(await stored(sha256)).toBe(true);
   });
 
+  it("registers the same envelope again without uploading the artifacts Control holds, and says so", async () => {
+    const path = join(dir, "own-2.9.0", "2.9.0.json");
+    const result = await agentctl(["release", "register", path], env);
+    expect(result.code, result.stderr).toBe(0);
+    // No upload progress: the 24 MiB were not sent again.
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toBe(
+      "release 2.9.0 (sequence 29) was already registered; nothing changed (Control holds its artifact file: nothing uploaded)\n",
+    );
+    const json = await agentctl(["release", "register", path, "--json"], env);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      created: false,
+      release: { version: "2.9.0" },
+    });
+  });
+
   it("prunes the artifact bytes of releases nothing needs: yanked first, keeping what nodes run and may roll back to and the newest N; --dry-run changes nothing; the metadata stays", async () => {
     const kib = 64 * 1024;
     const r = {
