@@ -25,6 +25,7 @@ import { createSqlFleetStore, type FleetRow } from "../campaign-store/index.js";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { desiredMessageOf } from "./desired-service.js";
+import { verifyingNodeIds } from "./node-status-reads.js";
 
 /** What the service needs. */
 export interface FleetServiceDeps {
@@ -72,6 +73,7 @@ export function createFleetService(deps: FleetServiceDeps): ServiceImpl<typeof F
         runs: await tx.campaignsCreatedBy(CONVERGENCE_CREATOR),
       }));
       const revoked = await revokedByPool(deps.db);
+      const verifying = await verifyingNodeIds(deps.db);
       const runs: ConvergenceRun[] = read.runs.map((c) => ({
         campaignId: c.id,
         desiredId: c.createdBy.slice(CONVERGENCE_CREATOR.length),
@@ -105,7 +107,7 @@ export function createFleetService(deps: FleetServiceDeps): ServiceImpl<typeof F
         ),
         desired: s.desired.map((c) =>
           create(DesiredConvergenceSchema, {
-            desired: desiredMessageOf(c.desired, read.rows, read.desired),
+            desired: desiredMessageOf(c.desired, read.rows, read.desired, verifying),
             state: c.state,
             behind: c.behind,
             reasons: c.reasons.map((r) =>

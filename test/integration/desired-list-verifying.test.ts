@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeState } from "../../proto/gen/agentcontrol/admin/v1/campaign_pb.js";
+import { FleetService } from "../../proto/gen/agentcontrol/admin/v1/fleet_pb.js";
 import { agentctl } from "../helpers/agentctl.js";
 import { eventually } from "../helpers/raw-agent.js";
 import { type CampaignFixture, campaignFixture, NEW, waitForCampaign } from "./campaign-fixture.js";
@@ -60,5 +61,8 @@ describe("agentctl desired list while nodes verify", { timeout: 180_000 }, () =>
     };
     expect(json.desiredVersions[0]).toMatchObject({ nodes: 3, verifying: 3 });
     expect(json.desiredVersions[0]?.converged ?? 0).toBe(0);
+    // The dashboard's fleet summary counts them the same way.
+    const summary = await f.tc.client(FleetService).getFleetSummary({});
+    expect(summary.desired[0]?.desired).toMatchObject({ nodes: 3, converged: 0, verifying: 3 });
   });
 });
