@@ -6,7 +6,7 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -124,6 +124,30 @@ describe("the packed, globally installed agentctl", { timeout: 120_000 }, () => 
     expect(doc.client.version).toBe(VERSION);
     expect(doc.server).toMatchObject({ version: VERSION, url: tc.adminUrl });
     expect(doc.server.instanceId).not.toBe("");
+  });
+
+  it("runs as plain agentctl from a symlink on the PATH to the built bundle, as install.md puts it on the Control host", async () => {
+    const links = join(dir, "usr-local-bin");
+    await mkdir(links);
+    await symlink(join(dir, "package", "agentctl.mjs"), join(links, "agentctl"));
+    const linked = await new Promise<Result>((done) => {
+      const started = performance.now();
+      execFile(
+        "agentctl",
+        ["version", "-o", "yaml"],
+        { cwd: dir, env: { ...env, PATH: `${links}:${dirname(process.execPath)}` } },
+        (error, stdout, stderr) =>
+          done({
+            code: error ? Number(error.code ?? 1) : 0,
+            stdout,
+            stderr,
+            ms: performance.now() - started,
+          }),
+      );
+    });
+    expect(linked.stderr).toBe("");
+    expect(linked.code).toBe(0);
+    expect(parse(linked.stdout)).toMatchObject({ client: { version: VERSION } });
   });
 
   it("prints an error's details and refuses an unconfirmed start without a terminal", async () => {
