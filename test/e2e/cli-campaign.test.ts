@@ -66,8 +66,9 @@ describe("agentctl campaign against a real Control", { timeout: 120_000 }, () =>
     expect(watched.code).toBe(0);
     const lines = watched.stdout.trimEnd().split("\n");
     expect(lines.at(-1)).toMatch(new RegExp(`campaign ${id}  completed  batch 2/2  succeeded=6`));
-    // A line per phase or batch change, not one per node change (6 nodes, 4 changes each).
-    expect(lines.length).toBeLessThanOrEqual(6);
+    // A line per state change and at most one a second while only counts move, not one per
+    // node change (6 nodes, 4 changes each): campaign-watch-progress.test.ts times them.
+    expect(lines.length).toBeLessThan(6 * 4);
 
     const events = await agentctl(["campaign", "watch", id, "--events"], env);
     expect(events.code).toBe(0);
