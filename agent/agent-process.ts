@@ -6,6 +6,7 @@
  * `current` points at) or when it is stopped.
  */
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import {
   type AgentMessage,
@@ -341,6 +342,8 @@ class RealAgent implements OperationHost, SessionHost {
         policy: this.options.downloadPolicy,
         nodeToken: this.state.nodeToken,
         tls: this.options.downloadTls,
+        // Kept bytes of a cut download, resumed after a cut or a restart.
+        partialDir: join(this.options.paths.root, "downloads"),
       },
       signal,
     );

@@ -1,6 +1,7 @@
 /**
  * Per-process artifact cache: ten thousand simulated agents of one process share one download
- * per sha256 instead of fetching the same URL at once.
+ * per sha256 instead of fetching the same URL at once. A shared download resumes after a cut
+ * as the Agent's does, its bytes kept in memory (download-resume.ts).
  */
 import {
   abortedResult,
@@ -8,8 +9,8 @@ import {
   type DownloadRequest,
   type DownloadResult,
   type FetchedArtifact,
-  fetchArtifact,
 } from "./download.js";
+import { downloadResumable } from "./download-resume.js";
 
 /**
  * Per-process artifact cache keyed by expected sha256. Concurrent requests for the same
@@ -42,12 +43,15 @@ export class ArtifactCache {
     let pending = this.#inflight.get(key);
     if (pending === undefined) {
       this.downloads++;
-      pending = fetchArtifact(
-        request.url,
-        request.size,
-        this.#policy,
+      pending = downloadResumable(
+        {
+          url: request.url,
+          size: request.size,
+          sha256: request.sha256,
+          policy: this.#policy,
+          authorization: request.authorization,
+        },
         this.#signal,
-        request.authorization,
       );
       this.#inflight.set(key, pending);
       void pending.then((result) => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { MAX_FRUITLESS_RESUMES } from "../../../agent/core/download-resume.js";
 import { eventually, type Harness, phases, startHarness } from "./harness.js";
 import { makeRelease, newKey, upgradeOp } from "./release-fixture.js";
 
@@ -17,13 +18,13 @@ async function started(options: Parameters<typeof startHarness>[0] = {}): Promis
 }
 
 /** Waits until `opId` got a final report (REFUSED, FAILED or RESTARTING). */
-async function settle(harness: Harness, opId: string, nodeId = NODE) {
+async function settle(harness: Harness, opId: string, nodeId = NODE, timeoutMs = 5000) {
   await eventually(
     () =>
       ["REFUSED", "FAILED", "RESTARTING"].includes(
         phases(harness.control.reports(nodeId, opId)).at(-1) ?? "",
       ),
-    5000,
+    timeoutMs,
     `${opId} to settle`,
   );
   return phases(harness.control.reports(nodeId, opId));
@@ -89,7 +90,7 @@ describe("upgrading a simulated agent", () => {
     },
   );
 
-  it("fails with download_failed on an HTTP error and on a stalled download", async () => {
+  it("fails with download_failed on an HTTP error and on a download that stalls on every resume", async () => {
     const { control, artifacts, key } = await started({ downloadStallMs: 200 });
     const release = await makeRelease(artifacts, key, "1.1.0", 2);
     artifacts.routes.set("/1.1.0/linux-amd64", { kind: "status", code: 503 });
@@ -99,7 +100,10 @@ describe("upgrading a simulated agent", () => {
     const second = await makeRelease(artifacts, key, "1.2.0", 3);
     artifacts.routes.set("/1.2.0/linux-amd64", { kind: "stall", first: new Uint8Array(10) });
     control.send(NODE, upgradeOp("op-2", second));
-    await settle(h!, "op-2");
+    // A stall is a cut: resumed (the server ignores the range and stalls again) until
+    // MAX_FRUITLESS_RESUMES in a row kept nothing new, after the Agent's backoff.
+    await settle(h!, "op-2", NODE, 30_000);
+    expect(artifacts.hits.get("/1.2.0/linux-amd64")).toBe(2 + MAX_FRUITLESS_RESUMES);
     expect(control.reports(NODE, "op-2").at(-1)).toMatchObject({ code: "download_failed" });
     expect(control.reports(NODE, "op-2").at(-1)!.message).toContain("no data for 200 ms");
   });
