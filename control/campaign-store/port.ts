@@ -314,9 +314,9 @@ export interface CampaignStore {
   /**
    * The unacknowledged, deliverable operations worth re-sending at `filter.now`, oldest first,
    * by the one rule of `worthResending` (control/campaign/resend-rules.ts): an upgrade only
-   * while the engine would offer it (node offered, applying or restarting; campaign running;
-   * a window open; target not yanked), so no Agent first receives one after an abort, while
-   * paused or outside the windows; a confirm unless its release was yanked; a rollback whatever
+   * while the engine would offer it (node offered, applying or restarting, and enabled;
+   * campaign running; a window open; target not yanked), so no Agent first receives one after
+   * an abort, while paused, outside the windows or once its node is disabled; a confirm unless its release was yanked; a rollback whatever
    * its node's state (a node that returns on the target after its batch rolled back is rolled
    * back then), unless the release it restores was yanked or the node belongs to a campaign
    * created later (an old rollback never undoes a newer upgrade).

@@ -8,8 +8,8 @@
  * when the node's stream is welcomed again, and every `resendAfterMs` while the node is
  * connected and has not reported. Only operations that still matter are re-sent, judged as a
  * first delivery (`worthResending`, {@link CampaignStore.unackedOperations}): an upgrade while
- * the node is offered/applying/restarting and its campaign offers (running, inside a window,
- * target not yanked), a rollback until reported on unless its release was yanked since (it
+ * the node is offered/applying/restarting and enabled and its campaign offers (running, inside
+ * a window, target not yanked), a rollback until reported on unless its release was yanked since (it
  * may still come back on the target), a confirm until acknowledged unless its release was
  * yanked since.
  */

@@ -2,15 +2,18 @@
  * Which unacknowledged operation of the outbox is still worth (re-)sending: the one rule both
  * store adapters apply (`CampaignStore.unackedOperations`). The memory adapter calls
  * {@link worthResending}; the SQL adapter writes the same conditions from the same lists
- * ({@link OFFER_DELIVERY_PHASES}, `RESEND_UPGRADE_NODE_STATES`) and judges the windows with
- * {@link offerDeliverable}, so the two can never disagree on a phase or a state.
+ * ({@link OFFER_DELIVERY_PHASES}, `RESEND_UPGRADE_NODE_STATES`) and judges an upgrade's rows
+ * with {@link upgradeHeldBack} (windows, a disabled node), so the two can never disagree on a
+ * phase or a state. The engine judges an unacknowledged offer's deadline by the same
+ * {@link upgradeHeldBack} (`judge-node.ts`): an offer Control holds back fails no node.
  *
  * A row may be unacknowledged because it never reached its Agent (its stream was on another
  * Control, or dropped as it was sent) or because the Agent holds it and has not reported yet.
  * The store cannot tell the two apart, so a re-send is judged as a first delivery:
- * - an upgrade goes only while the engine would offer it now: its node is offered (or
- *   applying/restarting), its campaign runs (not paused, aborted, rolling back or ended), one
- *   of its maintenance windows is open, and its target is not yanked. An Agent that already
+ * - an upgrade goes only while the engine would offer it now ({@link upgradeHeldBack}): its
+ *   node is offered (or applying/restarting) and enabled, its campaign runs (not paused,
+ *   aborted, rolling back or ended), one of its maintenance windows is open, and its target is
+ *   not yanked. An Agent that already
  *   holds the offer loses nothing: it reports on it when it reconnects, and the re-send, under
  *   the same id, resumes once the campaign offers again;
  * - a confirm goes until acknowledged, unless its release was yanked since (confirming would
@@ -52,17 +55,30 @@ export function deliversOffers(phase: CampaignPhase): boolean {
 export const OFFER_DELIVERY_PHASES: readonly CampaignPhase[] =
   CAMPAIGN_PHASES.filter(deliversOffers);
 
+/** What {@link upgradeHeldBack} judges of an upgrade offer. */
+export interface OfferDelivery {
+  /** Its campaign's phase. */
+  readonly phase: CampaignPhase;
+  /** Its campaign's maintenance windows. */
+  readonly windows: readonly MaintenanceWindow[] | undefined;
+  /** Its campaign's target is yanked. */
+  readonly targetYanked: boolean;
+  /** Its node's registry row says an administrator disabled it (unknown: enabled). */
+  readonly nodeDisabled: boolean;
+}
+
 /**
- * True when an upgrade of a campaign in `phase` with `windows` may reach its Agent at `now`
- * (epoch ms): the campaign offers in that phase and one of its windows is open (always,
- * without windows), as `offerNext` requires of a new offer.
+ * Why an upgrade offer is held back from its Agent at `now` (epoch ms), as a phrase ("the
+ * campaign is paused", "outside the campaign's windows", "the node is disabled", "the target
+ * is yanked"); undefined when it may be delivered, first or again. A disabled node is never
+ * offered, so an offer recorded before the disable and not yet delivered is held back too.
  */
-export function offerDeliverable(
-  phase: CampaignPhase,
-  windows: readonly MaintenanceWindow[] | undefined,
-  now: number,
-): boolean {
-  return deliversOffers(phase) && windowOpen(windows, now);
+export function upgradeHeldBack(o: OfferDelivery, now: number): string | undefined {
+  if (o.targetYanked) return "the target is yanked";
+  if (!deliversOffers(o.phase)) return `the campaign is ${o.phase.replace("_", " ")}`;
+  if (o.nodeDisabled) return "the node is disabled";
+  if (!windowOpen(o.windows, now)) return "outside the campaign's windows";
+  return undefined;
 }
 
 /** What {@link worthResending} judges of one unacknowledged outbox row. */
@@ -82,6 +98,8 @@ export interface UnackedOperation {
   readonly releaseYanked: boolean;
   /** Its node belongs to a campaign created after this one. */
   readonly nodeInLaterCampaign: boolean;
+  /** Its node's registry row says an administrator disabled it (unknown: enabled). */
+  readonly nodeDisabled: boolean;
   /** Its campaign has finished (a rollback is then a late one). */
   readonly campaignFinished: boolean;
   /** Its node's latest Hello is on its campaign's target (`lateRollbackWanted`). */
@@ -94,7 +112,8 @@ export function worthResending(op: UnackedOperation, now: number): boolean {
   switch (op.kind) {
     case "upgrade":
       return (
-        NODE_STATE_TRAITS[op.nodeState].resendUpgrade && offerDeliverable(op.phase, op.windows, now)
+        NODE_STATE_TRAITS[op.nodeState].resendUpgrade &&
+        upgradeHeldBack({ ...op, targetYanked: false }, now) === undefined
       );
     case "confirm":
       return true;

@@ -341,6 +341,7 @@ export class MemoryTables {
           releaseYanked: release !== undefined && this.yanks.has(release),
           nodeInLaterCampaign:
             o.kind === "rollback" && this.inLaterCampaign(o.nodeId, o.campaignId),
+          nodeDisabled: this.registry.get(o.nodeId)?.enabled === false,
           campaignFinished: campaign.finishedAt !== undefined,
           nodeOnTarget: lateRollbackWanted(
             this.registry.get(o.nodeId)?.agent_version,

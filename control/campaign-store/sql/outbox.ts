@@ -8,8 +8,8 @@ import {
   type CampaignPhase,
   type MaintenanceWindow,
   OFFER_DELIVERY_PHASES,
-  offerDeliverable,
   type PoolHeld,
+  upgradeHeldBack,
 } from "../../campaign/index.js";
 import type { Outgoing, ResendFilter } from "../port.js";
 import { lateRollbacksOf, lockPoolBudget, markLateSent } from "./late-rollbacks.js";
@@ -23,8 +23,9 @@ const yankedSql = (version: string) =>
 /**
  * See {@link CampaignStore.unackedOperations}. The statement applies `worthResending`'s
  * conditions that SQL can judge, written from the engine's own lists (`resendUpgradeSql`,
- * {@link OFFER_DELIVERY_PHASES}); the windows, which need the time-zone rules of
- * `windows.ts`, are judged on the rows it returns, by {@link offerDeliverable}. A finished
+ * {@link OFFER_DELIVERY_PHASES}); an upgrade's row is then judged by {@link upgradeHeldBack}
+ * itself (its windows, which need the time-zone rules of `windows.ts`, and whether its node's
+ * registry row says disabled), as the memory adapter judges it. A finished
  * campaign's rollback (a late rollback) is listed only for the nodes named, once its node's
  * registry row is on the campaign's target, and only when {@link admitLate} admits it.
  */
@@ -47,10 +48,13 @@ export async function unackedOperations(db: pg.Pool, filter: ResendFilter): Prom
     kind: string;
     phase: CampaignPhase;
     windows: MaintenanceWindow[] | null;
+    disabled: boolean;
     late: boolean;
   }>(
     `select o.id, o.node_id, o.payload, o.kind, c.phase,
             case when o.kind = 'upgrade' then c.state->'spec'->'windows' end as windows,
+            (o.kind = 'upgrade' and exists (
+              select 1 from nodes d where d.id = o.node_id and not d.enabled)) as disabled,
             (o.kind = 'rollback' and c.finished_at is not null) as late
        from campaign_operations o
        join campaign_nodes cn on cn.campaign_id = o.campaign_id and cn.node_id = o.node_id
@@ -76,7 +80,17 @@ export async function unackedOperations(db: pg.Pool, filter: ResendFilter): Prom
   );
   const now = filter.now.getTime();
   const rows = result.rows.filter(
-    (r) => r.kind !== "upgrade" || offerDeliverable(r.phase, r.windows ?? undefined, now),
+    (r) =>
+      r.kind !== "upgrade" ||
+      upgradeHeldBack(
+        {
+          phase: r.phase,
+          windows: r.windows ?? undefined,
+          targetYanked: false, // the statement lists no upgrade of a yanked target
+          nodeDisabled: r.disabled,
+        },
+        now,
+      ) === undefined,
   );
   const late = rows.filter((r) => r.late).map((r) => r.id);
   const admitted = late.length === 0 ? new Set<string>() : await admitLate(db, late, filter.now);

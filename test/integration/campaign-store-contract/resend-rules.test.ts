@@ -3,7 +3,7 @@
  * which unacknowledged operation is still sent (`worthResending`, resend-rules.ts). An
  * unacknowledged row may never have reached its Agent, so a re-send is judged as a first
  * delivery: an upgrade only while its campaign offers (running, inside a window, target not
- * yanked); a confirm not once its release is yanked; a rollback not once the release it
+ * yanked) and its node is enabled; a confirm not once its release is yanked; a rollback not once the release it
  * restores is yanked.
  */
 import { beforeEach, describe, expect, it } from "vitest";
@@ -96,6 +96,36 @@ describeStoreContract("resend rules", ({ fx, store, insert, addOperations, unack
         "c1/n1/upgrade",
         "c1/n2/confirm",
       ]);
+    });
+  });
+
+  describe("an unacknowledged upgrade to a node an administrator disabled", () => {
+    /** Registers n1 (offered) and n2 (confirmed), enabled or not. */
+    async function register(enabled: { n1: boolean; n2: boolean }) {
+      for (const id of ["n1", "n2"] as const) {
+        await fx.putNode({
+          id,
+          pool: "p",
+          boot_id: "b",
+          agent_version: PREVIOUS,
+          capabilities: ["upgrade.v1"],
+          platform: "linux-amd64",
+          enabled: enabled[id],
+          last_seen: null,
+        });
+      }
+    }
+
+    it("is not sent (a disabled node is never offered; a confirm still is)", async () => {
+      await offeredAndConfirmed();
+      await register({ n1: false, n2: false });
+      expect(await unackedIds()).toEqual(["c1/n2/confirm"]);
+    });
+
+    it("is sent while its node's registry row says enabled", async () => {
+      await offeredAndConfirmed();
+      await register({ n1: true, n2: false });
+      expect(await unackedIds()).toEqual(["c1/n1/upgrade", "c1/n2/confirm"]);
     });
   });
 
