@@ -5,13 +5,12 @@
  * `maxDeferMs` have passed since its first deferral in the campaign it ends skipped with code
  * `deferred` (at its next DEFERRED answer, or while it waits for a slot). A node still deferring
  * when the rest of its batch is ready to pass carries over to the next batch
- * ({@link carryOverPlan}), so one busy node does not hold the fleet for its max defer.
+ * (`carry-over.ts`), so one busy node does not hold the fleet for its max defer.
  */
 import type { Draft } from "./draft.js";
-import { activeNodes, factsOf, moveToBatches, tallyOf, updateNode, waitingNodes } from "./draft.js";
-import type { BatchRecord, CampaignNode, ObservedReport } from "./model.js";
+import { factsOf, updateNode } from "./draft.js";
+import type { CampaignNode, ObservedReport } from "./model.js";
 import { isEndedPhase } from "./model.js";
-import { rampStepLimit } from "./ramp.js";
 import { minutes, reportFor } from "./reports.js";
 import type { CampaignSpec } from "./spec.js";
 
@@ -210,80 +209,14 @@ function skipDeferred(d: Draft, n: CampaignNode, first: number, reason: string):
 const NO_REASON = "the node asked to be offered later";
 
 /** A deferred node's message: why it deferred, and the batch it was carried over from. */
-function deferredMessage(reason: string, carriedFrom: number | undefined): string {
+export function deferredMessage(reason: string, carriedFrom: number | undefined): string {
   return carriedFrom === undefined
     ? `deferred: ${reason}`
     : `deferred: ${reason} (carried over from batch ${carriedFrom + 1})`;
 }
 
 /** Why a deferred node deferred, read back from its message ({@link deferredMessage}). */
-function deferredReason(n: CampaignNode): string {
+export function deferredReason(n: CampaignNode): string {
   const m = /^deferred: (.*?)(?: \(carried over from batch \d+\))?$/s.exec(n.message ?? "");
   return m?.[1] || NO_REASON;
-}
-
-/** A node to carry over, and the batch it goes to. */
-export interface CarryOver {
-  readonly node: CampaignNode;
-  readonly to: number;
-}
-
-/**
- * The carry-over of running batch `b`, the current one, whose nodes still waiting all deferred:
- * each of them with the later batch it goes to, the first with room for it — the next batch, or
- * with a ramp the first later step its rate leaves room in (a carried node never makes a step
- * hold more than its rate allows). Empty when nothing waits. Undefined when the batch must wait
- * for them instead, as it did before carry-over: a waiting node never deferred (it waits for its
- * first offer); no later batch has room (the last batch passes only once all its nodes are
- * final); or no node of the batch took the upgrade yet (none failed or is verifying: the batch
- * would pass on nothing, and a canary batch exists to judge the release before the next one).
- * The pass decides whether the batch is otherwise ready (`judge-batch.ts`).
- */
-export function carryOverPlan(d: Draft, b: BatchRecord): CarryOver[] | undefined {
-  if (tallyOf(d, b.index).waiting === 0) return [];
-  const waiting = waitingNodes(d, b.index);
-  if (waiting.some((n) => n.deferredAt === undefined)) return undefined;
-  const judged =
-    tallyOf(d, b.index).failed > 0 || activeNodes(d, b.index).some((n) => n.state === "verifying");
-  if (!judged) return undefined;
-  const { batches } = d.campaign;
-  const { ramp } = d.campaign.spec;
-  const taken = new Map<number, number>();
-  const plan: CarryOver[] = [];
-  for (const node of waiting) {
-    let to: number | undefined;
-    for (let j = b.index + 1; j < batches.length && to === undefined; j++) {
-      const room =
-        ramp === undefined
-          ? Number.POSITIVE_INFINITY
-          : rampStepLimit(ramp, j) - (batches[j]?.nodeCount ?? 0);
-      if ((taken.get(j) ?? 0) < room) to = j;
-    }
-    if (to === undefined) return undefined;
-    taken.set(to, (taken.get(to) ?? 0) + 1);
-    plan.push({ node, to });
-  }
-  return plan;
-}
-
-/**
- * Carries the nodes of `plan` over ({@link moveToBatches}, in one pass): each becomes a node of its new batch,
- * still waiting with its deferral (first deferral, retry time, count) as it was, so it is
- * offered there at its retry time within that batch's slots and budgets, counts in that batch's
- * threshold and sample, is rolled back or canceled with that batch, and ends skipped `deferred`
- * once its max defer from its first deferral has passed. Its message says where it came from.
- */
-export function carryOver(d: Draft, plan: readonly CarryOver[]): void {
-  moveToBatches(
-    d,
-    plan.map(({ node, to }) => {
-      const from = node.carriedFrom ?? node.batch;
-      return {
-        node,
-        to,
-        patch: { carriedFrom: from, message: deferredMessage(deferredReason(node), from) },
-        reason: `carried over: still deferring when the rest of batch ${node.batch + 1} was ready to pass`,
-      };
-    }),
-  );
 }

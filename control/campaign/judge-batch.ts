@@ -14,7 +14,7 @@ import {
   soakedMs,
 } from "./batch-rules.js";
 import { limitBreach } from "./campaign-limits.js";
-import { type CarryOver, carryOver, carryOverPlan } from "./deferral.js";
+import { type CarryOverPlan, carryOver, carryOverPlan, NO_CARRY } from "./carry-over.js";
 import type { Draft } from "./draft.js";
 import {
   activeNodes,
@@ -148,7 +148,7 @@ function shortOfSample(d: Draft, b: BatchRecord): boolean {
 
 /**
  * Passes the current batch when the campaign runs, the batch is running, every node settled
- * (but nodes still deferring that carry over to a later batch, `carryOverPlan`: the batch is then
+ * (but nodes still deferring that carry over to the next batch, `carryOverPlan`: the batch is then
  * judged without them, and waits for them if that breaches its threshold), its minimum duration elapsed (paused time and time outside the maintenance windows excluded),
  * the soak after the last settle is over (time outside the windows excluded), every verifying
  * node is online (one away holds the pass until it is back or lost), the minimum sample settled (`--min-canaries`),
@@ -166,11 +166,11 @@ export function judgePass(d: Draft): void {
   if (b.state !== "running") return;
   const size = d.batchIndexes[b.index]?.length ?? 0;
   const active = activeNodes(d, b.index);
-  let carry: readonly CarryOver[] = [];
+  let carry: CarryOverPlan = NO_CARRY;
   if (size > 0) {
     if (!active.every((n) => isSettled(n, d.now))) return;
     // Nodes still waiting hold the pass, unless all of them are deferring and may carry over
-    // to a later batch (`deferral.ts`): then the batch passes on its other nodes.
+    // to the next batch (`carry-over.ts`): then the batch passes on its other nodes.
     const plan = carryOverPlan(d, b);
     if (plan === undefined) return;
     carry = plan;
@@ -187,8 +187,11 @@ export function judgePass(d: Draft): void {
   const counts = countsOf(d, b.index);
   // The batch is judged on the nodes it keeps: without those it carries over it must stay within
   // its threshold (1 failed of 20 at 5 % is, 1 of 19 is not), else it waits for them.
-  const kept = { failed: counts.failed, offerable: counts.offerable - carry.length };
-  if (carry.length > 0 && isBreached(kept, c.spec.failureThresholdPercent, b.acceptedFailures))
+  const kept = { failed: counts.failed, offerable: counts.offerable - carry.carried.length };
+  if (
+    carry.carried.length > 0 &&
+    isBreached(kept, c.spec.failureThresholdPercent, b.acceptedFailures)
+  )
     return;
   if (isBreached(counts, c.spec.failureThresholdPercent, b.acceptedFailures)) {
     throw new Error(
@@ -246,7 +249,7 @@ export function judgePass(d: Draft): void {
   d.events.push({
     kind: "batch_passed",
     batch: b.index,
-    ...(carry.length === 0 ? {} : { carriedOver: carry.length }),
+    ...(carry.carried.length === 0 ? {} : { carriedOver: carry.carried.length }),
   });
   const next = c.batches[b.index + 1];
   if (next === undefined) {

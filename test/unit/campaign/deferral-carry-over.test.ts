@@ -179,14 +179,17 @@ describe("a deferring node carried over with a ramp", () => {
     ramp: { startPerMinute: 0.2, factor: 1, stepMs: 10 * MIN },
   };
 
-  it("goes to the first later step its rate leaves room in, never making a step hold more than its rate", () => {
+  it("goes to the next step, which moves on a node it has not offered yet to the first later step with room: no step holds more than its rate", () => {
     const h = start(fleet(6), ramp);
     expect(h.campaign.batches.map((b) => b.nodeCount)).toEqual([1, 2, 2, 1]);
     const busyNode = batchIds(h, 1)[0] as string;
     runTo(h, 20 * MIN, [busyNode]);
     expect(h.campaign.batches[1]?.state).toBe("passed");
-    expect(nodeOf(h, busyNode)).toMatchObject({ batch: 3, carriedFrom: 1, state: "waiting" });
+    expect(nodeOf(h, busyNode)).toMatchObject({ batch: 2, carriedFrom: 1, state: "waiting" });
     expect(h.campaign.batches.map((b) => b.nodeCount)).toEqual([1, 1, 2, 2]);
+    const [, moved] = batchIds(h, 3) as [string, string];
+    expect(nodeOf(h, moved).state).toBe("waiting");
+    expect(nodeOf(h, moved).carriedFrom).toBeUndefined();
   });
 
   it("is not carried when every later step is full to its rate: its step waits for it", () => {
