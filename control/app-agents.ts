@@ -7,7 +7,7 @@
 import { authenticateStream } from "./agents/authenticate.js";
 import { throttledCloseLog } from "./agents/close-log.js";
 import { acceptBacklog } from "./agents/connection-cap.js";
-import { CredentialSlots } from "./agents/credential-slots.js";
+import { CredentialSlots, joinTokenHandshakes } from "./agents/credential-slots.js";
 import { HANDSHAKE_ADMISSION, HandshakeAdmission } from "./agents/handshake-admission.js";
 import type { AgentHub } from "./agents/hub.js";
 import { pendingStreamLimit } from "./agents/pending-streams.js";
@@ -147,7 +147,13 @@ export async function startAgentListener(o: AgentListenerOptions): Promise<Agent
         burstBytes: config.limits.agentStreamBurstBytes,
       },
       handshakes,
-      credentialHandshakes: new CredentialSlots(config.limits.handshakesPerCredential),
+      credentialHandshakes: new CredentialSlots(
+        config.limits.handshakesPerCredential,
+        joinTokenHandshakes(
+          config.limits.handshakesPerCredential,
+          Math.min(HANDSHAKE_ADMISSION.minConcurrent, maxHandshakes),
+        ),
+      ),
       streams,
       pendingStreams: new Slots(pendingStreamLimit(budget.maxStreams)),
       newNodesPending: config.enrollment.requireApproval,

@@ -26,15 +26,48 @@ export function credentialKey(identity: StreamIdentity): string {
   }
 }
 
-/** At most `limit` holders per key at once, acquired without waiting. */
+/**
+ * The handshakes one join token may hold at once, given `limits.handshakesPerCredential`
+ * (`perCredential`) and the fewest handshakes Control admits whatever its rate
+ * (`admittedAtLeast`, handshake-admission.ts). A fleet being provisioned presents one join
+ * token from every machine at once, where a node token or a certificate is one machine's, so a
+ * join token gets up to 8 × `perCredential` — but never more than half of `admittedAtLeast`
+ * (and never fewer than `perCredential`), so one leaked join token still leaves the other half
+ * of the handshakes to everyone else. Defaults: 4 and 64 give 32.
+ */
+export function joinTokenHandshakes(perCredential: number, admittedAtLeast: number): number {
+  return Math.max(perCredential, Math.min(perCredential * 8, Math.floor(admittedAtLeast / 2)));
+}
+
+/**
+ * At most `limit` holders per key at once (a join token's key, `ajt:…`: `joinTokenLimit`),
+ * acquired without waiting.
+ */
 export class CredentialSlots {
   readonly #held = new Map<string, number>();
 
-  /** @param limit holders allowed per key (≥ 1). */
-  constructor(readonly limit: number) {
-    if (!Number.isInteger(limit) || limit < 1) {
-      throw new RangeError(`limit must be a positive integer, got ${limit}`);
+  /**
+   * @param limit holders allowed per key (≥ 1).
+   * @param joinTokenLimit holders allowed per join token (≥ 1; default `limit`), see
+   * {@link joinTokenHandshakes}.
+   */
+  constructor(
+    readonly limit: number,
+    readonly joinTokenLimit: number = limit,
+  ) {
+    for (const [name, value] of [
+      ["limit", limit],
+      ["joinTokenLimit", joinTokenLimit],
+    ] as const) {
+      if (!Number.isInteger(value) || value < 1) {
+        throw new RangeError(`${name} must be a positive integer, got ${value}`);
+      }
     }
+  }
+
+  /** Holders allowed for `key` at once: a join token's ({@link credentialKey} `ajt:`) own. */
+  limitOf(key: string): number {
+    return key.startsWith("ajt:") ? this.joinTokenLimit : this.limit;
   }
 
   /** Holders of `key` now. */
@@ -47,10 +80,10 @@ export class CredentialSlots {
     return this.#held.size;
   }
 
-  /** Takes a slot of `key`; false (and nothing taken) when `limit` are held. */
+  /** Takes a slot of `key`; false (and nothing taken) when {@link limitOf} `key` are held. */
   tryAcquire(key: string): boolean {
     const held = this.held(key);
-    if (held >= this.limit) return false;
+    if (held >= this.limitOf(key)) return false;
     this.#held.set(key, held + 1);
     return true;
   }

@@ -62,7 +62,7 @@ export function admitHandshake(
     bounds.refused("max_handshakes_per_credential");
     throw new ControlError(
       "resource_exhausted",
-      `this credential already has ${perCredential.limit} handshakes in progress (limits.handshakesPerCredential): retry with backoff`,
+      `this credential already has ${perCredential.limitOf(key)} handshakes in progress (limits.handshakesPerCredential${key.startsWith("ajt:") ? ", more for a join token" : ""}): retry with backoff`,
     );
   }
   if (!bounds.handshakes.tryAcquire()) {

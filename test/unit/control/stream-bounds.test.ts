@@ -5,7 +5,11 @@
  */
 import { describe, expect, it } from "vitest";
 import type { StreamIdentity } from "../../../control/agents/authenticate.js";
-import { CredentialSlots, credentialKey } from "../../../control/agents/credential-slots.js";
+import {
+  CredentialSlots,
+  credentialKey,
+  joinTokenHandshakes,
+} from "../../../control/agents/credential-slots.js";
 import { InboundBudget, withWireBytes } from "../../../control/agents/inbound-budget.js";
 import { ConfigError, loadConfig } from "../../../control/config.js";
 
@@ -96,6 +100,19 @@ describe("handshakes per credential", () => {
     expect(slots.keys).toBe(0);
     slots.release("a");
     expect(slots.held("a")).toBe(0);
+  });
+
+  it("lets a join token hold more, up to half of the admission's floor, and never fewer", () => {
+    expect(joinTokenHandshakes(4, 64)).toBe(32);
+    expect(joinTokenHandshakes(4, 8)).toBe(4);
+    expect(joinTokenHandshakes(2, 4)).toBe(2);
+    expect(joinTokenHandshakes(1, 64)).toBe(8);
+    const slots = new CredentialSlots(2, 5);
+    for (let i = 0; i < 5; i++) expect(slots.tryAcquire("ajt:fleet")).toBe(true);
+    expect(slots.tryAcquire("ajt:fleet")).toBe(false);
+    expect(slots.tryAcquire("ant:node-1")).toBe(true);
+    expect(slots.tryAcquire("ant:node-1")).toBe(true);
+    expect(slots.tryAcquire("ant:node-1")).toBe(false);
   });
 
   it("refuses a limit below one", () => {
