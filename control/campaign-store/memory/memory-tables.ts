@@ -122,6 +122,12 @@ export class MemoryTables {
   private commandSeq = 0;
   /** The last number of the one order of reports (`campaign_report_seq` in SQL). */
   private reportSeq = 0;
+  /**
+   * Position of each node id in a campaign's records, per records array: a decision replaces
+   * records in place (same positions) and an insert sets a new array, so an index built once
+   * per array stays right.
+   */
+  private readonly positions = new WeakMap<CampaignNode[], Map<string, number>>();
 
   /** The next insertion sequence number. */
   nextSeq(): number {
@@ -164,6 +170,20 @@ export class MemoryTables {
       }
     }
     return out;
+  }
+
+  /** Campaign `campaignId`'s record of node `nodeId`, found by id (never a scan of its nodes). */
+  nodeOf(campaignId: string, nodeId: string): CampaignNode | undefined {
+    const records = this.nodes.get(campaignId);
+    if (records === undefined) return undefined;
+    let at = this.positions.get(records);
+    if (at === undefined) {
+      at = new Map();
+      for (const [k, n] of records.entries()) at.set(n.nodeId, k);
+      this.positions.set(records, at);
+    }
+    const k = at.get(nodeId);
+    return k === undefined ? undefined : records[k];
   }
 
   openNodeIds(campaignId: string): string[] {
@@ -234,7 +254,7 @@ export class MemoryTables {
     if (o === undefined || o.kind !== "rollback") return undefined;
     const campaign = this.campaigns.get(o.campaignId)?.campaign;
     if (campaign?.finishedAt === undefined) return undefined;
-    const node = this.nodes.get(o.campaignId)?.find((n) => n.nodeId === o.nodeId);
+    const node = this.nodeOf(o.campaignId, o.nodeId);
     if (node === undefined) return undefined;
     return {
       operationId: o.id,
@@ -329,7 +349,7 @@ export class MemoryTables {
       if (only && !only.has(o.nodeId)) continue;
       if (filter.sentBefore && o.lastSentAt !== null && o.lastSentAt >= filter.sentBefore) continue;
       const campaign = this.campaigns.get(o.campaignId)?.campaign;
-      const node = this.nodes.get(o.campaignId)?.find((n) => n.nodeId === o.nodeId);
+      const node = this.nodeOf(o.campaignId, o.nodeId);
       if (campaign === undefined || node === undefined) continue;
       const release = o.kind === "rollback" ? node.previousVersion : campaign.spec.targetVersion;
       const worth = worthResending(
@@ -376,7 +396,7 @@ export class MemoryTables {
     const since = this.campaigns.get(campaignId)?.createdAt ?? Number.POSITIVE_INFINITY;
     for (const [id, c] of this.campaigns) {
       if (id === campaignId || c.createdAt <= since) continue;
-      if (this.nodes.get(id)?.some((n) => n.nodeId === nodeId)) return true;
+      if (this.nodeOf(id, nodeId) !== undefined) return true;
     }
     return false;
   }
