@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- --downloads [--agents N] [--size-mb M] [--max-downloads K]` runs the
  * bandwidth scenario alone (`downloads.ts`) and writes nothing under docs/.
+ * `npm run bench -- --resume`: a download on a link cut every 2 MiB (`downloads-resume.ts`).
  *
  * `npm run bench -- --engine [--levels 10000,40000,160000]` runs the engine scaling scenario
  * alone (`engine-report.ts`, as `npm run bench:engine`; several minutes, so not by default) and
@@ -31,6 +32,7 @@ import { startBenchControl } from "./control.js";
 import { dbCounters, measureDbBaseline } from "./db-baseline.js";
 import { runDownloadsBench } from "./downloads.js";
 import { downloadsTable, writeDownloadsReport } from "./downloads-report.js";
+import { resumeOnly } from "./downloads-resume.js";
 import { runEngineBench } from "./engine-report.js";
 import { runFleetLoad } from "./fleet-load.js";
 import {
@@ -96,6 +98,8 @@ async function main(): Promise<number> {
       agents: { type: "string", default: "2000" },
       "size-mb": { type: "string", default: "20" },
       "max-downloads": { type: "string", default: "64" },
+      // A download on a poor link, resumed or not (downloads-resume.ts).
+      resume: { type: "boolean", default: false },
       // The engine scaling scenario alone (engine-report.ts); --levels are its fleet sizes.
       engine: { type: "boolean", default: false },
     },
@@ -104,6 +108,7 @@ async function main(): Promise<number> {
   process.env[SIM_NICE_ENV] = values["sims-nice"];
   simulatorNiceness();
   if (values.downloads) return await downloadsOnly(values);
+  if (values.resume) return await resumeOnly(say);
   if (values.engine) return await runEngineBench(values.levels ? ["--sizes", values.levels] : []);
   const chosen = values.quick ? QUICK : FULL;
   const levels = values.levels?.split(",").map(Number);
