@@ -154,16 +154,25 @@ function isOffline(f: NodeFacts | undefined): boolean {
  * node may still go). When afterwards nothing is in flight in the
  * batch, no waiting node is reachable and every node still waiting is offline (a reconnecting
  * one is not), those are skipped (node_offline): they could only wait forever. Outside every
- * maintenance window of the campaign nothing is offered (and nothing skipped as offline).
+ * maintenance window of the campaign nothing is offered (and nothing skipped as offline); a
+ * deferred node whose max defer ran out is skipped `deferred` then too (skipping sends nothing,
+ * and its batch would otherwise wait for the next window).
  */
 export function offerNext(d: Draft): void {
   const b = currentBatch(d);
   const spec = d.campaign.spec;
-  if (!windowOpen(spec.windows, d.now)) return;
   // Nothing waits in the batch: there is nothing to offer or to skip, and the counts below
   // would be for nothing. Most decisions of a large batch are such (its reports and Hellos):
   // the counts walk every active node, 72 % of a decision's time in a 7,500-node batch.
   if (waitingNodes(d, b.index).length === 0) return;
+  // A max defer runs out whether or not a window is open (skipping offers nothing), and a node
+  // that took a later delivery is in flight whatever the time: both before the window's test
+  // and before counting what is in flight.
+  skipExpiredDeferrals(
+    d,
+    waitingNodes(d, b.index).filter((n) => n.deferredAt !== undefined),
+  );
+  if (!windowOpen(spec.windows, d.now)) return;
   let batchInFlight = activeNodes(d, b.index).filter((n) => inFlight(n, d.now)).length;
   // In flight per pool over every campaign: the others' (given) plus this one's.
   const poolInFlight = new Map<string, number>();
@@ -171,10 +180,6 @@ export function offerNext(d: Draft): void {
   for (const n of activeNodes(d)) {
     if (inFlight(n, d.now)) poolInFlight.set(n.pool, (poolInFlight.get(n.pool) ?? 0) + 1);
   }
-  skipExpiredDeferrals(
-    d,
-    waitingNodes(d, b.index).filter((n) => n.deferredAt !== undefined),
-  );
   const limit = concurrencyLimit(spec.concurrency);
   if (batchInFlight >= limit) return;
   const maxDownloads = downloadLimit(spec);
