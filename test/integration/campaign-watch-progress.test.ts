@@ -20,9 +20,10 @@ describe("agentctl campaign watch off a terminal", { timeout: 180_000 }, () => {
     });
     env = { AGENTCTL_SERVER: f.tc.adminUrl, AGENTCTL_TOKEN: f.tc.operatorToken };
     await f.register(NEW);
-    // Two paces, so the counts move many times within one batch and one phase.
-    await f.fleet({ count: 3, idPrefix: "slow", labels: { group: "w" }, stepMs: 2_500 });
-    await f.fleet({ count: 3, idPrefix: "quick", labels: { group: "w" }, stepMs: 1_000 });
+    // Two paces, so the counts move many times within one batch and one phase, slow enough
+    // (each step seconds long) that the watch is following before most changes on a loaded host.
+    await f.fleet({ count: 3, idPrefix: "slow", labels: { group: "w" }, stepMs: 6_000 });
+    await f.fleet({ count: 3, idPrefix: "quick", labels: { group: "w" }, stepMs: 3_000 });
   });
   afterAll(async () => {
     await f?.stop();
