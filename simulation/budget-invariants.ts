@@ -7,7 +7,8 @@
  *   upgrade and do not run its target when it says so. (A percentage is taken of all its
  *   nodes, an upper bound of those not skipped.)
  * - B2 (minimum sample): when a batch of a campaign with `minCanaries N` that no operator
- *   resumed says it passed, at least min(N, its nodes that could take the upgrade) of its
+ *   resumed says it passed, at least min(N, its nodes that could take the upgrade, those carried
+ *   over into it from an earlier batch not counted) of its
  *   agents were sent the upgrade and had an outcome by then: a report on it other than
  *   DEFERRED ("not now" is none), a stream back on
  *   the target after it, or a whole reconnect timeout since it. Nodes that could not take it
@@ -129,7 +130,8 @@ function sampleViolations(
       counted++;
       continue;
     }
-    counted++;
+    // A node carried over into the batch raises no sample: the batch asks what it asked without it.
+    if (n.carriedFrom === undefined) counted++;
     if (settled(r, id, sent, target, c.spec.reconnectTimeoutMs, now)) sample++;
   }
   const required = Math.min(min, counted);

@@ -68,10 +68,13 @@ export function exceedsBudget(
  * those settled without an offer because they could never take it (already on the target,
  * without upgrade.v1, of a platform the release lacks, ahead of its sequence). A node skipped
  * because it went offline
- * or was disabled still counts: losing canaries does not shrink the sample asked for.
+ * or was disabled still counts: losing canaries does not shrink the sample asked for. A node
+ * carried over into the batch (still deferring when its own batch passed) does not either: the
+ * batch asks the sample it asked without it, so a carried node that stays busy never makes it
+ * short (it is part of the sample once it settles there, {@link inSample}).
  */
 export function countsTowardSample(n: CampaignNode): boolean {
-  if (n.code === "already_current") return false;
+  if (n.code === "already_current" || n.carriedFrom !== undefined) return false;
   return !(
     n.state === "skipped" &&
     (n.code === "upgrade_unsupported" ||
