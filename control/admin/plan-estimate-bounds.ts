@@ -31,14 +31,15 @@ function slotsOf(spec: CampaignSpec, plan: Plan, batch: number): BatchSlots | un
   }
   let total = 0;
   let poolSlots = 0;
-  let tightest: { pool: string; slots: number; size: number } | undefined;
+  // The pool whose offered nodes need the most rounds of its own slots.
+  let tightest: { pool: string; slots: number; offered: number } | undefined;
   for (const [pool, count] of offered) {
     total += count;
     const size = poolSizes.get(pool) ?? 0;
     const slots = poolLimit(size, spec.disruptionBudgetPercent);
     poolSlots += slots;
-    if (tightest === undefined || count / slots > tightest.size / tightest.slots)
-      tightest = { pool, slots, size: count };
+    if (tightest === undefined || count / slots > tightest.offered / tightest.slots)
+      tightest = { pool, slots, offered: count };
   }
   if (total === 0 || tightest === undefined) return undefined;
   const concurrency = concurrencyLimit(spec.concurrency);
