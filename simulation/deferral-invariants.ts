@@ -14,7 +14,10 @@
  *   without faults only: a Control that was down judges that first answer when it is back, and
  *   counts from then.
  * - DF5: after a DEFERRED answer, the same upgrade is not sent to that agent again sooner than
- *   the retry time (a minute, or a quarter of the max defer when shorter, at least a second).
+ *   the retry time (a minute, or a quarter of the max defer when shorter, at least a second),
+ *   less the clock tolerance given: the retry time is stamped on the clock of the leader that
+ *   judged the answer, and a leader after a takeover judges it on its own clock
+ *   (docs/decisions.md, "How far Controls' clocks may disagree").
  *
  * The max defer and the retry time are the reference's (`reference/deferral.ts`).
  */
@@ -29,12 +32,14 @@ const JUDGING_SLACK_MS = 10_000;
 const upgradeId = (campaignId: string, nodeId: string) => `${campaignId}/${nodeId}/upgrade`;
 
 /**
- * DF1–DF5 over every campaign (DF4 only when `faults` is false: see the file's TSDoc).
+ * DF1–DF5 over every campaign (DF4 only when `faults` is false: see the file's TSDoc), DF5 with
+ * `clockToleranceMs`: how far two Controls' clocks may disagree in the run (0 without skew).
  */
 export function deferralViolations(
   store: MemoryCampaignStore,
   fleet: SimFleet,
   faults = false,
+  clockToleranceMs = 0,
 ): string[] {
   const found: string[] = [];
   for (const [campaignId, nodes] of store.tables.nodes) {
@@ -64,9 +69,9 @@ export function deferralViolations(
         const sends = agent.record.sent.filter((o) => o.id === id);
         for (const d of deferrals) {
           const next = sends.find((o) => o.at > d.at);
-          if (next !== undefined && next.at - d.at < refRetryMs(c.spec))
+          if (next !== undefined && next.at - d.at < refRetryMs(c.spec) - clockToleranceMs)
             found.push(
-              `DF5: ${n.nodeId} was sent ${id} again ${next.at - d.at} ms after it answered DEFERRED, sooner than the retry time of ${refRetryMs(c.spec)} ms`,
+              `DF5: ${n.nodeId} was sent ${id} again ${next.at - d.at} ms after it answered DEFERRED, sooner than the retry time of ${refRetryMs(c.spec)} ms (clock tolerance ${clockToleranceMs} ms)`,
             );
         }
         const late = sends.find(
