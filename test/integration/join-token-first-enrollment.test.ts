@@ -58,8 +58,8 @@ describe("first enrollment of a fleet on one join token", { timeout: 180_000 }, 
       .join(", ");
     console.log(`${COUNT} agents on one join token welcomed in ${seconds.toFixed(1)} s; ${counts}`);
     // Refused 31 to 56 times in four runs with a join token held to 4 handshakes, 5 with 32.
+    // The time is printed, never asserted: the refusals are what the bound changes.
     expect(perCredentialRefusals(counts)).toBeLessThan(20);
-    expect(seconds).toBeLessThan(60);
   });
 });
 
