@@ -71,7 +71,9 @@ async function heldArtifacts(
 ): Promise<Set<string>> {
   const { version } = parseManifest(parseEnvelope(envelope).payload);
   const found = await releases.getRelease({ version }, { signal: ctx.signal }).catch((error) => {
-    if (ConnectError.from(error).code === Code.NotFound) return undefined;
+    const code = ConnectError.from(error).code;
+    // Not registered, or a Control without GetRelease: upload every file, as before.
+    if (code === Code.NotFound || code === Code.Unimplemented) return undefined;
     throw error;
   });
   const release = found?.release;

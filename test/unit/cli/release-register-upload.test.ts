@@ -2,7 +2,8 @@
  * `release register` bounds each silence of its upload by agentctl's timeout, not the whole
  * call: an upload slower than the timeout that keeps moving succeeds; a server that takes no
  * bytes, or answers nothing after the last, is left after the timeout with one line saying
- * which. Against a raw HTTP server speaking Connect's unary protocol, reading at its own pace.
+ * which. Against a raw HTTP server speaking Connect's unary protocol, reading at its own pace
+ * (and holding no release, as GetRelease, asked first, says).
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -42,6 +43,13 @@ function answer(res: ServerResponse): void {
 /** Reads the body 1 MiB per 150 ms ("slow"), never, or whole without answering. */
 function serve(pace: () => Pace, received: number[]): Server {
   return createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.url?.endsWith("/GetRelease")) {
+      // agentctl asks first whether Control holds the release: it does not.
+      req.resume();
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ code: "not_found", message: 'no release with version "5.0.0"' }));
+      return;
+    }
     const mode = pace();
     if (mode === "never_reads") {
       req.pause();
