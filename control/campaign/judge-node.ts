@@ -9,6 +9,7 @@ import { currentBatch, factsOf, judgedDeadline, updateNode } from "./draft.js";
 import type { CampaignNode } from "./model.js";
 import { CAP_CONFIG, HEALTH_CHECK_FAILED } from "./model.js";
 import { detail, minutes, reportFor, sendFailureFor } from "./reports.js";
+import { upgradeHeldBack } from "./resend-rules.js";
 
 /** Judging a node told to roll back lives with the rollback's other rules. */
 export { judgeRollback } from "./rollback-verdict.js";
@@ -44,8 +45,10 @@ function restarting(d: Draft, n: CampaignNode): Partial<CampaignNode> {
  * (ACCEPTED, DOWNLOADING, VERIFYING, APPLYING → applying; RESTARTING → restarting; never
  * backwards), except that a node an administrator revoked is skipped `node_revoked` first
  * ({@link skipRevoked}); then, at the reconnect deadline (from the offer, and again from the
- * announced restart: {@link restarting}): timed_out when the node is offline and never announced a
- * restart (it stopped heartbeating while running), failed/reconnect_timeout otherwise.
+ * announced restart: {@link restarting}): an offered node online and silent about an offer
+ * Control holds back never received it ({@link holdBack}); timed_out when the node is offline and
+ * never announced a restart (it stopped heartbeating while running), failed/reconnect_timeout
+ * otherwise.
  */
 export function judgeUpgrade(d: Draft, n: CampaignNode): void {
   const f = factsOf(d, n.nodeId);
@@ -189,6 +192,23 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
     }
   }
   if (n.reconnectDeadline !== undefined && d.now >= judgedDeadline(d, n.reconnectDeadline)) {
+    if (n.state === "offered" && r === undefined && f?.online === true) {
+      // Online on the boot it was offered on and silent about the offer, which the outbox holds
+      // back now: it never received it, so its deadline says nothing about the release.
+      const why = upgradeHeldBack(
+        {
+          phase: d.campaign.phase,
+          windows: d.campaign.spec.windows,
+          targetYanked: d.yanked !== undefined,
+          nodeDisabled: f.disabled,
+        },
+        d.now,
+      );
+      if (why !== undefined) {
+        holdBack(d, n, why);
+        return;
+      }
+    }
     const within = minutes(d.campaign.spec.reconnectTimeoutMs);
     if (f?.online !== true && n.state !== "restarting") {
       updateNode(
@@ -214,6 +234,44 @@ export function judgeUpgrade(d: Draft, n: CampaignNode): void {
       );
     }
   }
+}
+
+/**
+ * Settles an offered node whose offer Control holds back (`upgradeHeldBack`: paused, outside the
+ * windows, node disabled, target yanked, campaign aborted or ended) at its reconnect deadline,
+ * online and silent about the offer: it never received it (its stream was on a Control that died
+ * before delivering it), and a failure would count a release it never got against its batch.
+ * While the campaign may still offer (running or paused) it is waiting again, its operation
+ * kept: offered afresh, with a new deadline, once the offer may go (or skipped `node_disabled`
+ * like any disabled waiting node); otherwise canceled as the campaign's waiting nodes were.
+ * An Agent that did hold the offer reports on it once it is offered again.
+ */
+function holdBack(d: Draft, n: CampaignNode, why: string): void {
+  const { phase, code: stop } = d.campaign;
+  if (phase === "running" || phase === "paused") {
+    updateNode(
+      d,
+      n,
+      {
+        state: "waiting",
+        reconnectDeadline: undefined,
+        offerBootId: undefined,
+        message: `never acknowledged the offer, held back since ${why}; offered again once it may go`,
+      },
+      "offer held back and never acknowledged: waiting again",
+    );
+    return;
+  }
+  updateNode(
+    d,
+    n,
+    {
+      state: "canceled",
+      code: stop === "aborted" || stop === "release_yanked" ? stop : "batch_failed",
+      message: `canceled: never acknowledged the offer, held back since ${why}`,
+    },
+    "offer held back and never acknowledged: canceled",
+  );
 }
 
 /**
