@@ -7,6 +7,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { ENGINE_OPERATIONS, type EngineOperation } from "./engine-operations.js";
 import {
   ENGINE_GOAL,
   ENGINE_SIZES,
@@ -15,7 +16,6 @@ import {
   measureEngineScaling,
   worstGrowth,
 } from "./engine-scaling.js";
-import { ENGINE_OPERATIONS, type EngineOperation } from "./engine-world.js";
 import { ROOT } from "./processes.js";
 
 const BEGIN =

@@ -5,7 +5,7 @@
  * (when the process runs with `--expose-gc`) so one world's garbage is not collected in the
  * next one's measurement; one small warm-up round compiles the code first.
  */
-import { ENGINE_OPERATIONS, type EngineOperation, prepare } from "./engine-world.js";
+import { ENGINE_OPERATIONS, type EngineOperation, prepare } from "./engine-operations.js";
 import { median } from "./stats.js";
 
 /** The default fleet sizes: each 4× the one before. */

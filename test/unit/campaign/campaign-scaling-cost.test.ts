@@ -12,9 +12,9 @@ import { describe, expect, it } from "vitest";
 import {
   ENGINE_OPERATIONS,
   type EngineOperation,
-  type EngineWorld,
   prepare,
-} from "../../../agent-sim/bench/engine-world.js";
+} from "../../../agent-sim/bench/engine-operations.js";
+import type { EngineWorld } from "../../../agent-sim/bench/engine-world.js";
 import type { CampaignTransaction } from "../../../control/campaign-store/index.js";
 import { countScansAsync } from "./scan-count.js";
 
