@@ -6,7 +6,7 @@ import { assertNever } from "./assert-never.js";
 import { defersCurrentOffer, judgeDeferred } from "./deferral.js";
 import type { Draft } from "./draft.js";
 import { currentBatch, factsOf, judgedDeadline, updateNode } from "./draft.js";
-import type { CampaignNode } from "./model.js";
+import type { CampaignNode, ConfigFailure, NodeFacts } from "./model.js";
 import { CAP_CONFIG, HEALTH_CHECK_FAILED } from "./model.js";
 import { detail, minutes, reportFor, sendFailureFor } from "./reports.js";
 import { upgradeHeldBack } from "./resend-rules.js";
@@ -313,7 +313,23 @@ function watched(d: Draft, n: CampaignNode): boolean {
 }
 
 /**
- * Judges a node back on the target. A config failure from a boot after the offer, while in its
+ * True when config failure `c` is one of the upgrade's: from a boot of the node on the target —
+ * the boot it came back on (`backBootId`), or its boot now when that one is on the target and is
+ * not the boot it was offered on — or, from another boot than the offer's, first seen at or after
+ * the offer. The boots decide first because a failure's time is when the leader first saw it: a
+ * step back of the leader's clock puts every failure after it before the offer.
+ */
+function upgradeConfigFailure(d: Draft, n: CampaignNode, f: NodeFacts, c: ConfigFailure): boolean {
+  if (c.bootId !== undefined) {
+    if (c.bootId === n.backBootId) return true;
+    if (c.bootId === f.bootId && f.agentVersion === d.target.version && c.bootId !== n.offerBootId)
+      return true;
+  }
+  return c.bootId !== n.offerBootId && (n.offeredAt === undefined || c.at >= n.offeredAt);
+}
+
+/**
+ * Judges a node back on the target. A config failure of the upgrade ({@link upgradeConfigFailure}), while in its
  * grace or while its batch is still watched → failed/config_apply_failed; another new boot on a
  * version other than the target → failed/reverted. Revoked by an administrator → skipped
  * `node_revoked` ({@link skipRevoked}). Past its grace in a campaign whose batch can
@@ -325,9 +341,7 @@ export function judgeVerifying(d: Draft, n: CampaignNode): void {
   const f = factsOf(d, n.nodeId);
   const inGrace = n.graceEndsAt === undefined || d.now < n.graceEndsAt;
   const isWatched = inGrace || watched(d, n);
-  const failure = f?.configFailures.find(
-    (c) => c.bootId !== n.offerBootId && (n.offeredAt === undefined || c.at >= n.offeredAt),
-  );
+  const failure = f?.configFailures.find((c) => upgradeConfigFailure(d, n, f, c));
   if (failure !== undefined && isWatched) {
     updateNode(
       d,
