@@ -316,8 +316,11 @@ function watched(d: Draft, n: CampaignNode): boolean {
  * True when config failure `c` is one of the upgrade's: from a boot of the node on the target —
  * the boot it came back on (`backBootId`), or its boot now when that one is on the target and is
  * not the boot it was offered on — or, from another boot than the offer's, first seen at or after
- * the offer. The boots decide first because a failure's time is when the leader first saw it: a
- * step back of the leader's clock puts every failure after it before the offer.
+ * the offer, when the node has an offer boot. The boots decide first because a failure's time is
+ * when the leader first saw it: a step back of the leader's clock puts every failure after it
+ * before the offer. A deferred node resumed by its Hello on the target has no offer boot
+ * (`resumeTakenDelivery`), and a failure of its boot before that Hello, first seen with it, is
+ * stamped at the resume's offer time: only its boots on the target count.
  */
 function upgradeConfigFailure(d: Draft, n: CampaignNode, f: NodeFacts, c: ConfigFailure): boolean {
   if (c.bootId !== undefined) {
@@ -325,6 +328,9 @@ function upgradeConfigFailure(d: Draft, n: CampaignNode, f: NodeFacts, c: Config
     if (c.bootId === f.bootId && f.agentVersion === d.target.version && c.bootId !== n.offerBootId)
       return true;
   }
+  // Without an offer boot (a deferred node resumed by its Hello on the target), the boot before
+  // that Hello is unknown and its failures are the old release's: only the boots above count.
+  if (n.offerBootId === undefined) return false;
   return c.bootId !== n.offerBootId && (n.offeredAt === undefined || c.at >= n.offeredAt);
 }
 
