@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { hrefOf, parseRoute } from "../../../ui/hash-route.js";
 import { nextSort, orderByOf, sortMark } from "../../../ui/node-sort.js";
+import { hrefOf, parseRoute } from "../../../ui/route.js";
 
 describe("the node page's address", () => {
   it("reads #/nodes/ID as that node's page, and #/nodes as the list", () => {
