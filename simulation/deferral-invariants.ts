@@ -6,7 +6,9 @@
  *   DEFERRED is never failed or timed out in it (a deferral is not a failure), unless the
  *   offer could not be sent at all (`offer_failed`).
  * - DF2: no node is skipped `deferred` before the campaign's max defer has passed since its
- *   agent's first DEFERRED answer to that campaign's upgrade, nor without any such answer.
+ *   agent's first DEFERRED answer to that campaign's upgrade (less the clock tolerance given:
+ *   the skip is stamped on the clock of the leader that judged it, the span may begin under
+ *   another), nor without any such answer.
  * - DF3: a node skipped `deferred` never applied that campaign's upgrade.
  * - DF4: no agent is sent a campaign's upgrade once the campaign's max defer has passed since
  *   its first DEFERRED answer to it (the node is skipped instead), give or take
@@ -32,8 +34,9 @@ const JUDGING_SLACK_MS = 10_000;
 const upgradeId = (campaignId: string, nodeId: string) => `${campaignId}/${nodeId}/upgrade`;
 
 /**
- * DF1–DF5 over every campaign (DF4 only when `faults` is false: see the file's TSDoc), DF5 with
- * `clockToleranceMs`: how far two Controls' clocks may disagree in the run (0 without skew).
+ * DF1–DF5 over every campaign (DF4 only when `faults` is false: see the file's TSDoc), DF2 and
+ * DF5 with `clockToleranceMs`: how far two Controls' clocks may disagree in the run (0 without
+ * skew).
  */
 export function deferralViolations(
   store: MemoryCampaignStore,
@@ -85,9 +88,9 @@ export function deferralViolations(
       if (n.state !== "skipped" || n.code !== "deferred") continue;
       if (first === undefined) {
         found.push(`DF2: ${n.nodeId} is skipped deferred in ${campaignId} but never deferred`);
-      } else if ((n.finishedAt ?? 0) - first < maxDefer) {
+      } else if ((n.finishedAt ?? 0) - first < maxDefer - clockToleranceMs) {
         found.push(
-          `DF2: ${n.nodeId} was skipped deferred in ${campaignId} ${(n.finishedAt ?? 0) - first} ms after its first deferral, before its max defer of ${maxDefer} ms`,
+          `DF2: ${n.nodeId} was skipped deferred in ${campaignId} ${(n.finishedAt ?? 0) - first} ms after its first deferral, before its max defer of ${maxDefer} ms (clock tolerance ${clockToleranceMs} ms)`,
         );
       }
       if (applied)

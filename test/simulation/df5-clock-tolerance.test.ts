@@ -15,4 +15,14 @@ describe("the simulation's DF5 under clock skew the design supports", () => {
     expect(checked.failure ?? "").not.toContain("DF5:");
     expect(checked.failure).toBeUndefined();
   }, 300_000);
+
+  // DF2 ("no node is skipped deferred before its max defer since its first DEFERRED") reads the
+  // same span across Controls: seed 2718305 with faults, control-2's clock steps +482 ms, and
+  // three nodes end skipped deferred 2,032 ms short of their 1,020,000 ms max defer on the
+  // reference clock.
+  it("seed 2718305 holds (DF2: skipped deferred 2 s early on the reference clock, within the skew)", async () => {
+    const checked = await checkSeed(2718305, { faults: true });
+    expect(checked.failure ?? "").not.toContain("DF2:");
+    expect(checked.failure).toBeUndefined();
+  }, 300_000);
 });
