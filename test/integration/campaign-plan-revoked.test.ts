@@ -12,11 +12,16 @@ describe("agentctl campaign plan with a revoked node", { timeout: 180_000 }, () 
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    f = await campaignFixture({ policy: { minBatchDurationSeconds: 0, firstBatchMaxPercent: 100 } });
+    f = await campaignFixture({
+      policy: { minBatchDurationSeconds: 0, firstBatchMaxPercent: 100 },
+    });
     env = { AGENTCTL_SERVER: f.tc.adminUrl, AGENTCTL_TOKEN: f.tc.operatorToken };
     await f.register(NEW);
     await f.fleet({ count: 20, idPrefix: "rv" });
-    const revoked = await agentctl(["node", "revoke", "rv-00007", "--reason", "stolen", "--yes"], env);
+    const revoked = await agentctl(
+      ["node", "revoke", "rv-00007", "--reason", "stolen", "--yes"],
+      env,
+    );
     expect(revoked.code).toBe(0);
   });
   afterAll(async () => {
