@@ -39,7 +39,7 @@ describe("the operator guide's campaign commands and the demo's", { timeout: 400
     const pins = [await keygen(w, "alice.key"), await keygen(w, "bob.key")];
     await writeAgentBinary(w);
     await w.guide(
-      "npx agentctl release manifest --version 1.4.0 --sequence 14 --artifact linux-amd64=dist/agent-linux-amd64 --url-base https://artifacts.example/agent --out mirror-manifest.json",
+      "agentctl release manifest --version 1.4.0 --sequence 14 --artifact linux-amd64=dist/agent-linux-amd64 --url-base https://artifacts.example/agent --out mirror-manifest.json",
     );
     expect(await readFile(join(w.work, "mirror-manifest.json"), "utf8")).toContain(
       '"url": "https://artifacts.example/agent/agent-linux-amd64"',
@@ -61,7 +61,7 @@ describe("the operator guide's campaign commands and the demo's", { timeout: 400
       }
       throw new Error(`campaign ${id} did not finish after its abort`);
     };
-    await w.guide("npx agentctl campaign plan --version 1.4.0");
+    await w.guide("agentctl campaign plan --version 1.4.0");
     const windowed = await w.guide(
       'agentctl campaign start --version 1.4.0 --window "Mon-Fri 02:00-04:00 Europe/Berlin" --window "Sat,Sun 01:00-06:00 Europe/Berlin"',
     );
@@ -77,7 +77,7 @@ describe("the operator guide's campaign commands and the demo's", { timeout: 400
     );
     await abortAndWait(await newest());
 
-    await w.guide("npx agentctl campaign start --version 1.4.0 --progress-deadline 45m --yes");
+    await w.guide("agentctl campaign start --version 1.4.0 --progress-deadline 45m --yes");
     await abortAndWait(await newest());
 
     await w.guide(
@@ -93,36 +93,36 @@ describe("the operator guide's campaign commands and the demo's", { timeout: 400
     const file = /```yaml\n(# campaign\.yaml\n[^`]*)```/.exec(guide)?.[1];
     expect(file).toBeDefined();
     await writeFile(join(w.work, "campaign.yaml"), file ?? "");
-    const planned = await w.guide("npx agentctl campaign plan -f campaign.yaml");
+    const planned = await w.guide("agentctl campaign plan -f campaign.yaml");
     expect(planned.output).toMatch(/Plan for agent 1\.4\.0: /);
-    await w.guide("npx agentctl campaign start -f campaign.yaml");
+    await w.guide("agentctl campaign start -f campaign.yaml");
     const fromFile = await newest();
-    await w.guide("npx agentctl campaign show <id> -o yaml > running.yaml", { "<id>": fromFile });
+    await w.guide("agentctl campaign show <id> -o yaml > running.yaml", { "<id>": fromFile });
     expect(await w.quietly(["campaign", "plan", "-f", "running.yaml"])).toMatch(
       /Plan for agent 1\.4\.0: /,
     );
     await abortAndWait(fromFile);
 
-    await w.guide('npx agentctl campaign start --version 1.4.0 --reason "CVE-2026-1234"');
+    await w.guide('agentctl campaign start --version 1.4.0 --reason "CVE-2026-1234"');
     const cve = await newest();
-    await w.guide("npx agentctl campaign watch <id>", { "<id>": cve });
-    await w.guide("npx agentctl campaign watch <id> --events", { "<id>": cve });
-    const summary = await w.guide("npx agentctl campaign show <id>", { "<id>": cve });
+    await w.guide("agentctl campaign watch <id>", { "<id>": cve });
+    await w.guide("agentctl campaign watch <id> --events", { "<id>": cve });
+    const summary = await w.guide("agentctl campaign show <id>", { "<id>": cve });
     expect(summary.output).toContain(`Every node: agentctl campaign show ${cve} --nodes`);
-    await w.guide("npx agentctl campaign show <id> --state failed,timed_out -o wide", {
+    await w.guide("agentctl campaign show <id> --state failed,timed_out -o wide", {
       "<id>": cve,
     });
-    const why = await w.guide("npx agentctl campaign why <id>", { "<id>": cve });
+    const why = await w.guide("agentctl campaign why <id>", { "<id>": cve });
     expect(why.output).toContain("nothing: the campaign has ended completed");
-    await w.guide("npx agentctl campaign list --phase running");
-    await w.guide("npx agentctl audit list --campaign <id>", { "<id>": cve });
-    const ui = await w.guide("npx agentctl ui");
+    await w.guide("agentctl campaign list --phase running");
+    await w.guide("agentctl audit list --campaign <id>", { "<id>": cve });
+    const ui = await w.guide("agentctl ui");
     expect(ui.output).toContain("/ui/#token=");
 
     // Deferral: a campaign to the release with health checks that lets nodes defer.
-    await w.guide("npx agentctl campaign start --version 1.5.0 --max-defer 2h --yes");
+    await w.guide("agentctl campaign start --version 1.5.0 --max-defer 2h --yes");
     const deferring = await newest();
-    const deferShown = await w.guide("npx agentctl campaign show c-…", { "c-…": deferring });
+    const deferShown = await w.guide("agentctl campaign show c-…", { "c-…": deferring });
     expect(deferShown.output).toContain("Max defer");
     await abortAndWait(deferring);
 

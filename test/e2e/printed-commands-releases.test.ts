@@ -21,31 +21,29 @@ describe("the operator guide's release commands", { timeout: 400_000 }, () => {
     world = await createGuideWorld(GUIDE_SECTIONS.releases);
     const w = world;
     // Signing a release happens offline, before Control trusts the keys.
-    const alice = (await w.guide("npx agentctl release keygen --out alice.key")).output.match(
+    const alice = (await w.guide("agentctl release keygen --out alice.key")).output.match(
       /ed25519:\S+/,
     )?.[0];
     expect(alice).toBeDefined();
     const bob = await keygen(w, "bob.key");
     await writeAgentBinary(w);
     await w.guide(
-      "npx agentctl release manifest --version 1.4.0 --sequence 14 --artifact linux-amd64=dist/agent-linux-amd64 --expires 720h --out manifest.json",
+      "agentctl release manifest --version 1.4.0 --sequence 14 --artifact linux-amd64=dist/agent-linux-amd64 --expires 720h --out manifest.json",
     );
-    await w.guide(
-      "npx agentctl release sign --key alice.key --in manifest.json --out release.json",
-    );
-    await w.guide("npx agentctl release sign --key bob.key --in release.json --out release.json");
-    await w.guide(
-      "npx agentctl release verify --pin <alice> --pin <bob> --threshold 2 release.json",
-      { "<alice>": alice ?? "", "<bob>": bob },
-    );
+    await w.guide("agentctl release sign --key alice.key --in manifest.json --out release.json");
+    await w.guide("agentctl release sign --key bob.key --in release.json --out release.json");
+    await w.guide("agentctl release verify --pin <alice> --pin <bob> --threshold 2 release.json", {
+      "<alice>": alice ?? "",
+      "<bob>": bob,
+    });
 
     await startGuideControl(w, [alice ?? "", bob], [{ count: 1, idPrefix: "web" }]);
-    await w.guide("npx agentctl release register release.json --artifacts dist/");
+    await w.guide("agentctl release register release.json --artifacts dist/");
 
     // Health checks: the guide's health.json.
     await writeGuideHealthChecks(w);
     const healthManifest = await w.guide(
-      "npx agentctl release manifest --version 1.5.0 --sequence 15 --artifact linux-amd64=dist/agent-linux-amd64 --health health.json --out manifest.json",
+      "agentctl release manifest --version 1.5.0 --sequence 15 --artifact linux-amd64=dist/agent-linux-amd64 --health health.json --out manifest.json",
     );
     expect(healthManifest.output).toContain("2 health check(s)");
 
@@ -72,18 +70,18 @@ describe("the operator guide's release commands", { timeout: 400_000 }, () => {
     ]);
     await w.quietly(["tuf", "sign", "--repo", "tuf", "--role", "root", "--key", "alice-root.key"]);
     await w.guide(
-      "npx agentctl tuf add-target --repo tuf --version 1.4.0 --sequence 14 --artifact linux-amd64=dist/agent-linux-amd64",
+      "agentctl tuf add-target --repo tuf --version 1.4.0 --sequence 14 --artifact linux-amd64=dist/agent-linux-amd64",
     );
-    await w.guide("npx agentctl tuf sign --repo tuf --role targets --key alice-targets.key");
-    await w.guide("npx agentctl tuf rotate-root --repo tuf --targets-key <new targets pin>", {
+    await w.guide("agentctl tuf sign --repo tuf --role targets --key alice-targets.key");
+    await w.guide("agentctl tuf rotate-root --repo tuf --targets-key <new targets pin>", {
       "<new targets pin>": newTargetsPin,
     });
-    await w.guide("npx agentctl tuf sign --repo tuf --role root --key alice-root.key");
+    await w.guide("agentctl tuf sign --repo tuf --role root --key alice-root.key");
 
     // The trust section's look at a node (none is frozen here: the columns are there).
-    const listed = await w.guide("npx agentctl node list");
+    const listed = await w.guide("agentctl node list");
     expect(listed.output).toContain("web-00001");
-    const shown = await w.guide("npx agentctl node show web-17", { "web-17": "web-00001" });
+    const shown = await w.guide("agentctl node show web-17", { "web-17": "web-00001" });
     expect(shown.output).toContain("web-00001");
     expect(w.notRun()).toEqual([]);
   });

@@ -28,6 +28,25 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/**
+ * `count` distinct loopback TCP ports free at the moment of asking: each is held until all are
+ * chosen, so two never come out the same (one {@link freePort} after another may, once the first
+ * was closed).
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createNetServer());
+  await Promise.all(
+    servers.map((s) => new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve))),
+  );
+  const ports = servers.map((s) => {
+    const address = s.address();
+    if (address === null || typeof address === "string") throw new Error("no port");
+    return address.port;
+  });
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
 /** Serves `agent {version} for {platform}` at `/{version}/{platform}`, from the test process. */
 export async function artifactServer(): Promise<{ server: Server; base: string }> {
   const server = createServer((req, res) => {

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
-import { freePort } from "./process-fixtures.js";
+import { freePorts } from "./process-fixtures.js";
 
 /** One of Control's JSON log lines. */
 export interface LogLine {
@@ -67,11 +67,7 @@ export async function startWorkers(o: StartWorkersOptions): Promise<WorkersProce
   const { writeFile } = await import("node:fs/promises");
   const configFile = join(o.dir, "control.json");
   await writeFile(configFile, JSON.stringify(o.config));
-  const [agentPort, adminPort, downloadsPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
+  const [agentPort, adminPort, downloadsPort] = (await freePorts(3)) as [number, number, number];
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   const { DATABASE_URL: _external, ...env } = process.env;
   const child = spawn(

@@ -245,14 +245,19 @@ describe("coalesced Hello writes and credential reads", () => {
     );
     const answers = await Promise.all(ids.map((id) => store.credential(id)));
     expect(counted.statements()).toBeLessThan(40);
-    const expected = await db.pool.query<{ id: string; token_hash: string; enabled: boolean }>(
-      "select id, token_hash, enabled from nodes where id like 'cred-%'",
-    );
+    const expected = await db.pool.query<{
+      id: string;
+      token_hash: string;
+      enabled: boolean;
+      pending: boolean;
+    }>("select id, token_hash, enabled, pending from nodes where id like 'cred-%'");
     const byId = new Map(expected.rows.map((r) => [r.id, r]));
     ids.forEach((id, i) => {
       const row = byId.get(id);
       expect(answers[i]).toEqual(
-        row ? { id, tokenHash: row.token_hash, enabled: row.enabled } : undefined,
+        row
+          ? { id, tokenHash: row.token_hash, enabled: row.enabled, pending: row.pending }
+          : undefined,
       );
     });
     expect(answers.filter((a) => a === undefined)).toHaveLength(500);
